@@ -1,0 +1,48 @@
+// Errors and argument checks shared by every gpstream library.
+//
+// Library code reports failures by throwing gpstream::Error. The message is
+// written for the user (it names the file, row, column, option or value at
+// fault); the source location is kept separately for debugging, in the way
+// faiss's FAISS_THROW_IF_NOT_FMT carries file and line. Nothing in the
+// libraries prints or exits: the CLI turns an Error into one line on stderr.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace gpstream {
+
+class Error : public std::runtime_error {
+ public:
+  Error(std::string message, const char* source_file = "", int source_line = 0)
+      : std::runtime_error(std::move(message)), source_file_(source_file), source_line_(source_line) {}
+
+  // Where in gpstream's sources the error was raised ("" when unknown).
+  const char* source_file() const noexcept { return source_file_; }
+  int source_line() const noexcept { return source_line_; }
+
+ private:
+  const char* source_file_;
+  int source_line_;
+};
+
+// Thrown when a run was asked to stop (Ctrl-C, SIGTERM) before it finished.
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace gpstream
+
+// Throws gpstream::Error with a fmt-formatted message and the source location.
+#define GPSTREAM_THROW(...) throw ::gpstream::Error(::fmt::format(__VA_ARGS__), __FILE__, __LINE__)
+
+// Throws gpstream::Error with the formatted message unless `condition` holds.
+#define GPSTREAM_CHECK(condition, ...)  \
+  do {                                  \
+    if (!(condition)) {                 \
+      GPSTREAM_THROW(__VA_ARGS__);      \
+    }                                   \
+  } while (false)

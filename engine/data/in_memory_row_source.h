@@ -1,0 +1,33 @@
+// A RowSource over vectors held in memory: for tests, and for problems small
+// enough that reading X once and keeping it is the fastest option.
+#pragma once
+
+#include "engine/data/row_source.h"
+
+#include <vector>
+
+namespace gpstream {
+
+class InMemoryRowSource final : public RowSource {
+ public:
+  // x is rows×columns row-major; y is empty (no targets) or has one value per row.
+  InMemoryRowSource(std::vector<double> x, std::vector<double> y, std::size_t columns);
+
+  std::size_t rows() const override { return rows_; }
+  std::size_t columns() const override { return columns_; }
+  bool has_targets() const override { return !y_.empty() || rows_ == 0; }
+
+  const std::vector<double>& x() const { return x_; }
+  const std::vector<double>& y() const { return y_; }
+
+ private:
+  void do_read_rows(std::size_t first, std::size_t count, double* x, double* y) override;
+  void do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) override;
+
+  std::vector<double> x_;
+  std::vector<double> y_;
+  std::size_t columns_;
+  std::size_t rows_;
+};
+
+}  // namespace gpstream

@@ -1,0 +1,102 @@
+#include "storage/dataset/hdf5_row_source.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace gpstream {
+namespace {
+
+// Reads the rows selected in `file_space` (in increasing row order) of a
+// 1- or 2-dimensional dataset into a dense buffer of `rows` rows.
+void read_selection(hid_t dataset, hid_t file_space, std::size_t rows, std::size_t columns, double* out,
+                    const std::string& what) {
+  const hsize_t dims[2] = {static_cast<hsize_t>(rows), static_cast<hsize_t>(columns)};
+  hdf5::Handle memory_space = hdf5::check_handle(H5Screate_simple(columns == 0 ? 1 : 2, dims, nullptr), H5Sclose, what);
+  GPSTREAM_CHECK(H5Dread(dataset, H5T_NATIVE_DOUBLE, memory_space.get(), file_space, H5P_DEFAULT, out) >= 0,
+                 "cannot read {} (is the file damaged?)", what);
+}
+
+// A file dataspace of `dataset` with the union of row runs [run.first, run.first + run.second) selected.
+hdf5::Handle select_runs(hid_t dataset, const std::vector<std::pair<std::size_t, std::size_t>>& runs,
+                         std::size_t columns, const std::string& what) {
+  hdf5::Handle space = hdf5::check_handle(H5Dget_space(dataset), H5Sclose, what);
+  H5S_seloper_t operation = H5S_SELECT_SET;
+  for (const auto& [first, count] : runs) {
+    const hsize_t start[2] = {static_cast<hsize_t>(first), 0};
+    const hsize_t extent[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(columns)};
+    hdf5::check_status(H5Sselect_hyperslab(space.get(), operation, start, nullptr, extent, nullptr), what);
+    operation = H5S_SELECT_OR;
+  }
+  return space;
+}
+
+}  // namespace
+
+Hdf5RowSource::Hdf5RowSource(const std::string& path) : description_(read_dataset_description(path)) {
+  file_ = hdf5::open_file(path);
+  // A chunk cache of a few chunks lets gathers of nearby rows share a chunk
+  // read (compressed chunks especially); whole-chunk reads bypass it.
+  hdf5::Handle access = hdf5::check_handle(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, path);
+  const std::size_t chunk_bytes = checked_multiply(description_.chunk_rows, description_.columns + 1, sizeof(double));
+  hdf5::check_status(H5Pset_chunk_cache(access.get(), 521, std::max<std::size_t>(8 * chunk_bytes, 1u << 20), 1.0), path);
+  x_ = hdf5::open_dataset(file_.get(), "X", path, access.get());
+  y_ = hdf5::open_dataset(file_.get(), "y", path, access.get());
+}
+
+void Hdf5RowSource::do_read_rows(std::size_t first, std::size_t count, double* x, double* y) {
+  const std::vector<std::pair<std::size_t, std::size_t>> run = {{first, count}};
+  std::lock_guard lock(mutex_);
+  hdf5::Handle x_space = select_runs(x_.get(), run, description_.columns, description_.path + ": /X");
+  read_selection(x_.get(), x_space.get(), count, description_.columns, x, description_.path + ": /X");
+  if (y != nullptr) {
+    hdf5::Handle y_space = select_runs(y_.get(), run, 0, description_.path + ": /y");
+    read_selection(y_.get(), y_space.get(), count, 0, y, description_.path + ": /y");
+  }
+}
+
+void Hdf5RowSource::do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) {
+  // Read each distinct row once, in file order, as one union of row runs;
+  // then scatter to the order asked for.
+  std::vector<std::size_t> order(indices.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return indices[a] < indices[b]; });
+  std::vector<std::pair<std::size_t, std::size_t>> runs;
+  std::vector<std::size_t> position(indices.size());  // row of the dense buffer holding indices[k]
+  std::size_t distinct = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t row = indices[order[k]];
+    if (k > 0 && row == indices[order[k - 1]]) {
+      position[order[k]] = distinct - 1;
+      continue;
+    }
+    if (!runs.empty() && runs.back().first + runs.back().second == row) {
+      ++runs.back().second;
+    } else {
+      runs.emplace_back(row, 1);
+    }
+    position[order[k]] = distinct++;
+  }
+
+  const std::size_t columns = description_.columns;
+  std::vector<double> dense_x(checked_multiply(distinct, columns));
+  std::vector<double> dense_y(y != nullptr ? distinct : 0);
+  {
+    std::lock_guard lock(mutex_);
+    hdf5::Handle x_space = select_runs(x_.get(), runs, columns, description_.path + ": /X");
+    read_selection(x_.get(), x_space.get(), distinct, columns, dense_x.data(), description_.path + ": /X");
+    if (y != nullptr) {
+      hdf5::Handle y_space = select_runs(y_.get(), runs, 0, description_.path + ": /y");
+      read_selection(y_.get(), y_space.get(), distinct, 0, dense_y.data(), description_.path + ": /y");
+    }
+  }
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    std::memcpy(x + k * columns, dense_x.data() + position[k] * columns, columns * sizeof(double));
+    if (y != nullptr) y[k] = dense_y[position[k]];
+  }
+}
+
+}  // namespace gpstream

@@ -1,0 +1,82 @@
+// Thin RAII layer over the HDF5 C API: owned identifiers, files, attributes.
+//
+// Only storage/ includes HDF5. Every failure becomes a gpstream::Error naming
+// the file and object concerned; HDF5's own error-stack printing is switched
+// off so users see one line, not a stack dump.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpstream::hdf5 {
+
+// An owned HDF5 identifier, closed with the function matching its type.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  ~Handle() { reset(); }
+  Handle(Handle&& other) noexcept : id_(other.id_), closer_(other.closer_) { other.id_ = H5I_INVALID_HID; }
+  Handle& operator=(Handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      id_ = other.id_;
+      closer_ = other.closer_;
+      other.id_ = H5I_INVALID_HID;
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  // Closes now and reports failure (a close is where HDF5 flushes a file).
+  void close(const std::string& what);
+
+ private:
+  void reset() noexcept {
+    if (id_ >= 0) closer_(id_);
+    id_ = H5I_INVALID_HID;
+  }
+  hid_t id_ = H5I_INVALID_HID;
+  Closer closer_ = nullptr;
+};
+
+// Checks an identifier returned by HDF5 and takes ownership of it.
+Handle check_handle(hid_t id, Handle::Closer closer, const std::string& what);
+// Checks an herr_t status.
+void check_status(herr_t status, const std::string& what);
+
+// Creates a file (truncating) with the 1.8 object format, whose dense
+// attribute storage lifts the 64 KiB limit on attributes (feature names of
+// wide datasets).
+Handle create_file(const std::string& path);
+// Opens an existing file read-only, with a clear message for a missing,
+// non-HDF5 or truncated file.
+Handle open_file(const std::string& path);
+
+Handle open_dataset(hid_t file, const std::string& name, const std::string& file_path, hid_t access_list = H5P_DEFAULT);
+// The dimensions of a dataset's dataspace.
+std::vector<hsize_t> dataset_dimensions(hid_t dataset, const std::string& what);
+
+bool has_attribute(hid_t object, const std::string& name);
+void write_attribute(hid_t object, const std::string& name, const std::string& value);
+void write_attribute(hid_t object, const std::string& name, std::int64_t value);
+void write_attribute(hid_t object, const std::string& name, double value);
+void write_attribute(hid_t object, const std::string& name, const std::vector<double>& values);
+void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& values);
+
+// Readers check the attribute's type class and size before reading and
+// throw naming `context` (the file) and the attribute when they do not fit.
+std::string read_string_attribute(hid_t object, const std::string& name, const std::string& context);
+std::int64_t read_integer_attribute(hid_t object, const std::string& name, const std::string& context);
+double read_double_attribute(hid_t object, const std::string& name, const std::string& context);
+std::vector<double> read_double_array_attribute(hid_t object, const std::string& name, const std::string& context);
+std::vector<std::string> read_string_array_attribute(hid_t object, const std::string& name, const std::string& context);
+
+}  // namespace gpstream::hdf5

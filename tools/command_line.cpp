@@ -1,0 +1,71 @@
+#include "tools/command_line.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <iostream>
+
+namespace gpstream::cli {
+
+bool parse_command_line(CommandSpec& spec, const std::vector<std::string>& args, po::variables_map& values) {
+  spec.options.add_options()("help,h", "show this help");
+  try {
+    po::store(po::command_line_parser(args).options(spec.options).positional(spec.positional).run(), values);
+    if (values.count("help") != 0) {
+      std::cout << "Usage: " << spec.usage << "\n\n" << spec.description << "\n\n" << spec.options << "\n";
+      return false;
+    }
+    po::notify(values);
+  } catch (const po::error& error) {
+    throw UsageError(error.what());
+  }
+  return true;
+}
+
+std::uint64_t parse_byte_size(const std::string& text, const std::string& option) {
+  std::size_t consumed = 0;
+  double number = 0;
+  try {
+    number = std::stod(text, &consumed);
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("{}: \"{}\" is not a size (examples: 512M, 2G)", option, text));
+  }
+  std::string unit = text.substr(consumed);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.ends_with("IB")) unit.resize(unit.size() - 2);
+  if (unit.ends_with("B")) unit.resize(unit.size() - 1);
+  double scale = 1;
+  if (unit == "K") scale = 1024.0;
+  else if (unit == "M") scale = 1024.0 * 1024;
+  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!unit.empty()) throw UsageError(fmt::format("{}: unknown unit in \"{}\" (use K, M, G or T)", option, text));
+  const double bytes = number * scale;
+  if (!(bytes > 0) || !std::isfinite(bytes) || bytes > 1e18) {
+    throw UsageError(fmt::format("{}: \"{}\" is not a positive size", option, text));
+  }
+  return static_cast<std::uint64_t>(bytes);
+}
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t unit = 0;
+  while (bytes >= 1024 && unit + 1 < std::size(units)) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.1f} {}", bytes, units[unit]);
+}
+
+std::string format_count(std::uint64_t count) {
+  const std::string digits = std::to_string(count);
+  std::string grouped;
+  for (std::size_t k = 0; k < digits.size(); ++k) {
+    if (k > 0 && (digits.size() - k) % 3 == 0) grouped.push_back(',');
+    grouped.push_back(digits[k]);
+  }
+  return grouped;
+}
+
+}  // namespace gpstream::cli

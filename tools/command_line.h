@@ -1,0 +1,43 @@
+// Shared plumbing for gpstream's subcommands: option parsing with
+// Boost.Program_options, usage errors, human-readable sizes.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpstream::cli {
+
+namespace po = boost::program_options;
+
+// A mistake on the command line: reported with a pointer to --help, exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One subcommand's options. `usage` is the synopsis line shown by --help.
+struct CommandSpec {
+  std::string name;
+  std::string usage;
+  std::string description;
+  po::options_description options{"Options"};
+  po::positional_options_description positional;
+};
+
+// Parses `args` (the words after the subcommand). Returns false when --help
+// was asked for and printed. Throws UsageError for unknown or malformed options.
+bool parse_command_line(CommandSpec& spec, const std::vector<std::string>& args, po::variables_map& values);
+
+// Parses "512M", "2G", "1.5GiB", "1000000" (bytes) for an option such as --memory.
+std::uint64_t parse_byte_size(const std::string& text, const std::string& option);
+
+// "1.5 GiB", "830 KiB"
+std::string format_bytes(double bytes);
+// "12,345,678"
+std::string format_count(std::uint64_t count);
+
+}  // namespace gpstream::cli
