@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The README's test command: install, build, and run every test — first a
+# Release build, then (unless --no-sanitize) an ASan+UBSan build of the same.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+sanitize=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-sanitize) sanitize=0 ;;
+    *) echo "usage: scripts/test.sh [--no-sanitize]" >&2; exit 2 ;;
+  esac
+done
+
+"$root/scripts/install-deps.sh"
+
+echo "== Release build and tests"
+"$root/scripts/build.sh" "$root/build" -DGPSTREAM_BUILD_TESTS=ON
+ctest --test-dir "$root/build" -j "$(nproc)" --output-on-failure
+
+if [ "$sanitize" -eq 1 ]; then
+  echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+  BUILD_TYPE=RelWithDebInfo "$root/scripts/build.sh" "$root/build-sanitize" -DGPSTREAM_SANITIZE=ON \
+    -DGPSTREAM_BUILD_TESTS=ON -DGPSTREAM_BUILD_BENCH=OFF
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$root/build-sanitize" -j "$(nproc)" --output-on-failure
+fi

@@ -1,0 +1,110 @@
+// End-to-end runs of convert, generate and info as a user would type them.
+#include "storage/dataset/dataset_format.h"
+#include "storage/dataset/hdf5_row_source.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+using gpstream::testing::run_gpstream;
+using gpstream::testing::ScratchDirectory;
+using gpstream::testing::write_file;
+
+namespace {
+
+std::vector<double> all_rows(const std::string& path, std::vector<double>* y = nullptr) {
+  gpstream::Hdf5RowSource source(path);
+  std::vector<double> x(source.rows() * source.columns());
+  if (y != nullptr) y->resize(source.rows());
+  source.read_rows(0, source.rows(), x.data(), y != nullptr ? y->data() : nullptr);
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("generate friedman1 as HDF5 and as CSV - converting the CSV gives the same dataset bit for bit") {
+  ScratchDirectory directory;
+  const std::string h5 = directory.file("f.h5"), csv = directory.file("f.csv"), back = directory.file("back.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 3000 --seed 9 -o '" + h5 + "'").exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 3000 --seed 9 -o '" + csv + "'").exit_code == 0);
+  const auto converted = run_gpstream("convert '" + csv + "' -o '" + back + "'");
+  REQUIRE(converted.exit_code == 0);
+  CHECK(converted.err.find("3,000 rows x 10 inputs") != std::string::npos);
+
+  const gpstream::DatasetDescription generated = gpstream::read_dataset_description(h5);
+  const gpstream::DatasetDescription round_trip = gpstream::read_dataset_description(back);
+  CHECK(generated.rows == 3000);
+  CHECK(generated.columns == 10);
+  CHECK(generated.fingerprint == round_trip.fingerprint);
+  std::vector<double> y1, y2;
+  CHECK(all_rows(h5, &y1) == all_rows(back, &y2));
+  CHECK(y1 == y2);
+  CHECK(generated.x_mean[0] == doctest::Approx(0.5).epsilon(0.05));
+  CHECK(generated.x_std[0] == doctest::Approx(std::sqrt(1.0 / 12)).epsilon(0.05));
+
+  // --noise-free keeps the inputs of the same seed.
+  const std::string clean = directory.file("clean.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 3000 --seed 9 --noise-free -o '" + clean + "'").exit_code == 0);
+  std::vector<double> y_clean;
+  CHECK(all_rows(clean, &y_clean) == all_rows(h5));
+  CHECK(y_clean != y1);
+}
+
+TEST_CASE("convert reads standard input, tabs, no header, and honours --chunk-rows and --compress") {
+  ScratchDirectory directory;
+  write_file(directory.file("in.tsv"), "1\t2\t3\n4\t5\t6\n7\t8\t9\n");
+  const auto result = run_gpstream("convert - --delimiter tab --no-header --chunk-rows 2 --compress 4 -o '" +
+                                       directory.file("out.h5") + "'",
+                                   directory.file("in.tsv"));
+  CAPTURE(result.err);
+  REQUIRE(result.exit_code == 0);
+  const gpstream::DatasetDescription description = gpstream::read_dataset_description(directory.file("out.h5"));
+  CHECK(description.chunk_rows == 2);
+  CHECK(description.compression_level == 4);
+  CHECK(description.target_name == "col3");
+  std::vector<double> y;
+  CHECK(all_rows(directory.file("out.h5"), &y) == std::vector<double>{1, 2, 4, 5, 7, 8});
+  CHECK(y == std::vector<double>{3, 6, 9});
+}
+
+TEST_CASE("info describes a dataset and refuses other files") {
+  ScratchDirectory directory;
+  REQUIRE(run_gpstream("generate friedman1 --rows 500 -o '" + directory.file("d.h5") + "'").exit_code == 0);
+  const auto info = run_gpstream("info '" + directory.file("d.h5") + "'");
+  CHECK(info.exit_code == 0);
+  for (const char* piece : {"gpstream-dataset (version 1)", "rows (n)     500", "inputs (d)   10", "fingerprint", "chunks",
+                            "uncompressed", "x10", "(target)"}) {
+    CHECK(info.out.find(piece) != std::string::npos);
+  }
+  write_file(directory.file("notes.txt"), "hello");
+  const auto not_hdf5 = run_gpstream("info '" + directory.file("notes.txt") + "'");
+  CHECK(not_hdf5.exit_code == 1);
+  CHECK(not_hdf5.err.find("is not an HDF5 file") != std::string::npos);
+  CHECK(gpstream::testing::count_lines(not_hdf5.err) == 1);
+}
+
+TEST_CASE("h5dump and h5py read what convert writes") {
+  ScratchDirectory directory;
+  write_file(directory.file("in.csv"), "u,v,w\n0.5,1.25,3\n-2,4e-3,5\n");
+  REQUIRE(run_gpstream("convert '" + directory.file("in.csv") + "' -o '" + directory.file("d.h5") + "'").exit_code == 0);
+
+  const std::string dump = directory.file("dump.txt");
+  REQUIRE(std::system(("h5dump '" + directory.file("d.h5") + "' > '" + dump + "' 2>&1").c_str()) == 0);
+  const std::string text = gpstream::testing::read_file(dump);
+  CHECK(text.find("DATASET \"X\"") != std::string::npos);
+  CHECK(text.find("\"gpstream-dataset\"") != std::string::npos);
+
+  const std::string script =
+      "import h5py, sys\n"
+      "f = h5py.File(sys.argv[1], 'r')\n"
+      "assert f['X'].shape == (2, 2), f['X'].shape\n"
+      "assert f['X'][1, 1] == 4e-3 and f['y'][0] == 3.0\n"
+      "assert list(f.attrs['feature_names']) == ['u', 'v'], f.attrs['feature_names']\n"
+      "assert f.attrs['target_name'] == 'w' and f.attrs['format'] == 'gpstream-dataset'\n";
+  write_file(directory.file("check.py"), script);
+  CHECK(std::system(("/usr/bin/python3 '" + directory.file("check.py") + "' '" + directory.file("d.h5") + "'").c_str()) == 0);
+}

@@ -1,0 +1,67 @@
+#include "test_support.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace gpstream::testing {
+
+ScratchDirectory::ScratchDirectory() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "gpstream-test-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+ScratchDirectory::~ScratchDirectory() {
+  std::error_code ignored;
+  std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ignored);
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::vector<std::string> ScratchDirectory::entries() const {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(path_)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void write_file(const std::string& path, const std::string& contents) {
+  std::ofstream stream(path, std::ios::binary);
+  stream << contents;
+  if (!stream) throw std::runtime_error("cannot write " + path);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  std::ostringstream contents;
+  contents << stream.rdbuf();
+  return contents.str();
+}
+
+CommandResult run_gpstream(const std::string& arguments, const std::string& stdin_path) {
+  ScratchDirectory capture;
+  const std::string out = capture.file("out");
+  const std::string err = capture.file("err");
+  std::string command = std::string("'") + GPSTREAM_BINARY + "' " + arguments + " >'" + out + "' 2>'" + err + "'";
+  command += stdin_path.empty() ? " </dev/null" : " <'" + stdin_path + "'";
+  const int status = std::system(command.c_str());
+  CommandResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = read_file(out);
+  result.err = read_file(err);
+  return result;
+}
+
+std::size_t count_lines(const std::string& text) {
+  std::size_t lines = 0;
+  for (const char c : text) lines += c == '\n' ? 1 : 0;
+  if (!text.empty() && text.back() != '\n') ++lines;
+  return lines;
+}
+
+}  // namespace gpstream::testing

@@ -1,0 +1,44 @@
+// Helpers shared by the test suites: scratch directories, files, and running
+// the gpstream binary as a user would.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gpstream::testing {
+
+// A fresh directory under the system temp dir, removed with its contents.
+class ScratchDirectory {
+ public:
+  ScratchDirectory();
+  ~ScratchDirectory();
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  // Names of the entries in the directory, sorted.
+  std::vector<std::string> entries() const;
+
+ private:
+  std::filesystem::path path_;
+};
+
+void write_file(const std::string& path, const std::string& contents);
+std::string read_file(const std::string& path);
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `gpstream <arguments>` (arguments are passed to /bin/sh as written)
+// with standard input from `stdin_path` when given.
+CommandResult run_gpstream(const std::string& arguments, const std::string& stdin_path = "");
+
+// Number of lines of text (a final line without '\n' counts).
+std::size_t count_lines(const std::string& text);
+
+}  // namespace gpstream::testing
