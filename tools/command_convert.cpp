@@ -46,8 +46,7 @@ int run_convert(const std::vector<std::string>& args) {
   std::string delimiter;
   std::string target;
   std::string columns;
-  std::size_t chunk_rows = 0;
-  int compress = 0;
+  DatasetOutputOptions output_options;
   spec.options.add_options()
       ("input", po::value(&input)->required(), "CSV file, or - for standard input")
       ("output,o", po::value(&output)->required(), "dataset file to write (HDF5)")
@@ -57,10 +56,8 @@ int run_convert(const std::vector<std::string>& args) {
       ("target", po::value(&target), "target column, by name or number (default: the last column)")
       ("columns", po::value(&columns), "input columns, comma-separated names or numbers (default: all but the target)")
       ("drop-invalid", "skip rows with a missing, NaN or infinite value instead of failing")
-      ("chunk-rows", po::value(&chunk_rows), "rows per HDF5 chunk (default: about 256 KiB of /X per chunk)")
-      ("compress", po::value(&compress)->default_value(0), "deflate level 0 (off) to 9")
-      ("force", "overwrite OUT.h5 if it exists")
       ("quiet,q", "no progress or summary on stderr");
+  output_options.add(spec.options);
   spec.positional.add("input", 1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
@@ -73,12 +70,7 @@ int run_convert(const std::vector<std::string>& args) {
   options.target = target;
   if (!columns.empty()) boost::split(options.inputs, columns, boost::is_any_of(","));
   options.drop_invalid = values.count("drop-invalid") != 0;
-  if (values.count("chunk-rows") != 0 && chunk_rows == 0) throw UsageError("--chunk-rows must be at least 1");
-
-  DatasetWriterOptions writer_options;
-  writer_options.chunk_rows = chunk_rows;
-  writer_options.compression_level = compress;
-  writer_options.overwrite = values.count("force") != 0;
+  const DatasetWriterOptions writer_options = output_options.writer_options(values);
   const bool quiet = values.count("quiet") != 0;
 
   StopFlag stop;

@@ -28,8 +28,7 @@ int run_generate(const std::vector<std::string>& args) {
   std::uint64_t rows = 0;
   std::uint64_t seed = 1;
   double noise = 1.0;
-  std::size_t chunk_rows = 0;
-  int compress = 0;
+  DatasetOutputOptions output_options;
   spec.options.add_options()
       ("problem", po::value(&problem)->required(), "the dataset to generate: friedman1")
       ("output,o", po::value(&output)->required(), "file to write (.h5 dataset or .csv)")
@@ -37,10 +36,8 @@ int run_generate(const std::vector<std::string>& args) {
       ("seed", po::value(&seed)->default_value(1), "random seed; the same seed gives the same rows")
       ("noise", po::value(&noise)->default_value(1.0), "standard deviation of the Gaussian noise on y")
       ("noise-free", "no noise on y (for test sets); the inputs equal those of the same seed with noise")
-      ("chunk-rows", po::value(&chunk_rows), "rows per HDF5 chunk (default: about 256 KiB per chunk)")
-      ("compress", po::value(&compress)->default_value(0), "deflate level 0 (off) to 9")
-      ("force", "overwrite the output if it exists")
       ("quiet,q", "no progress or summary on stderr");
+  output_options.add(spec.options);
   spec.positional.add("problem", 1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
@@ -48,7 +45,7 @@ int run_generate(const std::vector<std::string>& args) {
   if (rows == 0) throw UsageError("--rows must be at least 1");
   if (values.count("noise-free") != 0) noise = 0.0;
   if (!(noise >= 0.0)) throw UsageError(fmt::format("--noise must be >= 0, not {}", noise));
-  const bool overwrite = values.count("force") != 0;
+  DatasetWriterOptions writer_options = output_options.writer_options(values);
   const bool quiet = values.count("quiet") != 0;
 
   std::vector<std::string> feature_names;
@@ -61,14 +58,10 @@ int run_generate(const std::vector<std::string>& args) {
   if (as_csv) {
     std::vector<std::string> header = feature_names;
     header.emplace_back("y");
-    csv = std::make_unique<CsvWriter>(output, header, overwrite);
+    csv = std::make_unique<CsvWriter>(output, header, writer_options.overwrite);
   } else {
-    DatasetWriterOptions options;
-    options.chunk_rows = chunk_rows;
-    options.compression_level = compress;
-    options.overwrite = overwrite;
-    options.source = fmt::format("friedman1 rows={} seed={} noise={}", rows, seed, noise);
-    dataset = std::make_unique<DatasetWriter>(output, feature_names, "y", options);
+    writer_options.source = fmt::format("friedman1 rows={} seed={} noise={}", rows, seed, noise);
+    dataset = std::make_unique<DatasetWriter>(output, feature_names, "y", writer_options);
   }
 
   StopFlag stop;

@@ -23,6 +23,25 @@ bool parse_command_line(CommandSpec& spec, const std::vector<std::string>& args,
   return true;
 }
 
+void DatasetOutputOptions::add(po::options_description& options) {
+  options.add_options()
+      ("chunk-rows", po::value(&chunk_rows), "rows per HDF5 chunk (default: about 1 MiB of /X per chunk)")
+      ("compress", po::value(&compression_level)->default_value(0), "deflate level 0 (off) to 9")
+      ("force", po::bool_switch(&overwrite), "overwrite the output if it exists");
+}
+
+DatasetWriterOptions DatasetOutputOptions::writer_options(const po::variables_map& values) const {
+  if (values.count("chunk-rows") != 0 && chunk_rows == 0) throw UsageError("--chunk-rows must be at least 1");
+  if (compression_level < 0 || compression_level > 9) {
+    throw UsageError(fmt::format("--compress: the deflate level must be 0 to 9, not {}", compression_level));
+  }
+  DatasetWriterOptions options;
+  options.chunk_rows = chunk_rows;
+  options.compression_level = compression_level;
+  options.overwrite = overwrite;
+  return options;
+}
+
 std::uint64_t parse_byte_size(const std::string& text, const std::string& option) {
   std::size_t consumed = 0;
   double number = 0;

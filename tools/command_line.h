@@ -2,6 +2,8 @@
 // Boost.Program_options, usage errors, human-readable sizes.
 #pragma once
 
+#include "storage/dataset/dataset_writer.h"
+
 #include <boost/program_options.hpp>
 
 #include <cstdint>
@@ -31,6 +33,17 @@ struct CommandSpec {
 // Parses `args` (the words after the subcommand). Returns false when --help
 // was asked for and printed. Throws UsageError for unknown or malformed options.
 bool parse_command_line(CommandSpec& spec, const std::vector<std::string>& args, po::variables_map& values);
+
+// The options of every command that writes a dataset: --chunk-rows,
+// --compress, --force. Call add() before parsing and writer_options() after.
+struct DatasetOutputOptions {
+  std::size_t chunk_rows = 0;
+  int compression_level = 0;
+  bool overwrite = false;
+
+  void add(po::options_description& options);
+  DatasetWriterOptions writer_options(const po::variables_map& values) const;
+};
 
 // Parses "512M", "2G", "1.5GiB", "1000000" (bytes) for an option such as --memory.
 std::uint64_t parse_byte_size(const std::string& text, const std::string& option);

@@ -19,29 +19,36 @@ RowBlockStream::RowBlockStream(RowSource& source, const RowBlockStreamOptions& o
   ring_.resize(std::min(options_.prefetch_depth + 1, std::max<std::size_t>(block_count_, 1)));
   const std::size_t block_values = checked_multiply(std::min(options_.block_rows, span), source_.columns());
   for (Slot& slot : ring_) {
-    slot.x.resize(block_values);
-    if (options_.with_targets) slot.y.resize(std::min(options_.block_rows, span));
+    slot.x.reset(new double[block_values]);
+    if (options_.with_targets) slot.y.reset(new double[std::min(options_.block_rows, span)]);
   }
 }
 
-RowBlockStream::~RowBlockStream() {
-  // Wait for reads still in flight: they write into ring_. Their errors no
-  // longer matter to anyone.
+RowBlockStream::~RowBlockStream() { wait_for_pending(); }
+
+void RowBlockStream::wait_for_pending() noexcept {
+  // Reads still in flight write into ring_; their errors no longer matter to anyone.
   for (auto& read : pending_) {
     try {
       read.get();
     } catch (...) {
     }
   }
+  pending_.clear();
+}
+
+void RowBlockStream::rewind() {
+  wait_for_pending();
+  next_to_submit_ = 0;
 }
 
 void RowBlockStream::submit(std::size_t block_index) {
   Slot* slot = &ring_[block_index % ring_.size()];
   const std::size_t first = options_.first_row + block_index * options_.block_rows;
   const std::size_t count = std::min(options_.block_rows, options_.end_row - first);
-  slot->block = RowBlock{first, count, slot->x.data(), options_.with_targets ? slot->y.data() : nullptr};
+  slot->block = RowBlock{first, count, slot->x.get(), slot->y.get()};
   auto read = [this, slot] {
-    source_.read_rows(slot->block.first, slot->block.count, slot->x.data(), options_.with_targets ? slot->y.data() : nullptr);
+    source_.read_rows(slot->block.first, slot->block.count, slot->x.get(), slot->y.get());
     return slot;
   };
   const auto policy = options_.prefetch_depth == 0 ? std::launch::deferred : std::launch::async;

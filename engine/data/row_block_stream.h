@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <deque>
 #include <future>
+#include <memory>
 #include <vector>
 
 namespace gpstream {
@@ -43,16 +44,22 @@ class RowBlockStream {
   // next call. Re-throws any error raised while reading it.
   const RowBlock* next();
 
+  // Starts a new pass from the first block, keeping the buffers: solvers make
+  // one pass per iteration, and fresh buffers would be page-faulted each time.
+  void rewind();
+
   std::size_t block_count() const { return block_count_; }
 
  private:
   struct Slot {
-    std::vector<double> x;
-    std::vector<double> y;
+    // Not value-initialised: zeroing buffers the reads overwrite costs a pass over memory.
+    std::unique_ptr<double[]> x;
+    std::unique_ptr<double[]> y;
     RowBlock block;
   };
 
   void submit(std::size_t block_index);
+  void wait_for_pending() noexcept;
 
   RowSource& source_;
   RowBlockStreamOptions options_;

@@ -9,7 +9,7 @@
 namespace gpstream {
 
 std::size_t default_chunk_rows(std::size_t columns) {
-  constexpr std::size_t kChunkBytes = 256u << 10;
+  constexpr std::size_t kChunkBytes = 1u << 20;
   return std::max<std::size_t>(64, kChunkBytes / (std::max<std::size_t>(columns, 1) * sizeof(double)));
 }
 

@@ -50,7 +50,7 @@ struct DatasetDescription {
 // is not a gpstream dataset, a newer version, or inconsistent shapes.
 DatasetDescription read_dataset_description(const std::string& path);
 
-// Default rows per chunk: about 256 KiB of /X per chunk (see README, "Chunk size").
+// Default rows per chunk: about 1 MiB of /X per chunk (see README, "Chunk size").
 std::size_t default_chunk_rows(std::size_t columns);
 
 }  // namespace gpstream

@@ -38,11 +38,14 @@ hdf5::Handle select_runs(hid_t dataset, const std::vector<std::pair<std::size_t,
 
 Hdf5RowSource::Hdf5RowSource(const std::string& path) : description_(read_dataset_description(path)) {
   file_ = hdf5::open_file(path);
-  // A chunk cache of a few chunks lets gathers of nearby rows share a chunk
-  // read (compressed chunks especially); whole-chunk reads bypass it.
+  // Uncompressed chunks need no cache: HDF5 then reads exactly the selected
+  // bytes, whole blocks straight into our buffer and single rows of a gather
+  // without dragging in their whole chunk. A compressed chunk must be inflated
+  // whole, so a cache of a few chunks lets the rows of a gather share one.
   hdf5::Handle access = hdf5::check_handle(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, path);
   const std::size_t chunk_bytes = checked_multiply(description_.chunk_rows, description_.columns + 1, sizeof(double));
-  hdf5::check_status(H5Pset_chunk_cache(access.get(), 521, std::max<std::size_t>(8 * chunk_bytes, 1u << 20), 1.0), path);
+  const std::size_t cache_bytes = description_.compression_level > 0 ? checked_multiply(chunk_bytes, 8) : 0;
+  hdf5::check_status(H5Pset_chunk_cache(access.get(), 521, cache_bytes, 1.0), path);
   x_ = hdf5::open_dataset(file_.get(), "X", path, access.get());
   y_ = hdf5::open_dataset(file_.get(), "y", path, access.get());
 }
