@@ -10,6 +10,8 @@ namespace gpstream::cli {
 int run_convert(const std::vector<std::string>& args);
 int run_generate(const std::vector<std::string>& args);
 int run_info(const std::vector<std::string>& args);
+int run_train(const std::vector<std::string>& args);
+int run_predict(const std::vector<std::string>& args);
 
 struct Command {
   const char* name;
@@ -21,6 +23,8 @@ inline constexpr Command kCommands[] = {
     {"convert", "convert a CSV file into a chunked HDF5 dataset", run_convert},
     {"generate", "write a synthetic dataset (Friedman1) as HDF5 or CSV", run_generate},
     {"info", "describe a gpstream file", run_info},
+    {"train", "train an exact GP (GBCD and reference solvers), with checkpoints", run_train},
+    {"predict", "predict with a trained model; report RMSE when targets are known", run_predict},
 };
 
 }  // namespace gpstream::cli

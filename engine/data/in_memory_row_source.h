@@ -17,6 +17,9 @@ class InMemoryRowSource final : public RowSource {
   std::size_t columns() const override { return columns_; }
   bool has_targets() const override { return !y_.empty() || rows_ == 0; }
 
+  const double* resident_rows() const override { return x_.data(); }
+  const double* resident_targets() const override { return y_.empty() ? nullptr : y_.data(); }
+
   const std::vector<double>& x() const { return x_; }
   const std::vector<double>& y() const { return y_; }
 

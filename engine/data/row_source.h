@@ -26,6 +26,11 @@ class RowSource {
   // many rows (an HDF5 chunk); 1 when any block is as good as another.
   virtual std::size_t preferred_block_alignment() const { return 1; }
 
+  // The whole n×d matrix X when it is already in memory (row-major), else
+  // null; compute loops then read it in place instead of streaming copies.
+  virtual const double* resident_rows() const { return nullptr; }
+  virtual const double* resident_targets() const { return nullptr; }
+
   // Copies rows [first, first + count) into x (count×d, row-major) and, when
   // y is not null, their targets into y.
   void read_rows(std::size_t first, std::size_t count, double* x, double* y);

@@ -41,14 +41,7 @@ DatasetDescription read_dataset_description(const std::string& path) {
   DatasetDescription description;
   description.path = path;
 
-  GPSTREAM_CHECK(hdf5::has_attribute(root, "format"),
-                 "'{}' is an HDF5 file but not a gpstream file (it has no 'format' attribute)", path);
-  const std::string format = hdf5::read_string_attribute(root, "format", path);
-  GPSTREAM_CHECK(format == kDatasetFormat, "'{}' is a '{}' file, not a {}", path, format, kDatasetFormat);
-  description.version = hdf5::read_integer_attribute(root, "version", path);
-  GPSTREAM_CHECK(description.version >= 1 && description.version <= kDatasetVersion,
-                 "'{}' is dataset format version {}; this gpstream reads versions 1 to {}", path, description.version,
-                 kDatasetVersion);
+  description.version = hdf5::check_format(root, path, kDatasetFormat, kDatasetVersion);
 
   hdf5::Handle x = hdf5::open_dataset(root, "X", path);
   hdf5::Handle y = hdf5::open_dataset(root, "y", path);

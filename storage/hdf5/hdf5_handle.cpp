@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -142,6 +143,61 @@ std::vector<hsize_t> dataset_dimensions(hid_t dataset, const std::string& what) 
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
   check_status(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), what);
   return dims;
+}
+
+Handle create_group(hid_t parent, const std::string& name) {
+  return check_handle(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "group " + name);
+}
+
+Handle open_group(hid_t parent, const std::string& name, const std::string& context) {
+  GPSTREAM_CHECK(has_link(parent, name), "{}: group '{}' is missing", context, name);
+  return check_handle(H5Gopen2(parent, name.c_str(), H5P_DEFAULT), H5Gclose, context + ": group " + name);
+}
+
+bool has_link(hid_t parent, const std::string& name) { return H5Lexists(parent, name.c_str(), H5P_DEFAULT) > 0; }
+
+void write_vector(hid_t parent, const std::string& name, const std::vector<double>& values, int compression_level) {
+  const hsize_t dims[1] = {static_cast<hsize_t>(values.size())};
+  Handle space = check_handle(H5Screate_simple(1, dims, nullptr), H5Sclose, name);
+  Handle properties = check_handle(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, name);
+  if (compression_level > 0 && !values.empty()) {
+    const hsize_t chunk[1] = {std::min<hsize_t>(dims[0], 1u << 17)};
+    check_status(H5Pset_chunk(properties.get(), 1, chunk), name);
+    check_status(H5Pset_shuffle(properties.get()), name);
+    check_status(H5Pset_deflate(properties.get(), static_cast<unsigned>(compression_level)), name);
+  }
+  Handle dataset = check_handle(
+      H5Dcreate2(parent, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, properties.get(), H5P_DEFAULT), H5Dclose,
+      name);
+  if (!values.empty()) {
+    check_status(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), name);
+  }
+}
+
+std::vector<double> read_vector(hid_t parent, const std::string& name, const std::string& context,
+                                std::optional<std::size_t> expected_size) {
+  Handle dataset = open_dataset(parent, name, context);
+  const std::vector<hsize_t> dims = dataset_dimensions(dataset.get(), context + ": " + name);
+  GPSTREAM_CHECK(dims.size() == 1, "{}: '{}' should be a vector but has {} dimensions", context, name, dims.size());
+  GPSTREAM_CHECK(!expected_size || dims[0] == *expected_size, "{}: '{}' has {} values where {} were expected", context,
+                 name, dims[0], expected_size.value_or(0));
+  std::vector<double> values(static_cast<std::size_t>(dims[0]));
+  if (!values.empty()) {
+    GPSTREAM_CHECK(H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) >= 0,
+                   "{}: cannot read '{}' (is the file damaged?)", context, name);
+  }
+  return values;
+}
+
+std::int64_t check_format(hid_t file, const std::string& path, const char* format, std::int64_t newest_version) {
+  GPSTREAM_CHECK(has_attribute(file, "format"),
+                 "'{}' is an HDF5 file but not a gpstream file (it has no 'format' attribute)", path);
+  const std::string found = read_string_attribute(file, "format", path);
+  GPSTREAM_CHECK(found == format, "'{}' is a '{}' file, not a {}", path, found, format);
+  const std::int64_t version = read_integer_attribute(file, "version", path);
+  GPSTREAM_CHECK(version >= 1 && version <= newest_version, "'{}' is {} version {}; this gpstream reads versions 1 to {}",
+                 path, format, version, newest_version);
+  return version;
 }
 
 bool has_attribute(hid_t object, const std::string& name) { return H5Aexists(object, name.c_str()) > 0; }

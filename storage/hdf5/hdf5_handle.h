@@ -8,6 +8,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,22 @@ Handle open_file(const std::string& path);
 Handle open_dataset(hid_t file, const std::string& name, const std::string& file_path, hid_t access_list = H5P_DEFAULT);
 // The dimensions of a dataset's dataspace.
 std::vector<hsize_t> dataset_dimensions(hid_t dataset, const std::string& what);
+
+// A group, created or opened.
+Handle create_group(hid_t parent, const std::string& name);
+Handle open_group(hid_t parent, const std::string& name, const std::string& context);
+bool has_link(hid_t parent, const std::string& name);
+
+// A float64 vector dataset (chunked and shuffle+deflate compressed when
+// `compression_level` > 0); the reader checks rank and, when
+// `expected_size` is given, the length before allocating.
+void write_vector(hid_t parent, const std::string& name, const std::vector<double>& values, int compression_level = 0);
+std::vector<double> read_vector(hid_t parent, const std::string& name, const std::string& context,
+                                std::optional<std::size_t> expected_size = std::nullopt);
+
+// Checks the root 'format' and 'version' attributes of a gpstream file and
+// returns the version; says clearly what was found instead.
+std::int64_t check_format(hid_t file, const std::string& path, const char* format, std::int64_t newest_version);
 
 bool has_attribute(hid_t object, const std::string& name);
 void write_attribute(hid_t object, const std::string& name, const std::string& value);

@@ -169,7 +169,7 @@ TEST_CASE("files that are not gpstream datasets are refused with a clear message
     hdf5::write_attribute(file.get(), "version", std::int64_t{99});
   }
   CHECK_THROWS_WITH_AS(read_dataset_description(directory.file("future.h5")),
-                       doctest::Contains("format version 99; this gpstream reads versions 1 to 1"), Error);
+                       doctest::Contains("gpstream-dataset version 99; this gpstream reads versions 1 to 1"), Error);
 
   const Table table = make_table(20000, 14);
   {

@@ -1,0 +1,152 @@
+#include "engine/kernels/kernel_matrix.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+
+#include <cblas.h>
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace gpstream {
+
+struct TileWorkspace {
+  PreparedRows rows;
+  std::vector<double> block;
+};
+
+struct KernelMatrix::TileWorkspaces {
+  tbb::enumerable_thread_specific<TileWorkspace> per_thread;
+};
+
+KernelMatrix::KernelMatrix(RowSource& rows, const Kernel& kernel, const KernelMatrixOptions& options)
+    : rows_(rows), kernel_(kernel), options_(options), workspaces_(std::make_unique<TileWorkspaces>()) {
+  GPSTREAM_CHECK(kernel.dimension() == rows.columns(), "the kernel expects {} inputs but the data have {}",
+                 kernel.dimension(), rows.columns());
+  GPSTREAM_CHECK(options_.tile_rows > 0 && options_.panel_columns > 0, "tile and panel sizes must be positive");
+  if (rows.resident_rows() == nullptr && rows.rows() > 0) {
+    // Half the budget for row blocks in flight (two ring slots); the rest is tiles and caches.
+    const std::size_t block_rows = block_rows_for_budget(options_.memory_budget_bytes / 2, rows.columns(), 2,
+                                                         rows.preferred_block_alignment(), rows.rows());
+    stream_ = std::make_unique<RowBlockStream>(
+        rows, RowBlockStreamOptions{.block_rows = block_rows, .prefetch_depth = 1, .with_targets = false});
+  }
+}
+
+KernelMatrix::~KernelMatrix() = default;
+
+template <typename TileFunction>
+void KernelMatrix::for_each_tile(TileFunction&& tile) {
+  const std::size_t d = rows_.columns();
+  const std::size_t tile_rows = options_.tile_rows;
+  auto run_block = [&](std::size_t first, std::size_t count, const double* x) {
+    const std::size_t tiles = (count + tile_rows - 1) / tile_rows;
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tiles, 1), [&](const tbb::blocked_range<std::size_t>& range) {
+      for (std::size_t t = range.begin(); t != range.end(); ++t) {
+        const std::size_t offset = t * tile_rows;
+        tile(first + offset, std::min(tile_rows, count - offset), x + offset * d);
+      }
+    });
+  };
+  if (const double* resident = rows_.resident_rows()) {
+    run_block(0, rows_.rows(), resident);
+    return;
+  }
+  stream_->rewind();
+  while (const RowBlock* block = stream_->next()) run_block(block->first, block->count, block->x);
+}
+
+void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double* x_b, const double* v, std::size_t r,
+                                    double* out, bool accumulate) {
+  const std::size_t m = b.size();
+  const std::size_t n = size();
+  if (m == 0) {
+    if (!accumulate) std::fill(out, out + checked_multiply(n, r), 0.0);
+    return;
+  }
+  PreparedRows prepared_b;
+  kernel_.prepare(x_b, m, prepared_b);
+  const double beta = accumulate ? 1.0 : 0.0;
+  for_each_tile([&](std::size_t first, std::size_t count, const double* x) {
+    TileWorkspace& workspace = workspaces_->per_thread.local();
+    kernel_.prepare(x, count, workspace.rows);
+    workspace.block.resize(count * m);
+    kernel_.evaluate(workspace.rows, prepared_b, workspace.block.data());
+    double* target = out + first * r;
+    if (r == 1) {
+      cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(count), static_cast<int>(m), 1.0, workspace.block.data(),
+                  static_cast<int>(m), v, 1, beta, target, 1);
+    } else {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count), static_cast<int>(r),
+                  static_cast<int>(m), 1.0, workspace.block.data(), static_cast<int>(m), v, static_cast<int>(r), beta, target,
+                  static_cast<int>(r));
+    }
+  });
+  // The σ²I part of K̄[:, B]: row b_j of the output gains σ² V[j].
+  const double noise = kernel_.noise_variance();
+  for (std::size_t j = 0; j < m; ++j) {
+    for (std::size_t c = 0; c < r; ++c) out[b[j] * r + c] += noise * v[j * r + c];
+  }
+  kernel_evaluations_ += checked_multiply(n, m);
+}
+
+void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, const double* u, std::size_t r,
+                                               double* out) {
+  std::fill(out, out + checked_multiply(m, r), 0.0);
+  if (m == 0 || size() == 0) return;
+  PreparedRows prepared_z;
+  kernel_.prepare(z, m, prepared_z);
+  tbb::enumerable_thread_specific<std::vector<double>> partial_sums([&] { return std::vector<double>(m * r, 0.0); });
+  for_each_tile([&](std::size_t first, std::size_t count, const double* x) {
+    TileWorkspace& workspace = workspaces_->per_thread.local();
+    kernel_.prepare(x, count, workspace.rows);
+    workspace.block.resize(count * m);
+    kernel_.evaluate(workspace.rows, prepared_z, workspace.block.data());
+    std::vector<double>& sums = partial_sums.local();
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(r), static_cast<int>(count),
+                1.0, workspace.block.data(), static_cast<int>(m), u + first * r, static_cast<int>(r), 1.0, sums.data(),
+                static_cast<int>(r));
+  });
+  for (const std::vector<double>& sums : partial_sums) {
+    for (std::size_t k = 0; k < m * r; ++k) out[k] += sums[k];
+  }
+  kernel_evaluations_ += checked_multiply(size(), m);
+}
+
+void KernelMatrix::multiply(const double* v, double* out) {
+  const std::size_t n = size();
+  const std::size_t d = rows_.columns();
+  const std::size_t panel = std::min(options_.panel_columns, n);
+  std::vector<double> x_panel(checked_multiply(panel, d));
+  std::vector<std::size_t> indices(panel);
+  for (std::size_t first = 0; first < n; first += panel) {
+    const std::size_t count = std::min(panel, n - first);
+    std::iota(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(count), first);
+    rows_.read_rows(first, count, x_panel.data(), nullptr);
+    multiply_columns(std::span<const std::size_t>(indices.data(), count), x_panel.data(), v + first, 1, out, first > 0);
+  }
+}
+
+void KernelMatrix::block(const double* x_a, std::size_t a, const double* x_b, std::size_t b, double* out) const {
+  PreparedRows prepared_a, prepared_b;
+  kernel_.prepare(x_a, a, prepared_a);
+  kernel_.prepare(x_b, b, prepared_b);
+  kernel_.evaluate(prepared_a, prepared_b, out);
+}
+
+void KernelMatrix::diagonal(double* out) {
+  const double noise = kernel_.noise_variance();
+  if (const std::optional<double> constant = kernel_.constant_self_covariance()) {
+    std::fill(out, out + size(), *constant + noise);
+    return;
+  }
+  const std::size_t d = rows_.columns();
+  for_each_tile([&](std::size_t first, std::size_t count, const double* x) {
+    for (std::size_t i = 0; i < count; ++i) out[first + i] = kernel_.self_covariance(x + i * d) + noise;
+  });
+}
+
+}  // namespace gpstream

@@ -1,0 +1,78 @@
+// KernelMatrix: products with K̄ = K + σ²I over a RowSource, without ever
+// forming K̄. This is the one hot loop of every dense solver and of
+// prediction: rows stream in blocks (read ahead in the background), each
+// block is cut into tiles that oneTBB spreads over the cores, and each tile is
+// one kernel block (GEMM + vectorised pass) followed by a GEMV/GEMM with the
+// vector(s). BLAS runs single-threaded inside the tasks (linalg/blas_threads.h).
+//
+// Outputs row i is written by exactly one task, so results do not depend on
+// the thread count or scheduling: a resumed run repeats the same arithmetic.
+#pragma once
+
+#include "engine/data/row_block_stream.h"
+#include "engine/data/row_source.h"
+#include "engine/kernels/kernel.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace gpstream {
+
+struct KernelMatrixOptions {
+  std::size_t memory_budget_bytes = std::size_t{1} << 30;  // row blocks in flight and per-thread tiles
+  std::size_t tile_rows = 256;                              // rows per task
+  std::size_t panel_columns = 2048;                         // columns per pass in multiply()
+};
+
+class KernelMatrix {
+ public:
+  // `rows` and `kernel` must outlive the KernelMatrix.
+  KernelMatrix(RowSource& rows, const Kernel& kernel, const KernelMatrixOptions& options = {});
+  ~KernelMatrix();
+
+  std::size_t size() const { return rows_.rows(); }
+  RowSource& rows() { return rows_; }
+  const Kernel& kernel() const { return kernel_; }
+
+  // out (n×r, row-major) = K̄[:, B] · V (or += with `accumulate`), where B
+  // lists m training row indices, x_b holds their rows (m×d) and V is m×r.
+  void multiply_columns(std::span<const std::size_t> b, const double* x_b, const double* v, std::size_t r, double* out,
+                        bool accumulate = false);
+
+  // out (m×r) = K(X, Z)ᵀ · U for m points Z that are not training rows (no
+  // noise term), U n×r: the predictive mean (U = α) in one pass over X.
+  void multiply_columns_transposed(const double* z, std::size_t m, const double* u, std::size_t r, double* out);
+
+  // out = K̄ v over all n columns, in panels of columns (one pass each).
+  void multiply(const double* v, double* out);
+
+  // out (a×b, row-major) = K(A, B) for rows held in memory, without noise.
+  void block(const double* x_a, std::size_t a, const double* x_b, std::size_t b, double* out) const;
+
+  // out[i] = K̄_ii for every training row.
+  void diagonal(double* out);
+
+  // Kernel evaluations made so far (for kernel evaluations per second).
+  std::uint64_t kernel_evaluations() const { return kernel_evaluations_.load(); }
+  void count_kernel_evaluations(std::uint64_t count) { kernel_evaluations_ += count; }
+
+ private:
+  // Calls tile(first_row, count, x) for every tile of rows, in parallel; x
+  // points to the tile's rows.
+  template <typename TileFunction>
+  void for_each_tile(TileFunction&& tile);
+
+  struct TileWorkspaces;  // per-thread scratch for tiles, reused across calls
+
+  RowSource& rows_;
+  const Kernel& kernel_;
+  KernelMatrixOptions options_;
+  std::unique_ptr<RowBlockStream> stream_;  // null when the rows are resident
+  std::unique_ptr<TileWorkspaces> workspaces_;
+  std::atomic<std::uint64_t> kernel_evaluations_{0};
+};
+
+}  // namespace gpstream

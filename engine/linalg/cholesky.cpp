@@ -1,0 +1,80 @@
+#include "engine/linalg/cholesky.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpstream {
+
+void cholesky_factor(double* a, std::size_t n, const char* what) {
+  if (n == 0) return;
+  const lapack_int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', static_cast<lapack_int>(n), a, static_cast<lapack_int>(n));
+  GPSTREAM_CHECK(info >= 0, "LAPACK dpotrf rejected its arguments (argument {})", -info);
+  GPSTREAM_CHECK(info == 0,
+                 "{} is not numerically positive definite (Cholesky failed at column {} of {}): raise the noise "
+                 "variance, or look for duplicate rows and very long lengthscales",
+                 what, info, n);
+}
+
+void cholesky_solve(const double* factor, std::size_t n, double* b, std::size_t r) {
+  if (n == 0 || r == 0) return;
+  const lapack_int info = LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', static_cast<lapack_int>(n), static_cast<lapack_int>(r),
+                                         factor, static_cast<lapack_int>(n), b, static_cast<lapack_int>(r));
+  GPSTREAM_CHECK(info == 0, "LAPACK dpotrs failed (info {})", info);
+}
+
+IncrementalCholesky::IncrementalCholesky(std::size_t capacity)
+    : capacity_(capacity), factor_(checked_multiply(capacity, capacity), 0.0), forward_(capacity, 0.0) {}
+
+bool IncrementalCholesky::append(const double* k, double diagonal) {
+  GPSTREAM_CHECK(size_ < capacity_, "the Cholesky factor is full ({} rows)", capacity_);
+  const int t = static_cast<int>(size_);
+  std::copy(k, k + size_, forward_.begin());
+  if (t > 0) {
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, t, factor_.data(), static_cast<int>(capacity_),
+                forward_.data(), 1);
+  }
+  const double squared_norm = cblas_ddot(t, forward_.data(), 1, forward_.data(), 1);
+  const double squared_pivot = diagonal - squared_norm;
+  // Relative threshold: below it the pivot is rounding noise, and the system
+  // it would define is singular to working precision.
+  if (!(squared_pivot > 1e-12 * diagonal)) return false;
+  pivot_ = std::sqrt(squared_pivot);
+  double* row = factor_.data() + size_ * capacity_;
+  std::copy(forward_.begin(), forward_.begin() + t, row);
+  row[size_] = pivot_;
+  ++size_;
+  return true;
+}
+
+void IncrementalCholesky::back_substitute(const double* b, double* x, std::size_t rows) const {
+  GPSTREAM_CHECK(rows <= size_, "back substitution on {} rows of a {}-row factor", rows, size_);
+  std::copy(b, b + rows, x);
+  if (rows == 0) return;
+  cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(rows), factor_.data(),
+              static_cast<int>(capacity_), x, 1);
+}
+
+void IncrementalCholesky::solve(const double* b, double* x) const {
+  std::copy(b, b + size_, x);
+  if (size_ == 0) return;
+  const int t = static_cast<int>(size_);
+  const int ld = static_cast<int>(capacity_);
+  cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, t, factor_.data(), ld, x, 1);
+  cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, t, factor_.data(), ld, x, 1);
+}
+
+std::vector<double> IncrementalCholesky::dense_factor() const {
+  std::vector<double> dense(size_ * size_, 0.0);
+  for (std::size_t i = 0; i < size_; ++i) {
+    std::copy_n(factor_.data() + i * capacity_, i + 1, dense.data() + i * size_);
+  }
+  return dense;
+}
+
+}  // namespace gpstream

@@ -1,0 +1,203 @@
+#include "engine/solvers/block_coordinate_descent.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+#include "engine/linalg/cholesky.h"
+
+#include <cblas.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_set>
+
+namespace gpstream {
+namespace {
+
+// Gathers the rows of `indices` (resident rows are copied directly).
+void gather(RowSource& rows, std::span<const std::size_t> indices, std::vector<double>& out) {
+  out.resize(checked_multiply(indices.size(), rows.columns()));
+  rows.gather_rows(indices, out.data(), nullptr);
+}
+
+struct Score {
+  double value = -1.0;
+  std::size_t index = 0;
+};
+
+// argmax_i g_i² / K̄_ii over all n, ties to the smallest i (deterministic).
+std::size_t best_first_variable(std::span<const double> gradient, std::span<const double> diagonal) {
+  const Score best = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, gradient.size(), 1u << 14), Score{},
+      [&](const tbb::blocked_range<std::size_t>& range, Score score) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          const double value = gradient[i] * gradient[i] / diagonal[i];
+          if (value > score.value) score = {value, i};
+        }
+        return score;
+      },
+      [](const Score& a, const Score& b) {
+        return (b.value > a.value || (b.value == a.value && b.index < a.index)) ? b : a;
+      });
+  return best.index;
+}
+
+}  // namespace
+
+BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique_ptr<ActiveSetPolicy> policy,
+                                               std::size_t active_set_size)
+    : kernel_(kernel), policy_(std::move(policy)), active_set_size_(active_set_size), diagonal_(kernel.size()) {
+  GPSTREAM_CHECK(active_set_size > 0, "--active-set must be at least 1");
+  kernel_.diagonal(diagonal_.data());
+}
+
+void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double> /*y*/) {
+  SelectionContext context{kernel_, diagonal_, std::min(active_set_size_, kernel_.size())};
+  active_set_.cholesky.clear();
+  policy_->select(context, state, active_set_);
+  const std::vector<std::size_t>& b = active_set_.indices;
+  const std::size_t m = b.size();
+  if (m == 0) return;
+
+  std::vector<double>& factor = active_set_.cholesky;
+  if (factor.empty()) {
+    factor.resize(m * m);
+    kernel_.block(active_set_.rows.data(), m, active_set_.rows.data(), m, factor.data());
+    for (std::size_t j = 0; j < m; ++j) factor[j * m + j] += kernel_.kernel().noise_variance();
+    kernel_.count_kernel_evaluations(m * m);
+    cholesky_factor(factor.data(), m, "the active-set block K̄_BB");
+  }
+  // Δα_B = −K̄_BB⁻¹ g_B (the sub-problem (6) solved exactly on B).
+  std::vector<double> delta(m);
+  for (std::size_t j = 0; j < m; ++j) delta[j] = -state.gradient[b[j]];
+  cholesky_solve(factor.data(), m, delta.data(), 1);
+  for (std::size_t j = 0; j < m; ++j) state.alpha[b[j]] += delta[j];
+  kernel_.multiply_columns(b, active_set_.rows.data(), delta.data(), 1, state.gradient.data(), true);
+}
+
+void GreedySelection::select(SelectionContext& context, SolverState& state, ActiveSet& out) {
+  KernelMatrix& kernel = context.kernel;
+  const std::size_t n = kernel.size();
+  const std::size_t d = kernel.rows().columns();
+  const std::size_t m = context.active_set_size;
+  const std::span<const double> g = state.gradient;
+  const std::span<const double> diagonal = context.diagonal;
+
+  // The κ-subsets O of steps t = 1 … m−1 (step 6), drawn now so that all
+  // their rows come in one gather; members already in B are skipped later.
+  std::uniform_int_distribution<std::size_t> uniform(0, n - 1);
+  std::vector<std::size_t> draws(checked_multiply(m - 1, candidates_));
+  for (std::size_t& draw : draws) draw = uniform(state.random);
+  const std::size_t first = best_first_variable(g, diagonal);
+  std::vector<std::size_t> pool(draws);
+  pool.push_back(first);
+  std::sort(pool.begin(), pool.end());
+  pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
+  std::vector<double> pool_rows;
+  gather(kernel.rows(), pool, pool_rows);
+  auto row_of = [&](std::size_t index) {
+    return pool_rows.data() + (std::lower_bound(pool.begin(), pool.end(), index) - pool.begin()) * d;
+  };
+
+  IncrementalCholesky factor(m);
+  std::vector<std::size_t>& b = out.indices;
+  std::vector<double>& x_b = out.rows;
+  b.assign(1, first);
+  x_b.assign(row_of(first), row_of(first) + d);
+  factor.append(nullptr, diagonal[first]);
+  std::vector<double> delta = {-g[first] / diagonal[first]};  // step 4, t = 0
+  std::vector<double> g_b = {g[first]};
+
+  std::unordered_set<std::size_t> in_b(b.begin(), b.end());
+  in_b.reserve(2 * m);
+  std::vector<std::size_t> candidates;
+  std::vector<double> x_o, k_ob, e_o, beta;
+  std::uint64_t evaluations = 0;
+  for (std::size_t step = 1; step < m; ++step) {
+    candidates.clear();
+    for (std::size_t k = 0; k < candidates_; ++k) {
+      const std::size_t index = draws[(step - 1) * candidates_ + k];
+      if (in_b.count(index) == 0) candidates.push_back(index);
+    }
+    if (candidates.empty()) continue;
+    const std::size_t t = b.size();
+    const std::size_t o = candidates.size();
+    x_o.resize(o * d);
+    for (std::size_t k = 0; k < o; ++k) std::copy_n(row_of(candidates[k]), d, x_o.data() + k * d);
+    // e_O = K̄_OB Δα_B + g_O: O ∩ B = ∅, so K̄_OB = K_OB (no noise term).
+    k_ob.resize(o * t);
+    kernel.block(x_o.data(), o, x_b.data(), t, k_ob.data());
+    evaluations += o * t;
+    e_o.resize(o);
+    for (std::size_t k = 0; k < o; ++k) e_o[k] = g[candidates[k]];
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(o), static_cast<int>(t), 1.0, k_ob.data(),
+                static_cast<int>(t), delta.data(), 1, 1.0, e_o.data(), 1);
+    // Step 3: s = argmin_i −e_i² / (2 K̄_ii), eq. (10).
+    std::size_t best = 0;
+    double best_score = -1.0;
+    for (std::size_t k = 0; k < o; ++k) {
+      const double score = e_o[k] * e_o[k] / diagonal[candidates[k]];
+      if (score > best_score) best_score = score, best = k;
+    }
+    const std::size_t s = candidates[best];
+    const double* k_s = k_ob.data() + best * t;  // K̄[B, s]
+    // A candidate (nearly) identical to rows already in B would make K̄_BB
+    // singular to working precision: pass over it.
+    if (!factor.append(k_s, diagonal[s])) continue;
+
+    // Eq. (13) with β = K̄_BB⁻¹ k̄_s = L⁻ᵀ (L⁻¹ k̄_s) and η = 1 / (K̄_ss − k̄_sᵀβ) = 1 / pivot².
+    beta.resize(t);
+    factor.back_substitute(factor.last_forward(), beta.data(), t);
+    const double eta = 1.0 / (factor.last_pivot() * factor.last_pivot());
+    const double coefficient = eta * (cblas_ddot(static_cast<int>(t), beta.data(), 1, g_b.data(), 1) - g[s]);
+    cblas_daxpy(static_cast<int>(t), -coefficient, beta.data(), 1, delta.data(), 1);
+    delta.push_back(coefficient);
+    b.push_back(s);
+    in_b.insert(s);
+    g_b.push_back(g[s]);
+    x_b.insert(x_b.end(), row_of(s), row_of(s) + d);
+  }
+  kernel.count_kernel_evaluations(evaluations);
+  out.cholesky = factor.dense_factor();
+}
+
+void CyclicSelection::select(SelectionContext& context, SolverState& state, ActiveSet& out) {
+  const std::size_t n = context.kernel.size();
+  auto& saved = state.auxiliary["cyclic"];  // [seed of the order, cursor]
+  if (saved.size() != 2) saved = {static_cast<double>(state.random() >> 32), 0.0};
+  if (saved[0] != order_seed_ || order_.size() != n) {
+    order_.resize(n);
+    std::iota(order_.begin(), order_.end(), std::size_t{0});
+    std::mt19937_64 shuffler(static_cast<std::uint64_t>(saved[0]));
+    std::shuffle(order_.begin(), order_.end(), shuffler);
+    order_seed_ = saved[0];
+  }
+  std::size_t cursor = static_cast<std::size_t>(saved[1]);
+  out.indices.resize(context.active_set_size);
+  for (std::size_t& index : out.indices) {
+    index = order_[cursor];
+    cursor = (cursor + 1) % n;
+  }
+  saved[1] = static_cast<double>(cursor);
+  std::sort(out.indices.begin(), out.indices.end());  // file order makes the gather cheaper
+  gather(context.kernel.rows(), out.indices, out.rows);
+}
+
+void GradientSelection::select(SelectionContext& context, SolverState& state, ActiveSet& out) {
+  const std::size_t n = context.kernel.size();
+  const std::span<const double> g = state.gradient;
+  order_.resize(n);
+  std::iota(order_.begin(), order_.end(), std::size_t{0});
+  const auto larger = [&](std::size_t a, std::size_t b) {
+    return std::abs(g[a]) > std::abs(g[b]) || (std::abs(g[a]) == std::abs(g[b]) && a < b);
+  };
+  const auto middle = order_.begin() + static_cast<std::ptrdiff_t>(context.active_set_size);
+  std::nth_element(order_.begin(), middle, order_.end(), larger);
+  out.indices.assign(order_.begin(), middle);
+  std::sort(out.indices.begin(), out.indices.end());
+  gather(context.kernel.rows(), out.indices, out.rows);
+}
+
+}  // namespace gpstream

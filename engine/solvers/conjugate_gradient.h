@@ -1,0 +1,25 @@
+// Conjugate gradient on K̄α = y, matrix-free: each iteration is one streamed
+// product K̄p with the kernel recomputed (Hestenes & Stiefel 1952; the CG of
+// the GBCD paper's Table 2). The residual is −g, so the maintained gradient
+// is CG's residual and the driver's stopping rule applies unchanged.
+#pragma once
+
+#include "engine/kernels/kernel_matrix.h"
+#include "engine/solvers/dense_solver.h"
+
+namespace gpstream {
+
+class ConjugateGradient final : public DenseSolver {
+ public:
+  explicit ConjugateGradient(KernelMatrix& kernel) : kernel_(kernel) {}
+  std::string name() const override { return "cg"; }
+  void start(SolverState& state, std::span<const double> y) override;
+  void gradient_refreshed(SolverState& state) override;
+  void iterate(SolverState& state, std::span<const double> y) override;
+
+ private:
+  KernelMatrix& kernel_;
+  std::vector<double> product_;
+};
+
+}  // namespace gpstream

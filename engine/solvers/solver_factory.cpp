@@ -1,0 +1,39 @@
+#include "engine/solvers/solver_factory.h"
+
+#include "engine/core/error.h"
+#include "engine/solvers/block_coordinate_descent.h"
+#include "engine/solvers/cholesky_solver.h"
+#include "engine/solvers/conjugate_gradient.h"
+#include "engine/solvers/sequential_minimal_optimization.h"
+
+#include <fmt/format.h>
+
+namespace gpstream {
+
+const std::vector<std::string>& solver_names() {
+  static const std::vector<std::string> names = {"gbcd", "bcd-cyclic", "bcd-gradient", "cg", "smo", "cholesky"};
+  return names;
+}
+
+std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMatrix& kernel) {
+  const std::string& name = options.name;
+  if (name == "gbcd" || name == "bcd-cyclic" || name == "bcd-gradient") {
+    GPSTREAM_CHECK(options.active_set_size > 0, "--active-set must be at least 1");
+    std::unique_ptr<ActiveSetPolicy> policy;
+    if (name == "gbcd") {
+      GPSTREAM_CHECK(options.candidates > 0, "--candidates must be at least 1");
+      policy = std::make_unique<GreedySelection>(options.candidates);
+    } else if (name == "bcd-cyclic") {
+      policy = std::make_unique<CyclicSelection>();
+    } else {
+      policy = std::make_unique<GradientSelection>();
+    }
+    return std::make_unique<BlockCoordinateDescent>(kernel, std::move(policy), options.active_set_size);
+  }
+  if (name == "cg") return std::make_unique<ConjugateGradient>(kernel);
+  if (name == "smo") return std::make_unique<SequentialMinimalOptimization>(kernel);
+  if (name == "cholesky") return std::make_unique<CholeskySolver>(kernel, options.memory_budget_bytes);
+  GPSTREAM_THROW("unknown solver \"{}\" (choose {})", name, fmt::join(solver_names(), ", "));
+}
+
+}  // namespace gpstream

@@ -1,0 +1,64 @@
+#include "engine/solvers/solver_state.h"
+
+#include "engine/core/error.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <sstream>
+
+namespace gpstream {
+
+SolverState initial_solver_state(std::span<const double> y, std::uint64_t seed) {
+  SolverState state;
+  state.alpha.assign(y.size(), 0.0);
+  state.gradient.resize(y.size());
+  std::transform(y.begin(), y.end(), state.gradient.begin(), std::negate<>());
+  state.random.seed(seed);
+  return state;
+}
+
+double deterministic_dot(std::span<const double> a, std::span<const double> b) {
+  GPSTREAM_CHECK(a.size() == b.size(), "dot product of {} and {} values", a.size(), b.size());
+  constexpr std::size_t kGrain = 1u << 14;
+  return tbb::parallel_deterministic_reduce(
+      tbb::blocked_range<std::size_t>(0, a.size(), kGrain), 0.0,
+      [&](const tbb::blocked_range<std::size_t>& range, double sum) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) sum += a[i] * b[i];
+        return sum;
+      },
+      std::plus<>());
+}
+
+double objective(const SolverState& state, std::span<const double> y) {
+  return 0.5 * (deterministic_dot(state.alpha, state.gradient) - deterministic_dot(state.alpha, y));
+}
+
+double gradient_max_norm(const SolverState& state) {
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, state.gradient.size(), 1u << 14), 0.0,
+      [&](const tbb::blocked_range<std::size_t>& range, double best) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) best = std::max(best, std::abs(state.gradient[i]));
+        return best;
+      },
+      [](double a, double b) { return std::max(a, b); });
+}
+
+std::string serialise_random(const std::mt19937_64& random) {
+  std::ostringstream text;
+  text << random;
+  return text.str();
+}
+
+std::mt19937_64 deserialise_random(const std::string& text) {
+  std::istringstream stream(text);
+  std::mt19937_64 random;
+  stream >> random;
+  GPSTREAM_CHECK(!stream.fail(), "the saved random-number state is damaged");
+  return random;
+}
+
+}  // namespace gpstream

@@ -1,0 +1,45 @@
+// SolverState: everything a dense solver run is, and exactly what a
+// checkpoint holds, so that a resumed run repeats the uninterrupted one.
+//
+// The problem is K̄α = y, i.e. the minimiser of f(α) = ½ αᵀK̄α − yᵀα (GBCD
+// paper eq. 3), whose gradient g = K̄α − y is kept up to date by every solver.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gpstream {
+
+struct SolverState {
+  std::vector<double> alpha;       // α, n values
+  std::vector<double> gradient;    // g = K̄α − y, n values
+  std::uint64_t iteration = 0;     // outer iterations completed
+  std::uint64_t kernel_evaluations = 0;
+  double elapsed_seconds = 0.0;    // solver time over all runs of this problem
+  std::mt19937_64 random;          // every random choice of a solver comes from here
+  // Solver-specific state that must survive a restart (CG's search
+  // direction, the cyclic cursor), by name.
+  std::map<std::string, std::vector<double>> auxiliary;
+};
+
+// α = 0, g = −y (Algorithm 1, step 1).
+SolverState initial_solver_state(std::span<const double> y, std::uint64_t seed);
+
+// f(α) = ½ αᵀK̄α − yᵀα = ½ αᵀ(g − y), from the maintained gradient in O(n).
+double objective(const SolverState& state, std::span<const double> y);
+// ‖g‖∞.
+double gradient_max_norm(const SolverState& state);
+
+// The RNG as text (its standard stream form) for checkpoints, and back.
+std::string serialise_random(const std::mt19937_64& random);
+std::mt19937_64 deserialise_random(const std::string& text);
+
+// Σ a_i b_i summed in a fixed order whatever the thread count, so that a
+// solver's arithmetic is reproducible.
+double deterministic_dot(std::span<const double> a, std::span<const double> b);
+
+}  // namespace gpstream

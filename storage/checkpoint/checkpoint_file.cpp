@@ -1,0 +1,86 @@
+#include "storage/checkpoint/checkpoint_file.h"
+
+#include "engine/core/error.h"
+#include "storage/hdf5/hdf5_handle.h"
+#include "storage/model/model_attributes.h"
+#include "storage/output/atomic_output_file.h"
+
+namespace gpstream {
+namespace {
+
+// Auxiliary vectors are listed in an attribute, in order, so reading them
+// needs no HDF5 iteration callbacks.
+constexpr const char* kAuxiliaryNames = "auxiliary_names";
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+  AtomicOutputFile output(path, /*overwrite=*/true);
+  {
+    hdf5::Handle file = hdf5::create_file(output.temporary_path());
+    const hid_t root = file.get();
+    const TrainingConfiguration& configuration = checkpoint.configuration;
+    const SolverState& state = checkpoint.state;
+    hdf5::write_attribute(root, "format", std::string(kCheckpointFormat));
+    hdf5::write_attribute(root, "version", kCheckpointVersion);
+    hdf5::write_attribute(root, "created_by", std::string("gpstream " GPSTREAM_VERSION));
+    hdf5::write_attribute(root, "solver", configuration.solver.name);
+    hdf5::write_attribute(root, "active_set_size", static_cast<std::int64_t>(configuration.solver.active_set_size));
+    hdf5::write_attribute(root, "candidates", static_cast<std::int64_t>(configuration.solver.candidates));
+    hdf5::write_attribute(root, "seed", static_cast<std::int64_t>(configuration.seed));
+    hdf5::write_attribute(root, "dataset_path", configuration.dataset_path);
+    hdf5::write_attribute(root, "dataset_fingerprint", configuration.dataset_fingerprint);
+    hdf5::write_attribute(root, "rows", static_cast<std::int64_t>(configuration.rows));
+    write_kernel_attributes(root, configuration.hyperparameters);
+    write_standardisation_attributes(root, configuration.standardisation);
+    hdf5::write_attribute(root, "iteration", static_cast<std::int64_t>(state.iteration));
+    hdf5::write_attribute(root, "elapsed_seconds", state.elapsed_seconds);
+    hdf5::write_attribute(root, "kernel_evaluations", static_cast<std::int64_t>(state.kernel_evaluations));
+    hdf5::write_attribute(root, "random_state", serialise_random(state.random));
+    hdf5::write_vector(root, "alpha", state.alpha);
+    hdf5::write_vector(root, "gradient", state.gradient);
+    std::vector<std::string> names;
+    hdf5::Handle auxiliary = hdf5::create_group(root, "auxiliary");
+    for (const auto& [name, values] : state.auxiliary) {
+      names.push_back(name);
+      hdf5::write_vector(auxiliary.get(), name, values);
+    }
+    hdf5::write_attribute(root, kAuxiliaryNames, names);
+    auxiliary.close(path);
+    file.close(path);
+  }
+  output.commit();
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  hdf5::Handle file = hdf5::open_file(path);
+  const hid_t root = file.get();
+  hdf5::check_format(root, path, kCheckpointFormat, kCheckpointVersion);
+  Checkpoint checkpoint;
+  TrainingConfiguration& configuration = checkpoint.configuration;
+  SolverState& state = checkpoint.state;
+  configuration.solver.name = hdf5::read_string_attribute(root, "solver", path);
+  configuration.solver.active_set_size = static_cast<std::size_t>(hdf5::read_integer_attribute(root, "active_set_size", path));
+  configuration.solver.candidates = static_cast<std::size_t>(hdf5::read_integer_attribute(root, "candidates", path));
+  configuration.seed = static_cast<std::uint64_t>(hdf5::read_integer_attribute(root, "seed", path));
+  configuration.dataset_path = hdf5::read_string_attribute(root, "dataset_path", path);
+  configuration.dataset_fingerprint = hdf5::read_string_attribute(root, "dataset_fingerprint", path);
+  const std::int64_t rows = hdf5::read_integer_attribute(root, "rows", path);
+  GPSTREAM_CHECK(rows > 0, "{}: invalid row count {}", path, rows);
+  configuration.rows = static_cast<std::size_t>(rows);
+  configuration.hyperparameters = read_kernel_attributes(root, path);
+  configuration.standardisation = read_standardisation_attributes(root, path);
+  state.iteration = static_cast<std::uint64_t>(hdf5::read_integer_attribute(root, "iteration", path));
+  state.elapsed_seconds = hdf5::read_double_attribute(root, "elapsed_seconds", path);
+  state.kernel_evaluations = static_cast<std::uint64_t>(hdf5::read_integer_attribute(root, "kernel_evaluations", path));
+  state.random = deserialise_random(hdf5::read_string_attribute(root, "random_state", path));
+  state.alpha = hdf5::read_vector(root, "alpha", path, configuration.rows);
+  state.gradient = hdf5::read_vector(root, "gradient", path, configuration.rows);
+  hdf5::Handle auxiliary = hdf5::open_group(root, "auxiliary", path);
+  for (const std::string& name : hdf5::read_string_array_attribute(root, kAuxiliaryNames, path)) {
+    state.auxiliary[name] = hdf5::read_vector(auxiliary.get(), name, path + ": auxiliary");
+  }
+  return checkpoint;
+}
+
+}  // namespace gpstream

@@ -1,0 +1,48 @@
+// Checkpoints: a snapshot of a training run in progress, for resuming it.
+// Not a model file — different contents, different compatibility promise
+// (a checkpoint is only read by the gpstream that wrote its format version).
+//
+//   root attributes: format "gpstream-checkpoint", version 1, created_by,
+//     solver, active_set_size, candidates, seed, dataset_path,
+//     dataset_fingerprint, rows, kernel attributes, standardisation
+//     attributes, iteration, elapsed_seconds, kernel_evaluations,
+//     random_state (the RNG's text form)
+//   /alpha, /gradient   float64 [n]
+//   /auxiliary/<name>   solver-specific vectors (CG's search direction, …)
+//
+// Written to a temporary file, fsynced and renamed over the previous
+// checkpoint: a crash at any instant leaves the previous one intact.
+#pragma once
+
+#include "engine/data/standardisation.h"
+#include "engine/kernels/kernel.h"
+#include "engine/solvers/solver_factory.h"
+#include "engine/solvers/solver_state.h"
+
+#include <string>
+
+namespace gpstream {
+
+inline constexpr const char* kCheckpointFormat = "gpstream-checkpoint";
+inline constexpr std::int64_t kCheckpointVersion = 1;
+
+// What defines a training run: a resumed run must agree on all of it.
+struct TrainingConfiguration {
+  SolverOptions solver;  // its memory budget is not part of the identity
+  KernelHyperparameters hyperparameters;
+  Standardisation standardisation;
+  std::uint64_t seed = 1;
+  std::string dataset_path;
+  std::string dataset_fingerprint;
+  std::size_t rows = 0;
+};
+
+struct Checkpoint {
+  TrainingConfiguration configuration;
+  SolverState state;
+};
+
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+Checkpoint read_checkpoint(const std::string& path);
+
+}  // namespace gpstream

@@ -1,0 +1,76 @@
+#include "storage/hyper/hyperparameter_file.h"
+
+#include "engine/core/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace gpstream {
+namespace {
+
+using Json = nlohmann::json;
+
+double number(const Json& object, const char* key, const std::string& path) {
+  GPSTREAM_CHECK(object.contains(key), "{}: field \"{}\" is missing", path, key);
+  GPSTREAM_CHECK(object[key].is_number(), "{}: field \"{}\" is not a number", path, key);
+  return object[key].get<double>();
+}
+
+std::vector<double> numbers(const Json& object, const char* key, const std::string& path) {
+  GPSTREAM_CHECK(object.contains(key), "{}: field \"{}\" is missing", path, key);
+  const Json& value = object[key];
+  if (value.is_number()) return {value.get<double>()};
+  GPSTREAM_CHECK(value.is_array(), "{}: field \"{}\" is not a list of numbers", path, key);
+  std::vector<double> result;
+  for (const Json& item : value) {
+    GPSTREAM_CHECK(item.is_number(), "{}: field \"{}\" holds something that is not a number", path, key);
+    result.push_back(item.get<double>());
+  }
+  return result;
+}
+
+}  // namespace
+
+HyperparameterFile read_hyperparameter_file(const std::string& path) {
+  std::ifstream stream(path);
+  GPSTREAM_CHECK(stream.good(), "cannot read hyperparameter file '{}'", path);
+  Json json;
+  try {
+    json = Json::parse(stream);
+  } catch (const Json::parse_error& error) {
+    GPSTREAM_THROW("{}: not valid JSON ({})", path, error.what());
+  }
+  GPSTREAM_CHECK(json.is_object(), "{}: expected a JSON object", path);
+
+  HyperparameterFile file;
+  KernelHyperparameters& hyper = file.hyperparameters;
+  hyper.type = json.contains("kernel_name") ? parse_kernel_type(json["kernel_name"].get<std::string>())
+                                            : KernelType::squared_exponential_ard;
+  hyper.signal_variance = number(json, "signal_variance", path);
+  hyper.noise_variance = number(json, "noise_variance", path);
+  if (json.contains("length_scales")) {
+    hyper.lengthscales = numbers(json, "length_scales", path);
+  } else {
+    GPSTREAM_CHECK(json.contains("gamma"), "{}: needs \"length_scales\" or \"gamma\"", path);
+    for (const double gamma : numbers(json, "gamma", path)) {
+      GPSTREAM_CHECK(gamma > 0.0, "{}: gamma values must be positive, not {}", path, gamma);
+      hyper.lengthscales.push_back(lengthscale_from_gamma(gamma));
+    }
+  }
+  if (json.contains("standardisation")) {
+    const Json& s = json["standardisation"];
+    Standardisation standardisation;
+    standardisation.x_mean = numbers(s, "x_mean", path + " standardisation");
+    standardisation.x_std = numbers(s, "x_std", path + " standardisation");
+    standardisation.y_mean = number(s, "y_mean", path + " standardisation");
+    standardisation.y_std = number(s, "y_std", path + " standardisation");
+    GPSTREAM_CHECK(standardisation.x_mean.size() == standardisation.x_std.size(),
+                   "{}: standardisation has {} means but {} standard deviations", path, standardisation.x_mean.size(),
+                   standardisation.x_std.size());
+    file.standardisation = std::move(standardisation);
+  }
+  return file;
+}
+
+}  // namespace gpstream

@@ -1,0 +1,25 @@
+// The model file (HDF5): what `gpstream predict` needs, and a stable,
+// documented product of training (README, "Files").
+//
+//   root attributes: format "gpstream-model", version 1, model_type "dense",
+//     kernel, lengthscales, gamma, signal_variance, noise_variance,
+//     standardised, x_mean, x_std, y_mean, y_std,
+//     dataset_path, dataset_fingerprint, rows, columns, feature_names, target_name,
+//     solver, stop_reason, iterations, gradient_max_norm, tolerance,
+//     training_seconds, kernel_evaluations, created_by
+//   /alpha  float64 [n]   weights α = K̄⁻¹y in standardised units
+#pragma once
+
+#include "engine/models/dense_model.h"
+
+#include <string>
+
+namespace gpstream {
+
+inline constexpr const char* kModelFormat = "gpstream-model";
+inline constexpr std::int64_t kModelVersion = 1;
+
+void write_dense_model(const std::string& path, const DenseModel& model, bool overwrite);
+DenseModel read_dense_model(const std::string& path);
+
+}  // namespace gpstream

@@ -1,0 +1,274 @@
+// gpstream train DATA.h5 -o MODEL.h5 [--solver gbcd ...]
+// gpstream train --resume CHECKPOINT.h5 -o MODEL.h5
+#include "engine/core/error.h"
+#include "engine/data/row_source_utilities.h"
+#include "engine/kernels/kernel_matrix.h"
+#include "engine/linalg/blas_threads.h"
+#include "engine/solvers/solver_driver.h"
+#include "storage/checkpoint/checkpoint_file.h"
+#include "storage/hyper/hyperparameter_file.h"
+#include "storage/model/dense_model_file.h"
+#include "tools/command_line.h"
+#include "tools/commands.h"
+#include "tools/interrupt_handler.h"
+#include "tools/training_data.h"
+#include "tools/training_observers.h"
+
+#include <fmt/format.h>
+#include <tbb/global_control.h>
+
+#include <boost/algorithm/string/classification.hpp>
+#include <boost/algorithm/string/split.hpp>
+
+#include <filesystem>
+
+namespace gpstream::cli {
+namespace {
+
+std::vector<double> parse_number_list(const std::string& text, const char* option) {
+  std::vector<std::string> words;
+  boost::split(words, text, boost::is_any_of(","));
+  std::vector<double> values;
+  for (const std::string& word : words) {
+    try {
+      std::size_t used = 0;
+      values.push_back(std::stod(word, &used));
+      if (used != word.size()) throw std::invalid_argument(word);
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("{}: \"{}\" is not a number", option, word));
+    }
+  }
+  return values;
+}
+
+struct TrainOptions {
+  std::string dataset, output, solver, kernel, hyper_file, lengthscales, gamma, memory, checkpoint, resume, log;
+  std::size_t active_set_size = 500, candidates = 60;
+  std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
+  double tolerance = 1e-4, time_limit = 0, signal_variance = 1, noise_variance = 0, checkpoint_every = 60;
+  unsigned threads = 0;
+};
+
+// The kernel from --hyper, overridden by any hyperparameter given on the command line.
+KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po::variables_map& values,
+                                           std::optional<Standardisation>& file_standardisation) {
+  KernelHyperparameters hyper;
+  bool have_lengthscales = false, have_noise = false;
+  if (!options.hyper_file.empty()) {
+    HyperparameterFile file = read_hyperparameter_file(options.hyper_file);
+    hyper = file.hyperparameters;
+    file_standardisation = file.standardisation;
+    have_lengthscales = have_noise = true;
+  }
+  if (!values["kernel"].defaulted() || options.hyper_file.empty()) hyper.type = parse_kernel_type(options.kernel);
+  if (!options.lengthscales.empty() && !options.gamma.empty()) throw UsageError("give --lengthscales or --gamma, not both");
+  if (!options.lengthscales.empty()) {
+    hyper.lengthscales = parse_number_list(options.lengthscales, "--lengthscales");
+    have_lengthscales = true;
+  }
+  if (!options.gamma.empty()) {
+    hyper.lengthscales.clear();
+    for (const double gamma : parse_number_list(options.gamma, "--gamma")) {
+      if (!(gamma > 0)) throw UsageError(fmt::format("--gamma: values must be positive, not {}", gamma));
+      hyper.lengthscales.push_back(lengthscale_from_gamma(gamma));
+    }
+    have_lengthscales = true;
+  }
+  if (!values["signal-var"].defaulted() || options.hyper_file.empty()) hyper.signal_variance = options.signal_variance;
+  if (values.count("noise-var") != 0) {
+    hyper.noise_variance = options.noise_variance;
+    have_noise = true;
+  }
+  if (!have_lengthscales) throw UsageError("give the kernel's --lengthscales (or --gamma), or a --hyper file");
+  if (!have_noise) throw UsageError("give the --noise-var, or a --hyper file");
+  return hyper;
+}
+
+// A resumed run keeps the configuration it was started with.
+void check_resume_compatible(const TrainOptions& options, const po::variables_map& values,
+                             const TrainingConfiguration& saved, const std::string& checkpoint) {
+  auto conflict = [&](const char* option, const std::string& given, const std::string& kept) {
+    throw Error(fmt::format("--{} {} conflicts with checkpoint '{}', which was started with {}; a resumed run keeps "
+                            "its configuration (start a new run without --resume to change it)",
+                            option, given, checkpoint, kept));
+  };
+  auto given = [&](const char* option) { return values.count(option) != 0 && !values[option].defaulted(); };
+  if (given("solver") && options.solver != saved.solver.name) conflict("solver", options.solver, saved.solver.name);
+  if (given("active-set") && options.active_set_size != saved.solver.active_set_size) {
+    conflict("active-set", std::to_string(options.active_set_size), std::to_string(saved.solver.active_set_size));
+  }
+  if (given("candidates") && options.candidates != saved.solver.candidates) {
+    conflict("candidates", std::to_string(options.candidates), std::to_string(saved.solver.candidates));
+  }
+  if (given("seed") && options.seed != saved.seed) conflict("seed", std::to_string(options.seed), std::to_string(saved.seed));
+  for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise"}) {
+    if (given(option)) conflict(option, "", "the kernel and standardisation saved in it");
+  }
+}
+
+}  // namespace
+
+int run_train(const std::vector<std::string>& args) {
+  CommandSpec spec;
+  spec.name = "train";
+  spec.usage = "gpstream train DATA.h5 -o MODEL.h5 [options]\n       gpstream train --resume CHECKPOINT.h5 -o MODEL.h5";
+  spec.description =
+      "Train an exact GP: solve (K + noise I) alpha = y without forming the n x n matrix, by greedy block\n"
+      "coordinate descent (gbcd, Bo & Sminchisescu 2008) or a reference solver. Inputs and targets are\n"
+      "standardised with the dataset's statistics (or those of the --hyper file). Ctrl-C writes a\n"
+      "checkpoint (with --checkpoint) and prints the command that resumes the run.";
+  TrainOptions options;
+  spec.options.add_options()
+      ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
+      ("output,o", po::value(&options.output)->required(), "model file to write")
+      ("solver", po::value(&options.solver)->default_value("gbcd"), "gbcd, bcd-cyclic, bcd-gradient, cg, smo or cholesky")
+      ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
+      ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd)")
+      ("seed", po::value(&options.seed)->default_value(1), "random seed")
+      ("tol", po::value(&options.tolerance)->default_value(1e-4, "1e-4"), "stop when |g|inf <= tol (standardised targets)")
+      ("max-iter", po::value(&options.max_iterations), "stop after this many iterations")
+      ("time-limit", po::value(&options.time_limit), "stop after this many seconds")
+      ("refresh-every", po::value(&options.refresh_every)->default_value(0), "recompute g exactly every K iterations and report the drift (0: never)")
+      ("kernel", po::value(&options.kernel)->default_value("se-ard"), "se-ard, se or matern52")
+      ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, as ../shared/data/hyper/*.json)")
+      ("lengthscales", po::value(&options.lengthscales), "comma-separated lengthscales (one per input, or one for all)")
+      ("gamma", po::value(&options.gamma), "comma-separated gamma_l = 1/(2 l^2) instead of --lengthscales")
+      ("signal-var", po::value(&options.signal_variance)->default_value(1.0), "signal variance s^2")
+      ("noise-var", po::value(&options.noise_variance), "noise variance sigma^2")
+      ("no-standardise", "use inputs and targets as they are")
+      ("memory", po::value(&options.memory)->default_value("2G"), "memory budget beyond the O(n) vectors (e.g. 512M, 8G)")
+      ("threads", po::value(&options.threads)->default_value(0), "threads (0: all cores)")
+      ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops")
+      ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "seconds between checkpoints")
+      ("resume", po::value(&options.resume), "continue the run saved in this checkpoint")
+      ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations)")
+      ("force", "overwrite the model file if it exists")
+      ("quiet,q", "no progress on stderr");
+  spec.positional.add("dataset", 1);
+  po::variables_map values;
+  if (!parse_command_line(spec, args, values)) return 0;
+  const bool quiet = values.count("quiet") != 0;
+  if (options.tolerance <= 0) throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
+  if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");
+  const std::size_t memory_budget = parse_byte_size(options.memory, "--memory");
+  // Fail on an existing model before spending hours on training.
+  if (values.count("force") == 0 && std::filesystem::exists(options.output)) {
+    throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", options.output));
+  }
+
+  // The run's configuration: from the checkpoint, or from the options.
+  TrainingConfiguration configuration;
+  std::optional<SolverState> resumed_state;
+  std::string checkpoint_path = options.checkpoint;
+  if (!options.resume.empty()) {
+    Checkpoint checkpoint = read_checkpoint(options.resume);
+    check_resume_compatible(options, values, checkpoint.configuration, options.resume);
+    configuration = std::move(checkpoint.configuration);
+    resumed_state = std::move(checkpoint.state);
+    if (options.dataset.empty()) options.dataset = configuration.dataset_path;
+    if (checkpoint_path.empty()) checkpoint_path = options.resume;
+  } else {
+    if (options.dataset.empty()) throw UsageError("give the training dataset (or --resume CHECKPOINT)");
+    std::optional<Standardisation> file_standardisation;
+    configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
+    configuration.solver = {options.solver, options.active_set_size, options.candidates, memory_budget};
+    configuration.seed = options.seed;
+    const DatasetDescription description = read_dataset_description(options.dataset);
+    if (values.count("no-standardise") != 0) {
+      configuration.standardisation = Standardisation::identity();
+    } else if (file_standardisation) {
+      GPSTREAM_CHECK(file_standardisation->x_mean.size() == description.columns,
+                     "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper_file,
+                     file_standardisation->x_mean.size(), options.dataset, description.columns);
+      configuration.standardisation = *file_standardisation;
+    } else {
+      configuration.standardisation = dataset_standardisation(description);
+    }
+    configuration.dataset_path = std::filesystem::absolute(options.dataset).string();
+    configuration.dataset_fingerprint = description.fingerprint;
+    configuration.rows = description.rows;
+  }
+  configuration.solver.memory_budget_bytes = memory_budget;
+
+  std::optional<tbb::global_control> thread_limit;
+  if (options.threads > 0) thread_limit.emplace(tbb::global_control::max_allowed_parallelism, options.threads);
+  configure_blas();
+
+  TrainingData data(options.dataset, configuration.standardisation, memory_budget,
+                    resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
+                    "checkpoint '" + options.resume + "'");
+  const DatasetDescription& dataset = data.description();
+  GPSTREAM_CHECK(dataset.rows > 0, "'{}' has no rows to train on", options.dataset);
+  const std::unique_ptr<Kernel> kernel = make_kernel(configuration.hyperparameters, dataset.columns);
+  KernelMatrix kernel_matrix(data.rows(), *kernel, {.memory_budget_bytes = memory_budget});
+  const std::unique_ptr<DenseSolver> solver = make_solver(configuration.solver, kernel_matrix);
+  const std::vector<double> y = read_all_targets(data.rows());
+
+  const bool fresh = !resumed_state;
+  SolverState state = fresh ? initial_solver_state(y, configuration.seed) : std::move(*resumed_state);
+  StoppingRule rule;
+  rule.tolerance = options.tolerance;
+  if (values.count("max-iter") != 0) rule.max_iterations = options.max_iterations;
+  if (values.count("time-limit") != 0) rule.time_limit_seconds = options.time_limit;
+  rule.refresh_every = options.refresh_every;
+
+  if (!quiet) {
+    fmt::print(stderr, "train: {} on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}{}\n", solver->name(),
+               options.dataset, format_count(dataset.rows), dataset.columns, data.in_memory() ? ", held in memory" : "",
+               kernel->name(), kernel->noise_variance(),
+               fresh ? "" : fmt::format(", resuming at iteration {}", state.iteration));
+  }
+  ProgressLine progress_line(!quiet);
+  ProgressObserver progress(progress_line, solver->name(), rule.tolerance);
+  std::vector<SolverObserver*> observers = {&progress};
+  std::unique_ptr<TrainingLogObserver> log;
+  if (!options.log.empty()) {
+    log = std::make_unique<TrainingLogObserver>(options.log, !fresh);
+    observers.push_back(log.get());
+  }
+  std::unique_ptr<CheckpointObserver> checkpoints;
+  if (!checkpoint_path.empty()) {
+    checkpoints = std::make_unique<CheckpointObserver>(checkpoint_path, options.checkpoint_every, configuration);
+    observers.push_back(checkpoints.get());
+  }
+
+  StopFlag stop;
+  InterruptHandler interrupts(stop);
+  const SolverRun run = run_solver(*solver, kernel_matrix, state, y, rule, observers, &stop, fresh);
+
+  if (run.reason == StopReason::interrupted) {
+    if (checkpoint_path.empty()) {
+      throw Cancelled(fmt::format("interrupted at iteration {}; nothing was saved (give --checkpoint FILE to be able to "
+                                  "resume)", state.iteration));
+    }
+    throw Cancelled(fmt::format("interrupted at iteration {}; checkpoint written to {}. Resume with:\n  gpstream train "
+                                "--resume {} -o {}",
+                                state.iteration, checkpoint_path, checkpoint_path, options.output));
+  }
+
+  DenseModel model;
+  model.hyperparameters = configuration.hyperparameters;
+  model.standardisation = configuration.standardisation;
+  model.alpha = state.alpha;
+  model.dataset_path = configuration.dataset_path;
+  model.dataset_fingerprint = configuration.dataset_fingerprint;
+  model.rows = dataset.rows;
+  model.columns = dataset.columns;
+  model.feature_names = dataset.feature_names;
+  model.target_name = dataset.target_name;
+  model.training = {solver->name(),         describe(run.reason),     state.iteration,
+                    run.last.gradient_max_norm, rule.tolerance,       state.elapsed_seconds,
+                    state.kernel_evaluations};
+  write_dense_model(options.output, model, /*overwrite=*/true);
+  if (!quiet) {
+    fmt::print(stderr, "train: {} after {} iterations in {:.2f} s, |g|inf {:.3e}; wrote {}\n", describe(run.reason),
+               state.iteration, state.elapsed_seconds, run.last.gradient_max_norm, options.output);
+    if (run.reason == StopReason::iteration_limit || run.reason == StopReason::time_limit) {
+      fmt::print(stderr, "train: warning: not converged to --tol {:.0e}; the model holds the current weights\n",
+                 rule.tolerance);
+    }
+  }
+  return 0;
+}
+
+}  // namespace gpstream::cli

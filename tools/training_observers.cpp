@@ -1,0 +1,109 @@
+#include "tools/training_observers.h"
+
+#include "engine/core/error.h"
+#include "tools/command_line.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+namespace gpstream::cli {
+namespace {
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  if (seconds < 60) return fmt::format("{:.1f}s", seconds);
+  if (seconds < 3600) return fmt::format("{}m{:02}s", static_cast<int>(seconds / 60), static_cast<int>(seconds) % 60);
+  return fmt::format("{}h{:02}m", static_cast<int>(seconds / 3600), static_cast<int>(seconds / 60) % 60);
+}
+
+}  // namespace
+
+ProgressObserver::ProgressObserver(ProgressLine& line, std::string solver, double tolerance)
+    : line_(line), solver_(std::move(solver)), tolerance_(tolerance) {}
+
+std::string ProgressObserver::line_text(const IterationReport& report) const {
+  // Kernel evaluations per second over the last few iterations; ETA from the
+  // slope of log ‖g‖∞ over the second half of the history so far (linear
+  // convergence is the rule for these methods).
+  double rate = 0.0, eta = -1.0;
+  if (history_.size() >= 2) {
+    const IterationReport& recent = history_[history_.size() > 5 ? history_.size() - 5 : 0];
+    const double seconds = report.elapsed_seconds - recent.elapsed_seconds;
+    if (seconds > 0) rate = static_cast<double>(report.kernel_evaluations - recent.kernel_evaluations) / seconds;
+    const IterationReport& middle = history_[history_.size() / 2];
+    const double span = report.elapsed_seconds - middle.elapsed_seconds;
+    const double decades = std::log(middle.gradient_max_norm) - std::log(report.gradient_max_norm);
+    if (span > 0 && decades > 0 && report.gradient_max_norm > 0) {
+      eta = (std::log(report.gradient_max_norm) - std::log(tolerance_)) * span / decades;
+    }
+  }
+  return fmt::format("{} iter {}  |g|inf {:.3e} (tol {:.0e})  f {:.8e}  {:.3g} kernel evals/s  elapsed {}  ETA {}", solver_,
+                     report.iteration, report.gradient_max_norm, tolerance_, report.objective, rate,
+                     format_duration(report.elapsed_seconds), format_duration(eta));
+}
+
+void ProgressObserver::on_start(const SolverState&, const IterationReport& report) {
+  history_.push_back(report);
+  line_.update(line_text(report), true);
+}
+
+void ProgressObserver::on_iteration(const SolverState&, const IterationReport& report) {
+  history_.push_back(report);
+  line_.update(line_text(report));
+  if (report.gradient_drift >= 0) {
+    line_.finish();
+    fmt::print(stderr, "{} iter {}: gradient refreshed exactly, drift |g_maintained - g_exact|inf = {:.3e}\n", solver_,
+               report.iteration, report.gradient_drift);
+  }
+}
+
+void ProgressObserver::on_stop(const SolverState&, const IterationReport& report, StopReason) {
+  line_.update(line_text(report), true);
+  line_.finish();
+}
+
+TrainingLogObserver::TrainingLogObserver(const std::string& path, bool append) : path_(path) {
+  const bool had_content = append && std::ifstream(path).peek() != std::ifstream::traits_type::eof();
+  stream_.open(path, append ? std::ios::app : std::ios::trunc);
+  GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}': {}", path, std::strerror(errno));
+  if (!had_content) stream_ << "iteration,seconds,objective,gradient_max_norm,kernel_evaluations,gradient_drift\n";
+}
+
+void TrainingLogObserver::write(const IterationReport& report) {
+  stream_ << fmt::format("{},{:.6f},{:.17g},{:.17g},{},{}\n", report.iteration, report.elapsed_seconds, report.objective,
+                         report.gradient_max_norm, report.kernel_evaluations,
+                         report.gradient_drift >= 0 ? fmt::format("{:.6g}", report.gradient_drift) : std::string());
+  stream_.flush();  // so that a plot of a running job sees every line
+  GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}'", path_);
+}
+
+void TrainingLogObserver::on_start(const SolverState& state, const IterationReport& report) {
+  if (state.iteration == 0) write(report);
+}
+
+void TrainingLogObserver::on_iteration(const SolverState&, const IterationReport& report) { write(report); }
+
+CheckpointObserver::CheckpointObserver(std::string path, double every_seconds, TrainingConfiguration configuration)
+    : path_(std::move(path)), every_seconds_(every_seconds), configuration_(std::move(configuration)) {}
+
+void CheckpointObserver::write(const SolverState& state) {
+  write_checkpoint(path_, Checkpoint{configuration_, state});
+  last_written_ = std::chrono::steady_clock::now();
+  ++written_;
+}
+
+void CheckpointObserver::on_start(const SolverState&, const IterationReport&) {
+  last_written_ = std::chrono::steady_clock::now();
+}
+
+void CheckpointObserver::on_iteration(const SolverState& state, const IterationReport&) {
+  const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_written_).count();
+  if (since >= every_seconds_) write(state);
+}
+
+void CheckpointObserver::on_stop(const SolverState& state, const IterationReport&, StopReason) { write(state); }
+
+}  // namespace gpstream::cli

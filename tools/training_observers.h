@@ -1,0 +1,65 @@
+// Observers of a training run (engine/solvers/solver_driver.h): the live
+// progress line, the CSV training log, and the checkpoint cadence.
+#pragma once
+
+#include "engine/solvers/solver_driver.h"
+#include "storage/checkpoint/checkpoint_file.h"
+#include "tools/progress_line.h"
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace gpstream::cli {
+
+// iteration, ‖g‖∞, objective, kernel evaluations/s, elapsed, and an ETA
+// extrapolated from the trend of log ‖g‖∞ toward the tolerance.
+class ProgressObserver final : public SolverObserver {
+ public:
+  ProgressObserver(ProgressLine& line, std::string solver, double tolerance);
+  void on_start(const SolverState& state, const IterationReport& report) override;
+  void on_iteration(const SolverState& state, const IterationReport& report) override;
+  void on_stop(const SolverState& state, const IterationReport& report, StopReason reason) override;
+
+ private:
+  std::string line_text(const IterationReport& report) const;
+  ProgressLine& line_;
+  std::string solver_;
+  double tolerance_;
+  std::vector<IterationReport> history_;
+};
+
+// CSV: iteration, seconds, objective, gradient_max_norm, kernel_evaluations,
+// gradient_drift. A resumed run appends to the log of the run it continues.
+class TrainingLogObserver final : public SolverObserver {
+ public:
+  TrainingLogObserver(const std::string& path, bool append);
+  void on_start(const SolverState& state, const IterationReport& report) override;
+  void on_iteration(const SolverState& state, const IterationReport& report) override;
+
+ private:
+  void write(const IterationReport& report);
+  std::string path_;
+  std::ofstream stream_;
+};
+
+// Writes a checkpoint every `every_seconds` of wall time and when the run stops.
+class CheckpointObserver final : public SolverObserver {
+ public:
+  CheckpointObserver(std::string path, double every_seconds, TrainingConfiguration configuration);
+  void on_start(const SolverState& state, const IterationReport& report) override;
+  void on_iteration(const SolverState& state, const IterationReport& report) override;
+  void on_stop(const SolverState& state, const IterationReport& report, StopReason reason) override;
+  std::size_t written() const { return written_; }
+
+ private:
+  void write(const SolverState& state);
+  std::string path_;
+  double every_seconds_;
+  TrainingConfiguration configuration_;
+  std::chrono::steady_clock::time_point last_written_;
+  std::size_t written_ = 0;
+};
+
+}  // namespace gpstream::cli
