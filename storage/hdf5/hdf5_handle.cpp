@@ -24,6 +24,9 @@ Handle string_type() {
 Handle scalar_space() { return check_handle(H5Screate(H5S_SCALAR), H5Sclose, "scalar dataspace"); }
 
 Handle vector_space(std::size_t length) {
+  // HDF5 1.10 cannot create attributes over a zero-length simple dataspace;
+  // an empty list is a null dataspace (0 elements, readable by h5py as empty).
+  if (length == 0) return check_handle(H5Screate(H5S_NULL), H5Sclose, "empty dataspace");
   const hsize_t dims[1] = {static_cast<hsize_t>(length)};
   return check_handle(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
 }
@@ -62,6 +65,7 @@ std::vector<std::string> read_strings(const OpenAttribute& attribute, const std:
   require_class(attribute, H5T_STRING, "text", name, context);
   const std::size_t count = static_cast<std::size_t>(attribute.elements);
   std::vector<std::string> result;
+  if (count == 0) return result;
   result.reserve(count);
   if (H5Tis_variable_str(attribute.type.get()) > 0) {
     Handle memory_type = string_type();
@@ -225,7 +229,7 @@ void write_attribute(hid_t object, const std::string& name, double value) {
 void write_attribute(hid_t object, const std::string& name, const std::vector<double>& values) {
   Handle space = vector_space(values.size());
   Handle attribute = create_attribute(object, name, H5T_IEEE_F64LE, space.get());
-  check_status(H5Awrite(attribute.get(), H5T_NATIVE_DOUBLE, values.data()), "attribute " + name);
+  if (!values.empty()) check_status(H5Awrite(attribute.get(), H5T_NATIVE_DOUBLE, values.data()), "attribute " + name);
 }
 
 void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& values) {
@@ -235,7 +239,7 @@ void write_attribute(hid_t object, const std::string& name, const std::vector<st
   std::vector<const char*> pointers;
   pointers.reserve(values.size());
   for (const std::string& value : values) pointers.push_back(value.c_str());
-  check_status(H5Awrite(attribute.get(), type.get(), pointers.data()), "attribute " + name);
+  if (!values.empty()) check_status(H5Awrite(attribute.get(), type.get(), pointers.data()), "attribute " + name);
 }
 
 std::string read_string_attribute(hid_t object, const std::string& name, const std::string& context) {

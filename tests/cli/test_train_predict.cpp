@@ -1,0 +1,218 @@
+// End-to-end training and prediction through the gpstream binary.
+#include "storage/checkpoint/checkpoint_file.h"
+#include "storage/dataset/dataset_format.h"
+#include "storage/hdf5/hdf5_handle.h"
+#include "storage/model/dense_model_file.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <thread>
+
+extern char** environ;
+
+using gpstream::testing::run_gpstream;
+using gpstream::testing::ScratchDirectory;
+
+namespace {
+
+// Friedman1 hyperparameters in standardised space (../shared/data/hyper/friedman1.json, rounded).
+const std::string kHyper = "--lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039";
+
+std::string quote(const std::string& path) { return "'" + path + "'"; }
+
+double relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double difference = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) difference += (a[i] - b[i]) * (a[i] - b[i]), norm += b[i] * b[i];
+  return std::sqrt(difference / norm);
+}
+
+// Starts gpstream with `arguments` and returns its pid.
+pid_t spawn_gpstream(const std::vector<std::string>& arguments) {
+  std::vector<std::string> words = {GPSTREAM_BINARY};
+  words.insert(words.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+}  // namespace
+
+TEST_CASE("train then predict: gbcd and cg models equal the cholesky model; predict reports the RMSE") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5"), test = directory.file("test.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 1200 --seed 5 -q -o " + quote(train)).exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 6 --noise-free -q -o " + quote(test)).exit_code == 0);
+  std::map<std::string, std::vector<double>> alpha;
+  for (const char* solver : {"cholesky", "gbcd", "cg"}) {
+    CAPTURE(solver);
+    const std::string model = directory.file(std::string(solver) + ".h5");
+    const auto trained = run_gpstream("train " + quote(train) + " -o " + quote(model) + " --solver " + solver +
+                                      " --active-set 200 --tol 1e-9 " + kHyper);
+    CAPTURE(trained.err);
+    REQUIRE(trained.exit_code == 0);
+    alpha[solver] = gpstream::read_dense_model(model).alpha;
+    const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(directory.file("p.csv")) + " --force");
+    CAPTURE(predicted.err);
+    REQUIRE(predicted.exit_code == 0);
+    CHECK(predicted.err.find("RMSE (GBCD paper eq. 16") != std::string::npos);
+    CHECK(gpstream::testing::count_lines(gpstream::testing::read_file(directory.file("p.csv"))) == 301);
+  }
+  CHECK(relative_difference(alpha["gbcd"], alpha["cholesky"]) < 1e-6);
+  CHECK(relative_difference(alpha["cg"], alpha["cholesky"]) < 1e-6);
+
+  // Predictions from CSV inputs picked by column name equal those from the dataset.
+  REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 6 --noise-free -q -o " + quote(directory.file("test.csv"))).exit_code == 0);
+  const std::string model = directory.file("cholesky.h5");
+  REQUIRE(run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(directory.file("a.csv"))).exit_code == 0);
+  REQUIRE(run_gpstream("predict " + quote(model) + " " + quote(directory.file("test.csv")) + " -o " + quote(directory.file("b.csv"))).exit_code == 0);
+  CHECK(gpstream::testing::read_file(directory.file("a.csv")) == gpstream::testing::read_file(directory.file("b.csv")));
+}
+
+TEST_CASE("a run stopped and resumed from its checkpoint gives the bit-identical model, with the log continued") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 1000 --seed 7 -q -o " + quote(train)).exit_code == 0);
+  const std::string common = " --active-set 100 --tol 1e-7 --seed 3 " + kHyper;
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(directory.file("whole.h5")) + common).exit_code == 0);
+  const auto first = run_gpstream("train " + quote(train) + " -o " + quote(directory.file("part.h5")) + common +
+                                  " --max-iter 4 --checkpoint " + quote(directory.file("c.h5")) + " --log " + quote(directory.file("log.csv")));
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.err.find("not converged") != std::string::npos);
+  CHECK(gpstream::read_checkpoint(directory.file("c.h5")).state.iteration == 4);
+  const auto resumed = run_gpstream("train --resume " + quote(directory.file("c.h5")) + " -o " + quote(directory.file("resumed.h5")) +
+                                    " --tol 1e-7 --log " + quote(directory.file("log.csv")));
+  CAPTURE(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.err.find("resuming at iteration 4") != std::string::npos);
+  const auto whole = gpstream::read_dense_model(directory.file("whole.h5"));
+  const auto continued = gpstream::read_dense_model(directory.file("resumed.h5"));
+  REQUIRE(whole.alpha.size() == continued.alpha.size());
+  CHECK(std::memcmp(whole.alpha.data(), continued.alpha.data(), whole.alpha.size() * sizeof(double)) == 0);
+  CHECK(whole.training.iterations == continued.training.iterations);
+  // One header, then iterations 0, 1, ... without a gap or a repeat.
+  const std::string log = gpstream::testing::read_file(directory.file("log.csv"));
+  CHECK(gpstream::testing::count_lines(log) == whole.training.iterations + 2);
+
+  // A resumed run keeps its configuration, and its dataset.
+  const auto conflicting = run_gpstream("train --resume " + quote(directory.file("c.h5")) + " -o " + quote(directory.file("x.h5")) + " --solver cg");
+  CHECK(conflicting.exit_code == 1);
+  CHECK(conflicting.err.find("--solver cg conflicts with checkpoint") != std::string::npos);
+  REQUIRE(run_gpstream("generate friedman1 --rows 1000 --seed 8 -q -o " + quote(directory.file("other.h5"))).exit_code == 0);
+  const auto other = run_gpstream("train " + quote(directory.file("other.h5")) + " --resume " + quote(directory.file("c.h5")) + " -o " + quote(directory.file("x.h5")));
+  CHECK(other.exit_code == 1);
+  CHECK(other.err.find("is not the dataset checkpoint") != std::string::npos);
+}
+
+TEST_CASE("Ctrl-C writes a checkpoint and prints the resume command") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 3000 --seed 9 -q -o " + quote(train)).exit_code == 0);
+  const std::string err = directory.file("err.txt");
+  const std::string command = std::string("'") + GPSTREAM_BINARY + "' train " + quote(train) + " -o " +
+                              quote(directory.file("m.h5")) + " --solver bcd-cyclic --tol 1e-12 --checkpoint " +
+                              quote(directory.file("c.h5")) + " " + kHyper + " 2>" + quote(err) + " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid";
+  const int status = std::system(command.c_str());
+  CHECK(WEXITSTATUS(status) == 130);
+  const std::string message = gpstream::testing::read_file(err);
+  CHECK(message.find("Resume with:") != std::string::npos);
+  CHECK(message.find("gpstream train --resume") != std::string::npos);
+  CHECK(gpstream::read_checkpoint(directory.file("c.h5")).state.iteration > 0);
+  CHECK_FALSE(std::filesystem::exists(directory.file("m.h5")));
+}
+
+TEST_CASE("checkpoints survive SIGKILL at random moments: every checkpoint left behind loads") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 2000 --seed 10 -q -o " + quote(train)).exit_code == 0);
+  const std::string checkpoint = directory.file("c.h5");
+  std::mt19937 random(12345);
+  std::uniform_int_distribution<int> delay_ms(150, 700);
+  int loaded = 0;
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    const pid_t pid = spawn_gpstream({"train", train, "-o", directory.file("m.h5"), "--force", "--solver", "bcd-cyclic",
+                                      "--active-set", "100", "--tol", "1e-14", "--checkpoint", checkpoint,
+                                      "--checkpoint-every", "0.001", "--lengthscales", "1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4",
+                                      "--noise-var", "0.039", "-q"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!std::filesystem::exists(checkpoint)) continue;
+    CAPTURE(attempt);
+    const gpstream::Checkpoint read = gpstream::read_checkpoint(checkpoint);  // throws if torn
+    CHECK(read.state.alpha.size() == 2000);
+    ++loaded;
+  }
+  CHECK(loaded >= 20);
+}
+
+TEST_CASE("bad training and prediction inputs give one clear line") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 200 --seed 11 -q -o " + quote(train)).exit_code == 0);
+  const std::string out = " -o " + quote(directory.file("m.h5"));
+  auto expect = [&](const std::string& arguments, const std::string& message) {
+    const auto result = run_gpstream(arguments);
+    CAPTURE(arguments);
+    CAPTURE(result.err);
+    CHECK(result.exit_code != 0);
+    CHECK(gpstream::testing::count_lines(result.err) == 1);
+    CHECK(result.err.find(message) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(directory.file("m.h5")));
+  };
+  expect("train " + quote(train) + out + " --lengthscales 1 --noise-var 0.1", "needs 10 lengthscales (one per input), but 1 were given");
+  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0", "noise variance must be a positive finite number, not 0");
+  expect("train " + quote(train) + out + " --kernel se --lengthscales -2 --noise-var 0.1", "lengthscale must be a positive finite number, not -2");
+  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --signal-var 0", "signal variance");
+  expect("train " + quote(train) + out + " --kernel se --lengthscales 1", "give the --noise-var");
+  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver newton", "unknown solver \"newton\"");
+  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver cholesky --memory 100K",
+         "use --solver gbcd");
+
+  {  // A dataset file with no rows.
+    gpstream::hdf5::Handle file = gpstream::hdf5::create_file(directory.file("empty.h5"));
+    const hid_t root = file.get();
+    gpstream::hdf5::write_attribute(root, "format", std::string(gpstream::kDatasetFormat));
+    gpstream::hdf5::write_attribute(root, "version", std::int64_t{1});
+    gpstream::hdf5::write_attribute(root, "feature_names", std::vector<std::string>{"a"});
+    gpstream::hdf5::write_attribute(root, "target_name", std::string("y"));
+    for (const char* name : {"x_mean", "x_std"}) gpstream::hdf5::write_attribute(root, name, std::vector<double>{0.0});
+    for (const char* name : {"y_mean", "y_std"}) gpstream::hdf5::write_attribute(root, name, 0.0);
+    gpstream::hdf5::write_attribute(root, "fingerprint", std::string("0"));
+    const hsize_t dims[2] = {0, 1};
+    gpstream::hdf5::Handle space = gpstream::hdf5::check_handle(H5Screate_simple(2, dims, nullptr), H5Sclose, "space");
+    gpstream::hdf5::Handle x = gpstream::hdf5::check_handle(
+        H5Dcreate2(root, "X", H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose, "X");
+    gpstream::hdf5::write_vector(root, "y", {});
+  }
+  expect("train " + quote(directory.file("empty.h5")) + out + " --kernel se --lengthscales 1 --noise-var 0.1", "has no rows to train on");
+
+  // A model used with inputs of a different d.
+  const std::string model = directory.file("model.h5");
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + " --kernel se --lengthscales 2 --noise-var 0.1 -q").exit_code == 0);
+  gpstream::testing::write_file(directory.file("narrow.csv"), "1,2,3\n4,5,6\n");
+  expect("predict " + quote(model) + " " + quote(directory.file("narrow.csv")) + out, "the model takes 10 inputs, but the file has 3 columns");
+  gpstream::testing::write_file(directory.file("small.csv"), "a,b\n1,2\n");
+  REQUIRE(run_gpstream("convert " + quote(directory.file("small.csv")) + " -q -o " + quote(directory.file("small.h5"))).exit_code == 0);
+  expect("predict " + quote(model) + " " + quote(directory.file("small.h5")) + out, "has 1 inputs but the model was trained on 10");
+  expect("predict " + quote(model) + " " + quote(train) + out + " --data " + quote(directory.file("small.h5")),
+         "is not the dataset model");
+}

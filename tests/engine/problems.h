@@ -1,0 +1,76 @@
+// Small GP problems with known answers, shared by the engine tests.
+#pragma once
+
+#include "engine/data/in_memory_row_source.h"
+#include "engine/kernels/kernel.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace gpstream::testing {
+
+struct Problem {
+  std::vector<double> x;  // n×d
+  std::vector<double> y;  // n
+  std::size_t d = 0;
+  std::size_t rows() const { return y.size(); }
+  InMemoryRowSource source() const { return InMemoryRowSource(x, y, d); }
+};
+
+// x ~ U[-2, 2]^d, y = sin(x₁) + ½ cos(2 x₂) + noise, roughly standardised.
+inline Problem make_problem(std::size_t n, std::size_t d, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
+  std::normal_distribution<double> noise(0.0, 0.1);
+  Problem problem;
+  problem.d = d;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t l = 0; l < d; ++l) problem.x.push_back(uniform(random));
+    const double* row = &problem.x[i * d];
+    problem.y.push_back(std::sin(row[0]) + 0.5 * std::cos(2.0 * row[d > 1 ? 1 : 0]) + noise(random));
+  }
+  return problem;
+}
+
+inline KernelHyperparameters se_ard(std::size_t d, double lengthscale = 1.0, double noise = 0.1) {
+  return {KernelType::squared_exponential_ard, std::vector<double>(d, lengthscale), 1.0, noise};
+}
+
+// k(x, z) straight from the formulas, one pair at a time: the reference the
+// block evaluation is checked against.
+inline double reference_kernel(const KernelHyperparameters& h, const double* x, const double* z, std::size_t d) {
+  double squared = 0.0;
+  for (std::size_t l = 0; l < d; ++l) {
+    const double lengthscale = h.lengthscales[h.lengthscales.size() == 1 ? 0 : l];
+    const double difference = x[l] - z[l];
+    squared += h.type == KernelType::matern52 ? difference * difference / (lengthscale * lengthscale)
+                                              : difference * difference / (2.0 * lengthscale * lengthscale);
+  }
+  if (h.type == KernelType::matern52) {
+    const double r = std::sqrt(5.0 * squared);
+    return h.signal_variance * (1.0 + r + 5.0 * squared / 3.0) * std::exp(-r);
+  }
+  return h.signal_variance * std::exp(-squared);
+}
+
+// K̄ = K + σ²I, n×n, from the reference formula.
+inline std::vector<double> reference_kernel_matrix(const KernelHyperparameters& h, const Problem& p) {
+  const std::size_t n = p.rows();
+  std::vector<double> k(n * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      k[i * n + j] = reference_kernel(h, &p.x[i * p.d], &p.x[j * p.d], p.d) + (i == j ? h.noise_variance : 0.0);
+  return k;
+}
+
+inline double relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double difference = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    difference += (a[i] - b[i]) * (a[i] - b[i]);
+    norm += b[i] * b[i];
+  }
+  return std::sqrt(difference / norm);
+}
+
+}  // namespace gpstream::testing

@@ -1,0 +1,93 @@
+#include "engine/core/error.h"
+#include "engine/data/standardisation.h"
+#include "engine/kernels/kernel_matrix.h"
+#include "problems.h"
+
+#include <doctest/doctest.h>
+
+using namespace gpstream;
+using namespace gpstream::testing;
+
+TEST_CASE("kernel blocks equal the formulas evaluated pair by pair, for every kernel") {
+  const Problem a = make_problem(37, 5, 1), b = make_problem(53, 5, 2);
+  const std::vector<KernelHyperparameters> kernels = {
+      {KernelType::squared_exponential_ard, {0.5, 1.0, 2.0, 0.7, 3.0}, 1.7, 0.1},
+      {KernelType::squared_exponential, {1.3}, 0.6, 0.1},
+      {KernelType::matern52, {0.9, 1.1, 1.5, 0.4, 2.0}, 2.0, 0.1},
+      {KernelType::matern52, {1.2}, 1.0, 0.1},
+  };
+  for (const KernelHyperparameters& h : kernels) {
+    CAPTURE(kernel_type_name(h.type));
+    const auto kernel = make_kernel(h, 5);
+    PreparedRows pa, pb;
+    kernel->prepare(a.x.data(), a.rows(), pa);
+    kernel->prepare(b.x.data(), b.rows(), pb);
+    std::vector<double> block(a.rows() * b.rows());
+    kernel->evaluate(pa, pb, block.data());
+    for (std::size_t i = 0; i < a.rows(); ++i)
+      for (std::size_t j = 0; j < b.rows(); ++j)
+        REQUIRE(block[i * b.rows() + j] == doctest::Approx(reference_kernel(h, &a.x[i * 5], &b.x[j * 5], 5)).epsilon(1e-12));
+    // A row against itself: distance 0 must give exactly s² (no negative rounding).
+    kernel->evaluate(pa, pa, block.data());
+    for (std::size_t i = 0; i < a.rows(); ++i) CHECK(block[i * a.rows() + i] == doctest::Approx(h.signal_variance).epsilon(1e-13));
+  }
+}
+
+TEST_CASE("kernel hyperparameters are checked") {
+  CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, 1}, 1, 0.1}, 3),
+                       doctest::Contains("needs 3 lengthscales (one per input), but 2 were given"), Error);
+  CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential, {1, 2}, 1, 0.1}, 2),
+                       doctest::Contains("takes one lengthscale"), Error);
+  CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, -1}, 1, 0.1}, 2),
+                       doctest::Contains("lengthscale must be a positive finite number, not -1"), Error);
+  CHECK_THROWS_WITH_AS(make_kernel(se_ard(2, 1.0, 0.0), 2), doctest::Contains("noise variance must be a positive"), Error);
+  CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, 1}, -2, 0.1}, 2),
+                       doctest::Contains("signal variance"), Error);
+  CHECK_THROWS_WITH_AS(parse_kernel_type("rbf"), doctest::Contains("choose se-ard, se or matern52"), Error);
+}
+
+TEST_CASE("KernelMatrix products equal dense K̄ products, resident and streamed") {
+  const Problem p = make_problem(700, 3, 3);
+  const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
+  const auto kernel = make_kernel(h, 3);
+  const std::vector<double> dense = reference_kernel_matrix(h, p);
+  const std::size_t n = p.rows();
+  InMemoryRowSource resident = p.source();
+  // Wrapping hides the resident rows, so this one streams blocks through a RowBlockStream.
+  StandardisedRowSource streamed(resident, Standardisation::identity());
+  for (RowSource* rows : {static_cast<RowSource*>(&resident), static_cast<RowSource*>(&streamed)}) {
+    CAPTURE(rows == &resident);
+    // A tiny budget forces many small blocks; odd tile and panel sizes cut them unevenly.
+    KernelMatrix matrix(*rows, *kernel, {.memory_budget_bytes = 64 * 1024, .tile_rows = 37, .panel_columns = 129});
+    std::vector<double> v(n), out(n), expected(n, 0.0);
+    for (std::size_t i = 0; i < n; ++i) v[i] = std::sin(static_cast<double>(i));
+    matrix.multiply(v.data(), out.data());
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) expected[i] += dense[i * n + j] * v[j];
+    CHECK(relative_difference(out, expected) < 1e-13);
+
+    // K̄[:, B] V with two right-hand sides, accumulated onto existing values.
+    const std::vector<std::size_t> b = {5, 699, 0, 350};
+    std::vector<double> x_b(b.size() * 3), w(b.size() * 2), result(n * 2, 1.0), reference(n * 2, 1.0);
+    rows->gather_rows(b, x_b.data(), nullptr);
+    for (std::size_t k = 0; k < w.size(); ++k) w[k] = 0.5 + static_cast<double>(k);
+    matrix.multiply_columns(b, x_b.data(), w.data(), 2, result.data(), true);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < b.size(); ++j)
+        for (std::size_t c = 0; c < 2; ++c) reference[i * 2 + c] += dense[i * n + b[j]] * w[j * 2 + c];
+    CHECK(relative_difference(result, reference) < 1e-13);
+
+    // K(X, Z)ᵀ U for points Z outside the training set (no noise term).
+    const Problem z = make_problem(9, 3, 4);
+    std::vector<double> transposed(9);
+    matrix.multiply_columns_transposed(z.x.data(), 9, v.data(), 1, transposed.data());
+    for (std::size_t t = 0; t < 9; ++t) {
+      double sum = 0.0;
+      for (std::size_t i = 0; i < n; ++i) sum += reference_kernel(h, &p.x[i * 3], &z.x[t * 3], 3) * v[i];
+      CHECK(transposed[t] == doctest::Approx(sum).epsilon(1e-12));
+    }
+    std::vector<double> diagonal(n);
+    matrix.diagonal(diagonal.data());
+    CHECK(diagonal[17] == doctest::Approx(1.05).epsilon(1e-15));
+  }
+}

@@ -1,0 +1,154 @@
+#include "engine/core/error.h"
+#include "engine/kernels/kernel_matrix.h"
+#include "engine/solvers/solver_driver.h"
+#include "storage/checkpoint/checkpoint_file.h"
+#include "storage/hyper/hyperparameter_file.h"
+#include "storage/model/dense_model_file.h"
+#include "../engine/problems.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+using namespace gpstream;
+using namespace gpstream::testing;
+
+namespace {
+
+TrainingConfiguration configuration_for(const std::string& solver) {
+  TrainingConfiguration configuration;
+  configuration.solver = {.name = solver, .active_set_size = 40, .candidates = 30};
+  configuration.hyperparameters = se_ard(3, 0.8, 0.05);
+  configuration.standardisation.x_mean = {0.1, 0.2, 0.3};
+  configuration.standardisation.x_std = {1.0, 2.0, 3.0};
+  configuration.standardisation.y_mean = -1.5;
+  configuration.standardisation.y_std = 2.5;
+  configuration.seed = 99;
+  configuration.dataset_path = "/data/train.h5";
+  configuration.dataset_fingerprint = "0123456789abcdef";
+  configuration.rows = 600;
+  return configuration;
+}
+
+// Runs `solver` on `problem` for at most `iterations` iterations from `state`.
+void run(const Problem& problem, const TrainingConfiguration& configuration, SolverState& state, std::uint64_t iterations,
+         bool fresh) {
+  InMemoryRowSource rows = problem.source();
+  const auto kernel = make_kernel(configuration.hyperparameters, problem.d);
+  KernelMatrix matrix(rows, *kernel);
+  auto solver = make_solver(configuration.solver, matrix);
+  StoppingRule rule;
+  rule.tolerance = 1e-10;
+  rule.max_iterations = iterations;
+  run_solver(*solver, matrix, state, problem.y, rule, {}, nullptr, fresh);
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint reads back exactly what was written") {
+  ScratchDirectory directory;
+  Checkpoint written{configuration_for("cg"), initial_solver_state(std::vector<double>(600, 0.5), 4)};
+  written.state.iteration = 17;
+  written.state.elapsed_seconds = 3.25;
+  written.state.kernel_evaluations = 123456789;
+  written.state.alpha[3] = -0.0;
+  written.state.alpha[7] = 1e-300;
+  written.state.auxiliary["cg_direction"] = std::vector<double>(600, 0.25);
+  written.state.auxiliary["cg_residual_norm"] = {42.0};
+  written.state.random.discard(1000);
+  write_checkpoint(directory.file("c.h5"), written);
+  const Checkpoint read = read_checkpoint(directory.file("c.h5"));
+  CHECK(read.state.alpha == written.state.alpha);
+  CHECK(std::signbit(read.state.alpha[3]));
+  CHECK(read.state.gradient == written.state.gradient);
+  CHECK(read.state.iteration == 17);
+  CHECK(read.state.elapsed_seconds == 3.25);
+  CHECK(read.state.kernel_evaluations == 123456789);
+  CHECK(read.state.auxiliary == written.state.auxiliary);
+  CHECK(read.state.random == written.state.random);
+  CHECK(read.configuration.solver.name == "cg");
+  CHECK(read.configuration.solver.active_set_size == 40);
+  CHECK(read.configuration.seed == 99);
+  CHECK(read.configuration.hyperparameters.lengthscales == written.configuration.hyperparameters.lengthscales);
+  CHECK(read.configuration.standardisation.x_std == written.configuration.standardisation.x_std);
+  CHECK(read.configuration.standardisation.y_mean == -1.5);
+  CHECK(read.configuration.dataset_fingerprint == "0123456789abcdef");
+  // Rewriting replaces the previous checkpoint atomically: no temporary file is left.
+  write_checkpoint(directory.file("c.h5"), written);
+  CHECK(directory.entries() == std::vector<std::string>{"c.h5"});
+}
+
+TEST_CASE("a run resumed from a checkpoint reaches the bit-identical alpha of an uninterrupted run") {
+  const Problem problem = make_problem(600, 3, 21);
+  for (const char* solver : {"gbcd", "bcd-cyclic", "cg"}) {
+    CAPTURE(solver);
+    const TrainingConfiguration configuration = configuration_for(solver);
+    SolverState uninterrupted = initial_solver_state(problem.y, configuration.seed);
+    run(problem, configuration, uninterrupted, 12, true);
+
+    ScratchDirectory directory;
+    SolverState first_part = initial_solver_state(problem.y, configuration.seed);
+    run(problem, configuration, first_part, 5, true);
+    write_checkpoint(directory.file("c.h5"), Checkpoint{configuration, first_part});
+    SolverState resumed = read_checkpoint(directory.file("c.h5")).state;
+    run(problem, configuration, resumed, 12, false);
+
+    CHECK(resumed.iteration == 12);
+    CHECK(std::memcmp(resumed.alpha.data(), uninterrupted.alpha.data(), resumed.alpha.size() * sizeof(double)) == 0);
+    CHECK(std::memcmp(resumed.gradient.data(), uninterrupted.gradient.data(), resumed.gradient.size() * sizeof(double)) == 0);
+  }
+}
+
+TEST_CASE("a dense model reads back exactly what was written") {
+  ScratchDirectory directory;
+  DenseModel model;
+  model.hyperparameters = {KernelType::matern52, {0.5, 2.0}, 1.5, 0.01};
+  model.standardisation.y_mean = 3.0;
+  model.standardisation.y_std = 0.5;
+  model.alpha = {1.0, -2.0, 3.5};
+  model.dataset_path = "/somewhere/train.h5";
+  model.dataset_fingerprint = "feedfacecafebeef";
+  model.rows = 3;
+  model.columns = 2;
+  model.feature_names = {"u", "v"};
+  model.target_name = "w";
+  model.training = {"gbcd", "converged", 12, 9e-5, 1e-4, 1.5, 1000};
+  write_dense_model(directory.file("m.h5"), model, false);
+  CHECK_THROWS_WITH_AS(write_dense_model(directory.file("m.h5"), model, false), doctest::Contains("already exists"), Error);
+  const DenseModel read = read_dense_model(directory.file("m.h5"));
+  CHECK(read.alpha == model.alpha);
+  CHECK(read.hyperparameters.type == KernelType::matern52);
+  CHECK(read.hyperparameters.lengthscales == model.hyperparameters.lengthscales);
+  CHECK_FALSE(read.standardisation.standardises_inputs());
+  CHECK(read.standardisation.y_std == 0.5);
+  CHECK(read.feature_names == model.feature_names);
+  CHECK(read.training.solver == "gbcd");
+  CHECK(read.training.iterations == 12);
+  CHECK_THROWS_WITH_AS(read_checkpoint(directory.file("m.h5")), doctest::Contains("is a 'gpstream-model' file, not a gpstream-checkpoint"),
+                       Error);
+}
+
+TEST_CASE("hyperparameter files in the format of the shared reference files") {
+  ScratchDirectory directory;
+  write_file(directory.file("h.json"), R"({"signal_variance": 1.7, "length_scales": [3.0, 2.5], "gamma": [0.05, 0.08],
+      "noise_variance": 0.0105, "standardisation": {"x_mean": [0.1, 0.2], "x_std": [1.1, 0.9], "y_mean": 0.01, "y_std": 0.99}})");
+  const HyperparameterFile file = read_hyperparameter_file(directory.file("h.json"));
+  CHECK(file.hyperparameters.type == KernelType::squared_exponential_ard);
+  CHECK(file.hyperparameters.lengthscales == std::vector<double>{3.0, 2.5});
+  CHECK(file.hyperparameters.noise_variance == 0.0105);
+  REQUIRE(file.standardisation.has_value());
+  CHECK(file.standardisation->x_std == std::vector<double>{1.1, 0.9});
+
+  write_file(directory.file("g.json"), R"({"signal_variance": 1, "gamma": [0.125], "noise_variance": 0.1, "kernel_name": "se"})");
+  const HyperparameterFile gamma_only = read_hyperparameter_file(directory.file("g.json"));
+  CHECK(gamma_only.hyperparameters.lengthscales[0] == doctest::Approx(2.0));
+  CHECK(gamma_only.hyperparameters.type == KernelType::squared_exponential);
+  CHECK_FALSE(gamma_only.standardisation.has_value());
+
+  write_file(directory.file("bad.json"), R"({"signal_variance": 1, "length_scales": [1]})");
+  CHECK_THROWS_WITH_AS(read_hyperparameter_file(directory.file("bad.json")), doctest::Contains("\"noise_variance\" is missing"),
+                       Error);
+  write_file(directory.file("broken.json"), "{ not json");
+  CHECK_THROWS_WITH_AS(read_hyperparameter_file(directory.file("broken.json")), doctest::Contains("not valid JSON"), Error);
+}
