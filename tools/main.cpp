@@ -2,6 +2,7 @@
 // stderr and a non-zero exit code: 1 for errors, 2 for usage mistakes,
 // 130 when interrupted.
 #include "engine/core/error.h"
+#include "tools/blas_core.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 
@@ -23,6 +24,7 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpstream::cli::select_blas_core(argv);
   const std::vector<std::string> words(argv + 1, argv + argc);
   if (words.empty()) {
     print_usage(std::cerr);
@@ -35,7 +37,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (name == "--version") {
-    std::cout << "gpstream " GPSTREAM_VERSION "\n";
+    std::cout << "gpstream " GPSTREAM_VERSION " (OpenBLAS kernels: " << gpstream::cli::blas_core_name() << ")\n";
     return 0;
   }
   if (name == "help" && !args.empty()) {

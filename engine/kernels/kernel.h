@@ -38,11 +38,24 @@ struct KernelHyperparameters {
 double gamma_from_lengthscale(double lengthscale);
 double lengthscale_from_gamma(double gamma);
 
+// A run of prepared rows, as evaluate() reads them (a view: owns nothing).
+struct PreparedView {
+  const double* values = nullptr;         // count×d, row-major
+  const double* squared_norms = nullptr;  // count
+  std::size_t count = 0;
+};
+
 // Rows of a block in the form a kernel evaluates fastest.
 struct PreparedRows {
   std::vector<double> values;         // count×d, row-major (scaled for stationary kernels)
   std::vector<double> squared_norms;  // count
   std::size_t count = 0;
+
+  // Rows [first, first + rows) as a view, for a d-input kernel.
+  PreparedView view(std::size_t d, std::size_t first = 0, std::size_t rows = static_cast<std::size_t>(-1)) const {
+    const std::size_t n = rows == static_cast<std::size_t>(-1) ? count - first : rows;
+    return {values.data() + first * d, squared_norms.data() + first, n};
+  }
 };
 
 class Kernel {
@@ -54,10 +67,15 @@ class Kernel {
   double noise_variance() const { return hyperparameters_.noise_variance; }
   std::string name() const { return kernel_type_name(hyperparameters_.type); }
 
-  // Overwrites `out` with `count` rows (count×d, row-major) prepared for evaluate().
+  // Overwrites `out` with `count` rows (count×d, row-major) prepared for
+  // evaluate(). Rows are prepared independently of each other, so prepared
+  // rows may be copied, sliced and appended to one another.
   virtual void prepare(const double* rows, std::size_t count, PreparedRows& out) const = 0;
   // block[i * b.count + j] = k(a_i, b_j), without noise.
-  virtual void evaluate(const PreparedRows& a, const PreparedRows& b, double* block) const = 0;
+  virtual void evaluate(const PreparedView& a, const PreparedView& b, double* block) const = 0;
+  void evaluate(const PreparedRows& a, const PreparedRows& b, double* block) const {
+    evaluate(a.view(dimension_), b.view(dimension_), block);
+  }
   // k(x, x) for one row, without noise.
   virtual double self_covariance(const double* x) const = 0;
   // k(x, x) when it is the same for every x (stationary kernels): diag(K̄) then needs no data pass.

@@ -36,14 +36,15 @@ class StationaryKernel final : public Kernel {
     }
   }
 
-  void evaluate(const PreparedRows& a, const PreparedRows& b, double* block) const override {
+  using Kernel::evaluate;
+  void evaluate(const PreparedView& a, const PreparedView& b, double* block) const override {
     if (a.count == 0 || b.count == 0) return;
     const int d = static_cast<int>(dimension());
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(a.count), static_cast<int>(b.count), d, -2.0,
-                a.values.data(), d, b.values.data(), d, 0.0, block, static_cast<int>(b.count));
+                a.values, d, b.values, d, 0.0, block, static_cast<int>(b.count));
     const double signal = hyperparameters().signal_variance;
     for (std::size_t i = 0; i < a.count; ++i) {
-      profile_(block + i * b.count, b.count, a.squared_norms[i], b.squared_norms.data(), signal);
+      profile_(block + i * b.count, b.count, a.squared_norms[i], b.squared_norms, signal);
     }
   }
 

@@ -11,9 +11,12 @@
 
 namespace gpstream {
 
+// A row-major lower triangle is the column-major upper one of the transpose:
+// LAPACK is called column-major on the same memory, so that LAPACKE does not
+// transpose (copy) the matrix on the way in and out.
 void cholesky_factor(double* a, std::size_t n, const char* what) {
   if (n == 0) return;
-  const lapack_int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', static_cast<lapack_int>(n), a, static_cast<lapack_int>(n));
+  const lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), a, static_cast<lapack_int>(n));
   GPSTREAM_CHECK(info >= 0, "LAPACK dpotrf rejected its arguments (argument {})", -info);
   GPSTREAM_CHECK(info == 0,
                  "{} is not numerically positive definite (Cholesky failed at column {} of {}): raise the noise "
@@ -23,13 +26,14 @@ void cholesky_factor(double* a, std::size_t n, const char* what) {
 
 void cholesky_solve(const double* factor, std::size_t n, double* b, std::size_t r) {
   if (n == 0 || r == 0) return;
-  const lapack_int info = LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', static_cast<lapack_int>(n), static_cast<lapack_int>(r),
-                                         factor, static_cast<lapack_int>(n), b, static_cast<lapack_int>(r));
-  GPSTREAM_CHECK(info == 0, "LAPACK dpotrs failed (info {})", info);
+  // L Lᵀ X = B as two triangular solves on the row-major data, in place.
+  const int size = static_cast<int>(n), columns = static_cast<int>(r);
+  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, size, columns, 1.0, factor, size, b, columns);
+  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, size, columns, 1.0, factor, size, b, columns);
 }
 
 IncrementalCholesky::IncrementalCholesky(std::size_t capacity)
-    : capacity_(capacity), factor_(checked_multiply(capacity, capacity), 0.0), forward_(capacity, 0.0) {}
+    : capacity_(capacity), factor_(checked_multiply(capacity, capacity)), forward_(capacity) {}
 
 bool IncrementalCholesky::append(const double* k, double diagonal) {
   GPSTREAM_CHECK(size_ < capacity_, "the Cholesky factor is full ({} rows)", capacity_);
@@ -69,12 +73,11 @@ void IncrementalCholesky::solve(const double* b, double* x) const {
   cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, t, factor_.data(), ld, x, 1);
 }
 
-std::vector<double> IncrementalCholesky::dense_factor() const {
-  std::vector<double> dense(size_ * size_, 0.0);
+void IncrementalCholesky::copy_factor(std::vector<double>& dense) const {
+  dense.resize(size_ * size_);
   for (std::size_t i = 0; i < size_; ++i) {
     std::copy_n(factor_.data() + i * capacity_, i + 1, dense.data() + i * size_);
   }
-  return dense;
 }
 
 }  // namespace gpstream

@@ -9,11 +9,12 @@
 namespace gpstream {
 
 // Factorises a (n×n, row-major; the lower triangle is read) in place into L
-// with a = L Lᵀ (LAPACK dpotrf). Throws an Error naming `what` and the
+// with a = L Lᵀ (LAPACK dpotrf); the strict upper triangle is left as it was. Throws an Error naming `what` and the
 // column where positive definiteness failed, with advice.
 void cholesky_factor(double* a, std::size_t n, const char* what);
 
-// Solves L Lᵀ X = B in place for B (n×r, row-major), given the factor above.
+// Solves L Lᵀ X = B in place for B (n×r, row-major), given the factor above
+// (only its lower triangle is read).
 void cholesky_solve(const double* factor, std::size_t n, double* b, std::size_t r);
 
 // A Cholesky factor L of K̄_BB grown one row and column at a time, as the
@@ -25,6 +26,7 @@ class IncrementalCholesky {
   explicit IncrementalCholesky(std::size_t capacity);
 
   std::size_t size() const { return size_; }
+  std::size_t capacity() const { return capacity_; }
   void clear() { size_ = 0; }
 
   // Adds row/column s given k = K̄[B, s] (size() values) and K̄_ss. Returns
@@ -41,13 +43,14 @@ class IncrementalCholesky {
   // was before the last `size() − rows` appends); x may alias b.
   void back_substitute(const double* b, double* x, std::size_t rows) const;
 
-  // The factor as a dense size()×size() row-major lower triangle.
-  std::vector<double> dense_factor() const;
+  // The factor into `dense` as a size()×size() row-major lower triangle (the
+  // strict upper triangle is not written).
+  void copy_factor(std::vector<double>& dense) const;
 
  private:
   std::size_t capacity_;
   std::size_t size_ = 0;
-  std::vector<double> factor_;  // capacity×capacity row-major, lower triangle
+  std::vector<double> factor_;  // capacity×capacity row-major, lower triangle (rows < size() valid)
   std::vector<double> forward_;
   double pivot_ = 0.0;
 };

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"
+#include "engine/linalg/cholesky.h"
 #include "engine/solvers/dense_solver.h"
 
 #include <memory>
@@ -23,7 +24,8 @@ namespace gpstream {
 struct ActiveSet {
   std::vector<std::size_t> indices;
   std::vector<double> rows;      // |B|×d, row-major
-  std::vector<double> cholesky;  // |B|×|B| lower factor, or empty
+  std::vector<double> cholesky;  // |B|×|B| lower factor (strict upper part undefined)
+  bool has_cholesky = false;     // whether `cholesky` holds the factor for this B
 };
 
 struct SelectionContext {
@@ -68,6 +70,12 @@ class GreedySelection final : public ActiveSetPolicy {
 
  private:
   std::size_t candidates_;
+  // Reused across iterations: sized once, never re-zeroed.
+  std::unique_ptr<IncrementalCholesky> factor_;
+  std::vector<std::size_t> draws_;
+  std::vector<double> pool_rows_;
+  PreparedRows pool_, active_, step_;
+  std::vector<double> k_ob_, e_o_, beta_, delta_, g_b_;
 };
 
 class CyclicSelection final : public ActiveSetPolicy {

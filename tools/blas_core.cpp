@@ -1,0 +1,28 @@
+#include "tools/blas_core.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+extern "C" char* openblas_get_corename();
+
+namespace gpstream::cli {
+
+const char* blas_core_name() { return openblas_get_corename(); }
+
+void select_blas_core(char** argv) {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;  // the user's choice, or our re-execution
+  if (strcasecmp(openblas_get_corename(), "prescott") != 0) return;
+  const char* core = nullptr;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+    core = "SkylakeX";
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    core = "Haswell";
+  }
+  if (core == nullptr) return;
+  setenv("OPENBLAS_CORETYPE", core, 1);
+  execv("/proc/self/exe", argv);  // only returns on failure: carry on with the slow kernels
+}
+
+}  // namespace gpstream::cli
