@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Plots bench_dense's CSV files (see run_dense_bench.sh) with gnuplot.
+set -euo pipefail
+out="${1:-out/bench}"
+trace="$out/table2_trace.csv"
+[ -f "$trace" ] || { echo "plot_dense: no $trace" >&2; exit 1; }
+for dataset in $(tail -n +2 "$trace" | cut -d, -f1 | sort -u); do
+  # f - f*, with f* the Cholesky objective (or the lowest seen), for a log scale.
+  gap="$out/.gap_$dataset.csv"
+  awk -F, -v ds="$dataset" 'NR > 1 && $1 == ds { if ($2 == "cholesky" || best == "" || $6 < best) { if ($2 == "cholesky") chol = $6; if ($6 < best || best == "") best = $6 } rows[++n] = $0 }
+       END { fstar = (chol != "" ? chol : best); for (i = 1; i <= n; i++) { split(rows[i], f, ","); g = f[6] - fstar; if (g < 1e-12) g = 1e-12; print f[2] "," f[4] "," f[5] "," g } }' "$trace" > "$gap"
+  solvers=$(cut -d, -f1 "$gap" | awk '!seen[$0]++' | grep -v cholesky || true)
+  plot_g="" plot_f=""
+  for solver in $solvers; do
+    plot_g+="'$gap' using (strcol(1) eq '$solver' ? \$2 : 1/0):3 with lines lw 2 title '$solver', "
+    plot_f+="'$gap' using (strcol(1) eq '$solver' ? \$2 : 1/0):4 with lines lw 2 title '$solver', "
+  done
+  gnuplot <<GNUPLOT
+set datafile separator ','
+set terminal pngcairo size 1200,480 font ',10'
+set output '$out/fig2_3_$dataset.png'
+set multiplot layout 1,2 title '$dataset: 10,000 training rows, tol 1e-4 (GBCD paper Figs 2-3)'
+set logscale xy
+set xlabel 'training time (s)'
+set ylabel '|g|_inf'
+set key top right
+plot ${plot_g%, }
+set ylabel 'f(alpha) - f(alpha*)'
+plot ${plot_f%, }
+unset multiplot
+GNUPLOT
+  rm -f "$gap"
+done
+if grep -q '^fig4,' "$out/dense_other.csv" 2>/dev/null; then
+  gnuplot <<GNUPLOT
+set datafile separator ','
+set terminal pngcairo size 700,480 font ',10'
+set output '$out/fig4_friedman1.png'
+set title 'Friedman1: training time against n, tol 1e-4 (GBCD paper Fig 4)'
+set xlabel 'training rows n'
+set ylabel 'training time (s)'
+set logscale y
+set key top left
+plot '$out/dense_other.csv' using (strcol(1) eq 'fig4' && strcol(2) eq 'gbcd' ? \$3 : 1/0):6 with linespoints lw 2 title 'gbcd', \
+     '$out/dense_other.csv' using (strcol(1) eq 'fig4' && strcol(2) eq 'bcd-cyclic' ? \$3 : 1/0):6 with linespoints lw 2 title 'bcd-cyclic (capped at the time limit)'
+GNUPLOT
+fi
+echo "plot_dense: wrote $(ls "$out"/*.png | tr '\n' ' ')"
