@@ -1,5 +1,7 @@
 #include "tools/command_line.h"
 
+#include "engine/linalg/blas_threads.h"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -40,6 +42,20 @@ DatasetWriterOptions DatasetOutputOptions::writer_options(const po::variables_ma
   options.compression_level = compression_level;
   options.overwrite = overwrite;
   return options;
+}
+
+void ComputeOptions::add(po::options_description& options) {
+  options.add_options()
+      ("memory", po::value(&memory)->default_value(memory), "memory budget beyond the O(n) vectors (e.g. 512M, 8G)")
+      ("threads", po::value(&threads)->default_value(threads), "threads (0: all cores)");
+}
+
+std::size_t ComputeOptions::memory_budget_bytes() const { return parse_byte_size(memory, "--memory"); }
+
+std::unique_ptr<tbb::global_control> ComputeOptions::apply() const {
+  configure_blas();
+  if (threads == 0) return nullptr;
+  return std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 }
 
 std::uint64_t parse_byte_size(const std::string& text, const std::string& option) {

@@ -5,8 +5,10 @@
 #include "storage/dataset/dataset_writer.h"
 
 #include <boost/program_options.hpp>
+#include <tbb/global_control.h>
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,6 +45,18 @@ struct DatasetOutputOptions {
 
   void add(po::options_description& options);
   DatasetWriterOptions writer_options(const po::variables_map& values) const;
+};
+
+// --memory and --threads, shared by the commands that compute. apply()
+// limits oneTBB to the requested threads for the lifetime of what it returns
+// and makes BLAS single-threaded inside the tasks.
+struct ComputeOptions {
+  std::string memory = "2G";
+  unsigned threads = 0;
+
+  void add(po::options_description& options);
+  std::size_t memory_budget_bytes() const;
+  std::unique_ptr<tbb::global_control> apply() const;
 };
 
 // Parses "512M", "2G", "1.5GiB", "1000000" (bytes) for an option such as --memory.

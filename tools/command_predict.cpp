@@ -1,7 +1,6 @@
 // gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv
 #include "engine/core/error.h"
 #include "engine/kernels/kernel_matrix.h"
-#include "engine/linalg/blas_threads.h"
 #include "engine/models/dense_prediction.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
@@ -12,7 +11,6 @@
 #include "tools/training_data.h"
 
 #include <fmt/format.h>
-#include <tbb/global_control.h>
 
 #include <chrono>
 
@@ -56,26 +54,23 @@ int run_predict(const std::vector<std::string>& args) {
       "training rows (the dataset it references) once per block of test rows. When the inputs carry\n"
       "targets (a dataset's /y, or a CSV column named like the model's target) or --truth gives them,\n"
       "the normalised RMSE of the GBCD paper, eq. (16), is reported.";
-  std::string model_path, inputs_path, output, data_path, truth_path, memory;
-  unsigned threads = 0;
+  std::string model_path, inputs_path, output, data_path, truth_path;
+  ComputeOptions compute;
   spec.options.add_options()
       ("model", po::value(&model_path)->required(), "model file from gpstream train")
       ("inputs", po::value(&inputs_path)->required(), "test inputs: a dataset (.h5) or a CSV file")
       ("output,o", po::value(&output)->required(), "predictions (CSV), or - for standard output")
       ("data", po::value(&data_path), "the training dataset, if it moved since training")
       ("truth", po::value(&truth_path), "targets for the inputs (CSV or dataset), to report the RMSE")
-      ("memory", po::value(&memory)->default_value("2G"), "memory budget")
-      ("threads", po::value(&threads)->default_value(0), "threads (0: all cores)")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "no summary on stderr");
+  compute.add(spec.options);
   spec.positional.add("model", 1).add("inputs", 1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
   const bool quiet = values.count("quiet") != 0;
-  const std::size_t memory_budget = parse_byte_size(memory, "--memory");
-  std::optional<tbb::global_control> thread_limit;
-  if (threads > 0) thread_limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
-  configure_blas();
+  const std::size_t memory_budget = compute.memory_budget_bytes();
+  const auto thread_limit = compute.apply();
 
   const DenseModel model = read_dense_model(model_path);
   TestSet test = read_test_set(inputs_path, model);

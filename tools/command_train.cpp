@@ -3,7 +3,6 @@
 #include "engine/core/error.h"
 #include "engine/data/row_source_utilities.h"
 #include "engine/kernels/kernel_matrix.h"
-#include "engine/linalg/blas_threads.h"
 #include "engine/solvers/solver_driver.h"
 #include "storage/checkpoint/checkpoint_file.h"
 #include "storage/hyper/hyperparameter_file.h"
@@ -15,7 +14,6 @@
 #include "tools/training_observers.h"
 
 #include <fmt/format.h>
-#include <tbb/global_control.h>
 
 #include <boost/algorithm/string/classification.hpp>
 #include <boost/algorithm/string/split.hpp>
@@ -42,11 +40,11 @@ std::vector<double> parse_number_list(const std::string& text, const char* optio
 }
 
 struct TrainOptions {
-  std::string dataset, output, solver, kernel, hyper_file, lengthscales, gamma, memory, checkpoint, resume, log;
+  std::string dataset, output, solver, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log;
   std::size_t active_set_size = 500, candidates = 60;
   std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
   double tolerance = 1e-4, time_limit = 0, signal_variance = 1, noise_variance = 0, checkpoint_every = 60;
-  unsigned threads = 0;
+  ComputeOptions compute;
 };
 
 // The kernel from --hyper, overridden by any hyperparameter given on the command line.
@@ -136,21 +134,20 @@ int run_train(const std::vector<std::string>& args) {
       ("signal-var", po::value(&options.signal_variance)->default_value(1.0), "signal variance s^2")
       ("noise-var", po::value(&options.noise_variance), "noise variance sigma^2")
       ("no-standardise", "use inputs and targets as they are")
-      ("memory", po::value(&options.memory)->default_value("2G"), "memory budget beyond the O(n) vectors (e.g. 512M, 8G)")
-      ("threads", po::value(&options.threads)->default_value(0), "threads (0: all cores)")
       ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops")
       ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "seconds between checkpoints")
       ("resume", po::value(&options.resume), "continue the run saved in this checkpoint")
       ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations)")
       ("force", "overwrite the model file if it exists")
       ("quiet,q", "no progress on stderr");
+  options.compute.add(spec.options);
   spec.positional.add("dataset", 1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
   const bool quiet = values.count("quiet") != 0;
   if (options.tolerance <= 0) throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
   if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");
-  const std::size_t memory_budget = parse_byte_size(options.memory, "--memory");
+  const std::size_t memory_budget = options.compute.memory_budget_bytes();
   // Fail on an existing model before spending hours on training.
   if (values.count("force") == 0 && std::filesystem::exists(options.output)) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", options.output));
@@ -190,9 +187,7 @@ int run_train(const std::vector<std::string>& args) {
   }
   configuration.solver.memory_budget_bytes = memory_budget;
 
-  std::optional<tbb::global_control> thread_limit;
-  if (options.threads > 0) thread_limit.emplace(tbb::global_control::max_allowed_parallelism, options.threads);
-  configure_blas();
+  const auto thread_limit = options.compute.apply();
 
   TrainingData data(options.dataset, configuration.standardisation, memory_budget,
                     resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,

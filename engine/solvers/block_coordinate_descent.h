@@ -61,7 +61,8 @@ class BlockCoordinateDescent final : public DenseSolver {
 // one maximises e_i² / K̄_ii (eq. 10) over κ random candidates, with
 // e_O = K̄_OB Δα_B + g_O (step 6), and Δα_B follows by eq. (13) through an
 // incremental Cholesky factor of K̄_BB. The κ-subsets of one outer iteration
-// are drawn up front and their rows gathered in one read.
+// are drawn up front and their rows gathered in one read, and their kernel
+// values against B are computed a chunk of steps at a time on all cores.
 class GreedySelection final : public ActiveSetPolicy {
  public:
   explicit GreedySelection(std::size_t candidates = 60) : candidates_(candidates) {}
@@ -74,8 +75,8 @@ class GreedySelection final : public ActiveSetPolicy {
   std::unique_ptr<IncrementalCholesky> factor_;
   std::vector<std::size_t> draws_;
   std::vector<double> pool_rows_;
-  PreparedRows pool_, active_, step_;
-  std::vector<double> k_ob_, e_o_, beta_, delta_, g_b_;
+  PreparedRows pool_, active_;
+  std::vector<double> chunk_block_, late_block_, e_o_, k_s_, beta_, delta_, g_b_;
 };
 
 class CyclicSelection final : public ActiveSetPolicy {
