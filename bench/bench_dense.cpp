@@ -220,18 +220,18 @@ void throughput(std::ofstream& csv) {
   for (int r = 0; r < 3; ++r) {
     double gemm = 0, exp_pass = 0, gemv = 0;
     for (std::size_t first = 0; first < n; first += tile) {
-      const std::size_t rows = std::min(tile, n - first);
+      const int tile_count = static_cast<int>(std::min(tile, n - first));
       auto start = Clock::now();
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, m, d, -2.0, x.data() + first * d, d, x_b.data(), d, 0.0,
-                  block.data(), m);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tile_count, m, d, -2.0, x.data() + first * d, d, x_b.data(), d,
+                  0.0, block.data(), m);
       gemm += seconds_since(start);
       start = Clock::now();
-      for (std::size_t i = 0; i < rows; ++i) {
+      for (int i = 0; i < tile_count; ++i) {
         vector_math::squared_exponential_row(block.data() + i * m, m, norms[i], column_norms.data(), 1.0);
       }
       exp_pass += seconds_since(start);
       start = Clock::now();
-      cblas_dgemv(CblasRowMajor, CblasNoTrans, rows, m, 1.0, block.data(), m, v.data(), 1, 0.0, out.data() + first, 1);
+      cblas_dgemv(CblasRowMajor, CblasNoTrans, tile_count, m, 1.0, block.data(), m, v.data(), 1, 0.0, out.data() + first, 1);
       gemv += seconds_since(start);
     }
     best_gemm = std::min(best_gemm, gemm);

@@ -6,6 +6,7 @@
 #include <cblas.h>
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_reduce.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -38,11 +39,21 @@ KernelMatrix::KernelMatrix(RowSource& rows, const Kernel& kernel, const KernelMa
 
 KernelMatrix::~KernelMatrix() = default;
 
+template <typename BlockFunction>
+void KernelMatrix::for_each_block(BlockFunction&& block) {
+  if (const double* resident = rows_.resident_rows()) {
+    block(0, rows_.rows(), resident);
+    return;
+  }
+  stream_->rewind();
+  while (const RowBlock* next = stream_->next()) block(next->first, next->count, next->x);
+}
+
 template <typename TileFunction>
 void KernelMatrix::for_each_tile(TileFunction&& tile) {
   const std::size_t d = rows_.columns();
   const std::size_t tile_rows = options_.tile_rows;
-  auto run_block = [&](std::size_t first, std::size_t count, const double* x) {
+  for_each_block([&](std::size_t first, std::size_t count, const double* x) {
     const std::size_t tiles = (count + tile_rows - 1) / tile_rows;
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tiles, 1), [&](const tbb::blocked_range<std::size_t>& range) {
       for (std::size_t t = range.begin(); t != range.end(); ++t) {
@@ -50,13 +61,7 @@ void KernelMatrix::for_each_tile(TileFunction&& tile) {
         tile(first + offset, std::min(tile_rows, count - offset), x + offset * d);
       }
     });
-  };
-  if (const double* resident = rows_.resident_rows()) {
-    run_block(0, rows_.rows(), resident);
-    return;
-  }
-  stream_->rewind();
-  while (const RowBlock* block = stream_->next()) run_block(block->first, block->count, block->x);
+  });
 }
 
 void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double* x_b, const double* v, std::size_t r,
@@ -99,20 +104,36 @@ void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, c
   if (m == 0 || size() == 0) return;
   PreparedRows prepared_z;
   kernel_.prepare(z, m, prepared_z);
-  tbb::enumerable_thread_specific<std::vector<double>> partial_sums([&] { return std::vector<double>(m * r, 0.0); });
-  for_each_tile([&](std::size_t first, std::size_t count, const double* x) {
-    TileWorkspace& workspace = workspaces_->per_thread.local();
-    kernel_.prepare(x, count, workspace.rows);
-    workspace.block.resize(count * m);
-    kernel_.evaluate(workspace.rows, prepared_z, workspace.block.data());
-    std::vector<double>& sums = partial_sums.local();
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(r), static_cast<int>(count),
-                1.0, workspace.block.data(), static_cast<int>(m), u + first * r, static_cast<int>(r), 1.0, sums.data(),
-                static_cast<int>(r));
-  });
-  for (const std::vector<double>& sums : partial_sums) {
+  const std::size_t d = rows_.columns();
+  const std::size_t tile_rows = options_.tile_rows;
+  // Sums over tiles are combined in a fixed tree (deterministic reduce with
+  // fixed tiles) and blocks are added in order, so the result does not
+  // depend on thread timing: two predictions of the same rows are identical.
+  auto add_block = [&](std::size_t first, std::size_t count, const double* x) {
+    const std::size_t tiles = (count + tile_rows - 1) / tile_rows;
+    const std::vector<double> sums = tbb::parallel_deterministic_reduce(
+        tbb::blocked_range<std::size_t>(0, tiles, 1), std::vector<double>(m * r, 0.0),
+        [&](const tbb::blocked_range<std::size_t>& range, std::vector<double> partial) {
+          TileWorkspace& workspace = workspaces_->per_thread.local();
+          for (std::size_t t = range.begin(); t != range.end(); ++t) {
+            const std::size_t offset = t * tile_rows;
+            const std::size_t rows = std::min(tile_rows, count - offset);
+            kernel_.prepare(x + offset * d, rows, workspace.rows);
+            workspace.block.resize(rows * m);
+            kernel_.evaluate(workspace.rows, prepared_z, workspace.block.data());
+            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(r),
+                        static_cast<int>(rows), 1.0, workspace.block.data(), static_cast<int>(m),
+                        u + (first + offset) * r, static_cast<int>(r), 1.0, partial.data(), static_cast<int>(r));
+          }
+          return partial;
+        },
+        [](std::vector<double> a, const std::vector<double>& b) {
+          for (std::size_t k = 0; k < a.size(); ++k) a[k] += b[k];
+          return a;
+        });
     for (std::size_t k = 0; k < m * r; ++k) out[k] += sums[k];
-  }
+  };
+  for_each_block(add_block);
   kernel_evaluations_ += checked_multiply(size(), m);
 }
 

@@ -5,8 +5,9 @@
 // one kernel block (GEMM + vectorised pass) followed by a GEMV/GEMM with the
 // vector(s). BLAS runs single-threaded inside the tasks (linalg/blas_threads.h).
 //
-// Outputs row i is written by exactly one task, so results do not depend on
-// the thread count or scheduling: a resumed run repeats the same arithmetic.
+// Output row i is written by exactly one task, and sums over rows are reduced
+// in a fixed order, so results do not depend on the thread count or
+// scheduling: a resumed run repeats the same arithmetic.
 #pragma once
 
 #include "engine/data/row_block_stream.h"
@@ -60,6 +61,10 @@ class KernelMatrix {
   void count_kernel_evaluations(std::uint64_t count) { kernel_evaluations_ += count; }
 
  private:
+  // Calls block(first_row, count, x) for every block of rows in order: the
+  // resident rows as one block, or the blocks of one streamed pass.
+  template <typename BlockFunction>
+  void for_each_block(BlockFunction&& block);
   // Calls tile(first_row, count, x) for every tile of rows, in parallel; x
   // points to the tile's rows.
   template <typename TileFunction>

@@ -8,6 +8,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
+#include <tbb/task_group.h>
 
 #include <algorithm>
 #include <cmath>
@@ -28,11 +29,11 @@ struct Score {
   std::size_t index = 0;
 };
 
-// GBCD's selection runs its steps in chunks: at the start of a chunk the
-// candidates of all its steps are evaluated against B in one parallel block
-// (a candidate of step t needs K(x, b_j) for every b_j chosen before it, and
-// most of those are known long before step t); within the chunk each step
-// adds only the columns of variables chosen since. A single step (~30 µs) is
+// GBCD's selection runs its steps in chunks: the candidates of all steps of
+// a chunk are evaluated against B in one parallel block, computed in the
+// background during the previous chunk (a candidate of step t needs K(x, b_j)
+// for every b_j chosen before it, and most of those are known long before
+// step t); each step then adds only the columns of variables chosen since. A single step (~30 µs) is
 // too small to share between cores: scoring each step's candidates in
 // parallel was measured no faster, with twice the CPU time. Fixed chunk and
 // tile sizes keep the arithmetic independent of the thread count.
@@ -138,37 +139,54 @@ void GreedySelection::select(SelectionContext& context, SolverState& state, Acti
 
   std::unordered_set<std::size_t> in_b(b.begin(), b.end());
   in_b.reserve(2 * m);
-  std::uint64_t evaluations = 0;
-  for (std::size_t chunk_first = 1; chunk_first < m; chunk_first += kStepsPerChunk) {
-    // K(candidates of the chunk's steps, B as it stands) in one parallel block;
-    // the columns of variables added during the chunk follow step by step.
-    const std::size_t chunk_last = std::min(m, chunk_first + kStepsPerChunk);
-    const std::size_t chunk_row0 = (chunk_first - 1) * candidates_;
-    const std::size_t chunk_rows = (chunk_last - chunk_first) * candidates_;
-    const std::size_t t0 = b.size();
-    chunk_block_.resize(chunk_rows * t0);
-    const PreparedView chunk_columns = active_.view(d, 0, t0);
+  // K(candidates of a chunk's steps, B as it stood when the block was
+  // started). The block of chunk c+1 is computed by a background task while
+  // the steps of chunk c run, against B at the start of chunk c — rows of
+  // active_ that are never written again (its storage is reserved below, so
+  // appends do not move them).
+  active_.values.reserve(m * d);
+  active_.squared_norms.reserve(m);
+  auto compute_block = [this, &covariance, d](ChunkBlock& block, std::size_t chunk_first, std::size_t chunk_last,
+                                             PreparedView columns) {
+    block.row0 = (chunk_first - 1) * candidates_;
+    block.rows = (chunk_last - chunk_first) * candidates_;
+    block.columns = columns.count;
+    block.values.resize(block.rows * block.columns);
     tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, chunk_rows, kChunkTileRows),
+        tbb::blocked_range<std::size_t>(0, block.rows, kChunkTileRows),
         [&](const tbb::blocked_range<std::size_t>& range) {
-          covariance.evaluate(pool_.view(d, chunk_row0 + range.begin(), range.size()), chunk_columns,
-                              chunk_block_.data() + range.begin() * t0);
+          covariance.evaluate(pool_.view(d, block.row0 + range.begin(), range.size()), columns,
+                              block.values.data() + range.begin() * block.columns);
         },
         tbb::simple_partitioner());
-    evaluations += chunk_rows * t0;
-
+  };
+  std::uint64_t evaluations = 0;
+  tbb::task_group next_block;
+  compute_block(chunks_[0], 1, std::min(m, 1 + kStepsPerChunk), active_.view(d));
+  for (std::size_t chunk = 0, chunk_first = 1; chunk_first < m; ++chunk, chunk_first += kStepsPerChunk) {
+    const std::size_t chunk_last = std::min(m, chunk_first + kStepsPerChunk);
+    const ChunkBlock& current = chunks_[chunk % 2];
+    evaluations += current.rows * current.columns;
+    if (chunk_last < m) {
+      ChunkBlock& following = chunks_[(chunk + 1) % 2];
+      const PreparedView columns = active_.view(d);
+      const std::size_t following_last = std::min(m, chunk_last + kStepsPerChunk);
+      next_block.run([&, columns, chunk_last, following_last] { compute_block(following, chunk_last, following_last, columns); });
+    }
+    const std::size_t t0 = current.columns;
+    const std::size_t chunk_row0 = current.row0;
     for (std::size_t step = chunk_first; step < chunk_last; ++step) {
       // The candidates of this step are κ consecutive rows of the pool, so
       // they are scored as one slice; members of B are skipped at the argmax.
       const std::size_t row0 = (step - 1) * candidates_;
       const std::size_t t = b.size();
-      // Columns t0 … t−1 of K_OB: variables chosen since the chunk began.
+      // Columns t0 … t−1 of K_OB: variables chosen since the block was started.
       const std::size_t late = t - t0;
       late_block_.resize(candidates_ * late);
       covariance.evaluate(pool_.view(d, row0, candidates_), active_.view(d, t0, late), late_block_.data());
       evaluations += candidates_ * late;
       // e_O = K̄_OB Δα_B + g_O (O ∩ B = ∅, so K̄_OB = K_OB: no noise term).
-      const double* early_block = chunk_block_.data() + (row0 - chunk_row0) * t0;
+      const double* early_block = current.values.data() + (row0 - chunk_row0) * t0;
       e_o_.resize(candidates_);
       for (std::size_t k = 0; k < candidates_; ++k) e_o_[k] = g[draws_[row0 + k]];
       cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(candidates_), static_cast<int>(t0), 1.0, early_block,
@@ -210,6 +228,7 @@ void GreedySelection::select(SelectionContext& context, SolverState& state, Acti
                  pool_rows_.begin() + static_cast<std::ptrdiff_t>((row0 + best + 1) * d));
       add_prepared(row0 + best);
     }
+    next_block.wait();
   }
   kernel.count_kernel_evaluations(evaluations);
   factor.copy_factor(out.cholesky);

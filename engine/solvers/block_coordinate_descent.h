@@ -76,7 +76,12 @@ class GreedySelection final : public ActiveSetPolicy {
   std::vector<std::size_t> draws_;
   std::vector<double> pool_rows_;
   PreparedRows pool_, active_;
-  std::vector<double> chunk_block_, late_block_, e_o_, k_s_, beta_, delta_, g_b_;
+  struct ChunkBlock {
+    std::vector<double> values;  // rows×columns, row-major
+    std::size_t row0 = 0, rows = 0, columns = 0;
+  };
+  ChunkBlock chunks_[2];  // the chunk in use and the one computed in the background
+  std::vector<double> late_block_, e_o_, k_s_, beta_, delta_, g_b_;
 };
 
 class CyclicSelection final : public ActiveSetPolicy {

@@ -4,6 +4,9 @@
 #include "problems.h"
 
 #include <doctest/doctest.h>
+#include <tbb/global_control.h>
+
+#include <cstring>
 
 using namespace gpstream;
 using namespace gpstream::testing;
@@ -90,4 +93,22 @@ TEST_CASE("KernelMatrix products equal dense K̄ products, resident and streamed
     matrix.diagonal(diagonal.data());
     CHECK(diagonal[17] == doctest::Approx(1.05).epsilon(1e-15));
   }
+}
+
+TEST_CASE("the transposed product (predictive means) is bit-identical across calls and thread counts") {
+  const Problem p = make_problem(3000, 4, 5);
+  const Problem z = make_problem(40, 4, 6);
+  const KernelHyperparameters h = se_ard(4, 0.9, 0.1);
+  const auto kernel = make_kernel(h, 4);
+  InMemoryRowSource rows = p.source();
+  KernelMatrix matrix(rows, *kernel, {.tile_rows = 64});
+  std::vector<double> first(40), again(40), single(40);
+  matrix.multiply_columns_transposed(z.x.data(), 40, p.y.data(), 1, first.data());
+  matrix.multiply_columns_transposed(z.x.data(), 40, p.y.data(), 1, again.data());
+  {
+    tbb::global_control one_thread(tbb::global_control::max_allowed_parallelism, 1);
+    matrix.multiply_columns_transposed(z.x.data(), 40, p.y.data(), 1, single.data());
+  }
+  CHECK(std::memcmp(first.data(), again.data(), 40 * sizeof(double)) == 0);
+  CHECK(std::memcmp(first.data(), single.data(), 40 * sizeof(double)) == 0);
 }
