@@ -137,8 +137,11 @@ class TraceRecorder final : public SolverObserver {
       : out_(out), dataset_(std::move(dataset)), solver_(std::move(solver)) {}
   void on_start(const SolverState&, const IterationReport& r) override { write(r); }
   void on_iteration(const SolverState&, const IterationReport& r) override {
-    // Every iteration for the first 200, then every 10th (SMO makes millions).
-    if (r.iteration <= 200 || r.iteration % 10 == 0) write(r);
+    // Every iteration up to 100, then one per 1/50 decade of the iteration
+    // count (SMO makes millions), and the last (on_stop).
+    const int bucket = static_cast<int>(50.0 * std::log10(static_cast<double>(r.iteration)));
+    if (r.iteration <= 100 || bucket != last_bucket_) write(r);
+    last_bucket_ = bucket;
   }
   void on_stop(const SolverState&, const IterationReport& r, StopReason) override { write(r); }
 
@@ -149,6 +152,7 @@ class TraceRecorder final : public SolverObserver {
   }
   std::ofstream& out_;
   std::string dataset_, solver_;
+  int last_bucket_ = -1;
 };
 
 struct Result {
@@ -250,6 +254,7 @@ void throughput(std::ofstream& csv) {
              1e3 * best_streamed, streamed, 100.0 * streamed / bound);
   csv << fmt::format("throughput,bound,{},{},{},{:.6g}\n", n, m, d, bound);
   csv << fmt::format("throughput,streamed,{},{},{},{:.6g}\n", n, m, d, streamed);
+  csv.flush();
 }
 
 }  // namespace

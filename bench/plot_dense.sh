@@ -21,9 +21,12 @@ set terminal pngcairo size 1200,480 font ',10'
 set output '$out/fig2_3_$dataset.png'
 set multiplot layout 1,2 title '$dataset: 10,000 training rows, tol 1e-4 (GBCD paper Figs 2-3)'
 set logscale xy
+set format x '%g'
+set format y '10^{%L}'
+set xrange [0.01:*]
 set xlabel 'training time (s)'
 set ylabel '|g|_inf'
-set key top right
+set key bottom left
 plot ${plot_g%, }
 set ylabel 'f(alpha) - f(alpha*)'
 plot ${plot_f%, }
@@ -40,6 +43,7 @@ set title 'Friedman1: training time against n, tol 1e-4 (GBCD paper Fig 4)'
 set xlabel 'training rows n'
 set ylabel 'training time (s)'
 set logscale y
+set format y '%g'
 set key top left
 plot '$out/dense_other.csv' using (strcol(1) eq 'fig4' && strcol(2) eq 'gbcd' ? \$3 : 1/0):6 with linespoints lw 2 title 'gbcd', \
      '$out/dense_other.csv' using (strcol(1) eq 'fig4' && strcol(2) eq 'bcd-cyclic' ? \$3 : 1/0):6 with linespoints lw 2 title 'bcd-cyclic (capped at the time limit)'

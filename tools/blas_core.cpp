@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <string>
 
 extern "C" char* openblas_get_corename();
 
@@ -21,8 +23,12 @@ void select_blas_core(char** argv) {
     core = "Haswell";
   }
   if (core == nullptr) return;
+  // The real path keeps the process's name (ps, top) that of the program.
+  std::error_code error;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  if (error || self.empty()) return;
   setenv("OPENBLAS_CORETYPE", core, 1);
-  execv("/proc/self/exe", argv);  // only returns on failure: carry on with the slow kernels
+  execv(self.c_str(), argv);  // only returns on failure: carry on with the slow kernels
 }
 
 }  // namespace gpstream::cli
