@@ -1,0 +1,108 @@
+#include "engine/hyper/marginal_likelihood.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+#include "engine/linalg/cholesky.h"
+
+#include <lapacke.h>
+
+#include <cmath>
+#include <numbers>
+
+namespace gpstream {
+
+std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters) {
+  std::vector<double> theta;
+  for (const double lengthscale : hyperparameters.lengthscales) theta.push_back(std::log(lengthscale));
+  theta.push_back(std::log(hyperparameters.signal_variance));
+  theta.push_back(std::log(hyperparameters.noise_variance));
+  return theta;
+}
+
+KernelHyperparameters from_log_parameters(KernelType type, std::span<const double> theta) {
+  GPSTREAM_CHECK(theta.size() >= 3, "a kernel needs at least 3 parameters, not {}", theta.size());
+  KernelHyperparameters hyperparameters;
+  hyperparameters.type = type;
+  for (std::size_t l = 0; l + 2 < theta.size(); ++l) hyperparameters.lengthscales.push_back(std::exp(theta[l]));
+  hyperparameters.signal_variance = std::exp(theta[theta.size() - 2]);
+  hyperparameters.noise_variance = std::exp(theta.back());
+  return hyperparameters;
+}
+
+MarginalLikelihood negative_log_marginal_likelihood(const KernelHyperparameters& hyperparameters, const double* x,
+                                                    std::span<const double> y, std::size_t d) {
+  const std::size_t n = y.size();
+  GPSTREAM_CHECK(n > 0, "the marginal likelihood needs at least one row");
+  const auto kernel = make_kernel(hyperparameters, d);
+  PreparedRows rows;
+  kernel->prepare(x, n, rows);
+  std::vector<double> k(checked_multiply(n, n));
+  kernel->evaluate(rows, rows, k.data());
+
+  // K̄ = K + σ²I = L Lᵀ; α = K̄⁻¹y; −log p = ½ yᵀα + Σ log L_ii + (n/2) log 2π.
+  const double noise = hyperparameters.noise_variance;
+  std::vector<double> factor(k);
+  for (std::size_t i = 0; i < n; ++i) factor[i * n + i] += noise;
+  cholesky_factor(factor.data(), n, "K̄ on the hyperparameter subset");
+  std::vector<double> alpha(y.begin(), y.end());
+  cholesky_solve(factor.data(), n, alpha.data(), 1);
+  MarginalLikelihood result;
+  double log_determinant_half = 0.0;
+  for (std::size_t i = 0; i < n; ++i) log_determinant_half += std::log(factor[i * n + i]);
+  double fit = 0.0;
+  for (std::size_t i = 0; i < n; ++i) fit += y[i] * alpha[i];
+  result.value = 0.5 * fit + log_determinant_half + 0.5 * static_cast<double>(n) * std::log(2.0 * std::numbers::pi);
+
+  // The trace term needs K̄⁻¹ itself (every entry meets ∂K̄/∂θ), computed
+  // from the factor by LAPACK dpotri — the one place an inverse is the
+  // quantity wanted. Row-major lower = column-major upper, as in cholesky.cpp.
+  std::vector<double>& inverse = factor;
+  const lapack_int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), inverse.data(),
+                                              static_cast<lapack_int>(n));
+  GPSTREAM_CHECK(info == 0, "LAPACK dpotri failed (info {})", info);
+  // Q = ααᵀ − K̄⁻¹ (symmetric; dpotri filled the lower triangle in row-major terms).
+  std::vector<double> q(checked_multiply(n, n));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j <= i; ++j) q[i * n + j] = q[j * n + i] = alpha[i] * alpha[j] - inverse[i * n + j];
+
+  const std::size_t lengthscales = hyperparameters.lengthscales.size();
+  result.gradient.assign(lengthscales + 2, 0.0);
+  const double signal = hyperparameters.signal_variance;
+  const bool matern = hyperparameters.type == KernelType::matern52;
+  const double sqrt5 = std::sqrt(5.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const double weight = q[i * n + j];
+      const double kij = k[i * n + j];
+      // ∂K/∂log s² = K.
+      result.gradient[lengthscales] += weight * kij;
+      // ∂k/∂log ℓ_l = c(r) (x_l − z_l)² / ℓ_l², with c = k for the squared
+      // exponential and c = s² (5/3)(1 + √5 r) e^{−√5 r} for Matérn 5/2.
+      double factor_r = kij;
+      if (matern) {
+        double r2 = 0.0;
+        for (std::size_t l = 0; l < d; ++l) {
+          const double lengthscale = hyperparameters.lengthscales[lengthscales == 1 ? 0 : l];
+          const double difference = x[i * d + l] - x[j * d + l];
+          r2 += difference * difference / (lengthscale * lengthscale);
+        }
+        const double r = std::sqrt(r2);
+        factor_r = signal * (5.0 / 3.0) * (1.0 + sqrt5 * r) * std::exp(-sqrt5 * r);
+      }
+      for (std::size_t l = 0; l < d; ++l) {
+        const std::size_t parameter = lengthscales == 1 ? 0 : l;
+        const double lengthscale = hyperparameters.lengthscales[parameter];
+        const double difference = x[i * d + l] - x[j * d + l];
+        result.gradient[parameter] += weight * factor_r * difference * difference / (lengthscale * lengthscale);
+      }
+    }
+  }
+  // ∂K̄/∂log σ² = σ² I.
+  double trace = 0.0;
+  for (std::size_t i = 0; i < n; ++i) trace += q[i * n + i];
+  result.gradient[lengthscales + 1] = noise * trace;
+  for (double& component : result.gradient) component *= -0.5;
+  return result;
+}
+
+}  // namespace gpstream
