@@ -64,15 +64,6 @@ void IncrementalCholesky::back_substitute(const double* b, double* x, std::size_
               static_cast<int>(capacity_), x, 1);
 }
 
-void IncrementalCholesky::solve(const double* b, double* x) const {
-  std::copy(b, b + size_, x);
-  if (size_ == 0) return;
-  const int t = static_cast<int>(size_);
-  const int ld = static_cast<int>(capacity_);
-  cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, t, factor_.data(), ld, x, 1);
-  cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, t, factor_.data(), ld, x, 1);
-}
-
 void IncrementalCholesky::copy_factor(std::vector<double>& dense) const {
   dense.resize(size_ * size_);
   for (std::size_t i = 0; i < size_; ++i) {

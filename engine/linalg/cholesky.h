@@ -37,8 +37,6 @@ class IncrementalCholesky {
   const double* last_forward() const { return forward_.data(); }
   double last_pivot() const { return pivot_; }
 
-  // x = (L Lᵀ)⁻¹ b for b of size() values; x may alias b.
-  void solve(const double* b, double* x) const;
   // x = L⁻ᵀ b with the leading `rows`×`rows` block of L (the factor as it
   // was before the last `size() − rows` appends); x may alias b.
   void back_substitute(const double* b, double* x, std::size_t rows) const;
