@@ -11,6 +11,7 @@ packages=(
   libboost-program-options-dev              # the command line
   libfmt-dev                                # message and progress formatting
   libxxhash-dev                             # dataset fingerprints
+  libnlopt-dev                              # L-BFGS for hyperparameter learning (NLopt)
   nlohmann-json3-dev                        # hyperparameter files (JSON)
   doctest-dev                               # unit tests
   python3-h5py                              # tests check that h5py reads our files

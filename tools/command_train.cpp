@@ -9,6 +9,7 @@
 #include "storage/model/dense_model_file.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
+#include "tools/hyperparameter_learning.h"
 #include "tools/interrupt_handler.h"
 #include "tools/training_data.h"
 #include "tools/training_observers.h"
@@ -40,11 +41,12 @@ std::vector<double> parse_number_list(const std::string& text, const char* optio
 }
 
 struct TrainOptions {
-  std::string dataset, output, solver, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log;
+  std::string dataset, output, solver, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log, save_hyper;
   std::size_t active_set_size = 500, candidates = 60;
   std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
   double tolerance = 1e-4, time_limit = 0, signal_variance = 1, noise_variance = 0, checkpoint_every = 60;
   ComputeOptions compute;
+  HyperparameterLearningOptions learning;
 };
 
 // The kernel from --hyper, overridden by any hyperparameter given on the command line.
@@ -99,9 +101,34 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
     conflict("candidates", std::to_string(options.candidates), std::to_string(saved.solver.candidates));
   }
   if (given("seed") && options.seed != saved.seed) conflict("seed", std::to_string(options.seed), std::to_string(saved.seed));
-  for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise"}) {
+  for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise",
+                             "learn-hyper"}) {
     if (given(option)) conflict(option, "", "the kernel and standardisation saved in it");
   }
+}
+
+// --learn-hyper: learns on a subset of the (standardised) training rows,
+// reports the result and, with --save-hyper, writes it.
+KernelHyperparameters learn_and_report(TrainingData& data, const TrainOptions& options, const po::variables_map& values,
+                                       const StopFlag& stop) {
+  const bool quiet = values.count("quiet") != 0;
+  const KernelType kernel = parse_kernel_type(options.kernel);
+  if (!quiet) {
+    fmt::print(stderr, "train: learning {} hyperparameters on {} random rows ({} restarts)\n", kernel_type_name(kernel),
+               std::min(options.learning.subset, data.description().rows), options.learning.restarts);
+  }
+  const LearnedOnSubset learned = learn_on_subset(data.rows(), options.dataset, kernel, options.learning, options.seed,
+                                                  nullptr, &stop);
+  if (!quiet) {
+    fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations, -log p(y|X) {:.4f}): {}\n", learned.seconds,
+               learned.evaluations, learned.search.objective, describe_hyperparameters(learned.search.hyperparameters));
+  }
+  if (!options.save_hyper.empty()) {
+    save_learned_hyperparameters(options.save_hyper, learned, options.learning, options.seed, options.dataset,
+                                 data.description().fingerprint, dataset_standardisation(data.description()),
+                                 values.count("force") != 0);
+  }
+  return learned.search.hyperparameters;
 }
 
 }  // namespace
@@ -128,7 +155,9 @@ int run_train(const std::vector<std::string>& args) {
       ("time-limit", po::value(&options.time_limit), "stop after this many seconds")
       ("refresh-every", po::value(&options.refresh_every)->default_value(0), "recompute g exactly every K iterations and report the drift (0: never)")
       ("kernel", po::value(&options.kernel)->default_value("se-ard"), "se-ard, se or matern52")
-      ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, as ../shared/data/hyper/*.json)")
+      ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, from gpstream hyper or as ../shared/data/hyper/*.json)")
+      ("learn-hyper", "learn the hyperparameters first, as gpstream hyper does (with --subset, --restarts, ...)")
+      ("save-hyper", po::value(&options.save_hyper), "with --learn-hyper: also write the learned values to this JSON file")
       ("lengthscales", po::value(&options.lengthscales), "comma-separated lengthscales (one per input, or one for all)")
       ("gamma", po::value(&options.gamma), "comma-separated gamma_l = 1/(2 l^2) instead of --lengthscales")
       ("signal-var", po::value(&options.signal_variance)->default_value(1.0), "signal variance s^2")
@@ -141,6 +170,9 @@ int run_train(const std::vector<std::string>& args) {
       ("force", "overwrite the model file if it exists")
       ("quiet,q", "no progress on stderr");
   options.compute.add(spec.options);
+  po::options_description learning_options("Hyperparameter learning (with --learn-hyper)");
+  options.learning.add(learning_options);
+  spec.options.add(learning_options);
   spec.positional.add("dataset", 1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
@@ -151,6 +183,9 @@ int run_train(const std::vector<std::string>& args) {
   // Fail on an existing model before spending hours on training.
   if (values.count("force") == 0 && std::filesystem::exists(options.output)) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", options.output));
+  }
+  if (values.count("force") == 0 && !options.save_hyper.empty() && std::filesystem::exists(options.save_hyper)) {
+    throw Error(fmt::format("--save-hyper: '{}' already exists (use --force to overwrite it)", options.save_hyper));
   }
 
   // The run's configuration: from the checkpoint, or from the options.
@@ -167,10 +202,27 @@ int run_train(const std::vector<std::string>& args) {
   } else {
     if (options.dataset.empty()) throw UsageError("give the training dataset (or --resume CHECKPOINT)");
     std::optional<Standardisation> file_standardisation;
-    configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
+    const bool learn = values.count("learn-hyper") != 0;
+    if (learn) {
+      for (const char* option : {"hyper", "lengthscales", "gamma", "noise-var"}) {
+        if (values.count(option) != 0) throw UsageError(fmt::format("give --learn-hyper or --{}, not both", option));
+      }
+      if (values.count("no-standardise") != 0) throw UsageError("--learn-hyper learns on standardised data; drop --no-standardise");
+    } else {
+      if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
+      configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
+    }
     configuration.solver = {options.solver, options.active_set_size, options.candidates, memory_budget};
     configuration.seed = options.seed;
     const DatasetDescription description = read_dataset_description(options.dataset);
+    if (!learn) {
+      const std::size_t lengthscales = configuration.hyperparameters.lengthscales.size();
+      GPSTREAM_CHECK(lengthscales == 1 || lengthscales == description.columns,
+                     "{} {} lengthscales, but '{}' has {} inputs (give one per input, or one for all)",
+                     options.hyper_file.empty() ? std::string("the command line gives")
+                                                : fmt::format("--hyper: '{}' has", options.hyper_file),
+                     lengthscales, options.dataset, description.columns);
+    }
     if (values.count("no-standardise") != 0) {
       configuration.standardisation = Standardisation::identity();
     } else if (file_standardisation) {
@@ -194,6 +246,11 @@ int run_train(const std::vector<std::string>& args) {
                     "checkpoint '" + options.resume + "'");
   const DatasetDescription& dataset = data.description();
   GPSTREAM_CHECK(dataset.rows > 0, "'{}' has no rows to train on", options.dataset);
+  StopFlag stop;
+  InterruptHandler interrupts(stop);
+  if (values.count("learn-hyper") != 0 && !resumed_state) {
+    configuration.hyperparameters = learn_and_report(data, options, values, stop);
+  }
   const std::unique_ptr<Kernel> kernel = make_kernel(configuration.hyperparameters, dataset.columns);
   KernelMatrix kernel_matrix(data.rows(), *kernel, {.memory_budget_bytes = memory_budget});
   const std::unique_ptr<DenseSolver> solver = make_solver(configuration.solver, kernel_matrix);
@@ -227,8 +284,6 @@ int run_train(const std::vector<std::string>& args) {
     observers.push_back(checkpoints.get());
   }
 
-  StopFlag stop;
-  InterruptHandler interrupts(stop);
   const SolverRun run = run_solver(*solver, kernel_matrix, state, y, rule, observers, &stop, fresh);
 
   if (run.reason == StopReason::interrupted) {

@@ -1,6 +1,7 @@
 #include "storage/hyper/hyperparameter_file.h"
 
 #include "engine/core/error.h"
+#include "storage/output/atomic_output_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -71,6 +72,43 @@ HyperparameterFile read_hyperparameter_file(const std::string& path) {
     file.standardisation = std::move(standardisation);
   }
   return file;
+}
+
+void write_hyperparameter_file(const std::string& path, const KernelHyperparameters& hyperparameters,
+                               const Standardisation& standardisation, const HyperparameterProvenance& provenance,
+                               bool overwrite) {
+  nlohmann::ordered_json json;  // fields in the order written, for readers of the file
+  json["format"] = "gpstream-hyperparameters";
+  json["version"] = 1;
+  json["kernel_name"] = kernel_type_name(hyperparameters.type);
+  json["signal_variance"] = hyperparameters.signal_variance;
+  json["length_scales"] = hyperparameters.lengthscales;
+  std::vector<double> gamma;
+  for (const double lengthscale : hyperparameters.lengthscales) gamma.push_back(gamma_from_lengthscale(lengthscale));
+  json["gamma"] = gamma;
+  json["noise_variance"] = hyperparameters.noise_variance;
+  json["log_marginal_likelihood"] = -provenance.negative_log_marginal_likelihood;
+  json["hyper_subset"] = {{"size", provenance.subset_size}, {"seed", provenance.seed}};
+  json["optimizer"] = {{"tool", "NLopt L-BFGS (NLOPT_LD_LBFGS)"},
+                       {"restarts", provenance.restarts},
+                       {"tolerance", provenance.tolerance},
+                       {"evaluations", provenance.evaluations},
+                       {"wall_time_s", provenance.seconds}};
+  json["dataset"] = {{"path", provenance.dataset_path}, {"fingerprint", provenance.dataset_fingerprint}};
+  json["data_space"] = "standardised inputs and target (the standardisation below)";
+  json["standardisation"] = {{"x_mean", standardisation.x_mean},
+                             {"x_std", standardisation.x_std},
+                             {"y_mean", standardisation.y_mean},
+                             {"y_std", standardisation.y_std}};
+
+  AtomicOutputFile output(path, overwrite);
+  {
+    std::ofstream stream(output.temporary_path());
+    stream << json.dump(1) << "\n";
+    stream.close();
+    GPSTREAM_CHECK(stream.good(), "cannot write hyperparameter file '{}'", path);
+  }
+  output.commit();
 }
 
 }  // namespace gpstream

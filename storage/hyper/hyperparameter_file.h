@@ -4,11 +4,14 @@
 //     "standardisation": { "x_mean": […], "x_std": […], "y_mean": …, "y_std": … } (optional) }
 // A standardisation in the file is the one the values were learned under,
 // and training uses it instead of the dataset's own statistics.
+// `gpstream hyper` writes the same format, plus how the values were learned
+// ("hyper_subset", "optimizer", "dataset"), which readers ignore.
 #pragma once
 
 #include "engine/data/standardisation.h"
 #include "engine/kernels/kernel.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -19,7 +22,25 @@ struct HyperparameterFile {
   std::optional<Standardisation> standardisation;
 };
 
+// How learned values came about, recorded next to them.
+struct HyperparameterProvenance {
+  double negative_log_marginal_likelihood = 0.0;  // on the subset, standardised units
+  std::size_t subset_size = 0;
+  std::uint64_t seed = 0;
+  std::size_t restarts = 0;
+  double tolerance = 0.0;
+  std::size_t evaluations = 0;  // over all starts
+  double seconds = 0.0;
+  std::string dataset_path, dataset_fingerprint;
+};
+
 // Throws naming the file and the field at fault.
 HyperparameterFile read_hyperparameter_file(const std::string& path);
+
+// Writes values learned under `standardisation` (atomically; refuses an
+// existing file unless `overwrite`).
+void write_hyperparameter_file(const std::string& path, const KernelHyperparameters& hyperparameters,
+                               const Standardisation& standardisation, const HyperparameterProvenance& provenance,
+                               bool overwrite);
 
 }  // namespace gpstream

@@ -1,0 +1,159 @@
+#include "engine/hyper/hyperparameter_search.h"
+
+#include "engine/core/error.h"
+#include "engine/hyper/marginal_likelihood.h"
+
+#include <nlopt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <random>
+
+namespace gpstream {
+namespace {
+
+// Bounds and restart box in standardised units (see the header).
+constexpr double kLengthscaleBounds[2] = {1e-3, 1e5};
+constexpr double kSignalBounds[2] = {1e-3, 1e3};
+constexpr double kNoiseUpperBound = 10.0;
+constexpr double kRestartLengthscale[2] = {0.1, 10.0};
+constexpr double kRestartSignal[2] = {0.1, 10.0};
+constexpr double kRestartNoise[2] = {1e-3, 1.0};
+
+std::string describe_nlopt_result(nlopt_result result) {
+  switch (result) {
+    case NLOPT_SUCCESS: return "converged";
+    case NLOPT_STOPVAL_REACHED: return "objective reached the stop value";
+    case NLOPT_FTOL_REACHED: return "objective changed by less than the tolerance";
+    case NLOPT_XTOL_REACHED: return "hyperparameters changed by less than the tolerance";
+    case NLOPT_MAXEVAL_REACHED: return "evaluation limit reached";
+    case NLOPT_MAXTIME_REACHED: return "time limit reached";
+    case NLOPT_ROUNDOFF_LIMITED: return "stopped by rounding errors (the optimum is as good as double precision gives)";
+    case NLOPT_FORCED_STOP: return "stopped";
+    case NLOPT_OUT_OF_MEMORY: return "out of memory";
+    case NLOPT_INVALID_ARGS: return "invalid arguments";
+    case NLOPT_FAILURE: return "failed";
+    default: return "ended";
+  }
+}
+
+struct NloptDeleter {
+  void operator()(nlopt_opt optimiser) const { nlopt_destroy(optimiser); }
+};
+using Optimiser = std::unique_ptr<std::remove_pointer_t<nlopt_opt>, NloptDeleter>;
+
+// What the C callback needs; exceptions are parked here and re-thrown after
+// nlopt_optimize returns (they must not unwind through NLopt's C frames).
+struct Objective {
+  const double* x;
+  std::span<const double> y;
+  std::size_t d;
+  KernelType kernel;
+  std::size_t start;
+  const SearchObserver* observer;
+  const StopFlag* stop;
+  nlopt_opt optimiser;
+  std::size_t evaluations = 0;
+  std::exception_ptr failure;
+};
+
+double evaluate(unsigned dimension, const double* theta, double* gradient, void* data) {
+  Objective& objective = *static_cast<Objective*>(data);
+  try {
+    if (objective.stop != nullptr && objective.stop->requested()) throw Cancelled("hyperparameter search stopped");
+    const KernelHyperparameters h = from_log_parameters(objective.kernel, std::span(theta, dimension));
+    const MarginalLikelihood value = negative_log_marginal_likelihood(h, objective.x, objective.y, objective.d);
+    double gradient_norm = 0.0;
+    for (const double component : value.gradient) gradient_norm = std::max(gradient_norm, std::abs(component));
+    if (!std::isfinite(value.value) || !std::isfinite(gradient_norm)) {
+      GPSTREAM_THROW(
+          "the negative log marginal likelihood is not finite ({}) at lengthscale {}, signal variance {}, noise "
+          "variance {}: check the training rows and targets for non-finite or huge values",
+          value.value, h.lengthscales.front(), h.signal_variance, h.noise_variance);
+    }
+    ++objective.evaluations;
+    if (gradient != nullptr) std::copy(value.gradient.begin(), value.gradient.end(), gradient);
+    if (*objective.observer) (*objective.observer)({objective.start, objective.evaluations, value.value, gradient_norm, h});
+    return value.value;
+  } catch (...) {
+    objective.failure = std::current_exception();
+    nlopt_force_stop(objective.optimiser);
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+SearchStart run_start(const double* x, std::span<const double> y, std::size_t d, const KernelHyperparameters& initial,
+                      std::size_t start, const HyperparameterSearchOptions& options, const SearchObserver& observer,
+                      const StopFlag* stop) {
+  std::vector<double> theta = log_parameters(initial);
+  const std::size_t p = theta.size();
+  std::vector<double> lower(p), upper(p);
+  for (std::size_t j = 0; j + 2 < p; ++j) lower[j] = std::log(kLengthscaleBounds[0]), upper[j] = std::log(kLengthscaleBounds[1]);
+  lower[p - 2] = std::log(kSignalBounds[0]), upper[p - 2] = std::log(kSignalBounds[1]);
+  lower[p - 1] = std::log(options.min_noise_variance), upper[p - 1] = std::log(kNoiseUpperBound);
+  for (std::size_t j = 0; j < p; ++j) theta[j] = std::clamp(theta[j], lower[j], upper[j]);
+
+  const Optimiser optimiser(nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(p)));
+  GPSTREAM_CHECK(optimiser != nullptr, "NLopt could not create its L-BFGS optimiser");
+  Objective objective{x, y, d, initial.type, start, &observer, stop, optimiser.get(), 0, nullptr};
+  nlopt_set_min_objective(optimiser.get(), evaluate, &objective);
+  nlopt_set_lower_bounds(optimiser.get(), lower.data());
+  nlopt_set_upper_bounds(optimiser.get(), upper.data());
+  nlopt_set_ftol_rel(optimiser.get(), options.tolerance);
+  nlopt_set_xtol_abs1(optimiser.get(), options.tolerance);
+  nlopt_set_maxeval(optimiser.get(), static_cast<int>(std::min<std::size_t>(options.max_evaluations, 1u << 30)));
+
+  double value = 0.0;
+  const nlopt_result result = nlopt_optimize(optimiser.get(), theta.data(), &value);
+  if (objective.failure) std::rethrow_exception(objective.failure);
+  GPSTREAM_CHECK(result > 0 || result == NLOPT_ROUNDOFF_LIMITED, "the hyperparameter search {} (NLopt code {})",
+                 describe_nlopt_result(result), static_cast<int>(result));
+  GPSTREAM_CHECK(std::isfinite(value), "the hyperparameter search ended at a non-finite objective ({})", value);
+  return {initial, from_log_parameters(initial.type, theta), value, objective.evaluations, describe_nlopt_result(result)};
+}
+
+}  // namespace
+
+KernelHyperparameters default_initial_hyperparameters(KernelType kernel, std::size_t d) {
+  KernelHyperparameters h;
+  h.type = kernel;
+  h.lengthscales.assign(kernel == KernelType::squared_exponential ? 1 : d, 1.0);
+  h.signal_variance = 1.0;
+  h.noise_variance = 0.1;
+  return h;
+}
+
+HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<const double> y, std::size_t d,
+                                                 const HyperparameterSearchOptions& options,
+                                                 const SearchObserver& observer, const StopFlag* stop) {
+  GPSTREAM_CHECK(y.size() >= 2, "hyperparameter learning needs at least 2 rows, not {}", y.size());
+  GPSTREAM_CHECK(options.tolerance > 0.0, "the hyperparameter tolerance must be positive, not {}", options.tolerance);
+  GPSTREAM_CHECK(options.min_noise_variance > 0.0 && options.min_noise_variance < kNoiseUpperBound,
+                 "the minimum noise variance must lie in (0, {}), not {}", kNoiseUpperBound, options.min_noise_variance);
+  std::mt19937_64 random(options.seed);
+  auto log_uniform = [&](const double (&range)[2]) {
+    return std::exp(std::uniform_real_distribution<double>(std::log(range[0]), std::log(range[1]))(random));
+  };
+
+  HyperparameterSearchResult result;
+  for (std::size_t start = 0; start <= options.restarts; ++start) {
+    KernelHyperparameters initial = default_initial_hyperparameters(options.kernel, d);
+    if (start > 0) {
+      for (double& lengthscale : initial.lengthscales) lengthscale = log_uniform(kRestartLengthscale);
+      initial.signal_variance = log_uniform(kRestartSignal);
+      initial.noise_variance = std::max(log_uniform(kRestartNoise), options.min_noise_variance);
+    }
+    result.starts.push_back(run_start(x, y, d, initial, start, options, observer, stop));
+    if (start == 0 || result.starts.back().objective < result.objective) {
+      result.objective = result.starts.back().objective;
+      result.hyperparameters = result.starts.back().optimum;
+      result.best_start = start;
+    }
+  }
+  return result;
+}
+
+}  // namespace gpstream

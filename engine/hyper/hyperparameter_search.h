@@ -1,0 +1,75 @@
+// Hyperparameter learning: minimise the negative log marginal likelihood
+// (marginal_likelihood.h) over θ = log-hyperparameters with NLopt's
+// L-BFGS (a quasi-Newton method with box bounds), from a fixed start and
+// `restarts` random ones, keeping the best optimum. The GBCD paper (§3,
+// "Experiments") learns them the same way — BFGS on a random subset of 2000
+// rows, tolerance 1e-4 on the likelihood and on the hyperparameters.
+//
+// The search runs in standardised units (zero-mean, unit-variance inputs and
+// targets), where one set of bounds and starts suits every dataset:
+//   lengthscales ℓ ∈ [1e-3, 1e5], signal variance s² ∈ [1e-3, 1e3],
+//   noise variance σ² ∈ [min_noise_variance, 10]
+// (the bounds of the reference files in shared/data/hyper), start ℓ = 1,
+// s² = 1, σ² = 0.1; restarts draw log θ uniformly from ℓ, s² ∈ [0.1, 10],
+// σ² ∈ [1e-3, 1]. The lower bound on σ² keeps K̄ well conditioned: an exact
+// GP with σ² → 0 interpolates and its Cholesky factor breaks down.
+#pragma once
+
+#include "engine/core/stop_flag.h"
+#include "engine/kernels/kernel.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gpstream {
+
+struct HyperparameterSearchOptions {
+  KernelType kernel = KernelType::squared_exponential_ard;
+  std::size_t restarts = 0;           // random starts after the fixed one
+  double tolerance = 1e-4;            // relative change of the objective, and of each log-hyperparameter
+  std::size_t max_evaluations = 500;  // per start
+  double min_noise_variance = 1e-6;   // lower bound of σ² (standardised targets)
+  std::uint64_t seed = 0;             // of the restarts
+};
+
+// One objective evaluation, for the trace the CLI prints.
+struct SearchEvaluation {
+  std::size_t start = 0;       // 0 is the fixed start, 1 … restarts the random ones
+  std::size_t evaluation = 0;  // within this start, from 1
+  double objective = 0.0;      // −log p(y | X, θ)
+  double gradient_norm = 0.0;  // ‖∂/∂θ‖∞
+  KernelHyperparameters hyperparameters;
+};
+
+struct SearchStart {
+  KernelHyperparameters initial, optimum;
+  double objective = 0.0;
+  std::size_t evaluations = 0;
+  std::string stop_reason;  // NLopt's, in words
+};
+
+struct HyperparameterSearchResult {
+  KernelHyperparameters hyperparameters;  // the best optimum over all starts
+  double objective = 0.0;                 // −log p(y | X, θ) there
+  std::vector<SearchStart> starts;
+  std::size_t best_start = 0;
+};
+
+using SearchObserver = std::function<void(const SearchEvaluation&)>;
+
+// Learns hyperparameters for rows x (n×d, row-major, standardised) and
+// targets y (standardised). Throws when the objective is not finite (with
+// what to check), when a start ends where K̄ is not positive definite, and
+// Cancelled when `stop` is requested.
+HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<const double> y, std::size_t d,
+                                                 const HyperparameterSearchOptions& options,
+                                                 const SearchObserver& observer = {}, const StopFlag* stop = nullptr);
+
+// The fixed start for `d` inputs (ℓ = 1, s² = 1, σ² = 0.1).
+KernelHyperparameters default_initial_hyperparameters(KernelType kernel, std::size_t d);
+
+}  // namespace gpstream

@@ -1,0 +1,98 @@
+// Hyperparameter learning through the gpstream binary: `hyper`, `train
+// --hyper`, `train --learn-hyper`, and their errors.
+#include "storage/hyper/hyperparameter_file.h"
+#include "storage/model/dense_model_file.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+using gpstream::testing::read_file;
+using gpstream::testing::run_gpstream;
+using gpstream::testing::ScratchDirectory;
+
+namespace {
+std::string quote(const std::string& path) { return "'" + path + "'"; }
+}  // namespace
+
+TEST_CASE("hyper learns, prints its trace and writes a file that train uses; train --learn-hyper learns the same") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("train.h5"), hyper = directory.file("hyper.json");
+  REQUIRE(run_gpstream("generate friedman1 --rows 400 --seed 3 -q -o " + quote(data)).exit_code == 0);
+
+  const auto learned = run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 250 --restarts 1 --seed 4");
+  CAPTURE(learned.err);
+  REQUIRE(learned.exit_code == 0);
+  CHECK(learned.out.find("-log p(y|X)") != std::string::npos);
+  CHECK(learned.out.find("start 1:") != std::string::npos);
+  CHECK(learned.out.find("<- best") != std::string::npos);
+
+  const nlohmann::json json = nlohmann::json::parse(read_file(hyper));
+  CHECK(json["kernel_name"] == "se-ard");
+  CHECK(json["length_scales"].size() == 10);
+  CHECK(json["gamma"].size() == 10);
+  CHECK(json["hyper_subset"]["size"] == 250);
+  CHECK(json["hyper_subset"]["seed"] == 4);
+  CHECK(json["standardisation"]["x_mean"].size() == 10);
+  CHECK(json["log_marginal_likelihood"].is_number());
+  // Friedman1's noise has unit variance, about 1/24 of the target's: the
+  // learned noise variance (standardised) must be of that order.
+  const gpstream::HyperparameterFile file = gpstream::read_hyperparameter_file(hyper);
+  CHECK(file.hyperparameters.noise_variance > 0.01);
+  CHECK(file.hyperparameters.noise_variance < 0.2);
+  REQUIRE(file.standardisation.has_value());
+
+  const std::string model = directory.file("model.h5");
+  const auto trained = run_gpstream("train " + quote(data) + " -o " + quote(model) + " --hyper " + quote(hyper) + " -q");
+  CAPTURE(trained.err);
+  REQUIRE(trained.exit_code == 0);
+  const gpstream::DenseModel dense = gpstream::read_dense_model(model);
+  CHECK(dense.hyperparameters.noise_variance == file.hyperparameters.noise_variance);
+  CHECK(dense.hyperparameters.lengthscales == file.hyperparameters.lengthscales);
+
+  // The same subset, seed and options inside train give the same values.
+  const std::string saved = directory.file("saved.json"), model2 = directory.file("model2.h5");
+  const auto both = run_gpstream("train " + quote(data) + " -o " + quote(model2) +
+                                 " --learn-hyper --subset 250 --restarts 1 --seed 4 --save-hyper " + quote(saved));
+  CAPTURE(both.err);
+  REQUIRE(both.exit_code == 0);
+  CHECK(both.err.find("train: learned in") != std::string::npos);
+  const gpstream::HyperparameterFile again = gpstream::read_hyperparameter_file(saved);
+  CHECK(again.hyperparameters.lengthscales == file.hyperparameters.lengthscales);
+  CHECK(again.hyperparameters.noise_variance == file.hyperparameters.noise_variance);
+  CHECK(gpstream::read_dense_model(model2).hyperparameters.signal_variance == file.hyperparameters.signal_variance);
+}
+
+TEST_CASE("hyperparameter learning rejects bad inputs with one clear line and no output file") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("train.h5"), hyper = directory.file("hyper.json");
+  REQUIRE(run_gpstream("generate friedman1 --rows 100 --seed 3 -q -o " + quote(data)).exit_code == 0);
+
+  const auto too_many = run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 101");
+  CHECK(too_many.exit_code == 2);
+  CHECK(too_many.err.find("--subset 101 is larger than the 100 rows") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(hyper));
+
+  const auto learn_too_many = run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) +
+                                           " --learn-hyper --subset 500");
+  CHECK(learn_too_many.exit_code == 2);
+  CHECK(learn_too_many.err.find("--subset 500 is larger") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(directory.file("m.h5")));
+
+  // A file learned for 3 inputs, used on a 10-input dataset.
+  const std::string other = directory.file("other.json");
+  gpstream::testing::write_file(other, R"({"signal_variance": 1, "noise_variance": 0.1, "length_scales": [1, 2, 3]})");
+  const auto wrong_d = run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) + " --hyper " + quote(other));
+  CHECK(wrong_d.exit_code == 1);
+  CHECK(wrong_d.err.find("has 3 lengthscales, but") != std::string::npos);
+  CHECK(wrong_d.err.find("has 10 inputs") != std::string::npos);
+  CHECK(gpstream::testing::count_lines(wrong_d.err) == 1);
+  CHECK_FALSE(std::filesystem::exists(directory.file("m.h5")));
+
+  CHECK(run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 50 --min-noise 0").exit_code == 2);
+  CHECK(run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 50 --kernel rbf").exit_code != 0);
+  CHECK(run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) + " --learn-hyper --noise-var 0.1")
+            .exit_code == 2);
+  CHECK_FALSE(std::filesystem::exists(hyper));
+}
