@@ -18,6 +18,7 @@
 #include "engine/kernels/vector_math.h"
 #include "engine/linalg/blas_threads.h"
 #include "engine/models/dense_prediction.h"
+#include "engine/models/prediction_metrics.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_factory.h"
 #include "storage/csv/csv_table.h"

@@ -2,17 +2,22 @@
 #include "engine/core/error.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/models/dense_prediction.h"
+#include "engine/models/dense_variance.h"
+#include "engine/models/prediction_metrics.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
 #include "storage/dataset/hdf5_row_source.h"
 #include "storage/model/dense_model_file.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
+#include "tools/interrupt_handler.h"
+#include "tools/progress_line.h"
 #include "tools/training_data.h"
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 
 namespace gpstream::cli {
 namespace {
@@ -51,10 +56,14 @@ int run_predict(const std::vector<std::string>& args) {
   spec.usage = "gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv [options]";
   spec.description =
       "Predict the mean for each input row, in the target's original units. A dense model streams its\n"
-      "training rows (the dataset it references) once per block of test rows. When the inputs carry\n"
-      "targets (a dataset's /y, or a CSV column named like the model's target) or --truth gives them,\n"
-      "the normalised RMSE of the GBCD paper, eq. (16), is reported.";
+      "training rows (the dataset it references) once per block of test rows. With --variance, also the\n"
+      "predictive variance and standard deviation of a new observation y* (noise included; --latent for\n"
+      "the noise-free f*): one solve (K + noise I) u = k* per row, by GBCD on batches of rows that share\n"
+      "every kernel block. When the inputs carry targets (a dataset's /y, or a CSV column named like the\n"
+      "model's target) or --truth gives them, prints the normalised RMSE (GBCD paper eq. 16), SMSE, MAE\n"
+      "and, with --variance, SNLP (cholqr paper eq. 22) and the coverage of mean +- 2 std.";
   std::string model_path, inputs_path, output, data_path, truth_path;
+  VarianceOptions variance_options;
   ComputeOptions compute;
   spec.options.add_options()
       ("model", po::value(&model_path)->required(), "model file from gpstream train")
@@ -63,13 +72,29 @@ int run_predict(const std::vector<std::string>& args) {
       ("data", po::value(&data_path), "the training dataset, if it moved since training")
       ("truth", po::value(&truth_path), "targets for the inputs (CSV or dataset), to report the RMSE")
       ("force", "overwrite the output if it exists")
-      ("quiet,q", "no summary on stderr");
+      ("quiet,q", "no summary on stderr")
+      ("variance", "also write the predictive variance and standard deviation")
+      ("latent", "with --variance: of the latent f* (without the noise variance) instead of y*")
+      ("variance-tol", po::value(&variance_options.tolerance)->default_value(1e-4, "1e-4"), "stop each row's solve at |K u - k*|inf <= tol")
+      ("batch-rows", po::value(&variance_options.batch_rows)->default_value(0), "test rows solved together (0: as many as --memory allows, up to 1024)")
+      ("active-set", po::value(&variance_options.active_set_size)->default_value(500), "active set size m of the variance solves")
+      ("candidates", po::value(&variance_options.candidates)->default_value(60), "random candidates kappa per greedy step")
+      ("seed", po::value(&variance_options.seed)->default_value(1), "random seed of the variance solves");
   compute.add(spec.options);
   spec.positional.add("model", 1).add("inputs", 1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
   const bool quiet = values.count("quiet") != 0;
+  const bool with_variance = values.count("variance") != 0;
+  const bool latent = values.count("latent") != 0;
+  if (latent && !with_variance) throw UsageError("--latent needs --variance");
+  if (!(variance_options.tolerance > 0)) {
+    throw UsageError(fmt::format("--variance-tol must be positive, not {}", variance_options.tolerance));
+  }
+  if (variance_options.active_set_size == 0) throw UsageError("--active-set must be at least 1");
+  if (variance_options.candidates == 0) throw UsageError("--candidates must be at least 1");
   const std::size_t memory_budget = compute.memory_budget_bytes();
+  variance_options.memory_budget_bytes = memory_budget;
   const auto thread_limit = compute.apply();
 
   const DenseModel model = read_dense_model(model_path);
@@ -80,7 +105,8 @@ int run_predict(const std::vector<std::string>& args) {
                    test.rows, model.target_name);
     test.y = truth.y;
   }
-  CsvWriter writer(output, {"mean"}, values.count("force") != 0);
+  CsvWriter writer(output, with_variance ? std::vector<std::string>{"mean", "variance", "std"} : std::vector<std::string>{"mean"},
+                   values.count("force") != 0);
 
   const auto start = std::chrono::steady_clock::now();
   TrainingData training(data_path.empty() ? model.dataset_path : data_path, model.standardisation, memory_budget,
@@ -91,21 +117,68 @@ int run_predict(const std::vector<std::string>& args) {
   KernelMatrix kernel_matrix(training.rows(), *kernel, {.memory_budget_bytes = memory_budget});
   model.standardisation.apply_to_rows(test.x.data(), test.rows, model.columns);
   std::vector<double> mean = predict_mean(kernel_matrix, model.alpha, test.x.data(), test.rows);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double mean_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  for (double& value : mean) {
-    value = model.standardisation.restore_target(value);
-    writer.write_row(std::span<const double>(&value, 1));
+  // Variances of y* (or f*) in the target's units: standardised variances times y_std².
+  std::vector<double> variance;
+  double variance_seconds = 0.0;
+  if (with_variance) {
+    StopFlag stop;
+    InterruptHandler interrupts(stop);
+    ProgressLine progress(!quiet);
+    const auto variance_start = std::chrono::steady_clock::now();
+    const VariancePrediction prediction = predict_latent_variance(
+        kernel_matrix, test.x.data(), test.rows, variance_options,
+        [&](const VarianceProgress& p) {
+          progress.update(fmt::format("variance: rows {}-{} of {}: iteration {}, {} rows open, max |g|inf {:.3e} (tol {:.0e})",
+                                      p.rows_done + 1, p.rows_done + p.batch_rows, p.rows_total, p.iteration, p.open_rows,
+                                      p.gradient_max_norm, variance_options.tolerance));
+        },
+        &stop);
+    progress.finish();
+    variance_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - variance_start).count();
+    const double scale = model.standardisation.y_std * model.standardisation.y_std;
+    const double noise = latent ? 0.0 : model.hyperparameters.noise_variance;
+    variance.resize(test.rows);
+    for (std::size_t i = 0; i < test.rows; ++i) variance[i] = scale * (prediction.latent[i] + noise);
+    if (!quiet) {
+      fmt::print(stderr, "predict: variances of {} in {:.2f} s ({:.3g} ms per row): {} batches of up to {} rows, {} "
+                 "iterations, max |g|inf {:.2e}\n",
+                 latent ? "f* (latent, noise excluded)" : "y* (noise included)", variance_seconds,
+                 1e3 * variance_seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)), prediction.batches,
+                 prediction.batch_rows, prediction.iterations, prediction.gradient_max_norm);
+      if (prediction.unconverged_rows > 0) {
+        fmt::print(stderr, "predict: warning: {} rows stopped above --variance-tol\n", prediction.unconverged_rows);
+      }
+    }
+  }
+
+  for (std::size_t i = 0; i < test.rows; ++i) {
+    mean[i] = model.standardisation.restore_target(mean[i]);
+    if (with_variance) {
+      const double row[3] = {mean[i], variance[i], std::sqrt(variance[i])};
+      writer.write_row(row);
+    } else {
+      writer.write_row(std::span<const double>(&mean[i], 1));
+    }
   }
   writer.finish();
   if (!quiet) {
-    fmt::print(stderr, "predict: {} rows in {:.2f} s ({:.3g} ms per row)\n", format_count(test.rows), seconds,
-               1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)));
+    fmt::print(stderr, "predict: means of {} rows in {:.2f} s ({:.3g} ms per row)\n", format_count(test.rows), mean_seconds,
+               1e3 * mean_seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)));
     if (test.y) {
-      // Eq. (16): errors relative to the training targets' variance.
-      const double training_variance = model.standardisation.y_std * model.standardisation.y_std;
+      // Against the training targets' mean and variance (eq. 16, the SNLP's trivial model); SNLP and coverage
+      // need the variance of y*, so they are left out for --latent.
+      const PredictionMetrics metrics =
+          evaluate_predictions(*test.y, mean, latent ? std::span<const double>() : std::span<const double>(variance),
+                               model.standardisation.y_mean, model.standardisation.y_std * model.standardisation.y_std);
       fmt::print(stderr, "predict: RMSE (GBCD paper eq. 16, relative to the training variance) {:.6f}\n",
-                 normalised_rmse(*test.y, mean, training_variance));
+                 metrics.normalised_rmse);
+      fmt::print(stderr, "predict: SMSE {:.6f}, MAE {:.6g}\n", metrics.smse, metrics.mae);
+      if (metrics.snlp) {
+        fmt::print(stderr, "predict: SNLP (cholqr paper eq. 22) {:.6f}, coverage of mean +- 2 std {:.4f}\n", *metrics.snlp,
+                   *metrics.coverage);
+      }
     }
   }
   return 0;

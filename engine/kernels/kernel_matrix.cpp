@@ -137,6 +137,18 @@ void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, c
   kernel_evaluations_ += checked_multiply(size(), m);
 }
 
+void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out) {
+  if (m == 0 || size() == 0) return;
+  PreparedRows prepared_z;
+  kernel_.prepare(z, m, prepared_z);
+  for_each_tile([&](std::size_t first, std::size_t count, const double* x) {
+    TileWorkspace& workspace = workspaces_->per_thread.local();
+    kernel_.prepare(x, count, workspace.rows);
+    kernel_.evaluate(workspace.rows, prepared_z, out + first * m);
+  });
+  kernel_evaluations_ += checked_multiply(size(), m);
+}
+
 void KernelMatrix::multiply(const double* v, double* out) {
   const std::size_t n = size();
   const std::size_t d = rows_.columns();

@@ -47,6 +47,10 @@ class KernelMatrix {
   // noise term), U n×r: the predictive mean (U = α) in one pass over X.
   void multiply_columns_transposed(const double* z, std::size_t m, const double* u, std::size_t r, double* out);
 
+  // out (n×m, row-major) = K(X, Z) for m points Z that are not training
+  // rows (no noise term): the right-hand sides of predictive variances.
+  void cross_covariance(const double* z, std::size_t m, double* out);
+
   // out = K̄ v over all n columns, in panels of columns (one pass each).
   void multiply(const double* v, double* out);
 

@@ -19,12 +19,4 @@ std::vector<double> predict_mean(KernelMatrix& training, std::span<const double>
   return mean;
 }
 
-double normalised_rmse(std::span<const double> truth, std::span<const double> mean, double training_variance) {
-  GPSTREAM_CHECK(truth.size() == mean.size() && !truth.empty(), "RMSE of {} predictions against {} targets", mean.size(),
-                 truth.size());
-  double sum = 0.0;
-  for (std::size_t i = 0; i < truth.size(); ++i) sum += (truth[i] - mean[i]) * (truth[i] - mean[i]);
-  return std::sqrt(sum / static_cast<double>(truth.size()) / training_variance);
-}
-
 }  // namespace gpstream

@@ -15,8 +15,4 @@ namespace gpstream {
 std::vector<double> predict_mean(KernelMatrix& training, std::span<const double> alpha, const double* test_rows,
                                  std::size_t count, std::size_t test_block_rows = 16384);
 
-// RMSE of the GBCD paper, eq. (16): sqrt(mean((y − m)²) / var(y_train)); with
-// standardised targets var(y_train) = 1.
-double normalised_rmse(std::span<const double> truth, std::span<const double> mean, double training_variance);
-
 }  // namespace gpstream

@@ -45,19 +45,40 @@ Score better_score(const Score& a, const Score& b) {
   return (b.value > a.value || (b.value == a.value && b.index < a.index)) ? b : a;
 }
 
-// argmax_i g_i² / K̄_ii over all n, ties to the smallest i (deterministic).
-std::size_t best_first_variable(std::span<const double> gradient, std::span<const double> diagonal) {
+// Σ_j x_j² over the r values of one row.
+double squared_norm(const double* row, std::size_t r) {
+  double sum = 0.0;
+  for (std::size_t j = 0; j < r; ++j) sum += row[j] * row[j];
+  return sum;
+}
+
+// argmax_i Σ_j G_ij² / K̄_ii over all n, ties to the smallest i (deterministic).
+std::size_t best_first_variable(const double* gradient, std::size_t r, std::span<const double> diagonal) {
   const Score best = tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, gradient.size(), 1u << 14), Score{},
+      tbb::blocked_range<std::size_t>(0, diagonal.size(), 1u << 14), Score{},
       [&](const tbb::blocked_range<std::size_t>& range, Score score) {
         for (std::size_t i = range.begin(); i != range.end(); ++i) {
-          const double value = gradient[i] * gradient[i] / diagonal[i];
+          const double value = squared_norm(gradient + i * r, r) / diagonal[i];
           if (value > score.value) score = {value, i};
         }
         return score;
       },
       better_score);
   return best.index;
+}
+
+// y (rows×r) += A (rows×inner, leading dimension lda) · X (inner×r), all row-major.
+void add_product(std::size_t rows, std::size_t inner, const double* a, std::size_t lda, const double* x, std::size_t r,
+                 double* y) {
+  if (inner == 0 || rows == 0) return;
+  if (r == 1) {
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(rows), static_cast<int>(inner), 1.0, a,
+                static_cast<int>(lda), x, 1, 1.0, y, 1);
+  } else {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(r),
+                static_cast<int>(inner), 1.0, a, static_cast<int>(lda), x, static_cast<int>(r), 1.0, y,
+                static_cast<int>(r));
+  }
 }
 
 }  // namespace
@@ -70,12 +91,28 @@ BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique
 }
 
 void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double> /*y*/) {
-  SelectionContext context{kernel_, diagonal_, std::min(active_set_size_, kernel_.size())};
+  const ActiveSet& active = iterate_columns({state.gradient.data(), 1}, state.random, state.auxiliary, delta_);
+  for (std::size_t j = 0; j < active.indices.size(); ++j) state.alpha[active.indices[j]] += delta_[j];
+}
+
+const ActiveSet& BlockCoordinateDescent::iterate_columns(const Columns& columns, std::mt19937_64& random,
+                                                         AuxiliaryState& auxiliary, std::vector<double>& delta,
+                                                         std::vector<double>* gradient_on_b) {
+  double* gradient = columns.gradient;
+  const std::size_t r = columns.r;
+  SelectionContext context{kernel_,
+                           diagonal_,
+                           std::min(active_set_size_, kernel_.size()),
+                           columns.scored != nullptr ? columns.scored : gradient,
+                           columns.scored != nullptr ? columns.scored_columns : r,
+                           random,
+                           auxiliary};
   active_set_.has_cholesky = false;
-  policy_->select(context, state, active_set_);
+  policy_->select(context, active_set_);
   const std::vector<std::size_t>& b = active_set_.indices;
   const std::size_t m = b.size();
-  if (m == 0) return;
+  delta.resize(checked_multiply(m, r));
+  if (m == 0) return active_set_;
 
   std::vector<double>& factor = active_set_.cholesky;
   if (!active_set_.has_cholesky) {
@@ -85,30 +122,36 @@ void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double>
     kernel_.count_kernel_evaluations(m * m);
     cholesky_factor(factor.data(), m, "the active-set block K̄_BB");
   }
-  // Δα_B = −K̄_BB⁻¹ g_B (the sub-problem (6) solved exactly on B).
-  std::vector<double> delta(m);
-  for (std::size_t j = 0; j < m; ++j) delta[j] = -state.gradient[b[j]];
-  cholesky_solve(factor.data(), m, delta.data(), 1);
-  for (std::size_t j = 0; j < m; ++j) state.alpha[b[j]] += delta[j];
-  kernel_.multiply_columns(b, active_set_.rows.data(), delta.data(), 1, state.gradient.data(), true);
+  // Δ = −K̄_BB⁻¹ G_B (the sub-problem (6) solved exactly on B, per column).
+  for (std::size_t j = 0; j < m; ++j) {
+    for (std::size_t c = 0; c < r; ++c) delta[j * r + c] = -gradient[b[j] * r + c];
+  }
+  if (gradient_on_b != nullptr) {
+    gradient_on_b->resize(delta.size());
+    std::transform(delta.begin(), delta.end(), gradient_on_b->begin(), [](double value) { return -value; });
+  }
+  cholesky_solve(factor.data(), m, delta.data(), r);
+  kernel_.multiply_columns(b, active_set_.rows.data(), delta.data(), r, gradient, true);
+  return active_set_;
 }
 
-void GreedySelection::select(SelectionContext& context, SolverState& state, ActiveSet& out) {
+void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
   KernelMatrix& kernel = context.kernel;
   const Kernel& covariance = kernel.kernel();
   const std::size_t n = kernel.size();
   const std::size_t d = kernel.rows().columns();
   const std::size_t m = context.active_set_size;
-  const std::span<const double> g = state.gradient;
+  const std::size_t r = context.columns;
+  const double* g = context.gradient;  // row i: the r gradient values of variable i
   const std::span<const double> diagonal = context.diagonal;
 
   // The κ-subsets O of steps t = 1 … m−1 (step 6) are drawn now, so that all
   // their rows come in one gather and are prepared (scaled) in one pass.
   // Draw k of step t sits at position (t − 1)κ + k; the first variable last.
-  const std::size_t first = best_first_variable(g, diagonal);
+  const std::size_t first = best_first_variable(g, r, diagonal);
   std::uniform_int_distribution<std::size_t> uniform(0, n - 1);
   draws_.resize(checked_multiply(m - 1, candidates_));
-  for (std::size_t& draw : draws_) draw = uniform(state.random);
+  for (std::size_t& draw : draws_) draw = uniform(context.random);
   draws_.push_back(first);
   gather(kernel.rows(), draws_, pool_rows_);
   covariance.prepare(pool_rows_.data(), draws_.size(), pool_);
@@ -134,8 +177,10 @@ void GreedySelection::select(SelectionContext& context, SolverState& state, Acti
   };
   add_prepared(first_position);
   factor.append(nullptr, diagonal[first]);
-  delta_.assign(1, -g[first] / diagonal[first]);  // step 4, t = 0
-  g_b_.assign(1, g[first]);
+  // ΔU_B (t×r) and G_B (t×r), one row per chosen variable; step 4 at t = 0.
+  g_b_.assign(g + first * r, g + (first + 1) * r);
+  delta_.resize(r);
+  for (std::size_t c = 0; c < r; ++c) delta_[c] = -g_b_[c] / diagonal[first];
 
   std::unordered_set<std::size_t> in_b(b.begin(), b.end());
   in_b.reserve(2 * m);
@@ -185,23 +230,19 @@ void GreedySelection::select(SelectionContext& context, SolverState& state, Acti
       late_block_.resize(candidates_ * late);
       covariance.evaluate(pool_.view(d, row0, candidates_), active_.view(d, t0, late), late_block_.data());
       evaluations += candidates_ * late;
-      // e_O = K̄_OB Δα_B + g_O (O ∩ B = ∅, so K̄_OB = K_OB: no noise term).
+      // E_O = K̄_OB ΔU_B + G_O (O ∩ B = ∅, so K̄_OB = K_OB: no noise term).
       const double* early_block = current.values.data() + (row0 - chunk_row0) * t0;
-      e_o_.resize(candidates_);
-      for (std::size_t k = 0; k < candidates_; ++k) e_o_[k] = g[draws_[row0 + k]];
-      cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(candidates_), static_cast<int>(t0), 1.0, early_block,
-                  static_cast<int>(t0), delta_.data(), 1, 1.0, e_o_.data(), 1);
-      if (late > 0) {
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(candidates_), static_cast<int>(late), 1.0,
-                    late_block_.data(), static_cast<int>(late), delta_.data() + t0, 1, 1.0, e_o_.data(), 1);
-      }
+      e_o_.resize(candidates_ * r);
+      for (std::size_t k = 0; k < candidates_; ++k) std::copy_n(g + draws_[row0 + k] * r, r, e_o_.data() + k * r);
+      add_product(candidates_, t0, early_block, t0, delta_.data(), r, e_o_.data());
+      add_product(candidates_, late, late_block_.data(), late, delta_.data() + t0 * r, r, e_o_.data());
       // Step 3: s = argmin_i −e_i² / (2 K̄_ii), eq. (10); ties to the first candidate.
       std::size_t best = candidates_;
       double best_score = -1.0;
       for (std::size_t k = 0; k < candidates_; ++k) {
         const std::size_t index = draws_[row0 + k];
         if (in_b.count(index) != 0) continue;
-        const double score = e_o_[k] * e_o_[k] / diagonal[index];
+        const double score = squared_norm(e_o_.data() + k * r, r) / diagonal[index];
         if (score > best_score) best_score = score, best = k;
       }
       if (best == candidates_) continue;  // every candidate is already in B
@@ -214,16 +255,20 @@ void GreedySelection::select(SelectionContext& context, SolverState& state, Acti
       // singular to working precision: pass over it.
       if (!factor.append(k_s_.data(), diagonal[s])) continue;
 
-      // Eq. (13) with β = K̄_BB⁻¹ k̄_s = L⁻ᵀ (L⁻¹ k̄_s) and η = 1 / (K̄_ss − k̄_sᵀβ) = 1 / pivot².
+      // Eq. (13) with β = K̄_BB⁻¹ k̄_s = L⁻ᵀ (L⁻¹ k̄_s) and η = 1 / (K̄_ss − k̄_sᵀβ) = 1 / pivot²,
+      // for every column: c = η (G_Bᵀβ − g_s), ΔU_B −= β cᵀ, and c becomes the new row of ΔU_B.
       beta_.resize(t);
       factor.back_substitute(factor.last_forward(), beta_.data(), t);
       const double eta = 1.0 / (factor.last_pivot() * factor.last_pivot());
-      const double coefficient = eta * (cblas_ddot(static_cast<int>(t), beta_.data(), 1, g_b_.data(), 1) - g[s]);
-      cblas_daxpy(static_cast<int>(t), -coefficient, beta_.data(), 1, delta_.data(), 1);
-      delta_.push_back(coefficient);
+      coefficients_.assign(g + s * r, g + (s + 1) * r);
+      cblas_dgemv(CblasRowMajor, CblasTrans, static_cast<int>(t), static_cast<int>(r), eta, g_b_.data(),
+                  static_cast<int>(r), beta_.data(), 1, -eta, coefficients_.data(), 1);
+      cblas_dger(CblasRowMajor, static_cast<int>(t), static_cast<int>(r), -1.0, beta_.data(), 1, coefficients_.data(), 1,
+                 delta_.data(), static_cast<int>(r));
+      delta_.insert(delta_.end(), coefficients_.begin(), coefficients_.end());
       b.push_back(s);
       in_b.insert(s);
-      g_b_.push_back(g[s]);
+      g_b_.insert(g_b_.end(), g + s * r, g + (s + 1) * r);
       x_b.insert(x_b.end(), pool_rows_.begin() + static_cast<std::ptrdiff_t>((row0 + best) * d),
                  pool_rows_.begin() + static_cast<std::ptrdiff_t>((row0 + best + 1) * d));
       add_prepared(row0 + best);
@@ -235,10 +280,10 @@ void GreedySelection::select(SelectionContext& context, SolverState& state, Acti
   out.has_cholesky = true;
 }
 
-void CyclicSelection::select(SelectionContext& context, SolverState& state, ActiveSet& out) {
+void CyclicSelection::select(SelectionContext& context, ActiveSet& out) {
   const std::size_t n = context.kernel.size();
-  auto& saved = state.auxiliary["cyclic"];  // [seed of the order, cursor]
-  if (saved.size() != 2) saved = {static_cast<double>(state.random() >> 32), 0.0};
+  auto& saved = context.auxiliary["cyclic"];  // [seed of the order, cursor]
+  if (saved.size() != 2) saved = {static_cast<double>(context.random() >> 32), 0.0};
   if (saved[0] != order_seed_ || order_.size() != n) {
     order_.resize(n);
     std::iota(order_.begin(), order_.end(), std::size_t{0});
@@ -257,19 +302,32 @@ void CyclicSelection::select(SelectionContext& context, SolverState& state, Acti
   gather(context.kernel.rows(), out.indices, out.rows);
 }
 
-void GradientSelection::select(SelectionContext& context, SolverState& state, ActiveSet& out) {
+void GradientSelection::select(SelectionContext& context, ActiveSet& out) {
   const std::size_t n = context.kernel.size();
-  const std::span<const double> g = state.gradient;
+  const std::size_t r = context.columns;
+  // |g_i| for one column; ‖G_i‖² ranks the same way and serves r columns.
+  scores_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) scores_[i] = squared_norm(context.gradient + i * r, r);
   order_.resize(n);
   std::iota(order_.begin(), order_.end(), std::size_t{0});
   const auto larger = [&](std::size_t a, std::size_t b) {
-    return std::abs(g[a]) > std::abs(g[b]) || (std::abs(g[a]) == std::abs(g[b]) && a < b);
+    return scores_[a] > scores_[b] || (scores_[a] == scores_[b] && a < b);
   };
   const auto middle = order_.begin() + static_cast<std::ptrdiff_t>(context.active_set_size);
   std::nth_element(order_.begin(), middle, order_.end(), larger);
   out.indices.assign(order_.begin(), middle);
   std::sort(out.indices.begin(), out.indices.end());
   gather(context.kernel.rows(), out.indices, out.rows);
+}
+
+std::unique_ptr<ActiveSetPolicy> make_active_set_policy(const std::string& name, std::size_t candidates) {
+  if (name == "gbcd") {
+    GPSTREAM_CHECK(candidates > 0, "--candidates must be at least 1");
+    return std::make_unique<GreedySelection>(candidates);
+  }
+  if (name == "bcd-cyclic") return std::make_unique<CyclicSelection>();
+  if (name == "bcd-gradient") return std::make_unique<GradientSelection>();
+  GPSTREAM_THROW("unknown active-set policy \"{}\" (choose gbcd, bcd-cyclic or bcd-gradient)", name);
 }
 
 }  // namespace gpstream

@@ -3,6 +3,12 @@
 // sub-problem exactly, Δα_B = −K̄_BB⁻¹ g_B, and updates
 //   α_B += Δα_B,  g += K̄[:, B] Δα_B          (GBCD paper, Algorithm 1, step 4).
 //
+// The same iteration serves r right-hand sides at once, K̄U = V with one
+// shared B per iteration (iterate_columns): each streamed block K̄[:, B]
+// then updates every column, which is how predictive variances are
+// computed in batches (models/dense_variance.h). With r columns the greedy
+// and gradient policies score a variable by the sum over columns.
+//
 // How B is chosen is a policy, as ensmallen's coordinate descent takes
 // CyclicDescent / RandomDescent / GreedyDescent:
 //   GreedySelection   — GBCD, Algorithms 1–2 (Bo & Sminchisescu 2008)
@@ -14,7 +20,10 @@
 #include "engine/linalg/cholesky.h"
 #include "engine/solvers/dense_solver.h"
 
+#include <map>
 #include <memory>
+#include <random>
+#include <string>
 #include <vector>
 
 namespace gpstream {
@@ -28,18 +37,29 @@ struct ActiveSet {
   bool has_cholesky = false;     // whether `cholesky` holds the factor for this B
 };
 
+// Policy state that must survive a restart, by name (SolverState::auxiliary).
+using AuxiliaryState = std::map<std::string, std::vector<double>>;
+
 struct SelectionContext {
   KernelMatrix& kernel;
   std::span<const double> diagonal;  // K̄_ii for every i
   std::size_t active_set_size;       // m
+  const double* gradient;            // G = K̄U − V, n×r row-major (r = 1: g = K̄α − y)
+  std::size_t columns;               // r
+  std::mt19937_64& random;
+  AuxiliaryState& auxiliary;
 };
 
 class ActiveSetPolicy {
  public:
   virtual ~ActiveSetPolicy() = default;
   virtual std::string name() const = 0;
-  virtual void select(SelectionContext& context, SolverState& state, ActiveSet& out) = 0;
+  virtual void select(SelectionContext& context, ActiveSet& out) = 0;
 };
+
+// The BCD policies by solver name: "gbcd", "bcd-cyclic", "bcd-gradient";
+// throws for any other name.
+std::unique_ptr<ActiveSetPolicy> make_active_set_policy(const std::string& name, std::size_t candidates);
 
 class BlockCoordinateDescent final : public DenseSolver {
  public:
@@ -48,17 +68,36 @@ class BlockCoordinateDescent final : public DenseSolver {
   std::string name() const override { return policy_->name(); }
   void iterate(SolverState& state, std::span<const double> y) override;
 
+  // One iteration on r right-hand sides: chooses B for the gradient columns
+  // G (n×r, row-major), sets Δ = −K̄_BB⁻¹ G_B (|B|×r) and G += K̄[:, B] Δ
+  // (after which G_B = 0). The caller applies Δ to its weights (U_B += Δ);
+  // the objectives f_j fall by ½ Σ_i (G_B)_ij Δ_ij, for which `gradient_on_b`
+  // (when given) receives G_B as it was before the update. Returns B.
+  struct Columns {
+    double* gradient;  // G, n×r row-major
+    std::size_t r;
+    // What the policy scores variables on: G itself (null), or a sketch G·P
+    // (n×p) that keeps the greedy scores Σ_j e_ij² in expectation at p/r of
+    // their cost (models/dense_variance.h).
+    const double* scored = nullptr;
+    std::size_t scored_columns = 0;
+  };
+  const ActiveSet& iterate_columns(const Columns& columns, std::mt19937_64& random, AuxiliaryState& auxiliary,
+                                   std::vector<double>& delta, std::vector<double>* gradient_on_b = nullptr);
+
  private:
   KernelMatrix& kernel_;
   std::unique_ptr<ActiveSetPolicy> policy_;
   std::size_t active_set_size_;
   std::vector<double> diagonal_;
   ActiveSet active_set_;
+  std::vector<double> delta_;
 };
 
 // GBCD's greedy approximation with random subsets (Algorithm 2): the first
 // variable maximises g_i² / K̄_ii over all n (step 3 with O = N); each further
-// one maximises e_i² / K̄_ii (eq. 10) over κ random candidates, with
+// one maximises e_i² / K̄_ii (eq. 10; Σ_j e_ij² / K̄_ii over r columns, the
+// decrease of Σ_j f_j) over κ random candidates, with
 // e_O = K̄_OB Δα_B + g_O (step 6), and Δα_B follows by eq. (13) through an
 // incremental Cholesky factor of K̄_BB. The κ-subsets of one outer iteration
 // are drawn up front and their rows gathered in one read, and their kernel
@@ -67,7 +106,7 @@ class GreedySelection final : public ActiveSetPolicy {
  public:
   explicit GreedySelection(std::size_t candidates = 60) : candidates_(candidates) {}
   std::string name() const override { return "gbcd"; }
-  void select(SelectionContext& context, SolverState& state, ActiveSet& out) override;
+  void select(SelectionContext& context, ActiveSet& out) override;
 
  private:
   std::size_t candidates_;
@@ -81,13 +120,13 @@ class GreedySelection final : public ActiveSetPolicy {
     std::size_t row0 = 0, rows = 0, columns = 0;
   };
   ChunkBlock chunks_[2];  // the chunk in use and the one computed in the background
-  std::vector<double> late_block_, e_o_, k_s_, beta_, delta_, g_b_;
+  std::vector<double> late_block_, e_o_, k_s_, beta_, delta_, g_b_, coefficients_;
 };
 
 class CyclicSelection final : public ActiveSetPolicy {
  public:
   std::string name() const override { return "bcd-cyclic"; }
-  void select(SelectionContext& context, SolverState& state, ActiveSet& out) override;
+  void select(SelectionContext& context, ActiveSet& out) override;
 
  private:
   std::vector<std::size_t> order_;  // the random order, rebuilt from its saved seed
@@ -97,10 +136,11 @@ class CyclicSelection final : public ActiveSetPolicy {
 class GradientSelection final : public ActiveSetPolicy {
  public:
   std::string name() const override { return "bcd-gradient"; }
-  void select(SelectionContext& context, SolverState& state, ActiveSet& out) override;
+  void select(SelectionContext& context, ActiveSet& out) override;
 
  private:
   std::vector<std::size_t> order_;
+  std::vector<double> scores_;
 };
 
 }  // namespace gpstream

@@ -19,16 +19,7 @@ std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMat
   const std::string& name = options.name;
   if (name == "gbcd" || name == "bcd-cyclic" || name == "bcd-gradient") {
     GPSTREAM_CHECK(options.active_set_size > 0, "--active-set must be at least 1");
-    std::unique_ptr<ActiveSetPolicy> policy;
-    if (name == "gbcd") {
-      GPSTREAM_CHECK(options.candidates > 0, "--candidates must be at least 1");
-      policy = std::make_unique<GreedySelection>(options.candidates);
-    } else if (name == "bcd-cyclic") {
-      policy = std::make_unique<CyclicSelection>();
-    } else {
-      policy = std::make_unique<GradientSelection>();
-    }
-    return std::make_unique<BlockCoordinateDescent>(kernel, std::move(policy), options.active_set_size);
+    return std::make_unique<BlockCoordinateDescent>(kernel, make_active_set_policy(name, options.candidates), options.active_set_size);
   }
   if (name == "cg") return std::make_unique<ConjugateGradient>(kernel);
   if (name == "smo") return std::make_unique<SequentialMinimalOptimization>(kernel);

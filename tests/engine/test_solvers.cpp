@@ -105,9 +105,9 @@ TEST_CASE("the greedy selection's own Cholesky factor is that of K̄_BB") {
   matrix.diagonal(diagonal.data());
   SolverState state = initial_solver_state(problem.y, 3);
   GreedySelection greedy(60);
-  SelectionContext context{matrix, diagonal, 40};
+  SelectionContext context{matrix, diagonal, 40, state.gradient.data(), 1, state.random, state.auxiliary};
   ActiveSet set;
-  greedy.select(context, state, set);
+  greedy.select(context, set);
   const std::size_t m = set.indices.size();
   CHECK(m == 40);
   const std::vector<double> dense = reference_kernel_matrix(h, problem);

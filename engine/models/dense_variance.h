@@ -1,0 +1,65 @@
+// Predictive variances of the exact GP (GBCD paper eq. 2, NOTES.md):
+//   latent  var f(x*) = K** − k*ᵀ K̄⁻¹ k*
+//   noisy   var y(x*) = K** + σ² − k*ᵀ K̄⁻¹ k*
+// The quadratic form needs a solve K̄u = k* per test row, which the paper
+// does one row at a time with GBCD (§3.1, Table 3). Here a batch of r test
+// rows is solved together, K̄U = K(X, X*), by the same block coordinate
+// descent with one active set per iteration for all open columns
+// (BlockCoordinateDescent::iterate_columns): every streamed kernel block
+// K̄[:, B] then serves r right-hand sides, as one GEMM instead of r GEMVs.
+// A column leaves the batch once its ‖g_j‖∞ ≤ tol, so easy rows do not pay
+// for hard ones.
+//
+// U itself is never stored: BCD decreases f_j(u) = ½uᵀK̄u − k*ᵀu by
+// ½ (G_B)ᵀΔ per iteration, and −2 f_j(u) = k*ᵀK̄⁻¹k* − (u − u*)ᵀK̄(u − u*)
+// estimates the quadratic form with an error quadratic in the solve's error
+// (a first-order one for k*ᵀu), from below — the variance errs on the large side.
+#pragma once
+
+#include "engine/core/stop_flag.h"
+#include "engine/kernels/kernel_matrix.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gpstream {
+
+struct VarianceOptions {
+  std::string policy = "gbcd";        // active-set policy: gbcd, bcd-cyclic, bcd-gradient
+  std::size_t active_set_size = 500;  // m (GBCD paper §3)
+  std::size_t candidates = 60;        // κ (GBCD paper §3)
+  double tolerance = 1e-4;            // per column, on ‖K̄u − k*‖∞ (GBCD paper, Table 3)
+  std::uint64_t max_iterations = 100000;  // per batch
+  std::size_t batch_rows = 0;             // test rows solved together; 0: as many as memory_budget_bytes / 2 allows, ≤ 1024
+  std::size_t memory_budget_bytes = std::size_t{1} << 30;
+  std::uint64_t seed = 1;
+};
+
+struct VarianceProgress {
+  std::size_t rows_done = 0, rows_total = 0;  // test rows finished, of all
+  std::size_t batch_rows = 0, open_rows = 0;  // the current batch, and its rows still above tolerance
+  std::uint64_t iteration = 0;                // within the batch
+  double gradient_max_norm = 0.0;             // max over the open rows of ‖g_j‖∞
+};
+
+struct VariancePrediction {
+  std::vector<double> latent;  // K** − k*ᵀK̄⁻¹k* per test row (standardised units); add σ² for y*
+  std::uint64_t iterations = 0;  // over all batches
+  std::size_t batches = 0, batch_rows = 0;
+  std::size_t unconverged_rows = 0;  // stopped by max_iterations above tolerance
+  double gradient_max_norm = 0.0;    // the largest final ‖g_j‖∞ over all rows
+};
+
+// Variances for `count` test rows (standardised, count×d) of the GP over the
+// training rows behind `training`. Throws Cancelled when `stop` is requested.
+VariancePrediction predict_latent_variance(KernelMatrix& training, const double* test_rows, std::size_t count,
+                                           const VarianceOptions& options,
+                                           const std::function<void(const VarianceProgress&)>& progress = {},
+                                           const StopFlag* stop = nullptr);
+
+// The batch size predict_latent_variance uses for n training rows.
+std::size_t variance_batch_rows(const VarianceOptions& options, std::size_t n, std::size_t count);
+
+}  // namespace gpstream
