@@ -215,13 +215,12 @@ int run_train(const std::vector<std::string>& args) {
     configuration.solver = {options.solver, options.active_set_size, options.candidates, memory_budget};
     configuration.seed = options.seed;
     const DatasetDescription description = read_dataset_description(options.dataset);
-    if (!learn) {
+    if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
       const std::size_t lengthscales = configuration.hyperparameters.lengthscales.size();
       GPSTREAM_CHECK(lengthscales == 1 || lengthscales == description.columns,
-                     "{} {} lengthscales, but '{}' has {} inputs (give one per input, or one for all)",
-                     options.hyper_file.empty() ? std::string("the command line gives")
-                                                : fmt::format("--hyper: '{}' has", options.hyper_file),
-                     lengthscales, options.dataset, description.columns);
+                     "--hyper: '{}' has {} lengthscales, but '{}' has {} inputs; learn hyperparameters for this "
+                     "dataset with gpstream hyper",
+                     options.hyper_file, lengthscales, options.dataset, description.columns);
     }
     if (values.count("no-standardise") != 0) {
       configuration.standardisation = Standardisation::identity();

@@ -1,0 +1,141 @@
+// predict --variance through the gpstream binary: the written variances
+// against the Cholesky closed form in the target's units, --latent against
+// the noisy variance, and the printed metrics against the written columns.
+#include "engine/kernels/kernel.h"
+#include "engine/linalg/cholesky.h"
+#include "storage/dataset/hdf5_row_source.h"
+#include "storage/model/dense_model_file.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+
+using gpstream::testing::read_file;
+using gpstream::testing::run_gpstream;
+using gpstream::testing::ScratchDirectory;
+
+namespace {
+
+std::string quote(const std::string& path) { return "'" + path + "'"; }
+
+// Rows of numbers of a CSV file with a header line.
+std::vector<std::vector<double>> read_numbers(const std::string& path) {
+  std::istringstream text(read_file(path));
+  std::string line;
+  std::getline(text, line);
+  std::vector<std::vector<double>> rows;
+  while (std::getline(text, line)) {
+    std::vector<double> row;
+    std::istringstream fields(line);
+    std::string field;
+    while (std::getline(fields, field, ',')) row.push_back(std::stod(field));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// The number printed after `label` in `text`.
+double printed(const std::string& text, const std::string& label) {
+  const std::size_t at = text.find(label);
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + label.size()));
+}
+
+}  // namespace
+
+TEST_CASE("predict --variance writes the closed-form variance of y* in the target's units, and the metrics of its columns") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5"), test = directory.file("test.csv"), model = directory.file("m.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 500 --seed 8 -q -o " + quote(train)).exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 60 --seed 9 -q -o " + quote(test)).exit_code == 0);
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + " -q --solver cholesky " +
+                       "--lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039")
+              .exit_code == 0);
+  const std::string noisy = directory.file("noisy.csv"), latent = directory.file("latent.csv");
+  const auto predicted =
+      run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(noisy) + " --variance --variance-tol 1e-10 --batch-rows 25");
+  CAPTURE(predicted.err);
+  REQUIRE(predicted.exit_code == 0);
+  CHECK(read_file(noisy).starts_with("mean,variance,std\n"));
+  CHECK(predicted.err.find("variances of y* (noise included)") != std::string::npos);
+  REQUIRE(run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(latent) +
+                       " --variance --latent --variance-tol 1e-10 --batch-rows 25 -q")
+              .exit_code == 0);
+
+  // The closed form, in standardised units, from the model's own standardisation and kernel.
+  const gpstream::DenseModel dense = gpstream::read_dense_model(model);
+  gpstream::Hdf5RowSource rows(train);
+  const std::size_t n = rows.rows(), d = rows.columns();
+  std::vector<double> x(n * d);
+  rows.read_rows(0, n, x.data(), nullptr);
+  dense.standardisation.apply_to_rows(x.data(), n, d);
+  const std::vector<std::vector<double>> test_rows = read_numbers(test);
+  std::vector<double> z;
+  for (const auto& row : test_rows) z.insert(z.end(), row.begin(), row.begin() + static_cast<std::ptrdiff_t>(d));
+  const std::size_t t = test_rows.size();
+  dense.standardisation.apply_to_rows(z.data(), t, d);
+  const auto kernel = gpstream::make_kernel(dense.hyperparameters, d);
+  gpstream::PreparedRows px, pz;
+  kernel->prepare(x.data(), n, px);
+  kernel->prepare(z.data(), t, pz);
+  std::vector<double> factor(n * n), cross(t * n);
+  kernel->evaluate(px, px, factor.data());
+  for (std::size_t i = 0; i < n; ++i) factor[i * n + i] += dense.hyperparameters.noise_variance;
+  gpstream::cholesky_factor(factor.data(), n, "K̄");
+  kernel->evaluate(pz, px, cross.data());
+
+  const double scale = dense.standardisation.y_std * dense.standardisation.y_std;
+  const std::vector<std::vector<double>> noisy_rows = read_numbers(noisy), latent_rows = read_numbers(latent);
+  REQUIRE(noisy_rows.size() == t);
+  double squared = 0.0, absolute = 0.0, truth_mean = 0.0, covered = 0.0;
+  for (std::size_t j = 0; j < t; ++j) {
+    CAPTURE(j);
+    std::vector<double> v(cross.begin() + static_cast<std::ptrdiff_t>(j * n), cross.begin() + static_cast<std::ptrdiff_t>((j + 1) * n));
+    double quadratic = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {  // ‖L⁻¹k*‖²
+      double sum = v[i];
+      for (std::size_t k = 0; k < i; ++k) sum -= factor[i * n + k] * v[k];
+      v[i] = sum / factor[i * n + i];
+      quadratic += v[i] * v[i];
+    }
+    const double latent_variance = scale * (kernel->self_covariance(&z[j * d]) - quadratic);
+    const double noisy_variance = latent_variance + scale * dense.hyperparameters.noise_variance;
+    CHECK(noisy_rows[j][1] == doctest::Approx(noisy_variance).epsilon(1e-6));
+    CHECK(latent_rows[j][1] == doctest::Approx(latent_variance).epsilon(1e-6));
+    CHECK(noisy_rows[j][2] == doctest::Approx(std::sqrt(noisy_rows[j][1])).epsilon(1e-12));
+    CHECK(latent_rows[j][0] == noisy_rows[j][0]);
+
+    const double error = test_rows[j][d] - noisy_rows[j][0];
+    squared += error * error;
+    absolute += std::abs(error);
+    truth_mean += test_rows[j][d];
+    if (std::abs(error) <= 2.0 * noisy_rows[j][2]) covered += 1.0;
+  }
+  truth_mean /= static_cast<double>(t);
+  double truth_variance = 0.0;
+  for (const auto& row : test_rows) truth_variance += (row[d] - truth_mean) * (row[d] - truth_mean);
+  truth_variance /= static_cast<double>(t);
+  const double count = static_cast<double>(t);
+  CHECK(printed(predicted.err, "relative to the training variance) ") == doctest::Approx(std::sqrt(squared / count / scale)).epsilon(1e-5));
+  CHECK(printed(predicted.err, "SMSE ") == doctest::Approx(squared / count / truth_variance).epsilon(1e-5));
+  CHECK(printed(predicted.err, "MAE ") == doctest::Approx(absolute / count).epsilon(1e-5));
+  CHECK(printed(predicted.err, "coverage of mean +- 2 std ") == doctest::Approx(covered / count).epsilon(1e-3));
+  // Friedman1's noise is what the model assumes: SNLP well below the trivial model's 0.
+  CHECK(printed(predicted.err, "SNLP (cholqr paper eq. 22) ") < -0.5);
+}
+
+TEST_CASE("predict --variance options are checked") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5"), model = directory.file("m.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 50 --seed 8 -q -o " + quote(train)).exit_code == 0);
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + " -q --kernel se --lengthscales 2 --noise-var 0.1").exit_code == 0);
+  const std::string out = quote(directory.file("p.csv"));
+  const auto latent_alone = run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --latent");
+  CHECK(latent_alone.exit_code == 2);
+  CHECK(latent_alone.err.find("--latent needs --variance") != std::string::npos);
+  CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --variance-tol 0").exit_code == 2);
+  CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --active-set 0").exit_code == 2);
+  CHECK_FALSE(std::filesystem::exists(directory.file("p.csv")));
+}
