@@ -1,0 +1,35 @@
+// The benchmark problems shared by the bench programs: the GBCD paper's
+// datasets (../shared/data: kin40k, calhouse, with their reference
+// hyperparameters) and a generated Friedman1, standardised.
+#pragma once
+
+#include "engine/kernels/kernel.h"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gpstream::bench {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start);
+
+struct Problem {
+  std::string name;
+  std::vector<double> x, y, test_x, test_y;  // standardised
+  std::size_t d = 0;
+  KernelHyperparameters hyper;  // the reference values of ../shared/data/hyper
+};
+
+// A real dataset: a seeded random subset of `subset` training rows (all of
+// them when subset ≥ n), the full test set, standardised as the reference
+// hyperparameter file says.
+Problem load_real(const std::string& name, const std::filesystem::path& data, std::size_t subset, std::uint64_t seed);
+
+// Friedman1 as in the paper: noisy training targets, noise-free test targets,
+// standardised with the training set's own statistics.
+Problem make_friedman1(const std::filesystem::path& data, std::size_t rows, std::size_t test_rows);
+
+}  // namespace gpstream::bench
