@@ -113,8 +113,9 @@ std::vector<double> plus(std::vector<double> v, double c) {
 }
 
 void table4(const fs::path& data, const std::vector<std::string>& datasets, std::size_t restarts,
-            std::size_t variance_rows, std::ofstream& csv) {
-  fmt::print("\nTable 4 (GBCD column): hyperparameters learned on 2000 random rows, GBCD on the full training set\n");
+            std::size_t variance_rows, double tolerance, std::ofstream& csv) {
+  fmt::print("\nTable 4 (GBCD column): hyperparameters learned on 2000 random rows, GBCD on the full training set, "
+             "variance tol {:g}\n", tolerance);
   fmt::print("{:<10} {:>7} {:>8} {:>8} {:>9} {:>9} {:>12} {:>8} {:>8} {:>9}\n", "dataset", "rows", "learn s", "train s",
              "iters", "mean s", "var s/row", "RMSE", "SNLP", "coverage");
   for (const std::string& name : datasets) {
@@ -133,7 +134,8 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
     const std::size_t v_rows = std::min(variance_rows, p.test_y.size());
     start = Clock::now();
     const VariancePrediction variance = predict_latent_variance(
-        matrix, p.test_x.data(), v_rows, {.batch_rows = v_rows, .memory_budget_bytes = std::size_t{8} << 30});
+        matrix, p.test_x.data(), v_rows,
+        {.tolerance = tolerance, .batch_rows = v_rows, .memory_budget_bytes = std::size_t{8} << 30});
     const double variance_seconds = seconds_since(start);
     const PredictionMetrics all = evaluate_predictions(p.test_y, mean, {}, 0.0, 1.0);
     const PredictionMetrics with_variance =
@@ -159,8 +161,9 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
 }
 
 void table3(const fs::path& data, const std::vector<std::string>& datasets, std::size_t test_rows, std::size_t per_row,
-            std::ofstream& csv) {
-  fmt::print("\nTable 3: variances of {} test rows, 10,000 training rows, reference hyperparameters, tol 1e-4\n", test_rows);
+            double tolerance, std::ofstream& csv) {
+  fmt::print("\nTable 3: variances of {} test rows, 10,000 training rows, reference hyperparameters, GBCD tol 1e-4, "
+             "variance tol {:g}\n", test_rows, tolerance);
   fmt::print("{:<10} {:>8} {:>9} {:>10} {:>8} {:>11} {:>13} {:>12} {:>11}\n", "dataset", "mean s", "batched s",
              "x mean", "iters", "rel RMSE y*", "rel RMSE f*", "per-row s", "x mean/row");
   for (const std::string& name : datasets) {
@@ -173,10 +176,11 @@ void table3(const fs::path& data, const std::vector<std::string>& datasets, std:
     const Trained trained = train_gbcd(matrix, p.y);
     auto start = Clock::now();
     const VariancePrediction batched = predict_latent_variance(
-        matrix, p.test_x.data(), t, {.batch_rows = t, .memory_budget_bytes = std::size_t{4} << 30});
+        matrix, p.test_x.data(), t, {.tolerance = tolerance, .batch_rows = t, .memory_budget_bytes = std::size_t{4} << 30});
     const double batched_seconds = seconds_since(start);
     start = Clock::now();
-    const VariancePrediction single = predict_latent_variance(matrix, p.test_x.data(), per_row, {.batch_rows = 1});
+    const VariancePrediction single =
+        predict_latent_variance(matrix, p.test_x.data(), per_row, {.tolerance = tolerance, .batch_rows = 1});
     const double per_row_seconds = seconds_since(start) / static_cast<double>(per_row);
     const std::vector<double> reference = cholesky_latent_variance(p, *kernel, t);
     const double noise = p.hyper.noise_variance;
@@ -205,6 +209,7 @@ int main(int argc, char** argv) {
   namespace po = boost::program_options;
   std::string data_dir, out_dir, datasets_text, tables_text;
   std::size_t restarts = 2, variance_rows = 200, test_rows = 1000, per_row = 5;
+  double variance_tolerance = VarianceOptions{}.tolerance;
   po::options_description options("bench_hyper_variance options");
   options.add_options()("help,h", "show this help")
       ("data", po::value(&data_dir)->default_value("../shared/data"), "directory of the shared datasets")
@@ -214,7 +219,8 @@ int main(int argc, char** argv) {
       ("restarts", po::value(&restarts)->default_value(restarts), "Table 4: random restarts of the hyperparameter search")
       ("variance-rows", po::value(&variance_rows)->default_value(variance_rows), "Table 4: test rows whose variance is computed")
       ("test-rows", po::value(&test_rows)->default_value(test_rows), "Table 3: test rows in the batch")
-      ("per-row", po::value(&per_row)->default_value(per_row), "Table 3: rows solved one at a time, for comparison");
+      ("per-row", po::value(&per_row)->default_value(per_row), "Table 3: rows solved one at a time, for comparison")
+      ("variance-tol", po::value(&variance_tolerance)->default_value(variance_tolerance), "per-row tolerance of the variance solves");
   po::variables_map values;
   po::store(po::parse_command_line(argc, argv, options), values);
   if (values.count("help")) {
@@ -232,14 +238,14 @@ int main(int argc, char** argv) {
     std::ofstream csv((fs::path(out_dir) / "table3.csv").string());
     csv << "dataset,rows,mean_seconds,test_rows,batched_seconds,iterations,relative_rmse_noisy,relative_rmse_latent,"
            "per_row_seconds,per_row_rows\n";
-    table3(data, datasets, test_rows, per_row, csv);
+    table3(data, datasets, test_rows, per_row, variance_tolerance, csv);
     fmt::print("wrote {}\n", (fs::path(out_dir) / "table3.csv").string());
   }
   if (std::find(tables.begin(), tables.end(), "4") != tables.end()) {
     std::ofstream csv((fs::path(out_dir) / "table4.csv").string());
     csv << "dataset,rows,learn_seconds,train_seconds,iterations,mean_seconds,variance_rows,variance_seconds_per_row,"
            "rmse,snlp,coverage,signal_variance,noise_variance,lengthscales\n";
-    table4(data, datasets, restarts, variance_rows, csv);
+    table4(data, datasets, restarts, variance_rows, variance_tolerance, csv);
     fmt::print("wrote {}\n", (fs::path(out_dir) / "table4.csv").string());
   }
   return 0;

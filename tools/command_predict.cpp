@@ -75,7 +75,7 @@ int run_predict(const std::vector<std::string>& args) {
       ("quiet,q", "no summary on stderr")
       ("variance", "also write the predictive variance and standard deviation")
       ("latent", "with --variance: of the latent f* (without the noise variance) instead of y*")
-      ("variance-tol", po::value(&variance_options.tolerance)->default_value(1e-4, "1e-4"), "stop each row's solve at |K u - k*|inf <= tol")
+      ("variance-tol", po::value(&variance_options.tolerance)->default_value(3e-5, "3e-5"), "stop each row's solve at |K u - k*|inf <= tol")
       ("batch-rows", po::value(&variance_options.batch_rows)->default_value(0), "test rows solved together (0: as many as --memory allows, up to 1024)")
       ("active-set", po::value(&variance_options.active_set_size)->default_value(500), "active set size m of the variance solves")
       ("candidates", po::value(&variance_options.candidates)->default_value(60), "random candidates kappa per greedy step")
@@ -167,17 +167,17 @@ int run_predict(const std::vector<std::string>& args) {
     fmt::print(stderr, "predict: means of {} rows in {:.2f} s ({:.3g} ms per row)\n", format_count(test.rows), mean_seconds,
                1e3 * mean_seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)));
     if (test.y) {
-      // Against the training targets' mean and variance (eq. 16, the SNLP's trivial model); SNLP and coverage
-      // need the variance of y*, so they are left out for --latent.
+      // Against the training targets' mean and variance (eq. 16, the SNLP's trivial model). SNLP and coverage
+      // use the variance written: of y* for noisy targets, of f* (--latent) for noise-free ones.
       const PredictionMetrics metrics =
-          evaluate_predictions(*test.y, mean, latent ? std::span<const double>() : std::span<const double>(variance),
-                               model.standardisation.y_mean, model.standardisation.y_std * model.standardisation.y_std);
+          evaluate_predictions(*test.y, mean, variance, model.standardisation.y_mean,
+                               model.standardisation.y_std * model.standardisation.y_std);
       fmt::print(stderr, "predict: RMSE (GBCD paper eq. 16, relative to the training variance) {:.6f}\n",
                  metrics.normalised_rmse);
       fmt::print(stderr, "predict: SMSE {:.6f}, MAE {:.6g}\n", metrics.smse, metrics.mae);
       if (metrics.snlp) {
-        fmt::print(stderr, "predict: SNLP (cholqr paper eq. 22) {:.6f}, coverage of mean +- 2 std {:.4f}\n", *metrics.snlp,
-                   *metrics.coverage);
+        fmt::print(stderr, "predict: SNLP (cholqr paper eq. 22) {:.6f}, coverage of mean +- 2 std {:.4f} (variance of {})\n",
+                   *metrics.snlp, *metrics.coverage, latent ? "f*" : "y*");
       }
     }
   }
