@@ -192,12 +192,7 @@ int main(int argc, char** argv) {
       ("scaling", po::value(&scaling_text)->default_value("10000,20000,50000,100000"), "Fig 4 sizes (empty: skip)")
       ("skip-throughput", "skip the kernel-product throughput measurement");
   po::variables_map values;
-  po::store(po::parse_command_line(argc, argv, options), values);
-  if (values.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  po::notify(values);
+  if (!gpstream::bench::parse_bench_options(argc, argv, options, values)) return 0;
   configure_blas();
   fs::create_directories(out_dir);
   std::vector<std::string> datasets, solvers, sizes;

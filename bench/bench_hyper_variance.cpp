@@ -222,12 +222,7 @@ int main(int argc, char** argv) {
       ("per-row", po::value(&per_row)->default_value(per_row), "Table 3: rows solved one at a time, for comparison")
       ("variance-tol", po::value(&variance_tolerance)->default_value(variance_tolerance), "per-row tolerance of the variance solves");
   po::variables_map values;
-  po::store(po::parse_command_line(argc, argv, options), values);
-  if (values.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  po::notify(values);
+  if (!gpstream::bench::parse_bench_options(argc, argv, options, values)) return 0;
   configure_blas();
   fs::create_directories(out_dir);
   std::vector<std::string> datasets, tables;

@@ -10,6 +10,7 @@
 //      several chunk sizes (the basis of the default chunk size).
 // The files are read from the page cache (the machine has the RAM for them),
 // so the streaming figures measure gpstream's own overhead, not the disk.
+#include "bench/bench_problems.h"
 #include "engine/data/row_block_stream.h"
 #include "storage/dataset/hdf5_row_source.h"
 
@@ -137,12 +138,7 @@ int main(int argc, char** argv) {
       ("repeats", po::value(&repeats)->default_value(repeats), "repetitions of each timing (the best is reported)")
       ("csv", po::value(&csv_out)->default_value("out/bench/io.csv"), "where to write the results");
   po::variables_map values;
-  po::store(po::parse_command_line(argc, argv, options), values);
-  if (values.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  po::notify(values);
+  if (!gpstream::bench::parse_bench_options(argc, argv, options, values)) return 0;
   fs::create_directories(work_dir);
   std::vector<Row> results;
   auto report = [&](Row row) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iostream>
 #include <numeric>
 #include <random>
 
@@ -89,6 +90,17 @@ Problem make_friedman1(const fs::path& data, std::size_t rows, std::size_t test_
   s.apply_to_rows(problem.test_x.data(), test_rows, problem.d);
   s.apply_to_targets(problem.test_y.data(), test_rows);
   return problem;
+}
+
+bool parse_bench_options(int argc, char** argv, const boost::program_options::options_description& options,
+                         boost::program_options::variables_map& values) {
+  boost::program_options::store(boost::program_options::parse_command_line(argc, argv, options), values);
+  if (values.count("help") != 0) {
+    std::cout << options << "\n";
+    return false;
+  }
+  boost::program_options::notify(values);
+  return true;
 }
 
 }  // namespace gpstream::bench

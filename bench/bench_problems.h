@@ -5,6 +5,8 @@
 
 #include "engine/kernels/kernel.h"
 
+#include <boost/program_options.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -31,5 +33,10 @@ Problem load_real(const std::string& name, const std::filesystem::path& data, st
 // Friedman1 as in the paper: noisy training targets, noise-free test targets,
 // standardised with the training set's own statistics.
 Problem make_friedman1(const std::filesystem::path& data, std::size_t rows, std::size_t test_rows);
+
+// Parses a bench program's command line; prints the options and returns
+// false when --help was given.
+bool parse_bench_options(int argc, char** argv, const boost::program_options::options_description& options,
+                         boost::program_options::variables_map& values);
 
 }  // namespace gpstream::bench
