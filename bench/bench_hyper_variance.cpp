@@ -13,7 +13,6 @@
 //   few rows, for comparison.
 #include "bench/bench_problems.h"
 #include "engine/data/in_memory_row_source.h"
-#include "engine/hyper/hyperparameter_search.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/linalg/blas_threads.h"
 #include "engine/linalg/cholesky.h"
@@ -23,6 +22,7 @@
 #include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_factory.h"
 #include "tools/blas_core.h"
+#include "tools/hyperparameter_learning.h"
 
 #include <boost/algorithm/string.hpp>
 #include <boost/program_options.hpp>
@@ -34,8 +34,6 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
-#include <numeric>
-#include <random>
 
 namespace {
 
@@ -57,26 +55,6 @@ Trained train_gbcd(KernelMatrix& matrix, const std::vector<double>& y) {
   rule.tolerance = 1e-4;
   run_solver(*solver, matrix, state, y, rule, {}, nullptr, true);
   return {state.alpha, seconds_since(start), state.iteration};
-}
-
-// Hyperparameters learned on `subset` random rows of the problem.
-HyperparameterSearchResult learn(const Problem& p, std::size_t subset, std::size_t restarts, double& seconds) {
-  std::vector<std::size_t> all(p.y.size()), rows;
-  std::iota(all.begin(), all.end(), std::size_t{0});
-  std::mt19937_64 random(0);
-  std::sample(all.begin(), all.end(), std::back_inserter(rows), subset, random);
-  std::vector<double> x, y;
-  for (const std::size_t i : rows) {
-    x.insert(x.end(), p.x.begin() + static_cast<long>(i * p.d), p.x.begin() + static_cast<long>((i + 1) * p.d));
-    y.push_back(p.y[i]);
-  }
-  HyperparameterSearchOptions options;
-  options.restarts = restarts;
-  const ScopedBlasThreads blas_threads;
-  const auto start = Clock::now();
-  HyperparameterSearchResult result = learn_hyperparameters(x.data(), y, p.d, options);
-  seconds = seconds_since(start);
-  return result;
 }
 
 // K** − k*ᵀK̄⁻¹k* for the first `count` test rows, by a dense Cholesky factor (the reference).
@@ -121,10 +99,15 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
   for (const std::string& name : datasets) {
     if (name != "friedman1" && !fs::exists(data / (name + "_train.csv"))) continue;
     Problem p = name == "friedman1" ? make_friedman1(data, 100000, 10000) : load_real(name, data, 1u << 30, 0);
-    double learn_seconds = 0.0;
-    const HyperparameterSearchResult learned = learn(p, 2000, restarts, learn_seconds);
-    p.hyper = learned.hyperparameters;
     InMemoryRowSource rows(p.x, p.y, p.d);
+    // As `gpstream hyper --seed 0 --restarts R` does it, on the standardised rows.
+    cli::HyperparameterLearningOptions learning;
+    learning.restarts = restarts;
+    const cli::LearnedOnSubset on_subset =
+        cli::learn_on_subset(rows, name, KernelType::squared_exponential_ard, learning, 0, nullptr, nullptr);
+    const HyperparameterSearchResult& learned = on_subset.search;
+    const double learn_seconds = on_subset.seconds;
+    p.hyper = learned.hyperparameters;
     const auto kernel = make_kernel(p.hyper, p.d);
     KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{8} << 30});
     const Trained trained = train_gbcd(matrix, p.y);
@@ -186,8 +169,8 @@ void table3(const fs::path& data, const std::vector<std::string>& datasets, std:
     const double noise = p.hyper.noise_variance;
     const double noisy = relative_rmse(plus(batched.latent, noise), plus(reference, noise));
     const double latent = relative_rmse(batched.latent, reference);
-    const double single_error = relative_rmse(std::vector<double>(single.latent.begin(), single.latent.end()),
-                                              std::vector<double>(reference.begin(), reference.begin() + static_cast<long>(per_row)));
+    const double single_error =
+        relative_rmse(single.latent, std::vector<double>(reference.begin(), reference.begin() + static_cast<long>(per_row)));
     fmt::print("{:<10} {:>8.2f} {:>9.1f} {:>10.1f} {:>8} {:>11.2e} {:>13.2e} {:>12.2f} {:>11.2f}\n", name, trained.seconds,
                batched_seconds, batched_seconds / trained.seconds, batched.iterations, noisy, latent, per_row_seconds,
                per_row_seconds / trained.seconds);

@@ -115,8 +115,7 @@ SearchStart run_start(const double* x, std::span<const double> y, std::size_t d,
   return {initial, from_log_parameters(initial.type, theta), value, objective.evaluations, describe_nlopt_result(result)};
 }
 
-}  // namespace
-
+// The fixed start for `d` inputs (ℓ = 1, s² = 1, σ² = 0.1).
 KernelHyperparameters default_initial_hyperparameters(KernelType kernel, std::size_t d) {
   KernelHyperparameters h;
   h.type = kernel;
@@ -125,6 +124,8 @@ KernelHyperparameters default_initial_hyperparameters(KernelType kernel, std::si
   h.noise_variance = 0.1;
   return h;
 }
+
+}  // namespace
 
 HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<const double> y, std::size_t d,
                                                  const HyperparameterSearchOptions& options,

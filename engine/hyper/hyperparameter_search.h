@@ -63,13 +63,10 @@ using SearchObserver = std::function<void(const SearchEvaluation&)>;
 
 // Learns hyperparameters for rows x (n×d, row-major, standardised) and
 // targets y (standardised). Throws when the objective is not finite (with
-// what to check), when a start ends where K̄ is not positive definite, and
-// Cancelled when `stop` is requested.
+// what to check) or K̄ is not numerically positive definite at a point the
+// optimiser tries, and Cancelled when `stop` is requested.
 HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<const double> y, std::size_t d,
                                                  const HyperparameterSearchOptions& options,
                                                  const SearchObserver& observer = {}, const StopFlag* stop = nullptr);
-
-// The fixed start for `d` inputs (ℓ = 1, s² = 1, σ² = 0.1).
-KernelHyperparameters default_initial_hyperparameters(KernelType kernel, std::size_t d);
 
 }  // namespace gpstream

@@ -59,17 +59,17 @@ void keep_columns(std::vector<double>& gradient, std::size_t n, std::size_t r, c
   gradient.resize(n * kept);
 }
 
-}  // namespace
-
+// Test rows per batch: as many as half the budget holds as columns of G (n×r), ≤ kMaxBatchRows.
 std::size_t variance_batch_rows(const VarianceOptions& options, std::size_t n, std::size_t count) {
   std::size_t rows = options.batch_rows;
   if (rows == 0) {
-    // G (n×r doubles) is the one large array; half the budget goes to it.
     rows = std::clamp<std::size_t>(options.memory_budget_bytes / 2 / std::max<std::size_t>(1, n * sizeof(double)), 1,
                                    kMaxBatchRows);
   }
   return std::max<std::size_t>(1, std::min(rows, count));
 }
+
+}  // namespace
 
 VariancePrediction predict_latent_variance(KernelMatrix& training, const double* test_rows, std::size_t count,
                                            const VarianceOptions& options,

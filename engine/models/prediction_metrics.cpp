@@ -15,14 +15,6 @@ double negative_log_density(double y, double m, double v) {
 
 }  // namespace
 
-double normalised_rmse(std::span<const double> truth, std::span<const double> mean, double training_variance) {
-  GPSTREAM_CHECK(truth.size() == mean.size() && !truth.empty(), "RMSE of {} predictions against {} targets", mean.size(),
-                 truth.size());
-  double sum = 0.0;
-  for (std::size_t i = 0; i < truth.size(); ++i) sum += (truth[i] - mean[i]) * (truth[i] - mean[i]);
-  return std::sqrt(sum / static_cast<double>(truth.size()) / training_variance);
-}
-
 PredictionMetrics evaluate_predictions(std::span<const double> truth, std::span<const double> mean,
                                        std::span<const double> variance, double training_mean,
                                        double training_variance) {
@@ -57,6 +49,10 @@ PredictionMetrics evaluate_predictions(std::span<const double> truth, std::span<
     metrics.coverage = covered / count;
   }
   return metrics;
+}
+
+double normalised_rmse(std::span<const double> truth, std::span<const double> mean, double training_variance) {
+  return evaluate_predictions(truth, mean, {}, 0.0, training_variance).normalised_rmse;
 }
 
 }  // namespace gpstream

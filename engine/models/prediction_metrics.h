@@ -6,7 +6,8 @@
 //         N(mean(y_train), var(y_train)) — below 0 means better than it
 //   MAE   mean |y − m|
 //   coverage: the fraction of targets inside m ± 2√v (0.954 when v is right)
-// v is the predictive variance of a new observation y* (noise included).
+// v is the predictive variance of what the targets are: a new observation y*
+// (noise included) for noisy targets, the latent f* for noise-free ones.
 #pragma once
 
 #include <optional>
