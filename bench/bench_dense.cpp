@@ -51,15 +51,15 @@ class TraceRecorder final : public SolverObserver {
  public:
   TraceRecorder(std::ofstream& out, std::string dataset, std::string solver)
       : out_(out), dataset_(std::move(dataset)), solver_(std::move(solver)) {}
-  void on_start(const SolverState&, const IterationReport& r) override { write(r); }
-  void on_iteration(const SolverState&, const IterationReport& r) override {
+  void on_start(const IterationReport& r) override { write(r); }
+  void on_iteration(const IterationReport& r) override {
     // Every iteration up to 100, then one per 1/50 decade of the iteration
     // count (SMO makes millions), and the last (on_stop).
     const int bucket = static_cast<int>(50.0 * std::log10(static_cast<double>(r.iteration)));
     if (r.iteration <= 100 || bucket != last_bucket_) write(r);
     last_bucket_ = bucket;
   }
-  void on_stop(const SolverState&, const IterationReport& r, StopReason) override { write(r); }
+  void on_stop(const IterationReport& r, StopReason) override { write(r); }
 
  private:
   void write(const IterationReport& r) {

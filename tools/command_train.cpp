@@ -279,7 +279,8 @@ int run_train(const std::vector<std::string>& args) {
   }
   std::unique_ptr<CheckpointObserver> checkpoints;
   if (!checkpoint_path.empty()) {
-    checkpoints = std::make_unique<CheckpointObserver>(checkpoint_path, options.checkpoint_every, configuration);
+    checkpoints = std::make_unique<CheckpointObserver>(
+        [&] { write_checkpoint(checkpoint_path, Checkpoint{configuration, state}); }, options.checkpoint_every);
     observers.push_back(checkpoints.get());
   }
 

@@ -45,12 +45,12 @@ std::string ProgressObserver::line_text(const IterationReport& report) const {
                      format_duration(report.elapsed_seconds), format_duration(eta));
 }
 
-void ProgressObserver::on_start(const SolverState&, const IterationReport& report) {
+void ProgressObserver::on_start(const IterationReport& report) {
   history_.push_back(report);
   line_.update(line_text(report), true);
 }
 
-void ProgressObserver::on_iteration(const SolverState&, const IterationReport& report) {
+void ProgressObserver::on_iteration(const IterationReport& report) {
   history_.push_back(report);
   line_.update(line_text(report));
   if (report.gradient_drift >= 0) {
@@ -60,7 +60,7 @@ void ProgressObserver::on_iteration(const SolverState&, const IterationReport& r
   }
 }
 
-void ProgressObserver::on_stop(const SolverState&, const IterationReport& report, StopReason) {
+void ProgressObserver::on_stop(const IterationReport& report, StopReason) {
   line_.update(line_text(report), true);
   line_.finish();
 }
@@ -80,30 +80,28 @@ void TrainingLogObserver::write(const IterationReport& report) {
   GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}'", path_);
 }
 
-void TrainingLogObserver::on_start(const SolverState& state, const IterationReport& report) {
-  if (state.iteration == 0) write(report);
+void TrainingLogObserver::on_start(const IterationReport& report) {
+  if (report.iteration == 0) write(report);
 }
 
-void TrainingLogObserver::on_iteration(const SolverState&, const IterationReport& report) { write(report); }
+void TrainingLogObserver::on_iteration(const IterationReport& report) { write(report); }
 
-CheckpointObserver::CheckpointObserver(std::string path, double every_seconds, TrainingConfiguration configuration)
-    : path_(std::move(path)), every_seconds_(every_seconds), configuration_(std::move(configuration)) {}
+CheckpointObserver::CheckpointObserver(std::function<void()> write, double every_seconds)
+    : write_(std::move(write)), every_seconds_(every_seconds) {}
 
-void CheckpointObserver::write(const SolverState& state) {
-  write_checkpoint(path_, Checkpoint{configuration_, state});
+void CheckpointObserver::write() {
+  write_();
   last_written_ = std::chrono::steady_clock::now();
   ++written_;
 }
 
-void CheckpointObserver::on_start(const SolverState&, const IterationReport&) {
-  last_written_ = std::chrono::steady_clock::now();
-}
+void CheckpointObserver::on_start(const IterationReport&) { last_written_ = std::chrono::steady_clock::now(); }
 
-void CheckpointObserver::on_iteration(const SolverState& state, const IterationReport&) {
+void CheckpointObserver::on_iteration(const IterationReport&) {
   const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_written_).count();
-  if (since >= every_seconds_) write(state);
+  if (since >= every_seconds_) write();
 }
 
-void CheckpointObserver::on_stop(const SolverState& state, const IterationReport&, StopReason) { write(state); }
+void CheckpointObserver::on_stop(const IterationReport&, StopReason) { write(); }
 
 }  // namespace gpstream::cli

@@ -3,11 +3,11 @@
 #pragma once
 
 #include "engine/solvers/solver_driver.h"
-#include "storage/checkpoint/checkpoint_file.h"
 #include "tools/progress_line.h"
 
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,9 +18,9 @@ namespace gpstream::cli {
 class ProgressObserver final : public SolverObserver {
  public:
   ProgressObserver(ProgressLine& line, std::string solver, double tolerance);
-  void on_start(const SolverState& state, const IterationReport& report) override;
-  void on_iteration(const SolverState& state, const IterationReport& report) override;
-  void on_stop(const SolverState& state, const IterationReport& report, StopReason reason) override;
+  void on_start(const IterationReport& report) override;
+  void on_iteration(const IterationReport& report) override;
+  void on_stop(const IterationReport& report, StopReason reason) override;
 
  private:
   std::string line_text(const IterationReport& report) const;
@@ -35,8 +35,8 @@ class ProgressObserver final : public SolverObserver {
 class TrainingLogObserver final : public SolverObserver {
  public:
   TrainingLogObserver(const std::string& path, bool append);
-  void on_start(const SolverState& state, const IterationReport& report) override;
-  void on_iteration(const SolverState& state, const IterationReport& report) override;
+  void on_start(const IterationReport& report) override;
+  void on_iteration(const IterationReport& report) override;
 
  private:
   void write(const IterationReport& report);
@@ -44,20 +44,20 @@ class TrainingLogObserver final : public SolverObserver {
   std::ofstream stream_;
 };
 
-// Writes a checkpoint every `every_seconds` of wall time and when the run stops.
+// Calls `write` (which writes the run's checkpoint) every `every_seconds` of
+// wall time and when the run stops.
 class CheckpointObserver final : public SolverObserver {
  public:
-  CheckpointObserver(std::string path, double every_seconds, TrainingConfiguration configuration);
-  void on_start(const SolverState& state, const IterationReport& report) override;
-  void on_iteration(const SolverState& state, const IterationReport& report) override;
-  void on_stop(const SolverState& state, const IterationReport& report, StopReason reason) override;
+  CheckpointObserver(std::function<void()> write, double every_seconds);
+  void on_start(const IterationReport& report) override;
+  void on_iteration(const IterationReport& report) override;
+  void on_stop(const IterationReport& report, StopReason reason) override;
   std::size_t written() const { return written_; }
 
  private:
-  void write(const SolverState& state);
-  std::string path_;
+  void write();
+  std::function<void()> write_;
   double every_seconds_;
-  TrainingConfiguration configuration_;
   std::chrono::steady_clock::time_point last_written_;
   std::size_t written_ = 0;
 };

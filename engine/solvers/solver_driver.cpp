@@ -15,6 +15,7 @@ std::string describe(StopReason reason) {
     case StopReason::time_limit: return "time limit reached";
     case StopReason::interrupted: return "interrupted";
     case StopReason::solved_directly: return "solved directly";
+    case StopReason::complete: return "complete";
   }
   return "stopped";
 }
@@ -31,27 +32,51 @@ double refresh_gradient(KernelMatrix& kernel, SolverState& state, std::span<cons
   return drift;
 }
 
-SolverRun run_solver(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y,
-                     const StoppingRule& rule, std::span<SolverObserver* const> observers, const StopFlag* stop,
-                     bool fresh_start) {
+DenseSolverRun::DenseSolverRun(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y)
+    : solver_(solver), kernel_(kernel), state_(state), y_(y) {
   GPSTREAM_CHECK(state.alpha.size() == kernel.size() && state.gradient.size() == kernel.size() && y.size() == kernel.size(),
                  "solver state for {} rows does not fit a problem of {} rows", state.alpha.size(), kernel.size());
+}
+
+RunCounters DenseSolverRun::counters() const {
+  return {state_.iteration, state_.elapsed_seconds, state_.kernel_evaluations};
+}
+
+void DenseSolverRun::set_counters(const RunCounters& counters) {
+  state_.iteration = counters.iteration;
+  state_.elapsed_seconds = counters.elapsed_seconds;
+  state_.kernel_evaluations = counters.kernel_evaluations;
+}
+
+double DenseSolverRun::objective() const { return gpstream::objective(state_, y_); }
+
+double DenseSolverRun::convergence_measure() const { return gradient_max_norm(state_); }
+
+double DenseSolverRun::after_iteration(const StoppingRule& rule) {
+  if (rule.refresh_every == 0 || state_.iteration % rule.refresh_every != 0 || solver_.is_direct()) return -1.0;
+  const double drift = refresh_gradient(kernel_, state_, y_);
+  solver_.gradient_refreshed(state_);
+  return drift;
+}
+
+SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule,
+                         std::span<SolverObserver* const> observers, const StopFlag* stop, bool fresh_start) {
   using Clock = std::chrono::steady_clock;
   const auto run_start = Clock::now();
-  const double elapsed_before = state.elapsed_seconds;
+  const RunCounters before = method.counters();
   const std::uint64_t evaluations_before = kernel.kernel_evaluations();
-  const std::uint64_t state_evaluations_before = state.kernel_evaluations;
   auto report = [&](double drift) {
-    const double run_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
-    state.elapsed_seconds = elapsed_before + run_seconds;
-    state.kernel_evaluations = state_evaluations_before + (kernel.kernel_evaluations() - evaluations_before);
-    return IterationReport{state.iteration, state.elapsed_seconds, objective(state, y), gradient_max_norm(state),
-                           state.kernel_evaluations, drift};
+    RunCounters counters = method.counters();
+    counters.elapsed_seconds = before.elapsed_seconds + std::chrono::duration<double>(Clock::now() - run_start).count();
+    counters.kernel_evaluations = before.kernel_evaluations + (kernel.kernel_evaluations() - evaluations_before);
+    method.set_counters(counters);
+    return IterationReport{counters.iteration, counters.elapsed_seconds, method.objective(),
+                           method.convergence_measure(), counters.kernel_evaluations, drift};
   };
 
-  if (fresh_start) solver.start(state, y);
+  if (fresh_start) method.start();
   IterationReport current = report(-1.0);
-  for (SolverObserver* observer : observers) observer->on_start(state, current);
+  for (SolverObserver* observer : observers) observer->on_start(current);
 
   StopReason reason = StopReason::converged;
   for (;;) {
@@ -60,7 +85,11 @@ SolverRun run_solver(DenseSolver& solver, KernelMatrix& kernel, SolverState& sta
       reason = StopReason::converged;
       break;
     }
-    if (state.iteration >= rule.max_iterations) {
+    if (method.complete()) {
+      reason = StopReason::complete;
+      break;
+    }
+    if (current.iteration >= rule.max_iterations) {
       reason = StopReason::iteration_limit;
       break;
     }
@@ -72,22 +101,27 @@ SolverRun run_solver(DenseSolver& solver, KernelMatrix& kernel, SolverState& sta
       reason = StopReason::interrupted;
       break;
     }
-    solver.iterate(state, y);
-    ++state.iteration;
-    double drift = -1.0;
-    if (rule.refresh_every > 0 && state.iteration % rule.refresh_every == 0 && !solver.is_direct()) {
-      drift = refresh_gradient(kernel, state, y);
-      solver.gradient_refreshed(state);
-    }
+    method.iterate();
+    RunCounters counters = method.counters();
+    ++counters.iteration;
+    method.set_counters(counters);
+    const double drift = method.after_iteration(rule);
     current = report(drift);
-    for (SolverObserver* observer : observers) observer->on_iteration(state, current);
-    if (solver.is_direct()) {
+    for (SolverObserver* observer : observers) observer->on_iteration(current);
+    if (method.is_direct()) {
       reason = StopReason::solved_directly;
       break;
     }
   }
-  for (SolverObserver* observer : observers) observer->on_stop(state, current, reason);
+  for (SolverObserver* observer : observers) observer->on_stop(current, reason);
   return {reason, current};
+}
+
+SolverRun run_solver(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y,
+                     const StoppingRule& rule, std::span<SolverObserver* const> observers, const StopFlag* stop,
+                     bool fresh_start) {
+  DenseSolverRun run(solver, kernel, state, y);
+  return run_iterations(run, kernel, rule, observers, stop, fresh_start);
 }
 
 }  // namespace gpstream

@@ -1,7 +1,9 @@
-// The one driver loop of all dense solvers: it owns stopping (‖g‖∞ ≤ tol,
-// iteration and time budgets, a stop request), the exact gradient refresh,
-// and tells observers about every iteration (progress display, training log,
-// checkpoint cadence) — in the way ensmallen's optimisers take callbacks.
+// The one driver loop of every iterative training method — the dense
+// solvers and the greedy selection of sparse bases alike: it owns stopping
+// (convergence measure ≤ tol, iteration and time budgets, a stop request),
+// keeps the run's clock and kernel-evaluation count, and tells observers
+// about every iteration (progress display, training log, checkpoint cadence),
+// in the way ensmallen's optimisers take callbacks.
 #pragma once
 
 #include "engine/core/stop_flag.h"
@@ -16,22 +18,49 @@
 namespace gpstream {
 
 struct StoppingRule {
-  double tolerance = 1e-4;  // on ‖g‖∞, standardised targets (GBCD paper §3)
+  double tolerance = 1e-4;  // on the convergence measure: ‖g‖∞ of standardised targets (GBCD paper §3), SGGP's gap
   std::uint64_t max_iterations = std::numeric_limits<std::uint64_t>::max();
   double time_limit_seconds = std::numeric_limits<double>::infinity();  // for this run
-  // Recompute g = K̄α − y exactly every this many iterations (0: never); the
-  // drift between the maintained and the exact gradient is reported.
+  // Dense solvers: recompute g = K̄α − y exactly every this many iterations
+  // (0: never); the drift between the maintained and the exact gradient is reported.
   std::uint64_t refresh_every = 0;
 };
 
-enum class StopReason { converged, iteration_limit, time_limit, interrupted, solved_directly };
+enum class StopReason { converged, iteration_limit, time_limit, interrupted, solved_directly, complete };
 std::string describe(StopReason reason);
+
+// What a run has done so far, over all its resumptions (checkpointed with its state).
+struct RunCounters {
+  std::uint64_t iteration = 0;
+  double elapsed_seconds = 0.0;
+  std::uint64_t kernel_evaluations = 0;
+};
+
+// One iteration at a time of a training method, on state it owns.
+class IterativeMethod {
+ public:
+  virtual ~IterativeMethod() = default;
+  // Set-up of a fresh run; not called when a run resumes from a checkpoint.
+  virtual void start() {}
+  virtual void iterate() = 0;
+  virtual RunCounters counters() const = 0;
+  virtual void set_counters(const RunCounters& counters) = 0;
+  virtual double objective() const = 0;
+  // Compared with StoppingRule::tolerance: the run has converged at or below it.
+  virtual double convergence_measure() const = 0;
+  // True when there is nothing left to do (a basis that reached its size).
+  virtual bool complete() const { return false; }
+  // True for direct methods, whose one iteration is the exact solution.
+  virtual bool is_direct() const { return false; }
+  // Called after each iteration; returns a drift to report, or −1.
+  virtual double after_iteration(const StoppingRule& /*rule*/) { return -1.0; }
+};
 
 struct IterationReport {
   std::uint64_t iteration = 0;
-  double elapsed_seconds = 0.0;  // solver time over all runs
+  double elapsed_seconds = 0.0;  // training time over all runs
   double objective = 0.0;
-  double gradient_max_norm = 0.0;
+  double gradient_max_norm = 0.0;  // the convergence measure (‖g‖∞ for dense solvers)
   std::uint64_t kernel_evaluations = 0;
   double gradient_drift = -1.0;  // ‖g_maintained − g_exact‖∞ when refreshed this iteration, else −1
 };
@@ -40,9 +69,9 @@ class SolverObserver {
  public:
   virtual ~SolverObserver() = default;
   // Before the first iteration of this run (also when resuming).
-  virtual void on_start(const SolverState& /*state*/, const IterationReport& /*report*/) {}
-  virtual void on_iteration(const SolverState& /*state*/, const IterationReport& /*report*/) {}
-  virtual void on_stop(const SolverState& /*state*/, const IterationReport& /*report*/, StopReason /*reason*/) {}
+  virtual void on_start(const IterationReport& /*report*/) {}
+  virtual void on_iteration(const IterationReport& /*report*/) {}
+  virtual void on_stop(const IterationReport& /*report*/, StopReason /*reason*/) {}
 };
 
 struct SolverRun {
@@ -50,9 +79,33 @@ struct SolverRun {
   IterationReport last;
 };
 
-// Runs `solver` from `state` (fresh when state.iteration == 0 and
-// `fresh_start`) until the rule stops it. `stop` is polled between
+// Runs `method` (fresh when `fresh_start`) until the rule stops it, counting
+// the kernel evaluations `kernel` makes. `stop` is polled between
 // iterations: the current iteration always completes.
+SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule,
+                         std::span<SolverObserver* const> observers, const StopFlag* stop, bool fresh_start);
+
+// A dense solver on its state, as the driver runs it.
+class DenseSolverRun final : public IterativeMethod {
+ public:
+  DenseSolverRun(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y);
+  void start() override { solver_.start(state_, y_); }
+  void iterate() override { solver_.iterate(state_, y_); }
+  RunCounters counters() const override;
+  void set_counters(const RunCounters& counters) override;
+  double objective() const override;
+  double convergence_measure() const override;
+  bool is_direct() const override { return solver_.is_direct(); }
+  double after_iteration(const StoppingRule& rule) override;
+
+ private:
+  DenseSolver& solver_;
+  KernelMatrix& kernel_;
+  SolverState& state_;
+  std::span<const double> y_;
+};
+
+// run_iterations on a DenseSolverRun.
 SolverRun run_solver(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y,
                      const StoppingRule& rule, std::span<SolverObserver* const> observers, const StopFlag* stop,
                      bool fresh_start);

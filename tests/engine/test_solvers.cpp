@@ -43,8 +43,8 @@ Solution solve(const Problem& problem, const KernelHyperparameters& h, const Sol
 
 class ObjectiveRecorder final : public SolverObserver {
  public:
-  void on_start(const SolverState&, const IterationReport& report) override { objectives.push_back(report.objective); }
-  void on_iteration(const SolverState&, const IterationReport& report) override { objectives.push_back(report.objective); }
+  void on_start(const IterationReport& report) override { objectives.push_back(report.objective); }
+  void on_iteration(const IterationReport& report) override { objectives.push_back(report.objective); }
   std::vector<double> objectives;
 };
 
@@ -166,7 +166,7 @@ TEST_CASE("an exact gradient refresh reports a drift at rounding level and does 
   const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
   class DriftRecorder final : public SolverObserver {
    public:
-    void on_iteration(const SolverState&, const IterationReport& report) override {
+    void on_iteration(const IterationReport& report) override {
       if (report.gradient_drift >= 0) drifts.push_back(report.gradient_drift);
     }
     std::vector<double> drifts;
