@@ -149,6 +149,74 @@ void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out)
   kernel_evaluations_ += checked_multiply(size(), m);
 }
 
+CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q,
+                                           const double* w, std::size_t r) {
+  CrossProducts result{std::vector<double>(checked_multiply(p, q), 0.0), std::vector<double>(q, 0.0),
+                       std::vector<double>(checked_multiply(q, r), 0.0)};
+  if (q == 0 || size() == 0) return result;
+  const bool same = q_rows == p_rows && q == p;
+  PreparedRows prepared_p, prepared_q;
+  kernel_.prepare(p_rows, p, prepared_p);
+  kernel_.prepare(q_rows, q, prepared_q);
+  const std::size_t d = rows_.columns();
+  const std::size_t tile_rows = options_.tile_rows;
+  // A fixed number of chunks per block, each summing its tiles in order into
+  // its own partial: the sums do not depend on the thread count, and there
+  // are few p×q partials however many tiles there are.
+  constexpr std::size_t kChunks = 8;
+  struct Partial {
+    std::vector<double> pq, norms, qw;
+  };
+  std::vector<Partial> partials(kChunks);
+  auto add_block = [&](std::size_t first, std::size_t count, const double* x) {
+    const std::size_t tiles = (count + tile_rows - 1) / tile_rows;
+    const std::size_t chunks = std::min(kChunks, tiles);
+    tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t chunk) {
+      Partial& partial = partials[chunk];
+      partial.pq.assign(p * q, 0.0);
+      partial.norms.assign(q, 0.0);
+      partial.qw.assign(q * r, 0.0);
+      TileWorkspace& workspace = workspaces_->per_thread.local();
+      std::vector<double> block_q;
+      for (std::size_t t = chunk * tiles / chunks; t < (chunk + 1) * tiles / chunks; ++t) {
+        const std::size_t offset = t * tile_rows;
+        const std::size_t rows = std::min(tile_rows, count - offset);
+        kernel_.prepare(x + offset * d, rows, workspace.rows);
+        workspace.block.resize(rows * p);
+        if (p > 0) kernel_.evaluate(workspace.rows, prepared_p, workspace.block.data());
+        const double* k_q = workspace.block.data();
+        if (!same) {
+          block_q.resize(rows * q);
+          kernel_.evaluate(workspace.rows, prepared_q, block_q.data());
+          k_q = block_q.data();
+        }
+        if (p > 0) {
+          cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(p), static_cast<int>(q),
+                      static_cast<int>(rows), 1.0, workspace.block.data(), static_cast<int>(p), k_q,
+                      static_cast<int>(q), 1.0, partial.pq.data(), static_cast<int>(q));
+        }
+        for (std::size_t i = 0; i < rows; ++i) {
+          for (std::size_t j = 0; j < q; ++j) partial.norms[j] += k_q[i * q + j] * k_q[i * q + j];
+        }
+        if (r > 0) {
+          cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(q), static_cast<int>(r),
+                      static_cast<int>(rows), 1.0, k_q, static_cast<int>(q), w + (first + offset) * r,
+                      static_cast<int>(r), 1.0, partial.qw.data(), static_cast<int>(r));
+        }
+      }
+    });
+    for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+      const Partial& partial = partials[chunk];
+      for (std::size_t k = 0; k < partial.pq.size(); ++k) result.pq[k] += partial.pq[k];
+      for (std::size_t k = 0; k < q; ++k) result.q_squared_norms[k] += partial.norms[k];
+      for (std::size_t k = 0; k < partial.qw.size(); ++k) result.q_times_w[k] += partial.qw[k];
+    }
+  };
+  for_each_block(add_block);
+  kernel_evaluations_ += checked_multiply(size(), same ? p : p + q);
+  return result;
+}
+
 void KernelMatrix::multiply(const double* v, double* out) {
   const std::size_t n = size();
   const std::size_t d = rows_.columns();

@@ -22,6 +22,14 @@
 
 namespace gpstream {
 
+// Sums over the training rows that sparse models are built from (see
+// KernelMatrix::cross_products).
+struct CrossProducts {
+  std::vector<double> pq;               // K_Pᵀ K_Q, p×q row-major
+  std::vector<double> q_squared_norms;  // ‖K_Q[:, j]‖², q values
+  std::vector<double> q_times_w;        // K_Qᵀ W, q×r row-major
+};
+
 struct KernelMatrixOptions {
   std::size_t memory_budget_bytes = std::size_t{1} << 30;  // row blocks in flight and per-thread tiles
   std::size_t tile_rows = 256;                              // rows per task
@@ -50,6 +58,14 @@ class KernelMatrix {
   // out (n×m, row-major) = K(X, Z) for m points Z that are not training
   // rows (no noise term): the right-hand sides of predictive variances.
   void cross_covariance(const double* z, std::size_t m, double* out);
+
+  // With K_P = K(X, P) and K_Q = K(X, Q) over all n training rows (no noise
+  // term; P, Q not training rows), in one pass: K_Pᵀ K_Q, the squared column
+  // norms of K_Q, and K_Qᵀ W for W n×r (r may be 0). Memory: a few p×q
+  // partial sums (a fixed number per block, so that the result does not
+  // depend on the thread count) plus one tile of K_P and K_Q per thread.
+  CrossProducts cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q, const double* w,
+                               std::size_t r);
 
   // out = K̄ v over all n columns, in panels of columns (one pass each).
   void multiply(const double* v, double* out);

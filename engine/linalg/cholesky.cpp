@@ -56,6 +56,20 @@ bool IncrementalCholesky::append(const double* k, double diagonal) {
   return true;
 }
 
+void IncrementalCholesky::forward_substitute(const double* b, double* x) const {
+  std::copy(b, b + size_, x);
+  if (size_ == 0) return;
+  cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, static_cast<int>(size_), factor_.data(),
+              static_cast<int>(capacity_), x, 1);
+}
+
+void IncrementalCholesky::solve_columns(double* b, std::size_t r, bool transpose) const {
+  if (size_ == 0 || r == 0) return;
+  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, transpose ? CblasTrans : CblasNoTrans, CblasNonUnit,
+              static_cast<int>(size_), static_cast<int>(r), 1.0, factor_.data(), static_cast<int>(capacity_), b,
+              static_cast<int>(r));
+}
+
 void IncrementalCholesky::back_substitute(const double* b, double* x, std::size_t rows) const {
   GPSTREAM_CHECK(rows <= size_, "back substitution on {} rows of a {}-row factor", rows, size_);
   std::copy(b, b + rows, x);
@@ -69,6 +83,13 @@ void IncrementalCholesky::copy_factor(std::vector<double>& dense) const {
   for (std::size_t i = 0; i < size_; ++i) {
     std::copy_n(factor_.data() + i * capacity_, i + 1, dense.data() + i * size_);
   }
+}
+
+void IncrementalCholesky::assign_factor(const std::vector<double>& dense, std::size_t size) {
+  GPSTREAM_CHECK(size <= capacity_ && dense.size() == size * size, "a {}-row factor does not fit a capacity of {} rows",
+                 size, capacity_);
+  for (std::size_t i = 0; i < size; ++i) std::copy_n(dense.data() + i * size, i + 1, factor_.data() + i * capacity_);
+  size_ = size;
 }
 
 }  // namespace gpstream

@@ -37,6 +37,13 @@ class IncrementalCholesky {
   const double* last_forward() const { return forward_.data(); }
   double last_pivot() const { return pivot_; }
 
+  // x = L⁻¹ b with the whole factor (size() values); x may alias b.
+  void forward_substitute(const double* b, double* x) const;
+
+  // B = L⁻¹ B (or L⁻ᵀ B with `transpose`) in place for B size()×r, row-major:
+  // many right-hand sides in one BLAS-3 call.
+  void solve_columns(double* b, std::size_t r, bool transpose) const;
+
   // x = L⁻ᵀ b with the leading `rows`×`rows` block of L (the factor as it
   // was before the last `size() − rows` appends); x may alias b.
   void back_substitute(const double* b, double* x, std::size_t rows) const;
@@ -44,6 +51,9 @@ class IncrementalCholesky {
   // The factor into `dense` as a size()×size() row-major lower triangle (the
   // strict upper triangle is not written).
   void copy_factor(std::vector<double>& dense) const;
+  // Replaces the factor by `dense` (size×size row-major lower triangle, as
+  // copy_factor writes it): restores a factor saved in a checkpoint.
+  void assign_factor(const std::vector<double>& dense, std::size_t size);
 
  private:
   std::size_t capacity_;

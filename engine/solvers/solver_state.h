@@ -15,7 +15,8 @@
 namespace gpstream {
 
 struct SolverState {
-  std::vector<double> alpha;       // α, n values
+  // α, n values (empty for a sparse basis selection, whose state is all in `auxiliary`)
+  std::vector<double> alpha;
   std::vector<double> gradient;    // g = K̄α − y, n values
   std::uint64_t iteration = 0;     // outer iterations completed
   std::uint64_t kernel_evaluations = 0;

@@ -37,8 +37,10 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     hdf5::write_attribute(root, "elapsed_seconds", state.elapsed_seconds);
     hdf5::write_attribute(root, "kernel_evaluations", static_cast<std::int64_t>(state.kernel_evaluations));
     hdf5::write_attribute(root, "random_state", serialise_random(state.random));
-    hdf5::write_vector(root, "alpha", state.alpha);
-    hdf5::write_vector(root, "gradient", state.gradient);
+    if (!state.alpha.empty()) {  // dense solvers; a sparse basis selection keeps its state in /auxiliary
+      hdf5::write_vector(root, "alpha", state.alpha);
+      hdf5::write_vector(root, "gradient", state.gradient);
+    }
     std::vector<std::string> names;
     hdf5::Handle auxiliary = hdf5::create_group(root, "auxiliary");
     for (const auto& [name, values] : state.auxiliary) {
@@ -74,8 +76,10 @@ Checkpoint read_checkpoint(const std::string& path) {
   state.elapsed_seconds = hdf5::read_double_attribute(root, "elapsed_seconds", path);
   state.kernel_evaluations = static_cast<std::uint64_t>(hdf5::read_integer_attribute(root, "kernel_evaluations", path));
   state.random = deserialise_random(hdf5::read_string_attribute(root, "random_state", path));
-  state.alpha = hdf5::read_vector(root, "alpha", path, configuration.rows);
-  state.gradient = hdf5::read_vector(root, "gradient", path, configuration.rows);
+  if (hdf5::has_link(root, "alpha")) {
+    state.alpha = hdf5::read_vector(root, "alpha", path, configuration.rows);
+    state.gradient = hdf5::read_vector(root, "gradient", path, configuration.rows);
+  }
   hdf5::Handle auxiliary = hdf5::open_group(root, "auxiliary", path);
   for (const std::string& name : hdf5::read_string_array_attribute(root, kAuxiliaryNames, path)) {
     state.auxiliary[name] = hdf5::read_vector(auxiliary.get(), name, path + ": auxiliary");

@@ -7,8 +7,12 @@
 //     dataset_fingerprint, rows, kernel attributes, standardisation
 //     attributes, iteration, elapsed_seconds, kernel_evaluations,
 //     random_state (the RNG's text form)
-//   /alpha, /gradient   float64 [n]
-//   /auxiliary/<name>   solver-specific vectors (CG's search direction, …)
+//   /alpha, /gradient   float64 [n] (dense solvers only)
+//   /auxiliary/<name>   solver-specific vectors (CG's search direction, …;
+//                       a sparse basis selection's basis, factors and bounds)
+//
+// A sparse model's greedy basis selection is checkpointed in the same file:
+// `solver` is the model (sggp, mpgp, sgma), active_set_size its basis size.
 //
 // Written to a temporary file, fsynced and renamed over the previous
 // checkpoint: a crash at any instant leaves the previous one intact.

@@ -1,0 +1,385 @@
+#include "engine/sparse/greedy_basis_selection.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+#include "engine/linalg/cholesky.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace gpstream {
+namespace {
+
+// A candidate whose new pivot falls below this fraction of its diagonal is
+// (numerically) in the span of the basis already: adding it would make the
+// factor singular.
+constexpr double kPivotFloor = 1e-10;
+// Steps in a row without an acceptable candidate before the selection gives up.
+constexpr std::size_t kFruitlessStepLimit = 8;
+
+std::vector<double> as_doubles(const std::vector<std::size_t>& values) {
+  return std::vector<double>(values.begin(), values.end());
+}
+
+std::vector<std::size_t> as_indices(const std::vector<double>& values, std::size_t n, const char* what) {
+  std::vector<std::size_t> indices;
+  indices.reserve(values.size());
+  for (const double value : values) {
+    GPSTREAM_CHECK(value >= 0 && value < static_cast<double>(n) && value == std::floor(value),
+                   "checkpoint: {} holds {}, not a row index below {}", what, value, n);
+    indices.push_back(static_cast<std::size_t>(value));
+  }
+  return indices;
+}
+
+double squared_norm(const std::vector<double>& v) {
+  double sum = 0.0;
+  for (const double x : v) sum += x * x;
+  return sum;
+}
+
+}  // namespace
+
+std::string basis_criterion_name(BasisCriterion criterion) {
+  switch (criterion) {
+    case BasisCriterion::sgma: return "sgma";
+    case BasisCriterion::mpgp: return "mpgp";
+    case BasisCriterion::sggp: return "sggp";
+  }
+  return "unknown";
+}
+
+BasisCriterion parse_basis_criterion(const std::string& name) {
+  for (BasisCriterion criterion : {BasisCriterion::sgma, BasisCriterion::mpgp, BasisCriterion::sggp}) {
+    if (basis_criterion_name(criterion) == name) return criterion;
+  }
+  GPSTREAM_THROW("unknown basis selection '{}' (sgma, mpgp or sggp)", name);
+}
+
+GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const double> y,
+                                           const GreedyBasisOptions& options, SolverState& state)
+    : kernel_(kernel),
+      y_(y),
+      options_(options),
+      state_(state),
+      d_(kernel.rows().columns()),
+      noise_(kernel.kernel().noise_variance()),
+      system_(options.basis_size),
+      kernel_factor_(options.basis_size),
+      dual_factor_(options.criterion == BasisCriterion::sggp ? options.basis_size : 0) {
+  const std::size_t n = kernel.size();
+  GPSTREAM_CHECK(options.basis_size > 0, "the basis size must be at least 1");
+  GPSTREAM_CHECK(options.basis_size <= n, "a basis of {} rows is larger than the {} training rows", options.basis_size, n);
+  GPSTREAM_CHECK(options.candidates > 0, "the number of candidates per step must be at least 1");
+  GPSTREAM_CHECK(y.size() == n, "{} targets for {} training rows", y.size(), n);
+  const std::size_t capacity = options.basis_size;
+  gram_.assign(checked_multiply(capacity, capacity), 0.0);
+  in_basis_.assign(n, 0);
+  if (options.criterion == BasisCriterion::sggp) in_dual_basis_.assign(n, 0);
+  for (const double value : y) half_squared_norm_y_ += 0.5 * value * value;
+  if (const std::optional<double> constant = kernel.kernel().constant_self_covariance()) {
+    trace_kernel_ = *constant * static_cast<double>(n);
+  } else {
+    std::vector<double> diagonal(n);
+    kernel.diagonal(diagonal.data());
+    for (const double value : diagonal) trace_kernel_ += value - noise_;
+  }
+  trace_residual_ = trace_kernel_;
+
+  const auto& saved = state.auxiliary;
+  if (saved.find("basis") == saved.end()) return;  // a fresh selection
+  auto get = [&](const char* name) -> const std::vector<double>& {
+    const auto found = saved.find(name);
+    GPSTREAM_CHECK(found != saved.end(), "checkpoint: the basis selection has no '{}'", name);
+    return found->second;
+  };
+  basis_ = as_indices(get("basis"), n, "the basis");
+  const std::size_t m = basis_.size();
+  GPSTREAM_CHECK(m <= capacity, "checkpoint: a basis of {} rows exceeds the basis size {}", m, capacity);
+  GPSTREAM_CHECK(get("gram").size() == m * m && get("z").size() == m, "checkpoint: the basis factors do not fit {} rows", m);
+  for (const std::size_t i : basis_) in_basis_[i] = 1;
+  basis_rows_.resize(m * d_);
+  kernel.rows().gather_rows(basis_, basis_rows_.data(), nullptr);
+  system_.assign_factor(get("system_factor"), m);
+  kernel_factor_.assign_factor(get("kernel_factor"), m);
+  for (std::size_t i = 0; i < m; ++i) std::copy_n(get("gram").data() + i * m, m, gram_.data() + i * capacity);
+  z_ = get("z");
+  beta_.resize(m);
+  system_.back_substitute(z_.data(), beta_.data(), m);
+  objective_ = -0.5 * squared_norm(z_);
+  trace_residual_ = get("trace_residual").at(0);
+  exhausted_ = get("exhausted").at(0) != 0.0;
+  if (options.criterion == BasisCriterion::sggp) {
+    dual_basis_ = as_indices(get("dual_basis"), n, "the dual basis");
+    const std::size_t dual = dual_basis_.size();
+    GPSTREAM_CHECK(dual <= capacity && get("dual_z").size() == dual, "checkpoint: the dual factors do not fit");
+    for (const std::size_t i : dual_basis_) in_dual_basis_[i] = 1;
+    dual_rows_.resize(dual * d_);
+    kernel.rows().gather_rows(dual_basis_, dual_rows_.data(), nullptr);
+    dual_factor_.assign_factor(get("dual_factor"), dual);
+    dual_z_ = get("dual_z");
+    dual_objective_ = -0.5 * squared_norm(dual_z_);
+  }
+}
+
+RunCounters GreedyBasisSelection::counters() const {
+  return {state_.iteration, state_.elapsed_seconds, state_.kernel_evaluations};
+}
+
+void GreedyBasisSelection::set_counters(const RunCounters& counters) {
+  state_.iteration = counters.iteration;
+  state_.elapsed_seconds = counters.elapsed_seconds;
+  state_.kernel_evaluations = counters.kernel_evaluations;
+}
+
+double GreedyBasisSelection::gap() const {
+  // NOTES.md "Sparse greedy GP": Q(α) ≥ Q_min = −½‖y‖² − σ²Q*_min ≥ −½‖y‖² − σ²Q*(α*).
+  const double upper = objective_;
+  const double lower = -(noise_ * dual_objective_ + half_squared_norm_y_);
+  const double scale = std::abs(upper) + std::abs(lower);
+  return scale > 0 ? 2.0 * (upper - lower) / scale : 0.0;
+}
+
+double GreedyBasisSelection::convergence_measure() const {
+  if (options_.criterion == BasisCriterion::sggp) return gap();
+  return trace_kernel_ > 0 ? trace_residual_ / trace_kernel_ : 0.0;
+}
+
+bool GreedyBasisSelection::complete() const {
+  return exhausted_ || basis_.size() >= options_.basis_size || basis_.size() == kernel_.size();
+}
+
+void GreedyBasisSelection::draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t count) {
+  const std::size_t n = taken.size();
+  chosen.clear();
+  const std::size_t free = n - static_cast<std::size_t>(std::count(taken.begin(), taken.end(), 1));
+  if (free <= count) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!taken[i]) chosen.push_back(i);
+    }
+    return;
+  }
+  std::uniform_int_distribution<std::size_t> uniform(0, n - 1);
+  while (chosen.size() < count) {
+    const std::size_t i = uniform(state_.random);
+    if (!taken[i] && std::find(chosen.begin(), chosen.end(), i) == chosen.end()) chosen.push_back(i);
+  }
+}
+
+void GreedyBasisSelection::iterate() {
+  primal_step();
+  if (options_.criterion == BasisCriterion::sggp) dual_step();
+}
+
+void GreedyBasisSelection::primal_step() {
+  std::vector<std::size_t> candidates;
+  draw(candidates, in_basis_, options_.candidates);
+  const std::size_t c = candidates.size();
+  if (c == 0) {
+    exhausted_ = true;
+    return;
+  }
+  const std::size_t m = basis_.size();
+  const std::size_t capacity = options_.basis_size;
+  std::vector<double> x_c(c * d_), y_c(c);
+  kernel_.rows().gather_rows(candidates, x_c.data(), nullptr);
+  for (std::size_t j = 0; j < c; ++j) y_c[j] = y_[candidates[j]];
+
+  // One pass over the training rows: K_NBᵀ C (m×c), ‖c_j‖², c_jᵀ y.
+  const CrossProducts products = kernel_.cross_products(basis_rows_.data(), m, x_c.data(), c, y_.data(), 1);
+  std::vector<double> k_bc(m * c);  // K(B, C)
+  kernel_.block(basis_rows_.data(), m, x_c.data(), c, k_bc.data());
+  std::vector<double> k_cc(c);
+  for (std::size_t j = 0; j < c; ++j) k_cc[j] = kernel_.kernel().self_covariance(x_c.data() + j * d_);
+  kernel_.count_kernel_evaluations(m * c + c);
+
+  // a_j = σ²K(B, c_j) + K_NBᵀc_j, columns of A's new row; l_j = L⁻¹a_j, u'_j = L_K⁻¹K(B, c_j).
+  std::vector<double> a(m * c), l(m * c), u(k_bc);
+  for (std::size_t k = 0; k < m * c; ++k) a[k] = noise_ * k_bc[k] + products.pq[k];
+  l = a;
+  system_.solve_columns(l.data(), c, false);
+  kernel_factor_.solve_columns(u.data(), c, false);
+  const double jitter = kBasisJitter * kernel_.kernel().hyperparameters().signal_variance;
+
+  // Nyström-residual norms ‖(K − K̃)[:, j]‖² for sgma and for the trace report:
+  // ‖c‖² − 2 (K_NBᵀc)ᵀ w + wᵀ G w with w = K_B⁻¹ K(B, c_j) = L_K⁻ᵀ u'_j.
+  std::vector<double> w(u), gw(m * c, 0.0);
+  kernel_factor_.solve_columns(w.data(), c, true);
+  if (m > 0) {
+    cblas_dsymm(CblasRowMajor, CblasLeft, CblasLower, static_cast<int>(m), static_cast<int>(c), 1.0, gram_.data(),
+                static_cast<int>(capacity), w.data(), static_cast<int>(c), 0.0, gw.data(), static_cast<int>(c));
+  }
+
+  struct Score {
+    double value = -std::numeric_limits<double>::infinity();
+    double z = 0.0;               // the new z component, sggp
+    double trace_reduction = 0.0;  // ‖(K − K̃)[:, j]‖² / (K − K̃)_jj
+  };
+  std::vector<Score> scores(c);
+  for (std::size_t j = 0; j < c; ++j) {
+    double l_norm = 0.0, u_norm = 0.0, lz = 0.0, m_beta = 0.0, k_beta = 0.0, m_w = 0.0, w_g_w = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+      const std::size_t k = i * c + j;
+      l_norm += l[k] * l[k];
+      u_norm += u[k] * u[k];
+      lz += l[k] * z_[i];
+      m_beta += products.pq[k] * beta_[i];
+      k_beta += k_bc[k] * beta_[i];
+      m_w += products.pq[k] * w[k];
+      w_g_w += w[k] * gw[k];
+    }
+    const double a_jj = noise_ * k_cc[j] + products.q_squared_norms[j];
+    const double pivot_squared = a_jj - l_norm;
+    const double residual_diagonal = k_cc[j] + jitter - u_norm;
+    if (!(pivot_squared > kPivotFloor * a_jj) || !(residual_diagonal > kPivotFloor * (k_cc[j] + jitter))) continue;
+    Score& score = scores[j];
+    const double residual_squared_norm = std::max(products.q_squared_norms[j] - 2.0 * m_w + w_g_w, 0.0);
+    score.trace_reduction = residual_squared_norm / residual_diagonal;
+    score.z = (products.q_times_w[j] - lz) / std::sqrt(pivot_squared);
+    switch (options_.criterion) {
+      case BasisCriterion::sgma: score.value = score.trace_reduction; break;
+      case BasisCriterion::mpgp: {
+        // Keerthi & Chu: only β_j moves; the objective falls by (c_jᵀr − σ²k_jBᵀβ)² / (2 A_jj), r = y − K_NB β.
+        const double slope = products.q_times_w[j] - m_beta - noise_ * k_beta;
+        score.value = slope * slope / a_jj;
+        break;
+      }
+      case BasisCriterion::sggp: score.value = score.z * score.z; break;  // Q falls by ½ z_j² (eq. 12 re-fitted)
+    }
+  }
+  const auto best = std::max_element(scores.begin(), scores.end(),
+                                     [](const Score& p, const Score& q) { return p.value < q.value; });
+  if (!std::isfinite(best->value)) {
+    // Every candidate is (numerically) in the span of the basis already.
+    if (++fruitless_steps_ >= kFruitlessStepLimit) exhausted_ = true;
+    return;
+  }
+  fruitless_steps_ = 0;
+  const std::size_t j = static_cast<std::size_t>(best - scores.begin());
+  std::vector<double> column(m), kernel_column(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    column[i] = a[i * c + j];
+    kernel_column[i] = k_bc[i * c + j];
+  }
+  const bool appended = system_.append(column.data(), noise_ * k_cc[j] + products.q_squared_norms[j]) &&
+                        kernel_factor_.append(kernel_column.data(), k_cc[j] + jitter);
+  GPSTREAM_CHECK(appended, "the basis factor lost positive definiteness at row {}", m + 1);
+  for (std::size_t i = 0; i < m; ++i) {
+    gram_[m * capacity + i] = products.pq[i * c + j];
+    gram_[i * capacity + m] = products.pq[i * c + j];
+  }
+  gram_[m * capacity + m] = products.q_squared_norms[j];
+  z_.push_back(best->z);
+  beta_.resize(m + 1);
+  system_.back_substitute(z_.data(), beta_.data(), m + 1);
+  objective_ = -0.5 * squared_norm(z_);
+  trace_residual_ = std::max(trace_residual_ - best->trace_reduction, 0.0);
+  basis_.push_back(candidates[j]);
+  in_basis_[candidates[j]] = 1;
+  basis_rows_.insert(basis_rows_.end(), x_c.begin() + static_cast<std::ptrdiff_t>(j * d_),
+                     x_c.begin() + static_cast<std::ptrdiff_t>((j + 1) * d_));
+}
+
+void GreedyBasisSelection::dual_step() {
+  // Greedy minimisation of Q*(α*) = −yᵀα* + ½α*ᵀK̄α* on B* (Smola & Bartlett eq. 6): the
+  // same step as GBCD's, on a growing set: l = L*⁻¹K̄(B*, i), p² = K̄_ii − ‖l‖²,
+  // z*_i = (y_i − lᵀz*)/p, which lowers Q* by ½ z*_i².
+  if (dual_basis_.size() >= options_.basis_size) return;
+  std::vector<std::size_t> candidates;
+  draw(candidates, in_dual_basis_, options_.candidates);
+  const std::size_t c = candidates.size();
+  if (c == 0) return;
+  const std::size_t m = dual_basis_.size();
+  std::vector<double> x_c(c * d_);
+  kernel_.rows().gather_rows(candidates, x_c.data(), nullptr);
+  std::vector<double> l(m * c);
+  kernel_.block(dual_rows_.data(), m, x_c.data(), c, l.data());  // off-diagonal: no noise term
+  kernel_.count_kernel_evaluations(m * c + c);
+  const std::vector<double> k_bc = l;
+  dual_factor_.solve_columns(l.data(), c, false);
+  double best_score = -1.0, best_z = 0.0;
+  std::size_t best = c;
+  std::vector<double> diagonal(c);
+  for (std::size_t j = 0; j < c; ++j) {
+    diagonal[j] = kernel_.kernel().self_covariance(x_c.data() + j * d_) + noise_;
+    double l_norm = 0.0, lz = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+      l_norm += l[i * c + j] * l[i * c + j];
+      lz += l[i * c + j] * dual_z_[i];
+    }
+    const double pivot_squared = diagonal[j] - l_norm;
+    if (!(pivot_squared > kPivotFloor * diagonal[j])) continue;
+    const double z = (y_[candidates[j]] - lz) / std::sqrt(pivot_squared);
+    if (z * z > best_score) {
+      best_score = z * z;
+      best_z = z;
+      best = j;
+    }
+  }
+  if (best == c) return;
+  std::vector<double> column(m);
+  for (std::size_t i = 0; i < m; ++i) column[i] = k_bc[i * c + best];
+  if (!dual_factor_.append(column.data(), diagonal[best])) return;
+  dual_z_.push_back(best_z);
+  dual_objective_ = -0.5 * squared_norm(dual_z_);
+  dual_basis_.push_back(candidates[best]);
+  in_dual_basis_[candidates[best]] = 1;
+  dual_rows_.insert(dual_rows_.end(), x_c.begin() + static_cast<std::ptrdiff_t>(best * d_),
+                    x_c.begin() + static_cast<std::ptrdiff_t>((best + 1) * d_));
+}
+
+void GreedyBasisSelection::store_state() {
+  auto& saved = state_.auxiliary;
+  const std::size_t m = basis_.size();
+  saved["basis"] = as_doubles(basis_);
+  system_.copy_factor(saved["system_factor"]);
+  kernel_factor_.copy_factor(saved["kernel_factor"]);
+  std::vector<double>& gram = saved["gram"];
+  gram.resize(m * m);
+  for (std::size_t i = 0; i < m; ++i) std::copy_n(gram_.data() + i * options_.basis_size, m, gram.data() + i * m);
+  saved["z"] = z_;
+  saved["trace_residual"] = {trace_residual_};
+  saved["exhausted"] = {exhausted_ ? 1.0 : 0.0};
+  if (options_.criterion == BasisCriterion::sggp) {
+    saved["dual_basis"] = as_doubles(dual_basis_);
+    dual_factor_.copy_factor(saved["dual_factor"]);
+    saved["dual_z"] = dual_z_;
+  }
+}
+
+SparseModel GreedyBasisSelection::model() const {
+  const std::size_t m = basis_.size();
+  GPSTREAM_CHECK(m > 0, "no basis row was selected");
+  SparseModel model;
+  model.method = basis_criterion_name(options_.criterion);
+  model.basis_indices = basis_;
+  model.basis_rows = basis_rows_;
+  model.weights = beta_;
+  model.diagnostics["trace_residual"] = trace_residual_;
+  model.diagnostics["relative_trace_residual"] = trace_kernel_ > 0 ? trace_residual_ / trace_kernel_ : 0.0;
+  model.diagnostics["objective"] = objective_;
+  if (options_.criterion == BasisCriterion::sggp) {
+    // Error bars: Q* minimised with y = k* over α* on the basis (Smola & Bartlett eq. 10), i.e.
+    // K** − k_Bᵀ(K_BB + σ²I)⁻¹k_B, an upper bound on the exact variance.
+    model.variance_form = SparseVarianceForm::exact_on_subset;
+    std::vector<double>& factor = model.variance_factor;
+    factor.resize(m * m);
+    kernel_.block(basis_rows_.data(), m, basis_rows_.data(), m, factor.data());
+    for (std::size_t i = 0; i < m; ++i) factor[i * m + i] += noise_;
+    cholesky_factor(factor.data(), m, "the basis's K + sigma^2 I");
+    model.diagnostics["gap"] = gap();
+    model.diagnostics["dual_objective"] = dual_objective_;
+    model.diagnostics["dual_basis_size"] = static_cast<double>(dual_basis_.size());
+  } else {
+    model.variance_form = SparseVarianceForm::projected_process;
+    system_.copy_factor(model.variance_factor);
+    kernel_factor_.copy_factor(model.basis_factor);
+  }
+  return model;
+}
+
+}  // namespace gpstream

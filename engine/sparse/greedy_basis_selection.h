@@ -1,0 +1,116 @@
+// Greedy selection of a sparse basis B for the subset-of-regressors model
+// f(x) = Σ_{i∈B} β_i k(x, x_i), one basis row per iteration, with the basis
+// criterion as a policy of one selection loop (in the way ensmallen's
+// coordinate descent takes its descent policies):
+//
+//  - sgma: the candidate that most reduces tr(K − K_NB K_B⁻¹ K_BN), the trace
+//    of the Nyström residual (Smola & Schölkopf 2000; NOTES.md "SGMA").
+//  - mpgp: the candidate whose own coefficient, optimised with β fixed,
+//    most decreases the SR objective (Keerthi & Chu 2006, matching pursuit).
+//  - sggp: the candidate that most decreases Q(α) with all of β re-fitted
+//    (Smola & Bartlett 2001 §4, eq. 12), and a second greedy basis B* for
+//    the dual Q*(α*) (eq. 6), whose sum bounds the gap (eq. 7–8).
+//
+// Every criterion draws κ = 59 random candidates among the rows not yet
+// selected (Smola & Schölkopf's "59 for 95 % confidence of the best 5 %").
+// Each iteration is one streamed pass over the n training rows that forms
+// K_NBᵀ C for the candidates C (m×κ, one GEMM per tile) — memory O(m² + m·κ
+// + tile·m), never the n×m matrix K_NB. With the SR system
+// A = σ²K_B + K_NBᵀK_NB = L Lᵀ, b = K_NBᵀ y, z = L⁻¹ b, the weights are
+// β = L⁻ᵀ z and the SR objective is Q = ½βᵀAβ − bᵀβ = −½‖z‖²; adding j
+// appends l = L⁻¹ a_j (a_j = σ²k_Bj + K_NBᵀ c_j), p² = A_jj − ‖l‖² and
+// z_j = (c_jᵀy − lᵀz)/p, which decreases Q by ½ z_j² — sggp's score.
+//
+// The run is an IterativeMethod: the solver driver stops it (basis size
+// reached, gap below the tolerance, time, Ctrl-C) and checkpoints its
+// SolverState, whose `auxiliary` map holds the basis, the factors and z.
+#pragma once
+
+#include "engine/kernels/kernel_matrix.h"
+#include "engine/linalg/cholesky.h"
+#include "engine/solvers/solver_driver.h"
+#include "engine/sparse/sparse_model.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gpstream {
+
+enum class BasisCriterion { sgma, mpgp, sggp };
+std::string basis_criterion_name(BasisCriterion criterion);
+// "sgma", "mpgp", "sggp"; throws naming the choices otherwise.
+BasisCriterion parse_basis_criterion(const std::string& name);
+
+struct GreedyBasisOptions {
+  BasisCriterion criterion = BasisCriterion::sggp;
+  std::size_t basis_size = 500;  // m, the most rows selected
+  std::size_t candidates = 59;   // κ, random candidates per step
+};
+
+class GreedyBasisSelection final : public IterativeMethod {
+ public:
+  // `kernel` streams the (standardised) training rows; y are their targets.
+  // A state with an empty `auxiliary` starts a fresh selection; otherwise
+  // the selection resumes from it.
+  GreedyBasisSelection(KernelMatrix& kernel, std::span<const double> y, const GreedyBasisOptions& options,
+                       SolverState& state);
+
+  void iterate() override;
+  RunCounters counters() const override;
+  void set_counters(const RunCounters& counters) override;
+  // The SR objective Q = −½‖z‖² (Smola & Bartlett eq. 4 restricted to B).
+  double objective() const override { return objective_; }
+  // sggp: the gap (NOTES.md); the others: tr(K − K̃)/tr(K), for display (they stop at the basis size).
+  double convergence_measure() const override;
+  bool complete() const override;
+
+  std::size_t basis_size() const { return basis_.size(); }
+  double gap() const;                 // sggp only
+  double dual_objective() const { return dual_objective_; }  // Q*(α*) = −½‖z*‖²
+  double trace_residual() const { return trace_residual_; }  // tr(K − K_NB K_B⁻¹ K_BN)
+
+  // Writes the selection into state.auxiliary (for a checkpoint).
+  void store_state();
+  // The fitted model: basis, β, and the variance form — projected process for
+  // sgma and mpgp, the exact GP on the dual basis B* for sggp (eq. 10).
+  SparseModel model() const;
+
+ private:
+  void draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t count);
+  void primal_step();
+  void dual_step();
+
+  KernelMatrix& kernel_;
+  std::span<const double> y_;
+  GreedyBasisOptions options_;
+  SolverState& state_;
+  std::size_t d_;
+  double noise_;
+  double half_squared_norm_y_ = 0.0;
+
+  std::vector<std::size_t> basis_;
+  std::vector<char> in_basis_;
+  std::vector<double> basis_rows_;  // m×d
+  IncrementalCholesky system_;      // L with L Lᵀ = A = σ²K_B + K_NBᵀ K_NB
+  IncrementalCholesky kernel_factor_;  // chol(K_B + jitter·I), for sgma's scores and the variance
+  std::vector<double> gram_;        // K_NBᵀ K_NB, capacity×capacity row-major (rows < m valid)
+  std::vector<double> z_;           // L⁻¹ b
+  std::vector<double> beta_;        // L⁻ᵀ z
+  double objective_ = 0.0;
+  double trace_kernel_ = 0.0;
+  double trace_residual_ = 0.0;
+  bool exhausted_ = false;          // no candidate can be added
+  std::size_t fruitless_steps_ = 0;  // consecutive steps without an acceptable candidate
+
+  // sggp's dual: α* on B*, with chol(K̄_{B*B*}) and z* = L*⁻¹ y_{B*}.
+  std::vector<std::size_t> dual_basis_;
+  std::vector<char> in_dual_basis_;
+  std::vector<double> dual_rows_;
+  IncrementalCholesky dual_factor_;
+  std::vector<double> dual_z_;
+  double dual_objective_ = 0.0;
+};
+
+}  // namespace gpstream

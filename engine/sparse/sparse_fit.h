@@ -1,0 +1,38 @@
+// Fitting the sparse models whose basis is chosen without looking at the
+// targets: subset of data, subset of regressors, the reduced-rank (Nyström)
+// approximation. Each streams the training rows once or twice through the
+// KernelMatrix, holding O(m² + m·tile) beyond the n targets.
+//
+// These fill the mathematical part of a SparseModel (basis, weights,
+// variance form and factors, diagnostics); the caller adds the metadata.
+#pragma once
+
+#include "engine/kernels/kernel_matrix.h"
+#include "engine/sparse/sparse_model.h"
+
+#include <span>
+#include <vector>
+
+namespace gpstream {
+
+// SD: the exact GP on the training rows `subset` (Schwaighofer & Tresp
+// §2 "subset of data"): β = (K_SS + σ²I)⁻¹ y_S, exact-on-subset variance.
+SparseModel fit_subset_of_data(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> subset);
+
+// SR on the basis rows B (m×d, standardised; need not be training rows):
+// β = (σ²K_B + K_NBᵀK_NB)⁻¹ K_NBᵀ y (NOTES.md "SR"), projected-process
+// variance. One streamed pass for K_NBᵀK_NB and K_NBᵀy.
+SparseModel fit_subset_of_regressors(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows);
+
+// RRA / Nyström: w = (K̃ + σ²I)⁻¹ y with K̃ = K_NB K_B⁻¹ K_BN, by Woodbury
+// w = σ⁻²(y − K_NB (σ²K_B + K_NBᵀK_NB)⁻¹ K_NBᵀ y) (Schwaighofer & Tresp
+// §2.1), on the training rows `basis`. Two streamed passes. The weights are
+// reported as the paper does (diagnostics "max_abs_weight", "rms_weight"):
+// they grow large when K̃ underestimates K's spectrum, a known property of
+// the method, not of this implementation.
+SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> basis);
+
+// The rows `indices` of the kernel's row source (m×d).
+std::vector<double> gather_basis_rows(KernelMatrix& kernel, std::span<const std::size_t> indices);
+
+}  // namespace gpstream

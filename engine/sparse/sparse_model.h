@@ -1,0 +1,80 @@
+// SparseModel: the product of training a sparse GP approximation — a mean
+// that is a weighted sum of kernels on a small basis, and a predictive
+// variance in one of the closed forms below. Every sparse model of gpstream
+// (subset of data, subset of regressors with any basis selection, sparse
+// greedy GP, transductive SR) is one of these; the reduced-rank (Nyström)
+// model additionally keeps weights over all n training rows.
+#pragma once
+
+#include "engine/data/standardisation.h"
+#include "engine/kernels/kernel.h"
+#include "engine/models/dense_model.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpstream {
+
+// How the latent (noise-free) variance of f(x*) is computed, with k_V =
+// k(V, x*) for the variance rows V and F = L Lᵀ the stored factor:
+enum class SparseVarianceForm {
+  // K** − k_Bᵀ F⁻¹ k_B with F = K_BB + σ²I: the exact GP on the basis rows
+  // (subset of data; the sparse greedy GP's error bars, Smola & Bartlett 2001
+  // eq. 10 with α* restricted to the basis — an upper bound on the exact variance).
+  exact_on_subset,
+  // K** − k_Bᵀ K_B⁻¹ k_B + σ² k_Bᵀ F⁻¹ k_B with F = σ² K_B + K_NBᵀ K_NB: the
+  // projected-process (DTC) variance of the SR model (NOTES.md "SR"). The SR
+  // term alone falls to 0 away from the basis; the Nyström residual
+  // K** − k_Bᵀ K_B⁻¹ k_B restores the prior there, and with B = all rows the
+  // sum is the exact GP variance. K_B's factor is basis_factor.
+  projected_process,
+  // K** − σ⁻² (‖k_N‖² − (K_BN k_N)ᵀ F⁻¹ K_BN k_N), F = σ² K_B + K_NBᵀ K_NB, with
+  // k_N = k(X, x*) over all n training rows: k*ᵀ(K̃ + σ²I)⁻¹k* by Woodbury
+  // (Schwaighofer & Tresp 2003 §2.1, reduced-rank approximation).
+  reduced_rank,
+};
+
+std::string sparse_variance_form_name(SparseVarianceForm form);
+SparseVarianceForm parse_sparse_variance_form(const std::string& name);
+
+struct SparseModel {
+  std::string method;  // sd, sr, sgma, mpgp, sggp, nystrom, srm-trans
+  KernelHyperparameters hyperparameters;
+  Standardisation standardisation;
+  std::size_t columns = 0;  // d
+  std::vector<std::string> feature_names;
+  std::string target_name;
+
+  // mean(x*) = k_B(x*)ᵀ β (all models but reduced_rank, whose mean is k_N(x*)ᵀ w).
+  std::vector<std::size_t> basis_indices;  // training rows of the basis (empty for srm-trans)
+  std::vector<double> basis_rows;          // m×d, standardised inputs
+  std::vector<double> weights;             // β, m values (standardised targets)
+
+  SparseVarianceForm variance_form = SparseVarianceForm::projected_process;
+  std::vector<double> variance_factor;  // L, lower triangle, row-major, of the form's F (m×m)
+  std::vector<double> basis_factor;     // projected_process: chol(K_B + jitter·I) (m×m)
+
+  // reduced_rank only: weights w over all n training rows, which prediction streams.
+  std::vector<double> training_weights;
+  std::string dataset_path;
+  std::string dataset_fingerprint;
+  std::size_t rows = 0;  // n, the training rows the model was fitted on
+
+  TrainingSummary training;
+  // What the method reports about itself (final gap, max |w|, trace residual, …), by name.
+  std::map<std::string, double> diagnostics;
+
+  std::size_t basis_size() const { return weights.size(); }
+};
+
+// The jitter added to K_B's diagonal before factorising it, relative to the
+// signal variance: enough to factor a basis with near-duplicate rows, far
+// below any variance gpstream reports.
+inline constexpr double kBasisJitter = 1e-8;
+
+// Rejects a model whose arrays do not fit each other (from a file, say),
+// naming `context`.
+void validate_sparse_model(const SparseModel& model, const std::string& context);
+
+}  // namespace gpstream

@@ -1,0 +1,363 @@
+// Sparse models against their closed forms computed densely, and against the
+// exact GP when the basis is every training row.
+#include "engine/core/error.h"
+#include "engine/data/standardisation.h"
+#include "engine/kernels/kernel_matrix.h"
+#include "engine/linalg/cholesky.h"
+#include "engine/solvers/solver_driver.h"
+#include "engine/sparse/greedy_basis_selection.h"
+#include "engine/sparse/sparse_fit.h"
+#include "engine/sparse/sparse_prediction.h"
+#include "problems.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <numeric>
+
+using namespace gpstream;
+using namespace gpstream::testing;
+
+namespace {
+
+// Dense linear algebra for the references (row-major).
+std::vector<double> kernel_block(const KernelHyperparameters& h, const std::vector<double>& a, const std::vector<double>& b,
+                                 std::size_t d) {
+  const std::size_t p = a.size() / d, q = b.size() / d;
+  std::vector<double> k(p * q);
+  for (std::size_t i = 0; i < p; ++i)
+    for (std::size_t j = 0; j < q; ++j) k[i * q + j] = reference_kernel(h, &a[i * d], &b[j * d], d);
+  return k;
+}
+
+std::vector<double> multiply(const std::vector<double>& a, const std::vector<double>& b, std::size_t p, std::size_t k,
+                             std::size_t q, bool transpose_a = false) {
+  std::vector<double> c(p * q, 0.0);
+  for (std::size_t i = 0; i < p; ++i)
+    for (std::size_t l = 0; l < k; ++l) {
+      const double value = transpose_a ? a[l * p + i] : a[i * k + l];
+      for (std::size_t j = 0; j < q; ++j) c[i * q + j] += value * b[l * q + j];
+    }
+  return c;
+}
+
+// x = M⁻¹ B for symmetric positive definite M (n×n), B n×r.
+std::vector<double> spd_solve(std::vector<double> m, std::size_t n, std::vector<double> b, std::size_t r) {
+  cholesky_factor(m.data(), n, "reference");
+  cholesky_solve(m.data(), n, b.data(), r);
+  return b;
+}
+
+std::vector<double> rows_of(const Problem& problem, const std::vector<std::size_t>& indices) {
+  std::vector<double> rows;
+  for (const std::size_t i : indices) rows.insert(rows.end(), &problem.x[i * problem.d], &problem.x[(i + 1) * problem.d]);
+  return rows;
+}
+
+std::vector<std::size_t> first_rows(std::size_t m) {
+  std::vector<std::size_t> indices(m);
+  std::iota(indices.begin(), indices.end(), 0);
+  return indices;
+}
+
+// The exact GP: mean k*ᵀK̄⁻¹y and latent variance K** − k*ᵀK̄⁻¹k*.
+SparsePrediction exact_gp(const KernelHyperparameters& h, const Problem& training, const std::vector<double>& test) {
+  const std::size_t n = training.rows(), t = test.size() / training.d;
+  const std::vector<double> k_nz = kernel_block(h, training.x, test, training.d);  // n×t
+  const std::vector<double> alpha = spd_solve(reference_kernel_matrix(h, training), n, training.y, 1);
+  const std::vector<double> solved = spd_solve(reference_kernel_matrix(h, training), n, k_nz, t);
+  SparsePrediction exact;
+  exact.mean = multiply(k_nz, alpha, t, n, 1, true);
+  for (std::size_t j = 0; j < t; ++j) {
+    double quadratic = 0.0;
+    for (std::size_t i = 0; i < n; ++i) quadratic += k_nz[i * t + j] * solved[i * t + j];
+    exact.latent.push_back(h.signal_variance - quadratic);
+  }
+  return exact;
+}
+
+double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  double largest = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) largest = std::max(largest, std::abs(a[i] - b[i]));
+  return largest;
+}
+
+// A KernelMatrix over the problem's rows, resident or streamed in small blocks.
+struct Fixture {
+  Fixture(const Problem& problem, const KernelHyperparameters& h, bool streamed)
+      : resident(problem.source()),
+        wrapped(resident, Standardisation::identity()),
+        kernel(make_kernel(h, problem.d)),
+        matrix(streamed ? static_cast<RowSource&>(wrapped) : resident, *kernel, {.memory_budget_bytes = 1u << 15}) {}
+  InMemoryRowSource resident;
+  StandardisedRowSource wrapped;
+  std::unique_ptr<Kernel> kernel;
+  KernelMatrix matrix;
+};
+
+// tr(K − K_NB K_B⁻¹ K_BN), densely.
+double nystrom_trace_residual(const KernelHyperparameters& h, const Problem& problem, const std::vector<double>& x_b) {
+  const std::size_t n = problem.rows(), m = x_b.size() / problem.d;
+  const std::vector<double> k_nb = kernel_block(h, problem.x, x_b, problem.d);
+  std::vector<double> k_bn(m * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < m; ++j) k_bn[j * n + i] = k_nb[i * m + j];
+  const std::vector<double> solved = spd_solve(kernel_block(h, x_b, x_b, problem.d), m, k_bn, n);
+  double trace = h.signal_variance * static_cast<double>(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < m; ++j) trace -= k_nb[i * m + j] * solved[j * n + i];
+  return trace;
+}
+
+GreedyBasisOptions greedy(BasisCriterion criterion, std::size_t m) { return {criterion, m, 59}; }
+
+}  // namespace
+
+TEST_CASE("SR weights and projected-process variances equal the dense normal-equation solution, resident and streamed") {
+  const Problem problem = make_problem(700, 3, 5);
+  const Problem test = make_problem(30, 3, 6);
+  const KernelHyperparameters h = se_ard(3, 0.9, 0.05);
+  const std::vector<std::size_t> basis = {3, 17, 41, 99, 150, 233, 301, 377, 420, 512, 600, 650, 699};
+  const std::size_t m = basis.size(), n = problem.rows(), t = test.rows();
+  const std::vector<double> x_b = rows_of(problem, basis);
+  // β = (σ²K_B + K_NBᵀK_NB)⁻¹ K_NBᵀ y.
+  const std::vector<double> k_nb = kernel_block(h, problem.x, x_b, 3);
+  const std::vector<double> k_b = kernel_block(h, x_b, x_b, 3);
+  std::vector<double> a = multiply(k_nb, k_nb, m, n, m, true);
+  for (std::size_t k = 0; k < m * m; ++k) a[k] += h.noise_variance * k_b[k];
+  const std::vector<double> beta = spd_solve(a, m, multiply(k_nb, problem.y, m, n, 1, true), m == 0 ? 0 : 1);
+  // Latent variance K** − k_BᵀK_B⁻¹k_B + σ²k_BᵀA⁻¹k_B.
+  const std::vector<double> k_bz = kernel_block(h, x_b, test.x, 3);
+  std::vector<double> k_b_jittered = k_b;
+  for (std::size_t i = 0; i < m; ++i) k_b_jittered[i * m + i] += kBasisJitter;
+  const std::vector<double> by_kernel = spd_solve(k_b_jittered, m, k_bz, t), by_system = spd_solve(a, m, k_bz, t);
+  std::vector<double> variance(t, 1.0), mean = multiply(k_bz, beta, t, m, 1, true);
+  for (std::size_t j = 0; j < t; ++j)
+    for (std::size_t i = 0; i < m; ++i)
+      variance[j] += k_bz[i * t + j] * (h.noise_variance * by_system[i * t + j] - by_kernel[i * t + j]);
+
+  for (const bool streamed : {false, true}) {
+    CAPTURE(streamed);
+    Fixture fixture(problem, h, streamed);
+    const SparseModel model = fit_subset_of_regressors(fixture.matrix, problem.y, x_b);
+    CHECK(relative_difference(model.weights, beta) < 1e-9);
+    SparseModel with_columns = model;
+    with_columns.columns = 3;
+    const SparsePrediction prediction = predict_sparse(with_columns, *fixture.kernel, test.x.data(), t, true);
+    CHECK(max_difference(prediction.mean, mean) < 1e-9);
+    CHECK(max_difference(prediction.latent, variance) < 1e-9);
+    for (const double v : prediction.latent) CHECK(v >= 0.0);
+  }
+}
+
+TEST_CASE("Nystrom (RRA) weights and predictions equal the explicit (K~ + sigma^2 I)^-1 solution") {
+  const Problem problem = make_problem(300, 2, 8);
+  const Problem test = make_problem(20, 2, 9);
+  const KernelHyperparameters h = se_ard(2, 0.8, 0.1);
+  const std::vector<std::size_t> basis = {0, 10, 20, 40, 80, 120, 160, 200, 250, 299};
+  const std::size_t m = basis.size(), n = problem.rows(), t = test.rows();
+  const std::vector<double> x_b = rows_of(problem, basis);
+  const std::vector<double> k_nb = kernel_block(h, problem.x, x_b, 2);
+  const std::vector<double> k_b = kernel_block(h, x_b, x_b, 2);
+  // K̃ = K_NB K_B⁻¹ K_BN, formed explicitly.
+  std::vector<double> k_bn(m * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < m; ++j) k_bn[j * n + i] = k_nb[i * m + j];
+  std::vector<double> k_tilde = multiply(k_nb, spd_solve(k_b, m, k_bn, n), n, m, n);
+  for (std::size_t i = 0; i < n; ++i) k_tilde[i * n + i] += h.noise_variance;
+  const std::vector<double> w = spd_solve(k_tilde, n, problem.y, 1);
+  const std::vector<double> k_nz = kernel_block(h, problem.x, test.x, 2);
+  const std::vector<double> mean = multiply(k_nz, w, t, n, 1, true);
+  const std::vector<double> solved = spd_solve(k_tilde, n, k_nz, t);
+  std::vector<double> variance(t, 1.0);
+  for (std::size_t j = 0; j < t; ++j)
+    for (std::size_t i = 0; i < n; ++i) variance[j] -= k_nz[i * t + j] * solved[i * t + j];
+
+  for (const bool streamed : {false, true}) {
+    CAPTURE(streamed);
+    Fixture fixture(problem, h, streamed);
+    SparseModel model = fit_reduced_rank(fixture.matrix, problem.y, basis);
+    model.columns = 2;
+    CHECK(relative_difference(model.training_weights, w) < 1e-7);
+    double largest = 0.0;
+    for (const double v : w) largest = std::max(largest, std::abs(v));
+    CHECK(model.diagnostics.at("max_abs_weight") == doctest::Approx(largest).epsilon(1e-7));
+    const SparsePrediction prediction = predict_sparse(model, *fixture.kernel, test.x.data(), t, true, &fixture.matrix);
+    CHECK(max_difference(prediction.mean, mean) < 1e-7);
+    // The RRA variance formula goes negative where K~ underestimates K: those rows are reported and set to 0.
+    std::vector<double> clamped = variance;
+    std::size_t negative = 0;
+    for (double& v : clamped) {
+      if (v < 0) ++negative, v = 0.0;
+    }
+    CHECK(max_difference(prediction.latent, clamped) < 1e-7);
+    CHECK(prediction.negative_variances == negative);
+  }
+}
+
+TEST_CASE("subset of data is the exact GP on its rows") {
+  const Problem problem = make_problem(200, 2, 3);
+  const Problem test = make_problem(15, 2, 4);
+  const KernelHyperparameters h = se_ard(2, 0.7, 0.05);
+  const std::vector<std::size_t> subset = {5, 9, 33, 60, 61, 100, 150, 199};
+  Problem part;
+  part.d = 2;
+  part.x = rows_of(problem, subset);
+  for (const std::size_t i : subset) part.y.push_back(problem.y[i]);
+  const SparsePrediction exact = exact_gp(h, part, test.x);
+  Fixture fixture(problem, h, false);
+  SparseModel model = fit_subset_of_data(fixture.matrix, problem.y, subset);
+  model.columns = 2;
+  const SparsePrediction prediction = predict_sparse(model, *fixture.kernel, test.x.data(), test.rows(), true);
+  CHECK(max_difference(prediction.mean, exact.mean) < 1e-10);
+  CHECK(max_difference(prediction.latent, exact.latent) < 1e-10);
+}
+
+TEST_CASE("with every training row in the basis, SR, Nystrom and SGGP give the exact GP") {
+  const Problem problem = make_problem(60, 2, 21);
+  const Problem test = make_problem(12, 2, 22);
+  const KernelHyperparameters h = se_ard(2, 0.6, 0.1);
+  const std::size_t n = problem.rows();
+  const SparsePrediction exact = exact_gp(h, problem, test.x);
+  Fixture fixture(problem, h, false);
+
+  SparseModel sr = fit_subset_of_regressors(fixture.matrix, problem.y, problem.x);
+  sr.columns = 2;
+  const SparsePrediction by_sr = predict_sparse(sr, *fixture.kernel, test.x.data(), test.rows(), true);
+  CHECK(max_difference(by_sr.mean, exact.mean) < 1e-6);
+  CHECK(max_difference(by_sr.latent, exact.latent) < 1e-5);  // up to the jitter on K_B
+
+  SparseModel nystrom = fit_reduced_rank(fixture.matrix, problem.y, first_rows(n));
+  nystrom.columns = 2;
+  const SparsePrediction by_nystrom =
+      predict_sparse(nystrom, *fixture.kernel, test.x.data(), test.rows(), true, &fixture.matrix);
+  CHECK(max_difference(by_nystrom.mean, exact.mean) < 1e-6);
+  CHECK(max_difference(by_nystrom.latent, exact.latent) < 1e-5);
+
+  SolverState state;
+  GreedyBasisSelection selection(fixture.matrix, problem.y, greedy(BasisCriterion::sggp, n), state);
+  StoppingRule rule;
+  rule.tolerance = 0.0;
+  const SolverRun run = run_iterations(selection, fixture.matrix, rule, {}, nullptr, true);
+  CHECK(run.reason == StopReason::complete);
+  CHECK(selection.basis_size() == n);
+  SparseModel sggp = selection.model();
+  sggp.columns = 2;
+  const SparsePrediction by_sggp = predict_sparse(sggp, *fixture.kernel, test.x.data(), test.rows(), true);
+  CHECK(max_difference(by_sggp.mean, exact.mean) < 1e-6);
+  CHECK(max_difference(by_sggp.latent, exact.latent) < 1e-10);  // error bars on B = all rows are exact
+  CHECK(selection.gap() < 1e-6);
+}
+
+TEST_CASE("the SGGP bounds hold at every step: Q(alpha) >= Q_min >= -|y|^2/2 - sigma^2 Q*(alpha*)") {
+  const Problem problem = make_problem(400, 3, 31);
+  const KernelHyperparameters h = se_ard(3, 1.0, 0.05);
+  const std::size_t n = problem.rows();
+  // Q_min = −½ yᵀK(K + σ²I)⁻¹y (Smola & Bartlett eq. 9).
+  std::vector<double> k = reference_kernel_matrix(h, problem);
+  const std::vector<double> solved = spd_solve(k, n, problem.y, 1);
+  for (std::size_t i = 0; i < n; ++i) k[i * n + i] -= h.noise_variance;
+  const std::vector<double> k_solved = multiply(k, solved, n, n, 1);
+  double q_min = 0.0, half_y = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    q_min -= 0.5 * problem.y[i] * k_solved[i];
+    half_y += 0.5 * problem.y[i] * problem.y[i];
+  }
+  Fixture fixture(problem, h, true);
+  SolverState state;
+  GreedyBasisSelection selection(fixture.matrix, problem.y, greedy(BasisCriterion::sggp, 80), state);
+  double previous = 0.0;
+  std::size_t steps = 0;
+  while (!selection.complete()) {
+    selection.iterate();
+    ++steps;
+    CAPTURE(steps);
+    const double upper = selection.objective();
+    const double lower = -half_y - h.noise_variance * selection.dual_objective();
+    CHECK(upper >= q_min - 1e-9);
+    CHECK(q_min >= lower - 1e-9);
+    CHECK(upper <= previous + 1e-12);  // greedy steps only lower Q
+    CHECK(selection.gap() >= 0.0);
+    previous = upper;
+  }
+  CHECK(selection.basis_size() == 80);
+  CHECK(selection.gap() < 0.2);
+  // Q(α) at the end is the SR objective of the selected basis: β equals the normal-equation fit.
+  const SparseModel model = selection.model();
+  const SparseModel refit = fit_subset_of_regressors(fixture.matrix, problem.y, model.basis_rows);
+  CHECK(relative_difference(model.weights, refit.weights) < 1e-8);
+}
+
+TEST_CASE("every greedy criterion yields the SR fit of its basis; SGMA tracks the Nystrom residual trace") {
+  const Problem problem = make_problem(500, 3, 41);
+  const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
+  for (const BasisCriterion criterion : {BasisCriterion::sgma, BasisCriterion::mpgp, BasisCriterion::sggp}) {
+    CAPTURE(basis_criterion_name(criterion));
+    Fixture fixture(problem, h, true);
+    SolverState state;
+    GreedyBasisSelection selection(fixture.matrix, problem.y, greedy(criterion, 40), state);
+    StoppingRule rule;
+    rule.tolerance = 0.0;
+    run_iterations(selection, fixture.matrix, rule, {}, nullptr, true);
+    REQUIRE(selection.basis_size() == 40);
+    const SparseModel model = selection.model();
+    const SparseModel refit = fit_subset_of_regressors(fixture.matrix, problem.y, model.basis_rows);
+    CHECK(relative_difference(model.weights, refit.weights) < 1e-8);
+    std::vector<std::size_t> sorted = model.basis_indices;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+    CHECK(model.diagnostics.at("trace_residual") ==
+          doctest::Approx(nystrom_trace_residual(h, problem, model.basis_rows)).epsilon(1e-5));
+  }
+  // SGMA minimises that trace: far below a basis of the same size drawn at random.
+  Fixture fixture(problem, h, false);
+  SolverState state;
+  GreedyBasisSelection sgma(fixture.matrix, problem.y, greedy(BasisCriterion::sgma, 40), state);
+  StoppingRule rule;
+  rule.tolerance = 0.0;
+  run_iterations(sgma, fixture.matrix, rule, {}, nullptr, true);
+  const double random_trace = nystrom_trace_residual(h, problem, rows_of(problem, first_rows(40)));
+  CHECK(sgma.trace_residual() < 0.7 * random_trace);
+}
+
+TEST_CASE("a greedy selection resumed from its stored state repeats the uninterrupted run") {
+  const Problem problem = make_problem(300, 2, 51);
+  const KernelHyperparameters h = se_ard(2, 0.7, 0.05);
+  for (const BasisCriterion criterion : {BasisCriterion::sgma, BasisCriterion::mpgp, BasisCriterion::sggp}) {
+    CAPTURE(basis_criterion_name(criterion));
+    Fixture fixture(problem, h, false);
+    SolverState whole = initial_solver_state({}, 9);
+    GreedyBasisSelection uninterrupted(fixture.matrix, problem.y, greedy(criterion, 30), whole);
+    for (int i = 0; i < 30; ++i) uninterrupted.iterate();
+
+    SolverState first_half = initial_solver_state({}, 9);
+    GreedyBasisSelection interrupted(fixture.matrix, problem.y, greedy(criterion, 30), first_half);
+    for (int i = 0; i < 12; ++i) interrupted.iterate();
+    interrupted.store_state();
+    SolverState saved = first_half;  // what a checkpoint holds
+    GreedyBasisSelection resumed(fixture.matrix, problem.y, greedy(criterion, 30), saved);
+    for (int i = 12; i < 30; ++i) resumed.iterate();
+
+    const SparseModel a = uninterrupted.model(), b = resumed.model();
+    CHECK(a.basis_indices == b.basis_indices);
+    CHECK(a.weights == b.weights);
+    CHECK(uninterrupted.objective() == resumed.objective());
+    if (criterion == BasisCriterion::sggp) CHECK(uninterrupted.gap() == resumed.gap());
+  }
+}
+
+TEST_CASE("sparse fits reject an empty basis or one larger than the data") {
+  const Problem problem = make_problem(50, 2, 61);
+  const KernelHyperparameters h = se_ard(2);
+  Fixture fixture(problem, h, false);
+  SolverState state;
+  CHECK_THROWS_WITH_AS(GreedyBasisSelection(fixture.matrix, problem.y, greedy(BasisCriterion::sggp, 0), state),
+                       doctest::Contains("at least 1"), Error);
+  CHECK_THROWS_WITH_AS(GreedyBasisSelection(fixture.matrix, problem.y, greedy(BasisCriterion::mpgp, 51), state),
+                       doctest::Contains("51 rows is larger than the 50 training rows"), Error);
+  CHECK_THROWS_WITH_AS(fit_subset_of_data(fixture.matrix, problem.y, {}), doctest::Contains("empty"), Error);
+  CHECK_THROWS_WITH_AS(fit_reduced_rank(fixture.matrix, problem.y, first_rows(51)),
+                       doctest::Contains("larger than the 50 training rows"), Error);
+  CHECK_THROWS_WITH_AS(fit_subset_of_regressors(fixture.matrix, problem.y, {}), doctest::Contains("empty"), Error);
+}
