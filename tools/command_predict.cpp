@@ -1,13 +1,19 @@
 // gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv
+// gpstream predict --model srm-trans DATA.h5 INPUTS.h5|INPUTS.csv --hyper H.json -o PREDICTIONS.csv
 #include "engine/core/error.h"
+#include "engine/data/row_source_utilities.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/models/dense_prediction.h"
 #include "engine/models/dense_variance.h"
 #include "engine/models/prediction_metrics.h"
+#include "engine/sparse/sparse_fit.h"
+#include "engine/sparse/sparse_prediction.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
 #include "storage/dataset/hdf5_row_source.h"
+#include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
+#include "storage/model/sparse_model_file.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 #include "tools/interrupt_handler.h"
@@ -22,25 +28,34 @@
 namespace gpstream::cli {
 namespace {
 
+// What a model needs of its inputs, and how its outputs return to target units.
+struct ModelSchema {
+  std::size_t columns = 0;
+  std::vector<std::string> feature_names;
+  std::string target_name;
+  Standardisation standardisation;
+  double noise_variance = 0.0;
+};
+
 struct TestSet {
   std::size_t rows = 0;
   std::vector<double> x;
   std::optional<std::vector<double>> y;
 };
 
-TestSet read_test_set(const std::string& path, const DenseModel& model) {
+TestSet read_test_set(const std::string& path, const ModelSchema& schema) {
   TestSet test;
   if (path.ends_with(".csv") || path == "-") {
-    CsvInputs inputs = read_csv_inputs(path, model.feature_names, model.target_name);
+    CsvInputs inputs = read_csv_inputs(path, schema.feature_names, schema.target_name);
     test.rows = inputs.rows;
     test.x = std::move(inputs.x);
     test.y = std::move(inputs.y);
     return test;
   }
   Hdf5RowSource source(path);
-  GPSTREAM_CHECK(source.columns() == model.columns,
+  GPSTREAM_CHECK(source.columns() == schema.columns,
                  "'{}' has {} inputs but the model was trained on {} (columns {}); use inputs with the same columns", path,
-                 source.columns(), model.columns, fmt::join(model.feature_names, ", "));
+                 source.columns(), schema.columns, fmt::join(schema.feature_names, ", "));
   test.rows = source.rows();
   test.x.resize(test.rows * source.columns());
   test.y.emplace(test.rows);
@@ -48,114 +63,252 @@ TestSet read_test_set(const std::string& path, const DenseModel& model) {
   return test;
 }
 
+struct PredictOptions {
+  std::string model, data, inputs, output, truth, hyper;
+  std::vector<std::string> arguments;
+  std::size_t basis = 1000;
+  VarianceOptions variance;
+  bool with_variance = false, latent = false, quiet = false;
+  std::size_t memory_budget = 0;
+};
+
+// Standardised means and latent variances of the test rows.
+struct Predictions {
+  std::vector<double> mean;
+  std::vector<double> latent;
+  std::size_t negative_variances = 0;
+  std::string how;  // for the summary line
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A dense model: means streamed over its training rows; variances by batched GBCD solves.
+Predictions predict_with_dense_model(const DenseModel& model, const PredictOptions& options, const TestSet& test) {
+  TrainingData training(options.data.empty() ? model.dataset_path : options.data, model.standardisation,
+                        options.memory_budget, model.dataset_fingerprint, "model '" + options.model + "'");
+  GPSTREAM_CHECK(training.description().rows == model.rows, "the training dataset has {} rows but the model {} weights",
+                 training.description().rows, model.rows);
+  const std::unique_ptr<Kernel> kernel = make_kernel(model.hyperparameters, model.columns);
+  KernelMatrix kernel_matrix(training.rows(), *kernel, {.memory_budget_bytes = options.memory_budget});
+  Predictions predictions;
+  const auto start = std::chrono::steady_clock::now();
+  predictions.mean = predict_mean(kernel_matrix, model.alpha, test.x.data(), test.rows);
+  predictions.how = fmt::format("means in {:.2f} s", seconds_since(start));
+  if (!options.with_variance) return predictions;
+  StopFlag stop;
+  InterruptHandler interrupts(stop);
+  ProgressLine progress(!options.quiet);
+  const auto variance_start = std::chrono::steady_clock::now();
+  VariancePrediction prediction = predict_latent_variance(
+      kernel_matrix, test.x.data(), test.rows, options.variance,
+      [&](const VarianceProgress& p) {
+        progress.update(fmt::format("variance: rows {}-{} of {}: iteration {}, {} rows open, max |g|inf {:.3e} (tol {:.0e})",
+                                    p.rows_done + 1, p.rows_done + p.batch_rows, p.rows_total, p.iteration, p.open_rows,
+                                    p.gradient_max_norm, options.variance.tolerance));
+      },
+      &stop);
+  progress.finish();
+  const double seconds = seconds_since(variance_start);
+  predictions.latent = std::move(prediction.latent);
+  predictions.how += fmt::format(", variances in {:.2f} s ({:.3g} ms per row): {} batches of up to {} rows, {} iterations, "
+                                 "max |g|inf {:.2e}",
+                                 seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)),
+                                 prediction.batches, prediction.batch_rows, prediction.iterations,
+                                 prediction.gradient_max_norm);
+  if (prediction.unconverged_rows > 0 && !options.quiet) {
+    fmt::print(stderr, "predict: warning: {} rows stopped above --variance-tol\n", prediction.unconverged_rows);
+  }
+  return predictions;
+}
+
+// A sparse model: everything from its basis (the Nyström model streams its training rows).
+Predictions predict_with_sparse_model(const SparseModel& model, const PredictOptions& options, const TestSet& test) {
+  const std::unique_ptr<Kernel> kernel = make_kernel(model.hyperparameters, model.columns);
+  std::unique_ptr<TrainingData> training;
+  std::unique_ptr<KernelMatrix> kernel_matrix;
+  if (model.variance_form == SparseVarianceForm::reduced_rank) {
+    training = std::make_unique<TrainingData>(options.data.empty() ? model.dataset_path : options.data,
+                                              model.standardisation, options.memory_budget, model.dataset_fingerprint,
+                                              "model '" + options.model + "'");
+    kernel_matrix = std::make_unique<KernelMatrix>(training->rows(), *kernel,
+                                                   KernelMatrixOptions{.memory_budget_bytes = options.memory_budget});
+  }
+  const auto start = std::chrono::steady_clock::now();
+  SparsePrediction prediction =
+      predict_sparse(model, *kernel, test.x.data(), test.rows, options.with_variance, kernel_matrix.get());
+  const double seconds = seconds_since(start);
+  return {std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances,
+          fmt::format("{} model ({} basis rows): {} in {:.3f} s ({:.3g} ms per row)", model.method, model.basis_size(),
+                      options.with_variance ? "means and variances" : "means", seconds,
+                      1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)))};
+}
+
+// SRM-Trans (Schwaighofer & Tresp 2003 §3.1): each block of --basis test rows
+// is the basis of an SR model fitted to the training data by one streamed pass.
+Predictions predict_transductively(const PredictOptions& options, const TestSet& test, const ModelSchema& schema,
+                                   TrainingData& training, const KernelHyperparameters& hyperparameters) {
+  const std::unique_ptr<Kernel> kernel = make_kernel(hyperparameters, schema.columns);
+  KernelMatrix kernel_matrix(training.rows(), *kernel, {.memory_budget_bytes = options.memory_budget});
+  const std::vector<double> y = read_all_targets(training.rows());
+  Predictions predictions;
+  predictions.mean.resize(test.rows);
+  if (options.with_variance) predictions.latent.resize(test.rows);
+  StopFlag stop;
+  InterruptHandler interrupts(stop);
+  ProgressLine progress(!options.quiet);
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t d = schema.columns;
+  for (std::size_t first = 0; first < test.rows; first += options.basis) {
+    if (stop.requested()) throw Cancelled("interrupted; no predictions were written");
+    const std::size_t count = std::min(options.basis, test.rows - first);
+    progress.update(fmt::format("srm-trans: test rows {}-{} of {}", first + 1, first + count, test.rows));
+    std::vector<double> block(test.x.begin() + static_cast<std::ptrdiff_t>(first * d),
+                              test.x.begin() + static_cast<std::ptrdiff_t>((first + count) * d));
+    SparseModel model = fit_subset_of_regressors(kernel_matrix, y, block);
+    model.columns = d;
+    SparsePrediction prediction = predict_sparse(model, *kernel, block.data(), count, options.with_variance);
+    std::copy(prediction.mean.begin(), prediction.mean.end(), predictions.mean.begin() + static_cast<std::ptrdiff_t>(first));
+    std::copy(prediction.latent.begin(), prediction.latent.end(),
+              predictions.latent.begin() + static_cast<std::ptrdiff_t>(first));
+    predictions.negative_variances += prediction.negative_variances;
+  }
+  progress.finish();
+  const double seconds = seconds_since(start);
+  predictions.how = fmt::format("srm-trans on blocks of {} test rows: trained and predicted in {:.2f} s ({:.3g} ms per row)",
+                                options.basis, seconds,
+                                1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)));
+  return predictions;
+}
+
 }  // namespace
 
 int run_predict(const std::vector<std::string>& args) {
   CommandSpec spec;
   spec.name = "predict";
-  spec.usage = "gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv [options]";
+  spec.usage =
+      "gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv [options]\n"
+      "       gpstream predict --model srm-trans DATA.h5 INPUTS.h5|INPUTS.csv --hyper HYPER.json -o PREDICTIONS.csv";
   spec.description =
       "Predict the mean for each input row, in the target's original units. A dense model streams its\n"
-      "training rows (the dataset it references) once per block of test rows. With --variance, also the\n"
-      "predictive variance and standard deviation of a new observation y* (noise included; --latent for\n"
-      "the noise-free f*): one solve (K + noise I) u = k* per row, by GBCD on batches of rows that share\n"
-      "every kernel block. When the inputs carry targets (a dataset's /y, or a CSV column named like the\n"
-      "model's target) or --truth gives them, prints the normalised RMSE (GBCD paper eq. 16), SMSE, MAE\n"
-      "and, with --variance, SNLP (cholqr paper eq. 22) and the coverage of mean +- 2 std.";
-  std::string model_path, inputs_path, output, data_path, truth_path;
-  VarianceOptions variance_options;
+      "training rows (the dataset it references) once per block of test rows; a sparse model predicts from\n"
+      "its basis alone (nystrom streams its training rows too). With --variance, also the predictive\n"
+      "variance and standard deviation of a new observation y* (noise included; --latent for the\n"
+      "noise-free f*): for a dense model one solve (K + noise I) u = k* per row, by GBCD on batches of rows\n"
+      "that share every kernel block; for a sparse model its closed form. --model srm-trans trains the\n"
+      "transductive subset of regressors on DATA.h5 with each block of --basis test rows as its basis.\n"
+      "When the inputs carry targets (a dataset's /y, or a CSV column named like the model's target) or\n"
+      "--truth gives them, prints the normalised RMSE (GBCD paper eq. 16), SMSE, MAE and, with --variance,\n"
+      "SNLP (cholqr paper eq. 22) and the coverage of mean +- 2 std.";
+  PredictOptions options;
   ComputeOptions compute;
   spec.options.add_options()
-      ("model", po::value(&model_path)->required(), "model file from gpstream train")
-      ("inputs", po::value(&inputs_path)->required(), "test inputs: a dataset (.h5) or a CSV file")
-      ("output,o", po::value(&output)->required(), "predictions (CSV), or - for standard output")
-      ("data", po::value(&data_path), "the training dataset, if it moved since training")
-      ("truth", po::value(&truth_path), "targets for the inputs (CSV or dataset), to report the RMSE")
+      ("model", po::value(&options.model), "model file from gpstream train (or the first argument), or srm-trans")
+      ("arguments", po::value(&options.arguments)->multitoken(), "MODEL.h5 INPUTS, or DATA.h5 INPUTS with --model srm-trans")
+      ("output,o", po::value(&options.output)->required(), "predictions (CSV), or - for standard output")
+      ("data", po::value(&options.data), "the training dataset, if it moved since training")
+      ("truth", po::value(&options.truth), "targets for the inputs (CSV or dataset), to report the RMSE")
+      ("hyper", po::value(&options.hyper), "srm-trans: the hyperparameter file (from gpstream hyper)")
+      ("basis", po::value(&options.basis)->default_value(1000), "srm-trans: test rows per block, the basis of each SR fit")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "no summary on stderr")
       ("variance", "also write the predictive variance and standard deviation")
       ("latent", "with --variance: of the latent f* (without the noise variance) instead of y*")
-      ("variance-tol", po::value(&variance_options.tolerance)->default_value(3e-5, "3e-5"), "stop each row's solve at |K u - k*|inf <= tol")
-      ("batch-rows", po::value(&variance_options.batch_rows)->default_value(0), "test rows solved together (0: as many as --memory allows, up to 1024)")
-      ("active-set", po::value(&variance_options.active_set_size)->default_value(500), "active set size m of the variance solves")
-      ("candidates", po::value(&variance_options.candidates)->default_value(60), "random candidates kappa per greedy step")
-      ("seed", po::value(&variance_options.seed)->default_value(1), "random seed of the variance solves");
+      ("variance-tol", po::value(&options.variance.tolerance)->default_value(3e-5, "3e-5"), "dense models: stop each row's solve at |K u - k*|inf <= tol")
+      ("batch-rows", po::value(&options.variance.batch_rows)->default_value(0), "dense models: test rows solved together (0: as many as --memory allows, up to 1024)")
+      ("active-set", po::value(&options.variance.active_set_size)->default_value(500), "dense models: active set size m of the variance solves")
+      ("candidates", po::value(&options.variance.candidates)->default_value(60), "dense models: random candidates kappa per greedy step")
+      ("seed", po::value(&options.variance.seed)->default_value(1), "dense models: random seed of the variance solves");
   compute.add(spec.options);
-  spec.positional.add("model", 1).add("inputs", 1);
+  spec.positional.add("arguments", -1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
-  const bool quiet = values.count("quiet") != 0;
-  const bool with_variance = values.count("variance") != 0;
-  const bool latent = values.count("latent") != 0;
-  if (latent && !with_variance) throw UsageError("--latent needs --variance");
-  if (!(variance_options.tolerance > 0)) {
-    throw UsageError(fmt::format("--variance-tol must be positive, not {}", variance_options.tolerance));
+  options.quiet = values.count("quiet") != 0;
+  options.with_variance = values.count("variance") != 0;
+  options.latent = values.count("latent") != 0;
+  const bool transductive = options.model == "srm-trans";
+  std::string data_path;
+  if (transductive) {
+    if (options.arguments.size() != 2) throw UsageError("--model srm-trans takes two arguments: DATA.h5 INPUTS");
+    data_path = options.arguments[0];
+    options.inputs = options.arguments[1];
+    if (options.hyper.empty()) throw UsageError("--model srm-trans needs the kernel's --hyper file (from gpstream hyper)");
+    if (options.basis == 0) throw UsageError("--basis must be at least 1");
+  } else {
+    if (!options.model.empty()) options.arguments.insert(options.arguments.begin(), options.model);
+    if (options.arguments.size() != 2) throw UsageError("give the model file and the inputs: MODEL.h5 INPUTS");
+    options.model = options.arguments[0];
+    options.inputs = options.arguments[1];
+    if (!options.hyper.empty()) throw UsageError("--hyper is for --model srm-trans; a model file holds its hyperparameters");
   }
-  if (variance_options.active_set_size == 0) throw UsageError("--active-set must be at least 1");
-  if (variance_options.candidates == 0) throw UsageError("--candidates must be at least 1");
-  const std::size_t memory_budget = compute.memory_budget_bytes();
-  variance_options.memory_budget_bytes = memory_budget;
+  if (options.latent && !options.with_variance) throw UsageError("--latent needs --variance");
+  if (!(options.variance.tolerance > 0)) {
+    throw UsageError(fmt::format("--variance-tol must be positive, not {}", options.variance.tolerance));
+  }
+  if (options.variance.active_set_size == 0) throw UsageError("--active-set must be at least 1");
+  if (options.variance.candidates == 0) throw UsageError("--candidates must be at least 1");
+  options.memory_budget = compute.memory_budget_bytes();
+  options.variance.memory_budget_bytes = options.memory_budget;
   const auto thread_limit = compute.apply();
 
-  const DenseModel model = read_dense_model(model_path);
-  TestSet test = read_test_set(inputs_path, model);
-  if (!truth_path.empty()) {
-    const TestSet truth = read_test_set(truth_path, model);
-    GPSTREAM_CHECK(truth.y && truth.rows == test.rows, "--truth: '{}' does not hold {} targets named \"{}\"", truth_path,
-                   test.rows, model.target_name);
+  // The model (or, for srm-trans, the hyperparameters and training data) and its schema.
+  ModelSchema schema;
+  std::optional<DenseModel> dense;
+  std::optional<SparseModel> sparse;
+  std::unique_ptr<TrainingData> transductive_training;
+  KernelHyperparameters transductive_hyperparameters;
+  if (transductive) {
+    const HyperparameterFile file = read_hyperparameter_file(options.hyper);
+    transductive_hyperparameters = file.hyperparameters;
+    const DatasetDescription description = read_dataset_description(data_path);
+    schema.standardisation = file.standardisation ? *file.standardisation : dataset_standardisation(description);
+    GPSTREAM_CHECK(schema.standardisation.x_mean.size() == description.columns,
+                   "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper,
+                   schema.standardisation.x_mean.size(), data_path, description.columns);
+    transductive_training = std::make_unique<TrainingData>(data_path, schema.standardisation, options.memory_budget);
+    schema.columns = description.columns;
+    schema.feature_names = description.feature_names;
+    schema.target_name = description.target_name;
+    schema.noise_variance = transductive_hyperparameters.noise_variance;
+  } else if (model_type_of(options.model) == "sparse") {
+    sparse = read_sparse_model(options.model);
+    schema = {sparse->columns, sparse->feature_names, sparse->target_name, sparse->standardisation,
+              sparse->hyperparameters.noise_variance};
+  } else {
+    dense = read_dense_model(options.model);
+    schema = {dense->columns, dense->feature_names, dense->target_name, dense->standardisation,
+              dense->hyperparameters.noise_variance};
+  }
+  TestSet test = read_test_set(options.inputs, schema);
+  if (!options.truth.empty()) {
+    const TestSet truth = read_test_set(options.truth, schema);
+    GPSTREAM_CHECK(truth.y && truth.rows == test.rows, "--truth: '{}' does not hold {} targets named \"{}\"",
+                   options.truth, test.rows, schema.target_name);
     test.y = truth.y;
   }
-  CsvWriter writer(output, with_variance ? std::vector<std::string>{"mean", "variance", "std"} : std::vector<std::string>{"mean"},
+  CsvWriter writer(options.output,
+                   options.with_variance ? std::vector<std::string>{"mean", "variance", "std"} : std::vector<std::string>{"mean"},
                    values.count("force") != 0);
+  schema.standardisation.apply_to_rows(test.x.data(), test.rows, schema.columns);
 
-  const auto start = std::chrono::steady_clock::now();
-  TrainingData training(data_path.empty() ? model.dataset_path : data_path, model.standardisation, memory_budget,
-                        model.dataset_fingerprint, "model '" + model_path + "'");
-  GPSTREAM_CHECK(training.description().rows == model.rows, "the training dataset has {} rows but the model {} weights",
-                 training.description().rows, model.rows);
-  const std::unique_ptr<Kernel> kernel = make_kernel(model.hyperparameters, model.columns);
-  KernelMatrix kernel_matrix(training.rows(), *kernel, {.memory_budget_bytes = memory_budget});
-  model.standardisation.apply_to_rows(test.x.data(), test.rows, model.columns);
-  std::vector<double> mean = predict_mean(kernel_matrix, model.alpha, test.x.data(), test.rows);
-  const double mean_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Predictions predictions = transductive ? predict_transductively(options, test, schema, *transductive_training,
+                                                                  transductive_hyperparameters)
+                            : sparse     ? predict_with_sparse_model(*sparse, options, test)
+                                         : predict_with_dense_model(*dense, options, test);
 
-  // Variances of y* (or f*) in the target's units: standardised variances times y_std².
+  // Back to the target's units: means restored, variances (of y*, or of f* with --latent) times y_std².
+  const Standardisation& standardisation = schema.standardisation;
   std::vector<double> variance;
-  double variance_seconds = 0.0;
-  if (with_variance) {
-    StopFlag stop;
-    InterruptHandler interrupts(stop);
-    ProgressLine progress(!quiet);
-    const auto variance_start = std::chrono::steady_clock::now();
-    const VariancePrediction prediction = predict_latent_variance(
-        kernel_matrix, test.x.data(), test.rows, variance_options,
-        [&](const VarianceProgress& p) {
-          progress.update(fmt::format("variance: rows {}-{} of {}: iteration {}, {} rows open, max |g|inf {:.3e} (tol {:.0e})",
-                                      p.rows_done + 1, p.rows_done + p.batch_rows, p.rows_total, p.iteration, p.open_rows,
-                                      p.gradient_max_norm, variance_options.tolerance));
-        },
-        &stop);
-    progress.finish();
-    variance_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - variance_start).count();
-    const double scale = model.standardisation.y_std * model.standardisation.y_std;
-    const double noise = latent ? 0.0 : model.hyperparameters.noise_variance;
-    variance.resize(test.rows);
-    for (std::size_t i = 0; i < test.rows; ++i) variance[i] = scale * (prediction.latent[i] + noise);
-    if (!quiet) {
-      fmt::print(stderr, "predict: variances of {} in {:.2f} s ({:.3g} ms per row): {} batches of up to {} rows, {} "
-                 "iterations, max |g|inf {:.2e}\n",
-                 latent ? "f* (latent, noise excluded)" : "y* (noise included)", variance_seconds,
-                 1e3 * variance_seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)), prediction.batches,
-                 prediction.batch_rows, prediction.iterations, prediction.gradient_max_norm);
-      if (prediction.unconverged_rows > 0) {
-        fmt::print(stderr, "predict: warning: {} rows stopped above --variance-tol\n", prediction.unconverged_rows);
-      }
-    }
+  if (options.with_variance) {
+    const double scale = standardisation.y_std * standardisation.y_std;
+    const double noise = options.latent ? 0.0 : schema.noise_variance;
+    for (const double latent : predictions.latent) variance.push_back(scale * (latent + noise));
   }
-
+  std::vector<double>& mean = predictions.mean;
   for (std::size_t i = 0; i < test.rows; ++i) {
-    mean[i] = model.standardisation.restore_target(mean[i]);
-    if (with_variance) {
+    mean[i] = standardisation.restore_target(mean[i]);
+    if (options.with_variance) {
       const double row[3] = {mean[i], variance[i], std::sqrt(variance[i])};
       writer.write_row(row);
     } else {
@@ -163,21 +316,29 @@ int run_predict(const std::vector<std::string>& args) {
     }
   }
   writer.finish();
-  if (!quiet) {
-    fmt::print(stderr, "predict: means of {} rows in {:.2f} s ({:.3g} ms per row)\n", format_count(test.rows), mean_seconds,
-               1e3 * mean_seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)));
+  if (!options.quiet) {
+    fmt::print(stderr, "predict: {} rows; {}\n", format_count(test.rows), predictions.how);
+    if (options.with_variance) {
+      fmt::print(stderr, "predict: variances of {}\n", options.latent ? "f* (latent, noise excluded)" : "y* (noise included)");
+    }
+    if (predictions.negative_variances > 0) {
+      fmt::print(stderr, "predict: warning: the variance formula gave {} negative latent variances, written as 0{}\n",
+                 predictions.negative_variances,
+                 sparse && sparse->variance_form == SparseVarianceForm::reduced_rank
+                     ? " (the Nystrom approximation underestimates K there; Schwaighofer & Tresp 2003 section 4.2)"
+                     : "");
+    }
     if (test.y) {
       // Against the training targets' mean and variance (eq. 16, the SNLP's trivial model). SNLP and coverage
       // use the variance written: of y* for noisy targets, of f* (--latent) for noise-free ones.
-      const PredictionMetrics metrics =
-          evaluate_predictions(*test.y, mean, variance, model.standardisation.y_mean,
-                               model.standardisation.y_std * model.standardisation.y_std);
+      const PredictionMetrics metrics = evaluate_predictions(*test.y, mean, variance, standardisation.y_mean,
+                                                             standardisation.y_std * standardisation.y_std);
       fmt::print(stderr, "predict: RMSE (GBCD paper eq. 16, relative to the training variance) {:.6f}\n",
                  metrics.normalised_rmse);
       fmt::print(stderr, "predict: SMSE {:.6f}, MAE {:.6g}\n", metrics.smse, metrics.mae);
       if (metrics.snlp) {
         fmt::print(stderr, "predict: SNLP (cholqr paper eq. 22) {:.6f}, coverage of mean +- 2 std {:.4f} (variance of {})\n",
-                   *metrics.snlp, *metrics.coverage, latent ? "f*" : "y*");
+                   *metrics.snlp, *metrics.coverage, options.latent ? "f*" : "y*");
       }
     }
   }

@@ -7,10 +7,12 @@
 #include "storage/checkpoint/checkpoint_file.h"
 #include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
+#include "storage/model/sparse_model_file.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 #include "tools/hyperparameter_learning.h"
 #include "tools/interrupt_handler.h"
+#include "tools/sparse_training.h"
 #include "tools/training_data.h"
 #include "tools/training_observers.h"
 
@@ -41,10 +43,10 @@ std::vector<double> parse_number_list(const std::string& text, const char* optio
 }
 
 struct TrainOptions {
-  std::string dataset, output, solver, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log, save_hyper;
-  std::size_t active_set_size = 500, candidates = 60;
+  std::string dataset, output, solver, model, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log, save_hyper;
+  std::size_t active_set_size = 500, candidates = 60, basis = 1000;
   std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
-  double tolerance = 1e-4, time_limit = 0, signal_variance = 1, noise_variance = 0, checkpoint_every = 60;
+  double tolerance = 1e-4, time_limit = 0, signal_variance = 1, noise_variance = 0, checkpoint_every = 60, gap = 0.025;
   ComputeOptions compute;
   HyperparameterLearningOptions learning;
 };
@@ -94,6 +96,10 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
   };
   auto given = [&](const char* option) { return values.count(option) != 0 && !values[option].defaulted(); };
   if (given("solver") && options.solver != saved.solver.name) conflict("solver", options.solver, saved.solver.name);
+  if (given("model") && options.model != saved.solver.name) conflict("model", options.model, saved.solver.name);
+  if (given("basis") && options.basis != saved.solver.active_set_size) {
+    conflict("basis", std::to_string(options.basis), std::to_string(saved.solver.active_set_size));
+  }
   if (given("active-set") && options.active_set_size != saved.solver.active_set_size) {
     conflict("active-set", std::to_string(options.active_set_size), std::to_string(saved.solver.active_set_size));
   }
@@ -131,6 +137,71 @@ KernelHyperparameters learn_and_report(TrainingData& data, const TrainOptions& o
   return learned.search.hyperparameters;
 }
 
+// --model sd, sr, …: trains, writes the model and reports.
+int train_sparse(const TrainOptions& options, const po::variables_map& values, const TrainingConfiguration& configuration,
+                 TrainingData& data, KernelMatrix& kernel_matrix, const std::vector<double>& y,
+                 std::optional<SolverState> resumed, const std::string& checkpoint_path, const StopFlag& stop) {
+  const bool quiet = values.count("quiet") != 0;
+  const DatasetDescription& dataset = data.description();
+  const std::string& name = configuration.solver.name;
+  if (!quiet) {
+    fmt::print(stderr, "train: {} model, basis {}, on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}{}\n",
+               name, configuration.solver.active_set_size, options.dataset, format_count(dataset.rows),
+               dataset.columns, data.in_memory() ? ", held in memory" : "", kernel_type_name(configuration.hyperparameters.type),
+               configuration.hyperparameters.noise_variance,
+               resumed ? fmt::format(", resuming at iteration {}", resumed->iteration) : "");
+  }
+  SparseTrainingRun run{configuration, kernel_matrix, y};
+  run.resumed = std::move(resumed);
+  run.checkpoint_path = checkpoint_path;
+  run.checkpoint_every = options.checkpoint_every;
+  run.rule.tolerance = options.gap;
+  if (values.count("max-iter") != 0) run.rule.max_iterations = options.max_iterations;
+  if (values.count("time-limit") != 0) run.rule.time_limit_seconds = options.time_limit;
+  run.log_path = options.log;
+  run.quiet = quiet;
+  run.stop = &stop;
+  run.output = options.output;
+  SparseTrainingResult result = train_sparse_model(run);
+  SparseModel& model = result.model;
+  model.hyperparameters = configuration.hyperparameters;
+  model.standardisation = configuration.standardisation;
+  model.columns = dataset.columns;
+  model.feature_names = dataset.feature_names;
+  model.target_name = dataset.target_name;
+  model.dataset_path = configuration.dataset_path;
+  model.dataset_fingerprint = configuration.dataset_fingerprint;
+  model.training = {name,
+                    describe(result.run.reason),
+                    result.run.last.iteration,
+                    result.run.last.gradient_max_norm,
+                    name == "sggp" ? options.gap : 0.0,
+                    result.run.last.elapsed_seconds,
+                    result.run.last.kernel_evaluations};
+  write_sparse_model(options.output, model, /*overwrite=*/true);
+  if (!quiet) {
+    std::string details;
+    for (const auto& [key, value] : model.diagnostics) details += fmt::format(", {} {:.4g}", key, value);
+    fmt::print(stderr, "train: {} model with {} basis rows ({}) in {:.2f} s{}; wrote {}\n", name, model.basis_size(),
+               describe(result.run.reason), result.run.last.elapsed_seconds, details, options.output);
+    if (model.basis_size() < configuration.solver.active_set_size && is_greedy_sparse_model(name) &&
+        result.run.reason == StopReason::complete) {
+      fmt::print(stderr, "train: stopped at {} of {} basis rows: no remaining candidate is numerically independent of the "
+                 "basis (the kernel's numerical rank on these data)\n", model.basis_size(),
+                 configuration.solver.active_set_size);
+    }
+    if (name == "sggp" && model.diagnostics.at("gap") > options.gap) {
+      fmt::print(stderr, "train: the final gap {:.4g} is above --gap {} with {} basis rows\n", model.diagnostics.at("gap"), options.gap, model.basis_size());
+    }
+    if (name == "nystrom") {
+      fmt::print(stderr, "train: nystrom weights: max |w| {:.4g}, rms {:.4g} (large weights mean the rank-{} "
+                 "approximation underestimates K; Schwaighofer & Tresp 2003 section 4.2)\n",
+                 model.diagnostics.at("max_abs_weight"), model.diagnostics.at("rms_weight"), model.basis_size());
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_train(const std::vector<std::string>& args) {
@@ -147,8 +218,11 @@ int run_train(const std::vector<std::string>& args) {
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&options.output)->required(), "model file to write")
       ("solver", po::value(&options.solver)->default_value("gbcd"), "gbcd, bcd-cyclic, bcd-gradient, cg, smo or cholesky")
+      ("model", po::value(&options.model)->default_value("dense"), "dense (the exact GP, by --solver), or a sparse model: sd, sr, sgma, mpgp, sggp or nystrom (README, \"Sparse models\")")
+      ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
+      ("gap", po::value(&options.gap)->default_value(0.025, "0.025"), "sggp: stop when the relative gap of the bounds falls below this")
       ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
-      ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd)")
+      ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd 60; sgma, mpgp, sggp 59)")
       ("seed", po::value(&options.seed)->default_value(1), "random seed")
       ("tol", po::value(&options.tolerance)->default_value(1e-4, "1e-4"), "stop when |g|inf <= tol (standardised targets)")
       ("max-iter", po::value(&options.max_iterations), "stop after this many iterations")
@@ -212,7 +286,20 @@ int run_train(const std::vector<std::string>& args) {
       if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
       configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
     }
-    configuration.solver = {options.solver, options.active_set_size, options.candidates, memory_budget};
+    if (options.model == "dense") {
+      configuration.solver = {options.solver, options.active_set_size, options.candidates, memory_budget};
+    } else {
+      if (!is_sparse_model(options.model)) {
+        throw UsageError(fmt::format("--model: '{}' is not dense or one of {} (srm-trans is trained by gpstream predict "
+                                     "--model srm-trans)",
+                                     options.model, kSparseModelNames));
+      }
+      if (values["solver"].defaulted() == false) throw UsageError("--solver is for --model dense; sparse models choose their own");
+      if (options.basis == 0) throw UsageError("--basis must be at least 1");
+      if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
+      const std::size_t candidates = values["candidates"].defaulted() ? 59 : options.candidates;
+      configuration.solver = {options.model, options.basis, candidates, memory_budget};
+    }
     configuration.seed = options.seed;
     const DatasetDescription description = read_dataset_description(options.dataset);
     if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
@@ -252,8 +339,12 @@ int run_train(const std::vector<std::string>& args) {
   }
   const std::unique_ptr<Kernel> kernel = make_kernel(configuration.hyperparameters, dataset.columns);
   KernelMatrix kernel_matrix(data.rows(), *kernel, {.memory_budget_bytes = memory_budget});
-  const std::unique_ptr<DenseSolver> solver = make_solver(configuration.solver, kernel_matrix);
   const std::vector<double> y = read_all_targets(data.rows());
+  if (is_sparse_model(configuration.solver.name)) {
+    return train_sparse(options, values, configuration, data, kernel_matrix, y, std::move(resumed_state), checkpoint_path,
+                        stop);
+  }
+  const std::unique_ptr<DenseSolver> solver = make_solver(configuration.solver, kernel_matrix);
 
   const bool fresh = !resumed_state;
   SolverState state = fresh ? initial_solver_state(y, configuration.seed) : std::move(*resumed_state);

@@ -2,10 +2,10 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/data/row_source_utilities.h"
 #include "engine/linalg/blas_threads.h"
 #include "storage/hyper/hyperparameter_file.h"
 
-#include <boost/iterator/counting_iterator.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <tbb/global_control.h>
@@ -42,12 +42,7 @@ LearnedOnSubset learn_on_subset(RowSource& rows, const std::string& dataset, Ker
   GPSTREAM_CHECK(rows.has_targets(), "'{}' has no targets to learn hyperparameters from", dataset);
 
   const std::size_t d = rows.columns();
-  // Selection sampling over 0 … n−1 without materialising them: sorted, so the gather is one pass over the file.
-  std::vector<std::size_t> subset;
-  subset.reserve(options.subset);
-  std::mt19937_64 random(seed);
-  std::sample(boost::counting_iterator<std::size_t>(0), boost::counting_iterator<std::size_t>(n),
-              std::back_inserter(subset), options.subset, random);
+  const std::vector<std::size_t> subset = random_row_subset(n, options.subset, seed);
   std::vector<double> x(checked_multiply(subset.size(), d)), y(subset.size());
   rows.gather_rows(subset, x.data(), y.data());
 

@@ -21,8 +21,13 @@ std::string format_duration(double seconds) {
 
 }  // namespace
 
-ProgressObserver::ProgressObserver(ProgressLine& line, std::string solver, double tolerance)
-    : line_(line), solver_(std::move(solver)), tolerance_(tolerance) {}
+ProgressObserver::ProgressObserver(ProgressLine& line, std::string solver, double tolerance, std::string measure,
+                                   std::uint64_t target_iterations)
+    : line_(line),
+      solver_(std::move(solver)),
+      tolerance_(tolerance),
+      measure_(std::move(measure)),
+      target_iterations_(target_iterations) {}
 
 std::string ProgressObserver::line_text(const IterationReport& report) const {
   // Kernel evaluations per second over the last few iterations; ETA from the
@@ -36,12 +41,18 @@ std::string ProgressObserver::line_text(const IterationReport& report) const {
     const IterationReport& middle = history_[history_.size() / 2];
     const double span = report.elapsed_seconds - middle.elapsed_seconds;
     const double decades = std::log(middle.gradient_max_norm) - std::log(report.gradient_max_norm);
-    if (span > 0 && decades > 0 && report.gradient_max_norm > 0) {
+    if (target_iterations_ > 0 && report.iteration > 0) {
+      const double ratio = static_cast<double>(target_iterations_) / static_cast<double>(report.iteration);
+      eta = report.elapsed_seconds * (ratio * ratio - 1.0);
+    } else if (span > 0 && decades > 0 && report.gradient_max_norm > 0) {
       eta = (std::log(report.gradient_max_norm) - std::log(tolerance_)) * span / decades;
     }
   }
-  return fmt::format("{} iter {}  |g|inf {:.3e} (tol {:.0e})  f {:.8e}  {:.3g} kernel evals/s  elapsed {}  ETA {}", solver_,
-                     report.iteration, report.gradient_max_norm, tolerance_, report.objective, rate,
+  const std::string iteration = target_iterations_ > 0 ? fmt::format("{}/{}", report.iteration, target_iterations_)
+                                                       : fmt::format("{}", report.iteration);
+  const std::string tolerance = tolerance_ > 0 ? fmt::format(" (tol {:.0e})", tolerance_) : std::string();
+  return fmt::format("{} iter {}  {} {:.3e}{}  f {:.8e}  {:.3g} kernel evals/s  elapsed {}  ETA {}", solver_, iteration,
+                     measure_, report.gradient_max_norm, tolerance, report.objective, rate,
                      format_duration(report.elapsed_seconds), format_duration(eta));
 }
 

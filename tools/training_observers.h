@@ -13,11 +13,15 @@
 
 namespace gpstream::cli {
 
-// iteration, ‖g‖∞, objective, kernel evaluations/s, elapsed, and an ETA
-// extrapolated from the trend of log ‖g‖∞ toward the tolerance.
+// iteration, the convergence measure (‖g‖∞, or a greedy basis's gap), the
+// objective, kernel evaluations/s, elapsed, and an ETA: extrapolated from the
+// trend of log ‖g‖∞ toward the tolerance, or — for a basis selection of
+// `target_iterations` steps, whose step cost grows with the basis — from
+// elapsed · ((target / done)² − 1).
 class ProgressObserver final : public SolverObserver {
  public:
-  ProgressObserver(ProgressLine& line, std::string solver, double tolerance);
+  ProgressObserver(ProgressLine& line, std::string solver, double tolerance, std::string measure = "|g|inf",
+                   std::uint64_t target_iterations = 0);
   void on_start(const IterationReport& report) override;
   void on_iteration(const IterationReport& report) override;
   void on_stop(const IterationReport& report, StopReason reason) override;
@@ -27,6 +31,8 @@ class ProgressObserver final : public SolverObserver {
   ProgressLine& line_;
   std::string solver_;
   double tolerance_;
+  std::string measure_;
+  std::uint64_t target_iterations_;
   std::vector<IterationReport> history_;
 };
 

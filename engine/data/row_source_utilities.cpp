@@ -5,7 +5,11 @@
 #include "engine/data/in_memory_row_source.h"
 #include "engine/data/row_block_stream.h"
 
+#include <boost/iterator/counting_iterator.hpp>
+
 #include <algorithm>
+#include <iterator>
+#include <random>
 #include <cstring>
 
 namespace gpstream {
@@ -41,6 +45,15 @@ std::vector<double> read_all_targets(RowSource& source) {
   std::vector<double> y(source.rows());
   for_each_block(source, [&](const RowBlock& block) { std::memcpy(y.data() + block.first, block.y, block.count * sizeof(double)); });
   return y;
+}
+
+std::vector<std::size_t> random_row_subset(std::size_t n, std::size_t count, std::uint64_t seed) {
+  std::vector<std::size_t> subset;
+  subset.reserve(std::min(n, count));
+  std::mt19937_64 random(seed);
+  std::sample(boost::counting_iterator<std::size_t>(0), boost::counting_iterator<std::size_t>(n),
+              std::back_inserter(subset), count, random);
+  return subset;
 }
 
 }  // namespace gpstream

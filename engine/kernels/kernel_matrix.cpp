@@ -150,7 +150,7 @@ void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out)
 }
 
 CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q,
-                                           const double* w, std::size_t r) {
+                                           const double* w, std::size_t r, const double* p_whitening) {
   CrossProducts result{std::vector<double>(checked_multiply(p, q), 0.0), std::vector<double>(q, 0.0),
                        std::vector<double>(checked_multiply(q, r), 0.0)};
   if (q == 0 || size() == 0) return result;
@@ -184,6 +184,11 @@ CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, 
         kernel_.prepare(x + offset * d, rows, workspace.rows);
         workspace.block.resize(rows * p);
         if (p > 0) kernel_.evaluate(workspace.rows, prepared_p, workspace.block.data());
+        if (p > 0 && p_whitening != nullptr) {
+          cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(rows),
+                      static_cast<int>(p), 1.0, p_whitening, static_cast<int>(p), workspace.block.data(),
+                      static_cast<int>(p));
+        }
         const double* k_q = workspace.block.data();
         if (!same) {
           block_q.resize(rows * q);

@@ -64,8 +64,12 @@ class KernelMatrix {
   // norms of K_Q, and K_Qᵀ W for W n×r (r may be 0). Memory: a few p×q
   // partial sums (a fixed number per block, so that the result does not
   // depend on the thread count) plus one tile of K_P and K_Q per thread.
+  // With `p_whitening` (a p×p lower triangular L, row-major), K_P is replaced
+  // by the whitened features K_P L⁻ᵀ tile by tile (and K_Q too when Q is P):
+  // sums of those are positive semi-definite to working precision, which the
+  // whitening of K_Pᵀ K_P after the fact is not.
   CrossProducts cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q, const double* w,
-                               std::size_t r);
+                               std::size_t r, const double* p_whitening = nullptr);
 
   // out = K̄ v over all n columns, in panels of columns (one pass each).
   void multiply(const double* v, double* out);

@@ -35,7 +35,7 @@ void cholesky_solve(const double* factor, std::size_t n, double* b, std::size_t 
 IncrementalCholesky::IncrementalCholesky(std::size_t capacity)
     : capacity_(capacity), factor_(checked_multiply(capacity, capacity)), forward_(capacity) {}
 
-bool IncrementalCholesky::append(const double* k, double diagonal) {
+bool IncrementalCholesky::append(const double* k, double diagonal, double relative_floor) {
   GPSTREAM_CHECK(size_ < capacity_, "the Cholesky factor is full ({} rows)", capacity_);
   const int t = static_cast<int>(size_);
   std::copy(k, k + size_, forward_.begin());
@@ -47,7 +47,7 @@ bool IncrementalCholesky::append(const double* k, double diagonal) {
   const double squared_pivot = diagonal - squared_norm;
   // Relative threshold: below it the pivot is rounding noise, and the system
   // it would define is singular to working precision.
-  if (!(squared_pivot > 1e-12 * diagonal)) return false;
+  if (!(squared_pivot > relative_floor * diagonal)) return false;
   pivot_ = std::sqrt(squared_pivot);
   double* row = factor_.data() + size_ * capacity_;
   std::copy(forward_.begin(), forward_.begin() + t, row);

@@ -30,10 +30,10 @@ class IncrementalCholesky {
   void clear() { size_ = 0; }
 
   // Adds row/column s given k = K̄[B, s] (size() values) and K̄_ss. Returns
-  // false, leaving the factor unchanged, when the new pivot is not
-  // numerically positive (s is (nearly) a copy of rows already in B).
+  // false, leaving the factor unchanged, when the new squared pivot is not
+  // above `relative_floor` × K̄_ss (s is (nearly) in the span of B).
   // On success, forward() holds l = L⁻¹ k, the new row of L.
-  bool append(const double* k, double diagonal);
+  bool append(const double* k, double diagonal, double relative_floor = 1e-12);
   const double* last_forward() const { return forward_.data(); }
   double last_pivot() const { return pivot_; }
 

@@ -3,6 +3,7 @@
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/linalg/cholesky.h"
+#include "engine/sparse/sparse_fit.h"
 
 #include <cblas.h>
 
@@ -16,8 +17,9 @@ namespace {
 
 // A candidate whose new pivot falls below this fraction of its diagonal is
 // (numerically) in the span of the basis already: adding it would make the
-// factor singular.
-constexpr double kPivotFloor = 1e-10;
+// factor singular. Ten times IncrementalCholesky's own floor, so that a
+// candidate accepted here is accepted by append() too.
+constexpr double kPivotFloor = 1e-11;
 // Steps in a row without an acceptable candidate before the selection gives up.
 constexpr std::size_t kFruitlessStepLimit = 8;
 
@@ -235,7 +237,7 @@ void GreedyBasisSelection::primal_step() {
     const double a_jj = noise_ * k_cc[j] + products.q_squared_norms[j];
     const double pivot_squared = a_jj - l_norm;
     const double residual_diagonal = k_cc[j] + jitter - u_norm;
-    if (!(pivot_squared > kPivotFloor * a_jj) || !(residual_diagonal > kPivotFloor * (k_cc[j] + jitter))) continue;
+    if (!(pivot_squared > kPivotFloor * a_jj) || !(residual_diagonal > 2.0 * kBasisIndependenceFloor * k_cc[j])) continue;
     Score& score = scores[j];
     const double residual_squared_norm = std::max(products.q_squared_norms[j] - 2.0 * m_w + w_g_w, 0.0);
     score.trace_reduction = residual_squared_norm / residual_diagonal;
@@ -266,7 +268,7 @@ void GreedyBasisSelection::primal_step() {
     kernel_column[i] = k_bc[i * c + j];
   }
   const bool appended = system_.append(column.data(), noise_ * k_cc[j] + products.q_squared_norms[j]) &&
-                        kernel_factor_.append(kernel_column.data(), k_cc[j] + jitter);
+                        kernel_factor_.append(kernel_column.data(), k_cc[j] + jitter, kBasisIndependenceFloor);
   GPSTREAM_CHECK(appended, "the basis factor lost positive definiteness at row {}", m + 1);
   for (std::size_t i = 0; i < m; ++i) {
     gram_[m * capacity + i] = products.pq[i * c + j];
@@ -351,7 +353,7 @@ void GreedyBasisSelection::store_state() {
   }
 }
 
-SparseModel GreedyBasisSelection::model() const {
+SparseModel GreedyBasisSelection::model() {
   const std::size_t m = basis_.size();
   GPSTREAM_CHECK(m > 0, "no basis row was selected");
   SparseModel model;
@@ -375,9 +377,14 @@ SparseModel GreedyBasisSelection::model() const {
     model.diagnostics["dual_objective"] = dual_objective_;
     model.diagnostics["dual_basis_size"] = static_cast<double>(dual_basis_.size());
   } else {
-    model.variance_form = SparseVarianceForm::projected_process;
-    system_.copy_factor(model.variance_factor);
-    kernel_factor_.copy_factor(model.basis_factor);
+    // β and the factors re-fitted in the whitened form of every SR model
+    // (sparse_fit.h): one more streamed pass, immune to the squared
+    // conditioning of the incremental factor of A.
+    SparseModel refit = subset_of_regressors_on(kernel_, y_, basis_rows_);
+    model.variance_form = refit.variance_form;
+    model.variance_factor = std::move(refit.variance_factor);
+    model.basis_factor = std::move(refit.basis_factor);
+    model.weights = std::move(refit.weights);
   }
   return model;
 }

@@ -67,6 +67,10 @@ class GreedyBasisSelection final : public IterativeMethod {
   bool complete() const override;
 
   std::size_t basis_size() const { return basis_.size(); }
+  // β = L⁻ᵀz as maintained by the incremental factor of A.
+  const std::vector<double>& weights() const { return beta_; }
+  // True when no remaining candidate is numerically independent of the basis.
+  bool exhausted() const { return exhausted_; }
   double gap() const;                 // sggp only
   double dual_objective() const { return dual_objective_; }  // Q*(α*) = −½‖z*‖²
   double trace_residual() const { return trace_residual_; }  // tr(K − K_NB K_B⁻¹ K_BN)
@@ -74,8 +78,9 @@ class GreedyBasisSelection final : public IterativeMethod {
   // Writes the selection into state.auxiliary (for a checkpoint).
   void store_state();
   // The fitted model: basis, β, and the variance form — projected process for
-  // sgma and mpgp, the exact GP on the dual basis B* for sggp (eq. 10).
-  SparseModel model() const;
+  // sgma and mpgp (β re-fitted in the whitened form of sparse_fit.h, one more pass), the
+  // exact GP on the basis for sggp (eq. 10 with α* on B).
+  SparseModel model();
 
  private:
   void draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t count);

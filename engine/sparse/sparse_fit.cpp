@@ -4,6 +4,8 @@
 #include "engine/core/size_arithmetic.h"
 #include "engine/linalg/cholesky.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -15,7 +17,7 @@ void check_basis(const KernelMatrix& kernel, std::size_t m) {
   GPSTREAM_CHECK(m <= kernel.size(), "a basis of {} rows is larger than the {} training rows", m, kernel.size());
 }
 
-// chol(K_B + jitter·s²·I), the factor of the projected-process variance.
+// chol(K_B + jitter·s²·I): the basis kernel factor L_K.
 std::vector<double> basis_kernel_factor(const KernelMatrix& kernel, const std::vector<double>& basis_rows, std::size_t m) {
   std::vector<double> factor(checked_multiply(m, m));
   kernel.block(basis_rows.data(), m, basis_rows.data(), m, factor.data());
@@ -25,26 +27,29 @@ std::vector<double> basis_kernel_factor(const KernelMatrix& kernel, const std::v
   return factor;
 }
 
-// The SR system A = σ²K_B + K_NBᵀK_NB, factorised, and b = K_NBᵀ y.
-struct SubsetOfRegressorsSystem {
-  std::vector<double> factor;  // chol(A), m×m
-  std::vector<double> b;
-};
-
-SubsetOfRegressorsSystem subset_of_regressors_system(KernelMatrix& kernel, std::span<const double> y,
-                                                     const std::vector<double>& basis_rows, std::size_t m) {
-  GPSTREAM_CHECK(y.size() == kernel.size(), "{} targets for {} training rows", y.size(), kernel.size());
-  CrossProducts products = kernel.cross_products(basis_rows.data(), m, basis_rows.data(), m, y.data(), 1);
-  std::vector<double> k_b(checked_multiply(m, m));
-  kernel.block(basis_rows.data(), m, basis_rows.data(), m, k_b.data());
-  const double noise = kernel.kernel().noise_variance();
-  std::vector<double>& a = products.pq;
-  for (std::size_t k = 0; k < a.size(); ++k) a[k] += noise * k_b[k];
-  cholesky_factor(a.data(), m, "the subset-of-regressors system sigma^2 K_B + K_NB^T K_NB");
-  return {std::move(a), std::move(products.q_times_w)};
-}
-
 }  // namespace
+
+SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows) {
+  const std::size_t m = basis_rows.size() / kernel.kernel().dimension();
+  GPSTREAM_CHECK(y.size() == kernel.size(), "{} targets for {} training rows", y.size(), kernel.size());
+  SparseModel model;
+  model.basis_factor = basis_kernel_factor(kernel, basis_rows, m);
+  const double* l_k = model.basis_factor.data();
+  CrossProducts whitened = kernel.cross_products(basis_rows.data(), m, basis_rows.data(), m, y.data(), 1, l_k);
+  std::vector<double>& s = whitened.pq;  // ΦᵀΦ, then S = σ²I + ΦᵀΦ
+  const double noise = kernel.kernel().noise_variance();
+  for (std::size_t i = 0; i < m; ++i) s[i * m + i] += noise;
+  cholesky_factor(s.data(), m, "the whitened subset-of-regressors system sigma^2 I + Phi^T Phi");
+  std::vector<double>& beta = whitened.q_times_w;  // Φᵀy, then β = L_K⁻ᵀ S⁻¹ Φᵀy
+  cholesky_solve(s.data(), m, beta.data(), 1);
+  cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(m), l_k, static_cast<int>(m),
+              beta.data(), 1);
+  model.weights = std::move(beta);
+  model.variance_factor = std::move(s);
+  model.variance_form = SparseVarianceForm::projected_process;
+  model.basis_rows = std::move(basis_rows);
+  return model;
+}
 
 std::vector<double> gather_basis_rows(KernelMatrix& kernel, std::span<const std::size_t> indices) {
   std::vector<double> rows(checked_multiply(indices.size(), kernel.rows().columns()));
@@ -70,19 +75,44 @@ SparseModel fit_subset_of_data(KernelMatrix& kernel, std::span<const double> y, 
   return model;
 }
 
-SparseModel fit_subset_of_regressors(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows) {
+std::vector<std::size_t> independent_rows(const Kernel& kernel, const std::vector<double>& rows) {
+  const std::size_t d = kernel.dimension();
+  const std::size_t m = rows.size() / d;
+  std::vector<double> k(checked_multiply(m, m));
+  PreparedRows prepared;
+  kernel.prepare(rows.data(), m, prepared);
+  kernel.evaluate(prepared, prepared, k.data());
+  IncrementalCholesky factor(m);
+  std::vector<std::size_t> kept;
+  std::vector<double> column;
+  for (std::size_t j = 0; j < m; ++j) {
+    column.clear();
+    for (const std::size_t i : kept) column.push_back(k[i * m + j]);
+    if (factor.append(column.data(), k[j * m + j], kBasisIndependenceFloor)) kept.push_back(j);
+  }
+  return kept;
+}
+
+SparseModel fit_subset_of_regressors(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows,
+                                     std::span<const std::size_t> indices) {
   const std::size_t d = kernel.rows().columns();
   GPSTREAM_CHECK(basis_rows.size() % d == 0, "{} basis values are not rows of {} inputs", basis_rows.size(), d);
-  const std::size_t m = basis_rows.size() / d;
-  GPSTREAM_CHECK(m > 0, "the basis is empty: give at least one basis row");
-  SubsetOfRegressorsSystem system = subset_of_regressors_system(kernel, y, basis_rows, m);
-  SparseModel model;
-  model.weights = system.b;
-  cholesky_solve(system.factor.data(), m, model.weights.data(), 1);
-  model.variance_form = SparseVarianceForm::projected_process;
-  model.variance_factor = std::move(system.factor);
-  model.basis_factor = basis_kernel_factor(kernel, basis_rows, m);
-  model.basis_rows = std::move(basis_rows);
+  const std::size_t given = basis_rows.size() / d;
+  GPSTREAM_CHECK(given > 0, "the basis is empty: give at least one basis row");
+  GPSTREAM_CHECK(indices.empty() || indices.size() == given, "{} indices for {} basis rows", indices.size(), given);
+  GPSTREAM_CHECK(y.size() == kernel.size(), "{} targets for {} training rows", y.size(), kernel.size());
+  const std::vector<std::size_t> kept = independent_rows(kernel.kernel(), basis_rows);
+  std::vector<double> rows;
+  std::vector<std::size_t> kept_indices;
+  for (const std::size_t j : kept) {
+    rows.insert(rows.end(), basis_rows.begin() + static_cast<std::ptrdiff_t>(j * d),
+                basis_rows.begin() + static_cast<std::ptrdiff_t>((j + 1) * d));
+    if (!indices.empty()) kept_indices.push_back(indices[j]);
+  }
+  const std::size_t m = kept.size();
+  SparseModel model = subset_of_regressors_on(kernel, y, std::move(rows));
+  model.basis_indices = std::move(kept_indices);
+  model.diagnostics["dropped_basis_rows"] = static_cast<double>(given - m);
   return model;
 }
 
@@ -90,17 +120,14 @@ SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, st
   const std::size_t m = basis.size();
   check_basis(kernel, m);
   const std::size_t n = kernel.size();
-  SparseModel model;
-  model.basis_indices.assign(basis.begin(), basis.end());
-  model.basis_rows = gather_basis_rows(kernel, basis);
-  SubsetOfRegressorsSystem system = subset_of_regressors_system(kernel, y, model.basis_rows, m);
-  // v = A⁻¹ K_NBᵀ y, then w = σ⁻²(y − K_NB v): K̄[:, B] v less the σ² v it adds on the basis rows.
-  std::vector<double> v = system.b;
-  cholesky_solve(system.factor.data(), m, v.data(), 1);
+  // The SR fit's β is v = A⁻¹ K_NBᵀ y; then w = σ⁻²(y − K_NB v): K̄[:, B] v less the σ² v it adds on the basis rows.
+  SparseModel model = fit_subset_of_regressors(kernel, y, gather_basis_rows(kernel, basis), basis);
+  const std::vector<double> v = model.weights;
   std::vector<double> k_v(n);
-  kernel.multiply_columns(basis, model.basis_rows.data(), v.data(), 1, k_v.data());
+  const std::vector<std::size_t>& kept = model.basis_indices;
+  kernel.multiply_columns(kept, model.basis_rows.data(), v.data(), 1, k_v.data());
   const double noise = kernel.kernel().noise_variance();
-  for (std::size_t j = 0; j < m; ++j) k_v[basis[j]] -= noise * v[j];
+  for (std::size_t j = 0; j < kept.size(); ++j) k_v[kept[j]] -= noise * v[j];
   model.training_weights.resize(n);
   double largest = 0.0, squares = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -111,9 +138,8 @@ SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, st
   }
   model.diagnostics["max_abs_weight"] = largest;
   model.diagnostics["rms_weight"] = std::sqrt(squares / static_cast<double>(n));
-  model.weights.assign(m, 0.0);  // the mean uses the training weights
+  model.weights.assign(kept.size(), 0.0);  // the mean uses the training weights
   model.variance_form = SparseVarianceForm::reduced_rank;
-  model.variance_factor = std::move(system.factor);
   model.rows = n;
   return model;
 }

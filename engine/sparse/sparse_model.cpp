@@ -30,7 +30,7 @@ void validate_sparse_model(const SparseModel& model, const std::string& context)
                  model.columns);
   GPSTREAM_CHECK(model.variance_factor.size() == checked_multiply(m, m), "{}: the variance factor is not {} x {}", context,
                  m, m);
-  if (model.variance_form == SparseVarianceForm::projected_process) {
+  if (model.variance_form != SparseVarianceForm::exact_on_subset) {
     GPSTREAM_CHECK(model.basis_factor.size() == m * m, "{}: the basis factor is not {} x {}", context, m, m);
   }
   if (model.variance_form == SparseVarianceForm::reduced_rank) {

@@ -23,15 +23,17 @@ enum class SparseVarianceForm {
   // (subset of data; the sparse greedy GP's error bars, Smola & Bartlett 2001
   // eq. 10 with α* restricted to the basis — an upper bound on the exact variance).
   exact_on_subset,
-  // K** − k_Bᵀ K_B⁻¹ k_B + σ² k_Bᵀ F⁻¹ k_B with F = σ² K_B + K_NBᵀ K_NB: the
+  // K** − k_Bᵀ K_B⁻¹ k_B + σ² k_Bᵀ A⁻¹ k_B with A = σ² K_B + K_NBᵀ K_NB: the
   // projected-process (DTC) variance of the SR model (NOTES.md "SR"). The SR
   // term alone falls to 0 away from the basis; the Nyström residual
   // K** − k_Bᵀ K_B⁻¹ k_B restores the prior there, and with B = all rows the
-  // sum is the exact GP variance. K_B's factor is basis_factor.
+  // sum is the exact GP variance. Stored whitened: L_K = chol(K_B) is
+  // basis_factor, F = σ²I + L_K⁻¹K_NBᵀK_NB L_K⁻ᵀ (A = L_K F L_Kᵀ), so with
+  // u = L_K⁻¹k_B the variance is K** − ‖u‖² + σ²‖L⁻¹u‖².
   projected_process,
-  // K** − σ⁻² (‖k_N‖² − (K_BN k_N)ᵀ F⁻¹ K_BN k_N), F = σ² K_B + K_NBᵀ K_NB, with
-  // k_N = k(X, x*) over all n training rows: k*ᵀ(K̃ + σ²I)⁻¹k* by Woodbury
-  // (Schwaighofer & Tresp 2003 §2.1, reduced-rank approximation).
+  // K** − σ⁻² (‖k_N‖² − (K_BN k_N)ᵀ A⁻¹ K_BN k_N), with k_N = k(X, x*) over all
+  // n training rows: k*ᵀ(K̃ + σ²I)⁻¹k* by Woodbury (Schwaighofer & Tresp
+  // 2003 §2.1, reduced-rank approximation); factors as projected_process.
   reduced_rank,
 };
 
@@ -53,7 +55,7 @@ struct SparseModel {
 
   SparseVarianceForm variance_form = SparseVarianceForm::projected_process;
   std::vector<double> variance_factor;  // L, lower triangle, row-major, of the form's F (m×m)
-  std::vector<double> basis_factor;     // projected_process: chol(K_B + jitter·I) (m×m)
+  std::vector<double> basis_factor;     // projected_process, reduced_rank: chol(K_B + jitter·I) (m×m)
 
   // reduced_rank only: weights w over all n training rows, which prediction streams.
   std::vector<double> training_weights;
@@ -72,6 +74,13 @@ struct SparseModel {
 // signal variance: enough to factor a basis with near-duplicate rows, far
 // below any variance gpstream reports.
 inline constexpr double kBasisJitter = 1e-8;
+
+// A basis row is kept only if the Nyström residual of its own kernel value,
+// K_jj − k_Bjᵀ K_B⁻¹ k_Bj, exceeds this fraction of K_jj: rows (nearly) in
+// the span of the others add nothing to the model, and would make the SR
+// system singular to working precision (smooth kernels with long
+// lengthscales have a low numerical rank). Keeps cond(K_B) ≲ m / floor.
+inline constexpr double kBasisIndependenceFloor = 1e-6;
 
 // Rejects a model whose arrays do not fit each other (from a file, say),
 // naming `context`.

@@ -11,7 +11,7 @@
 namespace gpstream {
 namespace {
 
-// Σ_i (L⁻¹ K)[i, j]² for each column j of K (m×t, row-major, overwritten).
+// K = L⁻¹ K in place (m×t, row-major), and out[j] = Σ_i K[i, j]² afterwards.
 void squared_column_norms_after_solve(const std::vector<double>& factor, std::size_t m, double* k, std::size_t t,
                                       double* out) {
   cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, static_cast<int>(m), static_cast<int>(t),
@@ -35,15 +35,16 @@ void predict_from_basis(const SparseModel& model, const Kernel& kernel, const Pr
   if (!with_variance) return;
   const std::size_t d = model.columns;
   for (std::size_t j = 0; j < t; ++j) latent[j] = kernel.self_covariance(test + j * d);
-  std::vector<double> work(k_bz), norms(t);
-  squared_column_norms_after_solve(model.variance_factor, m, work.data(), t, norms.data());
+  std::vector<double> norms(t);
   if (model.variance_form == SparseVarianceForm::exact_on_subset) {
+    squared_column_norms_after_solve(model.variance_factor, m, k_bz.data(), t, norms.data());
     for (std::size_t j = 0; j < t; ++j) latent[j] -= norms[j];
-  } else {  // projected process: K** − ‖L_K⁻¹k_B‖² + σ²‖L_A⁻¹k_B‖²
-    const double noise = kernel.noise_variance();
-    for (std::size_t j = 0; j < t; ++j) latent[j] += noise * norms[j];
+  } else {  // projected process: K** − ‖u‖² + σ²‖L_F⁻¹u‖², u = L_K⁻¹k_B
     squared_column_norms_after_solve(model.basis_factor, m, k_bz.data(), t, norms.data());
     for (std::size_t j = 0; j < t; ++j) latent[j] -= norms[j];
+    squared_column_norms_after_solve(model.variance_factor, m, k_bz.data(), t, norms.data());
+    const double noise = kernel.noise_variance();
+    for (std::size_t j = 0; j < t; ++j) latent[j] += noise * norms[j];
   }
 }
 
@@ -69,9 +70,11 @@ SparsePrediction predict_sparse(const SparseModel& model, const Kernel& kernel, 
     for (std::size_t first = 0; first < count; first += batch) {
       const std::size_t t = std::min(batch, count - first);
       const double* z = test_rows + first * d;
-      CrossProducts products = training->cross_products(model.basis_rows.data(), m, z, t, model.training_weights.data(), 1);
+      CrossProducts products = training->cross_products(model.basis_rows.data(), m, z, t, model.training_weights.data(), 1,
+                                                        model.basis_factor.data());
       std::copy_n(products.q_times_w.data(), t, prediction.mean.begin() + static_cast<std::ptrdiff_t>(first));
       if (!with_variance) continue;
+      // (K_BN k_N)ᵀ A⁻¹ (K_BN k_N) = ‖L_F⁻¹ Φᵀ k_N‖², Φᵀk_N = L_K⁻¹ K_BN k_N from the whitened pass.
       std::vector<double> norms(t);
       squared_column_norms_after_solve(model.variance_factor, m, products.pq.data(), t, norms.data());
       for (std::size_t j = 0; j < t; ++j) {

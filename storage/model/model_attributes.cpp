@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "storage/hdf5/hdf5_handle.h"
+#include "storage/model/dense_model_file.h"
 
 namespace gpstream {
 
@@ -43,6 +44,41 @@ Standardisation read_standardisation_attributes(hid_t object, const std::string&
   standardisation.y_mean = hdf5::read_double_attribute(object, "y_mean", context);
   standardisation.y_std = hdf5::read_double_attribute(object, "y_std", context);
   return standardisation;
+}
+
+void write_training_summary_attributes(hid_t object, const TrainingSummary& training) {
+  hdf5::write_attribute(object, "solver", training.solver);
+  hdf5::write_attribute(object, "stop_reason", training.stop_reason);
+  hdf5::write_attribute(object, "iterations", static_cast<std::int64_t>(training.iterations));
+  hdf5::write_attribute(object, "gradient_max_norm", training.gradient_max_norm);
+  hdf5::write_attribute(object, "tolerance", training.tolerance);
+  hdf5::write_attribute(object, "training_seconds", training.seconds);
+  hdf5::write_attribute(object, "kernel_evaluations", static_cast<std::int64_t>(training.kernel_evaluations));
+}
+
+TrainingSummary read_training_summary_attributes(hid_t object, const std::string& context) {
+  TrainingSummary training;
+  training.solver = hdf5::read_string_attribute(object, "solver", context);
+  training.stop_reason = hdf5::read_string_attribute(object, "stop_reason", context);
+  training.iterations = static_cast<std::uint64_t>(hdf5::read_integer_attribute(object, "iterations", context));
+  training.gradient_max_norm = hdf5::read_double_attribute(object, "gradient_max_norm", context);
+  training.tolerance = hdf5::read_double_attribute(object, "tolerance", context);
+  training.seconds = hdf5::read_double_attribute(object, "training_seconds", context);
+  training.kernel_evaluations =
+      static_cast<std::uint64_t>(hdf5::read_integer_attribute(object, "kernel_evaluations", context));
+  return training;
+}
+
+void write_model_header(hid_t object, const std::string& model_type) {
+  hdf5::write_attribute(object, "format", std::string(kModelFormat));
+  hdf5::write_attribute(object, "version", kModelVersion);
+  hdf5::write_attribute(object, "model_type", model_type);
+  hdf5::write_attribute(object, "created_by", std::string("gpstream " GPSTREAM_VERSION));
+}
+
+std::string read_model_type(hid_t object, const std::string& context) {
+  hdf5::check_format(object, context, kModelFormat, kModelVersion);
+  return hdf5::read_string_attribute(object, "model_type", context);
 }
 
 }  // namespace gpstream

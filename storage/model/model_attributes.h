@@ -20,4 +20,13 @@ KernelHyperparameters read_kernel_attributes(hid_t object, const std::string& co
 void write_standardisation_attributes(hid_t object, const Standardisation& standardisation);
 Standardisation read_standardisation_attributes(hid_t object, const std::string& context);
 
+// solver, stop_reason, iterations, gradient_max_norm, tolerance, training_seconds, kernel_evaluations.
+void write_training_summary_attributes(hid_t object, const TrainingSummary& training);
+TrainingSummary read_training_summary_attributes(hid_t object, const std::string& context);
+
+// The model's identity: format "gpstream-model", version, model_type, created_by.
+void write_model_header(hid_t object, const std::string& model_type);
+// Checks the format and version and returns the model type ("dense", "sparse").
+std::string read_model_type(hid_t object, const std::string& context);
+
 }  // namespace gpstream

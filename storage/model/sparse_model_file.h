@@ -1,0 +1,30 @@
+// The sparse model file (HDF5): model_type "sparse", for every sparse model
+// (engine/sparse/sparse_model.h). Documented in the README, "Files".
+//
+//   root attributes: format "gpstream-model", version 1, model_type "sparse",
+//     method (sd, sr, sgma, mpgp, sggp, nystrom), variance_form, kernel
+//     attributes, standardisation attributes, columns, feature_names,
+//     target_name, basis_size, the training summary (as dense models),
+//     diagnostic_names + diagnostic_values (gap, max_abs_weight, …), and for
+//     nystrom: dataset_path, dataset_fingerprint, rows
+//   /basis_rows       float64 [m, d]  standardised inputs
+//   /basis_indices    float64 [m]     their training rows
+//   /weights          float64 [m]     β
+//   /variance_factor  float64 [m, m]  lower Cholesky factor of the variance form's matrix
+//   /basis_factor     float64 [m, m]  chol(K_B + jitter I), projected-process form only
+//   /training_weights float64 [n]     nystrom only
+#pragma once
+
+#include "engine/sparse/sparse_model.h"
+
+#include <string>
+
+namespace gpstream {
+
+void write_sparse_model(const std::string& path, const SparseModel& model, bool overwrite);
+SparseModel read_sparse_model(const std::string& path);
+
+// "dense" or "sparse", after checking the file is a gpstream model.
+std::string model_type_of(const std::string& path);
+
+}  // namespace gpstream

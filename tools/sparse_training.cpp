@@ -1,0 +1,90 @@
+#include "tools/sparse_training.h"
+
+#include "engine/core/error.h"
+#include "engine/data/row_source_utilities.h"
+#include "engine/sparse/greedy_basis_selection.h"
+#include "engine/sparse/sparse_fit.h"
+#include "tools/training_observers.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace gpstream::cli {
+
+bool is_greedy_sparse_model(const std::string& name) { return name == "sgma" || name == "mpgp" || name == "sggp"; }
+
+bool is_sparse_model(const std::string& name) {
+  return name == "sd" || name == "sr" || name == "nystrom" || is_greedy_sparse_model(name);
+}
+
+SparseTrainingResult train_sparse_model(SparseTrainingRun& run) {
+  const TrainingConfiguration& configuration = run.configuration;
+  const std::string& name = configuration.solver.name;
+  const std::size_t basis = configuration.solver.active_set_size;
+  const std::size_t n = run.kernel.size();
+  GPSTREAM_CHECK(basis > 0, "--basis must be at least 1");
+  GPSTREAM_CHECK(basis <= n, "--basis {} is larger than the {} training rows; give at most {}", basis, n, n);
+  SparseTrainingResult result;
+
+  if (!is_greedy_sparse_model(name)) {
+    // One or two streamed passes on a random basis: nothing to checkpoint.
+    const auto start = std::chrono::steady_clock::now();
+    const std::uint64_t evaluations_before = run.kernel.kernel_evaluations();
+    const std::vector<std::size_t> subset = random_row_subset(n, basis, configuration.seed);
+    if (name == "sd") {
+      result.model = fit_subset_of_data(run.kernel, run.y, subset);
+    } else if (name == "sr") {
+      result.model = fit_subset_of_regressors(run.kernel, run.y, gather_basis_rows(run.kernel, subset), subset);
+    } else {
+      result.model = fit_reduced_rank(run.kernel, run.y, subset);
+    }
+    result.run.reason = StopReason::solved_directly;
+    result.run.last.iteration = 1;
+    result.run.last.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.run.last.kernel_evaluations = run.kernel.kernel_evaluations() - evaluations_before;
+    result.model.method = name;
+    return result;
+  }
+
+  const bool fresh = !run.resumed;
+  SolverState state = fresh ? initial_solver_state({}, configuration.seed) : std::move(*run.resumed);
+  const GreedyBasisOptions options{parse_basis_criterion(name), basis, configuration.solver.candidates};
+  GreedyBasisSelection selection(run.kernel, run.y, options, state);
+  const bool sggp = options.criterion == BasisCriterion::sggp;
+  if (!sggp) run.rule.tolerance = 0.0;  // sgma and mpgp stop at the basis size
+
+  ProgressLine progress_line(!run.quiet);
+  ProgressObserver progress(progress_line, name, run.rule.tolerance, sggp ? "gap" : "trace residual", basis);
+  std::vector<SolverObserver*> observers = {&progress};
+  std::unique_ptr<TrainingLogObserver> log;
+  if (!run.log_path.empty()) {
+    log = std::make_unique<TrainingLogObserver>(run.log_path, !fresh);
+    observers.push_back(log.get());
+  }
+  std::unique_ptr<CheckpointObserver> checkpoints;
+  if (!run.checkpoint_path.empty()) {
+    checkpoints = std::make_unique<CheckpointObserver>(
+        [&] {
+          selection.store_state();
+          write_checkpoint(run.checkpoint_path, Checkpoint{configuration, state});
+        },
+        run.checkpoint_every);
+    observers.push_back(checkpoints.get());
+  }
+  result.run = run_iterations(selection, run.kernel, run.rule, observers, run.stop, fresh);
+  if (result.run.reason == StopReason::interrupted) {
+    if (run.checkpoint_path.empty()) {
+      throw Cancelled(fmt::format("interrupted with {} basis rows selected; nothing was saved (give --checkpoint FILE to "
+                                  "be able to resume)",
+                                  selection.basis_size()));
+    }
+    throw Cancelled(fmt::format("interrupted with {} basis rows selected; checkpoint written to {}. Resume with:\n  "
+                                "gpstream train --resume {} -o {}",
+                                selection.basis_size(), run.checkpoint_path, run.checkpoint_path, run.output));
+  }
+  result.model = selection.model();
+  return result;
+}
+
+}  // namespace gpstream::cli

@@ -1,0 +1,47 @@
+// `gpstream train --model NAME`: the sparse models, after train has set up
+// the run's configuration, data and kernel. The greedy basis selections run
+// through the solver driver with the same progress line, training log,
+// checkpoints and --resume as the dense solvers.
+#pragma once
+
+#include "engine/core/stop_flag.h"
+#include "engine/kernels/kernel_matrix.h"
+#include "engine/solvers/solver_driver.h"
+#include "engine/sparse/sparse_model.h"
+#include "storage/checkpoint/checkpoint_file.h"
+
+#include <optional>
+#include <span>
+#include <string>
+
+namespace gpstream::cli {
+
+// sd, sr, sgma, mpgp, sggp, nystrom (srm-trans is trained by predict).
+bool is_sparse_model(const std::string& name);
+// The sparse models whose basis is chosen greedily (checkpointed, resumable).
+bool is_greedy_sparse_model(const std::string& name);
+inline constexpr const char* kSparseModelNames = "sd, sr, sgma, mpgp, sggp or nystrom";
+
+struct SparseTrainingRun {
+  const TrainingConfiguration& configuration;  // solver.name is the model, active_set_size its basis size
+  KernelMatrix& kernel;
+  std::span<const double> y;
+  std::optional<SolverState> resumed;  // a greedy selection's checkpointed state
+  std::string checkpoint_path;         // "" for none
+  double checkpoint_every = 60;
+  StoppingRule rule;                   // tolerance: the sggp gap
+  std::string log_path;
+  bool quiet = false;
+  const StopFlag* stop = nullptr;
+  std::string output;  // the model file, for the resume command printed on Ctrl-C
+};
+
+struct SparseTrainingResult {
+  SparseModel model;  // without the metadata (names, standardisation), which train adds
+  SolverRun run;
+};
+
+// Throws Cancelled when the run was interrupted (after writing its checkpoint).
+SparseTrainingResult train_sparse_model(SparseTrainingRun& run);
+
+}  // namespace gpstream::cli
