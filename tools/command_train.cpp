@@ -144,6 +144,9 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   const bool quiet = values.count("quiet") != 0;
   const DatasetDescription& dataset = data.description();
   const std::string& name = configuration.solver.name;
+  GPSTREAM_CHECK(configuration.solver.active_set_size <= dataset.rows,
+                 "--basis {} is larger than the {} training rows; give at most {}", configuration.solver.active_set_size,
+                 dataset.rows, dataset.rows);
   if (!quiet) {
     fmt::print(stderr, "train: {} model, basis {}, on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}{}\n",
                name, configuration.solver.active_set_size, options.dataset, format_count(dataset.rows),

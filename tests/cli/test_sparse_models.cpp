@@ -1,0 +1,166 @@
+// Sparse models through the gpstream binary: every model trains, saves and
+// predicts means and variances equal to the engine's closed forms on the
+// saved model; srm-trans with every training row as its basis is the exact
+// GP; a greedy selection resumed from its checkpoint equals the
+// uninterrupted one; bad options give one clear line and no model.
+#include "engine/kernels/kernel.h"
+#include "engine/sparse/sparse_prediction.h"
+#include "storage/csv/csv_table.h"
+#include "storage/model/sparse_model_file.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+using gpstream::testing::read_file;
+using gpstream::testing::run_gpstream;
+using gpstream::testing::ScratchDirectory;
+
+namespace {
+
+std::string quote(const std::string& path) { return "'" + path + "'"; }
+
+std::vector<std::vector<double>> read_numbers(const std::string& path) {
+  std::istringstream text(read_file(path));
+  std::string line;
+  std::getline(text, line);
+  std::vector<std::vector<double>> rows;
+  while (std::getline(text, line)) {
+    std::vector<double> row;
+    std::istringstream fields(line);
+    std::string field;
+    while (std::getline(fields, field, ',')) row.push_back(std::stod(field));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+const std::string kHyper = " --lengthscales 0.5,0.5,0.8,1.5,2,40,40,40,40,40 --noise-var 0.05 --signal-var 1 ";
+
+struct Data {
+  ScratchDirectory directory;
+  std::string train = directory.file("train.h5"), test = directory.file("test.csv");
+  Data() {
+    REQUIRE(run_gpstream("generate friedman1 --rows 400 --seed 3 -q -o " + quote(train)).exit_code == 0);
+    REQUIRE(run_gpstream("generate friedman1 --rows 40 --seed 4 --noise-free -q -o " + quote(test)).exit_code == 0);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("every sparse model trains, saves and predicts the engine's closed form in the target's units") {
+  Data data;
+  const gpstream::CsvInputs inputs = gpstream::read_csv_inputs(
+      data.test, {"x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"}, "y");
+  for (const char* name : {"sd", "sr", "sgma", "mpgp", "sggp", "nystrom"}) {
+    CAPTURE(name);
+    const std::string model = data.directory.file(std::string(name) + ".h5");
+    const std::string output = data.directory.file(std::string(name) + ".csv");
+    const auto trained = run_gpstream("train " + quote(data.train) + " -o " + quote(model) + " --model " + name +
+                                      " --basis 60" + kHyper);
+    CAPTURE(trained.err);
+    REQUIRE(trained.exit_code == 0);
+    const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(data.test) + " -o " + quote(output) +
+                                        " --variance");
+    CAPTURE(predicted.err);
+    REQUIRE(predicted.exit_code == 0);
+    CHECK(predicted.err.find("RMSE") != std::string::npos);
+
+    const gpstream::SparseModel saved = gpstream::read_sparse_model(model);
+    CHECK(saved.method == name);
+    CHECK(saved.basis_size() <= 60);
+    CHECK(saved.basis_size() >= 30);
+    if (saved.variance_form == gpstream::SparseVarianceForm::reduced_rank) continue;  // needs the training rows
+    std::vector<double> x = inputs.x;
+    saved.standardisation.apply_to_rows(x.data(), inputs.rows, saved.columns);
+    const auto kernel = gpstream::make_kernel(saved.hyperparameters, saved.columns);
+    const gpstream::SparsePrediction expected = gpstream::predict_sparse(saved, *kernel, x.data(), inputs.rows, true);
+    const auto rows = read_numbers(output);
+    REQUIRE(rows.size() == inputs.rows);
+    const double scale = saved.standardisation.y_std * saved.standardisation.y_std;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      CHECK(rows[i][0] == doctest::Approx(saved.standardisation.restore_target(expected.mean[i])).epsilon(1e-9));
+      CHECK(rows[i][1] == doctest::Approx(scale * (expected.latent[i] + 0.05)).epsilon(1e-9));
+      CHECK(rows[i][1] > 0.0);
+    }
+  }
+}
+
+TEST_CASE("srm-trans with the training rows as test rows and basis equals the exact GP (train --solver cholesky)") {
+  Data data;
+  const std::string hyper = data.directory.file("hyper.json"), exact = data.directory.file("exact.h5");
+  const std::string by_cholesky = data.directory.file("cholesky.csv"), by_trans = data.directory.file("trans.csv");
+  REQUIRE(run_gpstream("train " + quote(data.train) + " -o " + quote(exact) + " -q --solver cholesky" + kHyper).exit_code ==
+          0);
+  // The same kernel as a hyperparameter file, for srm-trans.
+  gpstream::testing::write_file(
+      hyper, R"({"kernel_name": "se-ard",)"
+             R"( "length_scales": [0.5,0.5,0.8,1.5,2,40,40,40,40,40], "signal_variance": 1, "noise_variance": 0.05})");
+  REQUIRE(run_gpstream("predict " + quote(exact) + " " + quote(data.train) + " -q -o " + quote(by_cholesky)).exit_code == 0);
+  const auto trans = run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.train) + " --hyper " +
+                                  quote(hyper) + " --basis 400 -o " + quote(by_trans) + " --variance");
+  CAPTURE(trans.err);
+  REQUIRE(trans.exit_code == 0);
+  const auto a = read_numbers(by_cholesky), b = read_numbers(by_trans);
+  REQUIRE(a.size() == 400);
+  REQUIRE(b.size() == 400);
+  double largest = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) largest = std::max(largest, std::abs(a[i][0] - b[i][0]));
+  CHECK(largest < 1e-4);  // targets are O(10); the SR fit carries a jitter of 1e-8 on K_B
+  // In blocks of 15 test rows it is a coarser model, but a model all the same.
+  const auto blocks = run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.test) + " --hyper " +
+                                   quote(hyper) + " --basis 15 -o " + quote(data.directory.file("blocks.csv")));
+  CAPTURE(blocks.err);
+  CHECK(blocks.exit_code == 0);
+  CHECK(read_numbers(data.directory.file("blocks.csv")).size() == 40);
+}
+
+TEST_CASE("a greedy basis selection resumed from its checkpoint gives the uninterrupted model") {
+  Data data;
+  for (const char* name : {"sggp", "mpgp"}) {
+    CAPTURE(name);
+    const std::string whole = data.directory.file("whole.h5"), part = data.directory.file("part.h5");
+    const std::string resumed = data.directory.file("resumed.h5"), checkpoint = data.directory.file("ck.h5");
+    const std::string common = " --model " + std::string(name) + " --basis 50 --gap 1e-9 --seed 5 --force -q" + kHyper;
+    REQUIRE(run_gpstream("train " + quote(data.train) + " -o " + quote(whole) + common).exit_code == 0);
+    const auto first = run_gpstream("train " + quote(data.train) + " -o " + quote(part) + common + " --max-iter 20 " +
+                                    "--checkpoint " + quote(checkpoint));
+    CAPTURE(first.err);
+    REQUIRE(first.exit_code == 0);
+    const auto second = run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(resumed) + " --force -q");
+    CAPTURE(second.err);
+    REQUIRE(second.exit_code == 0);
+    const gpstream::SparseModel a = gpstream::read_sparse_model(whole), b = gpstream::read_sparse_model(resumed),
+                                c = gpstream::read_sparse_model(part);
+    CHECK(c.basis_size() == 20);
+    CHECK(a.basis_indices == b.basis_indices);
+    CHECK(a.weights == b.weights);
+    CHECK(a.diagnostics == b.diagnostics);
+  }
+}
+
+TEST_CASE("bad sparse-model options give one clear line and no model") {
+  Data data;
+  const std::string model = data.directory.file("m.h5");
+  auto fails = [&](const std::string& options, const std::string& message) {
+    CAPTURE(options);
+    const auto result = run_gpstream("train " + quote(data.train) + " -o " + quote(model) + options + kHyper);
+    CHECK(result.exit_code != 0);
+    CHECK(result.err.find(message) != std::string::npos);
+    CHECK(gpstream::testing::count_lines(result.err) == 1);
+    CHECK_FALSE(std::filesystem::exists(model));
+  };
+  fails(" --model sr --basis 0", "--basis must be at least 1");
+  fails(" --model sggp --basis 401", "--basis 401 is larger than the 400 training rows");
+  fails(" --model sd --basis 1000", "larger than the 400 training rows");
+  fails(" --model bogus", "--model: 'bogus' is not dense or one of");
+  fails(" --model sggp --gap 0", "--gap must be positive");
+  fails(" --model sr --solver cg", "--solver is for --model dense");
+  const auto trans = run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.test) + " -o " +
+                                  quote(data.directory.file("t.csv")));
+  CHECK(trans.exit_code != 0);
+  CHECK(trans.err.find("needs the kernel's --hyper file") != std::string::npos);
+}
