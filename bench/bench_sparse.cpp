@@ -122,15 +122,15 @@ Problem load(const std::string& name, const fs::path& data) {
 }
 
 void table4(const fs::path& data, const std::vector<std::string>& datasets, std::size_t basis, std::size_t restarts,
-            std::ofstream& csv) {
-  fmt::print("\nGBCD paper Table 4, sparse columns: p = {} basis rows, hyperparameters learned on 2000 rows (as the "
-             "GBCD column)\n", basis);
+            bool reference_hyper, std::ofstream& csv) {
+  fmt::print("\nGBCD paper Table 4, sparse columns: p = {} basis rows, hyperparameters {}\n", basis,
+             reference_hyper ? "of ../shared/data/hyper" : "learned on 2000 rows (as the GBCD column)");
   fmt::print("{:<10} {:>7} {:<7} {:>6} {:>9} {:>14} {:>8} {:>8} {:>9}\n", "dataset", "rows", "model", "basis",
              "train s", "predict ms/row", "RMSE", "SNLP", "coverage");
   for (const std::string& name : datasets) {
     if (name != "friedman1" && !fs::exists(data / (name + "_train.csv"))) continue;
     Problem p = load(name, data);
-    p.hyper = learned_hyperparameters(name, p, restarts);
+    if (!reference_hyper) p.hyper = learned_hyperparameters(name, p, restarts);
     InMemoryRowSource rows(p.x, p.y, p.d);
     const auto kernel = make_kernel(p.hyper, p.d);
     KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{8} << 30});
@@ -198,7 +198,7 @@ void table1(const fs::path& data, const std::vector<std::size_t>& sizes, std::si
 int main(int argc, char** argv) {
   gpstream::cli::select_blas_core(argv);
   namespace po = boost::program_options;
-  std::string data_dir, out_dir, datasets_text, tables_text, sizes_text;
+  std::string data_dir, out_dir, datasets_text, tables_text, sizes_text, hyper, csv_name;
   std::size_t restarts = 2, basis = 2000;
   po::options_description options("bench_sparse options");
   options.add_options()("help,h", "show this help")
@@ -208,7 +208,9 @@ int main(int argc, char** argv) {
       ("tables", po::value(&tables_text)->default_value("4,1"), "which tables: 4 (GBCD paper), 1 (Schwaighofer & Tresp)")
       ("basis", po::value(&basis)->default_value(basis), "Table 4: basis rows p")
       ("sizes", po::value(&sizes_text)->default_value("200,1000"), "Table 1: basis sizes B")
-      ("restarts", po::value(&restarts)->default_value(restarts), "random restarts of the hyperparameter search");
+      ("restarts", po::value(&restarts)->default_value(restarts), "random restarts of the hyperparameter search")
+      ("hyper", po::value(&hyper)->default_value("learned"), "Table 4: learned (as bench_hyper_variance) or reference (../shared/data/hyper)")
+      ("table4-csv", po::value(&csv_name)->default_value("sparse_table4.csv"), "Table 4: the CSV file's name");
   po::variables_map values;
   if (!gpstream::bench::parse_bench_options(argc, argv, options, values)) return 0;
   configure_blas();
@@ -219,9 +221,9 @@ int main(int argc, char** argv) {
   boost::split(sizes, sizes_text, boost::is_any_of(","));
   const fs::path data(data_dir);
   if (std::find(tables.begin(), tables.end(), "4") != tables.end()) {
-    std::ofstream csv((fs::path(out_dir) / "sparse_table4.csv").string());
+    std::ofstream csv((fs::path(out_dir) / csv_name).string());
     csv << "dataset,rows,model,basis,train_seconds,predict_ms_per_row,rmse,snlp,coverage\n";
-    table4(data, datasets, basis, restarts, csv);
+    table4(data, datasets, basis, restarts, hyper == "reference", csv);
   }
   if (std::find(tables.begin(), tables.end(), "1") != tables.end()) {
     std::vector<std::size_t> basis_sizes;

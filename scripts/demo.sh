@@ -30,3 +30,8 @@ echo "== predict the noise-free test set: means and the latent f*'s error bars"
 "$gpstream" predict "$work/model.h5" "$work/friedman1_test.h5" -o "$work/predictions.csv" --force --variance --latent
 echo "== the first predictions (mean, variance, std)"
 head -4 "$work/predictions.csv"
+echo "== a sparse alternative: sparse greedy GP (Smola & Bartlett) on up to 500 basis rows, O(m^2) per prediction"
+"$gpstream" train "$work/friedman1.h5" -o "$work/sparse_model.h5" --force --hyper "$work/hyper.json" \
+  --model sggp --basis 500
+"$gpstream" predict "$work/sparse_model.h5" "$work/friedman1_test.h5" -o "$work/sparse_predictions.csv" --force \
+  --variance --latent

@@ -64,4 +64,19 @@ std::size_t count_lines(const std::string& text) {
   return lines;
 }
 
+std::vector<std::vector<double>> read_numbers(const std::string& path) {
+  std::istringstream text(read_file(path));
+  std::string line;
+  std::getline(text, line);
+  std::vector<std::vector<double>> rows;
+  while (std::getline(text, line)) {
+    std::vector<double> row;
+    std::istringstream fields(line);
+    std::string field;
+    while (std::getline(fields, field, ',')) row.push_back(std::stod(field));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 }  // namespace gpstream::testing

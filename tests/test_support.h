@@ -27,6 +27,10 @@ class ScratchDirectory {
 
 void write_file(const std::string& path, const std::string& contents);
 std::string read_file(const std::string& path);
+// The rows of numbers of a CSV file with a header line.
+std::vector<std::vector<double>> read_numbers(const std::string& path);
+// 'path', for a shell command line.
+inline std::string quote(const std::string& path) { return "'" + path + "'"; }
 
 struct CommandResult {
   int exit_code = -1;

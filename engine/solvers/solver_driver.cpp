@@ -38,15 +38,19 @@ DenseSolverRun::DenseSolverRun(DenseSolver& solver, KernelMatrix& kernel, Solver
                  "solver state for {} rows does not fit a problem of {} rows", state.alpha.size(), kernel.size());
 }
 
-RunCounters DenseSolverRun::counters() const {
-  return {state_.iteration, state_.elapsed_seconds, state_.kernel_evaluations};
+RunCounters counters_of(const SolverState& state) {
+  return {state.iteration, state.elapsed_seconds, state.kernel_evaluations};
 }
 
-void DenseSolverRun::set_counters(const RunCounters& counters) {
-  state_.iteration = counters.iteration;
-  state_.elapsed_seconds = counters.elapsed_seconds;
-  state_.kernel_evaluations = counters.kernel_evaluations;
+void set_counters_of(SolverState& state, const RunCounters& counters) {
+  state.iteration = counters.iteration;
+  state.elapsed_seconds = counters.elapsed_seconds;
+  state.kernel_evaluations = counters.kernel_evaluations;
 }
+
+RunCounters DenseSolverRun::counters() const { return counters_of(state_); }
+
+void DenseSolverRun::set_counters(const RunCounters& counters) { set_counters_of(state_, counters); }
 
 double DenseSolverRun::objective() const { return gpstream::objective(state_, y_); }
 

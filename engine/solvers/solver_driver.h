@@ -36,6 +36,10 @@ struct RunCounters {
   std::uint64_t kernel_evaluations = 0;
 };
 
+// The counters of a SolverState (dense solvers and greedy sparse bases keep theirs there).
+RunCounters counters_of(const SolverState& state);
+void set_counters_of(SolverState& state, const RunCounters& counters);
+
 // One iteration at a time of a training method, on state it owns.
 class IterativeMethod {
  public:

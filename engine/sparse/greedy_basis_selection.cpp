@@ -128,15 +128,9 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
   }
 }
 
-RunCounters GreedyBasisSelection::counters() const {
-  return {state_.iteration, state_.elapsed_seconds, state_.kernel_evaluations};
-}
+RunCounters GreedyBasisSelection::counters() const { return counters_of(state_); }
 
-void GreedyBasisSelection::set_counters(const RunCounters& counters) {
-  state_.iteration = counters.iteration;
-  state_.elapsed_seconds = counters.elapsed_seconds;
-  state_.kernel_evaluations = counters.kernel_evaluations;
-}
+void GreedyBasisSelection::set_counters(const RunCounters& counters) { set_counters_of(state_, counters); }
 
 double GreedyBasisSelection::gap() const {
   // NOTES.md "Sparse greedy GP": Q(α) ≥ Q_min = −½‖y‖² − σ²Q*_min ≥ −½‖y‖² − σ²Q*(α*).

@@ -12,29 +12,13 @@
 #include <cmath>
 #include <sstream>
 
+using gpstream::testing::quote;
 using gpstream::testing::read_file;
+using gpstream::testing::read_numbers;
 using gpstream::testing::run_gpstream;
 using gpstream::testing::ScratchDirectory;
 
 namespace {
-
-std::string quote(const std::string& path) { return "'" + path + "'"; }
-
-// Rows of numbers of a CSV file with a header line.
-std::vector<std::vector<double>> read_numbers(const std::string& path) {
-  std::istringstream text(read_file(path));
-  std::string line;
-  std::getline(text, line);
-  std::vector<std::vector<double>> rows;
-  while (std::getline(text, line)) {
-    std::vector<double> row;
-    std::istringstream fields(line);
-    std::string field;
-    while (std::getline(fields, field, ',')) row.push_back(std::stod(field));
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 // The number printed after `label` in `text`.
 double printed(const std::string& text, const std::string& label) {

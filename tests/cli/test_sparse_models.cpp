@@ -15,28 +15,13 @@
 #include <filesystem>
 #include <sstream>
 
+using gpstream::testing::quote;
 using gpstream::testing::read_file;
+using gpstream::testing::read_numbers;
 using gpstream::testing::run_gpstream;
 using gpstream::testing::ScratchDirectory;
 
 namespace {
-
-std::string quote(const std::string& path) { return "'" + path + "'"; }
-
-std::vector<std::vector<double>> read_numbers(const std::string& path) {
-  std::istringstream text(read_file(path));
-  std::string line;
-  std::getline(text, line);
-  std::vector<std::vector<double>> rows;
-  while (std::getline(text, line)) {
-    std::vector<double> row;
-    std::istringstream fields(line);
-    std::string field;
-    while (std::getline(fields, field, ',')) row.push_back(std::stod(field));
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 const std::string kHyper = " --lengthscales 0.5,0.5,0.8,1.5,2,40,40,40,40,40 --noise-var 0.05 --signal-var 1 ";
 
