@@ -298,6 +298,10 @@ int run_train(const std::vector<std::string>& args) {
                                      options.model, kSparseModelNames));
       }
       if (values["solver"].defaulted() == false) throw UsageError("--solver is for --model dense; sparse models choose their own");
+      if (!is_greedy_sparse_model(options.model) && !options.checkpoint.empty()) {
+        throw UsageError(fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
+                                     "to checkpoint (sgma, mpgp and sggp do)", options.model));
+      }
       if (options.basis == 0) throw UsageError("--basis must be at least 1");
       if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
       const std::size_t candidates = values["candidates"].defaulted() ? 59 : options.candidates;

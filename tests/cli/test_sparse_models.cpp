@@ -144,6 +144,7 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
   fails(" --model bogus", "--model: 'bogus' is not dense or one of");
   fails(" --model sggp --gap 0", "--gap must be positive");
   fails(" --model sr --solver cg", "--solver is for --model dense");
+  fails(" --model sd --basis 10 --checkpoint " + quote(data.directory.file("ck.h5")), "has nothing to checkpoint");
   const auto trans = run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.test) + " -o " +
                                   quote(data.directory.file("t.csv")));
   CHECK(trans.exit_code != 0);
