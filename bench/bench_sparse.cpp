@@ -13,7 +13,6 @@
 // Prints both tables and writes sparse_table4.csv and sparse_table1.csv.
 #include "bench/bench_problems.h"
 #include "engine/data/in_memory_row_source.h"
-#include "engine/data/row_source_utilities.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/linalg/blas_threads.h"
 #include "engine/models/prediction_metrics.h"
@@ -46,13 +45,8 @@ Fitted train(const std::string& method, KernelMatrix& matrix, const std::vector<
              std::uint64_t seed) {
   const auto start = Clock::now();
   Fitted fitted;
-  const std::vector<std::size_t> subset = random_row_subset(y.size(), m, seed);
-  if (method == "sd") {
-    fitted.model = fit_subset_of_data(matrix, y, subset);
-  } else if (method == "sr") {
-    fitted.model = fit_subset_of_regressors(matrix, y, gather_basis_rows(matrix, subset), subset);
-  } else if (method == "nystrom") {
-    fitted.model = fit_reduced_rank(matrix, y, subset);
+  if (method == "sd" || method == "sr" || method == "nystrom") {
+    fitted.model = fit_on_random_basis(method, matrix, y, m, seed);
   } else {
     SolverState state = initial_solver_state({}, seed);
     GreedyBasisSelection selection(matrix, y, {parse_basis_criterion(method), m, 59}, state);
@@ -62,7 +56,6 @@ Fitted train(const std::string& method, KernelMatrix& matrix, const std::vector<
     fitted.model = selection.model();
   }
   fitted.train_seconds = seconds_since(start);
-  fitted.model.method = method;
   fitted.model.columns = matrix.rows().columns();
   return fitted;
 }
@@ -73,40 +66,26 @@ struct Scored {
   std::size_t negative_variances = 0;
 };
 
+// Metrics of y* predictions that took `seconds` for all test rows.
+Scored metrics_of(const SparsePrediction& prediction, double noise, const Problem& p, double seconds) {
+  std::vector<double> variance = prediction.latent;
+  for (double& v : variance) v += noise;
+  return {evaluate_predictions(p.test_y, prediction.mean, variance, 0.0, 1.0),
+          seconds / static_cast<double>(p.test_y.size()), prediction.negative_variances};
+}
+
 Scored score(const SparseModel& model, const Kernel& kernel, const Problem& p, KernelMatrix& matrix) {
   const auto start = Clock::now();
   const SparsePrediction prediction = predict_sparse(model, kernel, p.test_x.data(), p.test_y.size(), true, &matrix);
-  Scored scored;
-  scored.seconds_per_row = seconds_since(start) / static_cast<double>(p.test_y.size());
-  std::vector<double> variance = prediction.latent;
-  for (double& v : variance) v += kernel.noise_variance();
-  scored.metrics = evaluate_predictions(p.test_y, prediction.mean, variance, 0.0, 1.0);
-  scored.negative_variances = prediction.negative_variances;
-  return scored;
+  return metrics_of(prediction, kernel.noise_variance(), p, seconds_since(start));
 }
 
 // SRM-Trans: the test rows in blocks of m are the bases of SR fits.
 Scored transductive(KernelMatrix& matrix, const Kernel& kernel, const Problem& p, std::size_t m, double& seconds) {
   const auto start = Clock::now();
-  const std::size_t t = p.test_y.size();
-  std::vector<double> mean(t), variance(t);
-  for (std::size_t first = 0; first < t; first += m) {
-    const std::size_t count = std::min(m, t - first);
-    std::vector<double> block(p.test_x.begin() + static_cast<std::ptrdiff_t>(first * p.d),
-                              p.test_x.begin() + static_cast<std::ptrdiff_t>((first + count) * p.d));
-    SparseModel model = fit_subset_of_regressors(matrix, p.y, block);
-    model.columns = p.d;
-    const SparsePrediction prediction = predict_sparse(model, kernel, block.data(), count, true);
-    for (std::size_t j = 0; j < count; ++j) {
-      mean[first + j] = prediction.mean[j];
-      variance[first + j] = prediction.latent[j] + kernel.noise_variance();
-    }
-  }
+  const SparsePrediction prediction = predict_transductive(matrix, p.y, p.test_x.data(), p.test_y.size(), m, true);
   seconds = seconds_since(start);
-  Scored scored;
-  scored.seconds_per_row = seconds / static_cast<double>(t);
-  scored.metrics = evaluate_predictions(p.test_y, mean, variance, 0.0, 1.0);
-  return scored;
+  return metrics_of(prediction, kernel.noise_variance(), p, seconds);
 }
 
 KernelHyperparameters learned_hyperparameters(const std::string& name, const Problem& p, std::size_t restarts) {
@@ -168,7 +147,6 @@ void table1(const fs::path& data, const std::vector<std::size_t>& sizes, std::si
       std::string notes;
       if (std::string(method) == "srm-trans") {
         scored = transductive(matrix, *kernel, p, b, seconds);
-        scored.seconds_per_row = seconds / static_cast<double>(p.test_y.size());
         notes = "trained per block of test rows: the time is training and prediction";
       } else {
         const Fitted fitted = train(method, matrix, p.y, b, 0);

@@ -6,7 +6,6 @@
 #include "engine/models/dense_prediction.h"
 #include "engine/models/dense_variance.h"
 #include "engine/models/prediction_metrics.h"
-#include "engine/sparse/sparse_fit.h"
 #include "engine/sparse/sparse_prediction.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
@@ -28,34 +27,26 @@
 namespace gpstream::cli {
 namespace {
 
-// What a model needs of its inputs, and how its outputs return to target units.
-struct ModelSchema {
-  std::size_t columns = 0;
-  std::vector<std::string> feature_names;
-  std::string target_name;
-  Standardisation standardisation;
-  double noise_variance = 0.0;
-};
-
 struct TestSet {
   std::size_t rows = 0;
   std::vector<double> x;
   std::optional<std::vector<double>> y;
 };
 
-TestSet read_test_set(const std::string& path, const ModelSchema& schema) {
+// The inputs in the model's columns (matched by name in a CSV).
+TestSet read_test_set(const std::string& path, const ModelDescription& model_description) {
   TestSet test;
   if (path.ends_with(".csv") || path == "-") {
-    CsvInputs inputs = read_csv_inputs(path, schema.feature_names, schema.target_name);
+    CsvInputs inputs = read_csv_inputs(path, model_description.feature_names, model_description.target_name);
     test.rows = inputs.rows;
     test.x = std::move(inputs.x);
     test.y = std::move(inputs.y);
     return test;
   }
   Hdf5RowSource source(path);
-  GPSTREAM_CHECK(source.columns() == schema.columns,
+  GPSTREAM_CHECK(source.columns() == model_description.columns,
                  "'{}' has {} inputs but the model was trained on {} (columns {}); use inputs with the same columns", path,
-                 source.columns(), schema.columns, fmt::join(schema.feature_names, ", "));
+                 source.columns(), model_description.columns, fmt::join(model_description.feature_names, ", "));
   test.rows = source.rows();
   test.x.resize(test.rows * source.columns());
   test.y.emplace(test.rows);
@@ -145,41 +136,28 @@ Predictions predict_with_sparse_model(const SparseModel& model, const PredictOpt
                       1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)))};
 }
 
-// SRM-Trans (Schwaighofer & Tresp 2003 §3.1): each block of --basis test rows
-// is the basis of an SR model fitted to the training data by one streamed pass.
-Predictions predict_transductively(const PredictOptions& options, const TestSet& test, const ModelSchema& schema,
-                                   TrainingData& training, const KernelHyperparameters& hyperparameters) {
-  const std::unique_ptr<Kernel> kernel = make_kernel(hyperparameters, schema.columns);
+// SRM-Trans: each block of --basis test rows is the basis of its own SR fit (engine/sparse/sparse_prediction.h).
+Predictions predict_transductively(const PredictOptions& options, const TestSet& test,
+                                   const ModelDescription& model_description, TrainingData& training) {
+  const std::unique_ptr<Kernel> kernel = make_kernel(model_description.hyperparameters, model_description.columns);
   KernelMatrix kernel_matrix(training.rows(), *kernel, {.memory_budget_bytes = options.memory_budget});
   const std::vector<double> y = read_all_targets(training.rows());
-  Predictions predictions;
-  predictions.mean.resize(test.rows);
-  if (options.with_variance) predictions.latent.resize(test.rows);
   StopFlag stop;
   InterruptHandler interrupts(stop);
   ProgressLine progress(!options.quiet);
   const auto start = std::chrono::steady_clock::now();
-  const std::size_t d = schema.columns;
-  for (std::size_t first = 0; first < test.rows; first += options.basis) {
-    if (stop.requested()) throw Cancelled("interrupted; no predictions were written");
-    const std::size_t count = std::min(options.basis, test.rows - first);
-    progress.update(fmt::format("srm-trans: test rows {}-{} of {}", first + 1, first + count, test.rows));
-    std::vector<double> block(test.x.begin() + static_cast<std::ptrdiff_t>(first * d),
-                              test.x.begin() + static_cast<std::ptrdiff_t>((first + count) * d));
-    SparseModel model = fit_subset_of_regressors(kernel_matrix, y, block);
-    model.columns = d;
-    SparsePrediction prediction = predict_sparse(model, *kernel, block.data(), count, options.with_variance);
-    std::copy(prediction.mean.begin(), prediction.mean.end(), predictions.mean.begin() + static_cast<std::ptrdiff_t>(first));
-    std::copy(prediction.latent.begin(), prediction.latent.end(),
-              predictions.latent.begin() + static_cast<std::ptrdiff_t>(first));
-    predictions.negative_variances += prediction.negative_variances;
-  }
+  SparsePrediction prediction = predict_transductive(
+      kernel_matrix, y, test.x.data(), test.rows, options.basis, options.with_variance,
+      [&](std::size_t done) {
+        progress.update(fmt::format("srm-trans: test rows {}-{} of {}", done + 1,
+                                    std::min(done + options.basis, test.rows), test.rows));
+      },
+      &stop);
   progress.finish();
   const double seconds = seconds_since(start);
-  predictions.how = fmt::format("srm-trans on blocks of {} test rows: trained and predicted in {:.2f} s ({:.3g} ms per row)",
-                                options.basis, seconds,
-                                1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)));
-  return predictions;
+  return {std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances,
+          fmt::format("srm-trans on blocks of {} test rows: trained and predicted in {:.2f} s ({:.3g} ms per row)",
+                      options.basis, seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)))};
 }
 
 }  // namespace
@@ -252,57 +230,52 @@ int run_predict(const std::vector<std::string>& args) {
   options.variance.memory_budget_bytes = options.memory_budget;
   const auto thread_limit = compute.apply();
 
-  // The model (or, for srm-trans, the hyperparameters and training data) and its schema.
-  ModelSchema schema;
+  // The model (or, for srm-trans, the hyperparameters and training data) and its description.
+  ModelDescription model_description;
   std::optional<DenseModel> dense;
   std::optional<SparseModel> sparse;
   std::unique_ptr<TrainingData> transductive_training;
-  KernelHyperparameters transductive_hyperparameters;
   if (transductive) {
     const HyperparameterFile file = read_hyperparameter_file(options.hyper);
-    transductive_hyperparameters = file.hyperparameters;
-    const DatasetDescription description = read_dataset_description(data_path);
-    schema.standardisation = file.standardisation ? *file.standardisation : dataset_standardisation(description);
-    GPSTREAM_CHECK(schema.standardisation.x_mean.size() == description.columns,
+    model_description.hyperparameters = file.hyperparameters;
+    const DatasetDescription dataset = read_dataset_description(data_path);
+    model_description.standardisation = file.standardisation ? *file.standardisation : dataset_standardisation(dataset);
+    GPSTREAM_CHECK(model_description.standardisation.x_mean.size() == dataset.columns,
                    "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper,
-                   schema.standardisation.x_mean.size(), data_path, description.columns);
-    transductive_training = std::make_unique<TrainingData>(data_path, schema.standardisation, options.memory_budget);
-    schema.columns = description.columns;
-    schema.feature_names = description.feature_names;
-    schema.target_name = description.target_name;
-    schema.noise_variance = transductive_hyperparameters.noise_variance;
+                   model_description.standardisation.x_mean.size(), data_path, dataset.columns);
+    transductive_training = std::make_unique<TrainingData>(data_path, model_description.standardisation, options.memory_budget);
+    model_description.columns = dataset.columns;
+    model_description.feature_names = dataset.feature_names;
+    model_description.target_name = dataset.target_name;
   } else if (model_type_of(options.model) == "sparse") {
     sparse = read_sparse_model(options.model);
-    schema = {sparse->columns, sparse->feature_names, sparse->target_name, sparse->standardisation,
-              sparse->hyperparameters.noise_variance};
+    model_description = *sparse;
   } else {
     dense = read_dense_model(options.model);
-    schema = {dense->columns, dense->feature_names, dense->target_name, dense->standardisation,
-              dense->hyperparameters.noise_variance};
+    model_description = *dense;
   }
-  TestSet test = read_test_set(options.inputs, schema);
+  TestSet test = read_test_set(options.inputs, model_description);
   if (!options.truth.empty()) {
-    const TestSet truth = read_test_set(options.truth, schema);
+    const TestSet truth = read_test_set(options.truth, model_description);
     GPSTREAM_CHECK(truth.y && truth.rows == test.rows, "--truth: '{}' does not hold {} targets named \"{}\"",
-                   options.truth, test.rows, schema.target_name);
+                   options.truth, test.rows, model_description.target_name);
     test.y = truth.y;
   }
   CsvWriter writer(options.output,
                    options.with_variance ? std::vector<std::string>{"mean", "variance", "std"} : std::vector<std::string>{"mean"},
                    values.count("force") != 0);
-  schema.standardisation.apply_to_rows(test.x.data(), test.rows, schema.columns);
+  model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
 
-  Predictions predictions = transductive ? predict_transductively(options, test, schema, *transductive_training,
-                                                                  transductive_hyperparameters)
+  Predictions predictions = transductive ? predict_transductively(options, test, model_description, *transductive_training)
                             : sparse     ? predict_with_sparse_model(*sparse, options, test)
                                          : predict_with_dense_model(*dense, options, test);
 
   // Back to the target's units: means restored, variances (of y*, or of f* with --latent) times y_std².
-  const Standardisation& standardisation = schema.standardisation;
+  const Standardisation& standardisation = model_description.standardisation;
   std::vector<double> variance;
   if (options.with_variance) {
     const double scale = standardisation.y_std * standardisation.y_std;
-    const double noise = options.latent ? 0.0 : schema.noise_variance;
+    const double noise = options.latent ? 0.0 : model_description.hyperparameters.noise_variance;
     for (const double latent : predictions.latent) variance.push_back(scale * (latent + noise));
   }
   std::vector<double>& mean = predictions.mean;

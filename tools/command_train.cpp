@@ -137,6 +137,22 @@ KernelHyperparameters learn_and_report(TrainingData& data, const TrainOptions& o
   return learned.search.hyperparameters;
 }
 
+// What a model file says about the run that made it, dense or sparse.
+ModelDescription describe_model(const TrainingConfiguration& configuration, const DatasetDescription& dataset,
+                                TrainingSummary training) {
+  ModelDescription description;
+  description.hyperparameters = configuration.hyperparameters;
+  description.standardisation = configuration.standardisation;
+  description.dataset_path = configuration.dataset_path;
+  description.dataset_fingerprint = configuration.dataset_fingerprint;
+  description.rows = dataset.rows;
+  description.columns = dataset.columns;
+  description.feature_names = dataset.feature_names;
+  description.target_name = dataset.target_name;
+  description.training = std::move(training);
+  return description;
+}
+
 // --model sd, sr, …: trains, writes the model and reports.
 int train_sparse(const TrainOptions& options, const po::variables_map& values, const TrainingConfiguration& configuration,
                  TrainingData& data, KernelMatrix& kernel_matrix, const std::vector<double>& y,
@@ -167,20 +183,10 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   run.output = options.output;
   SparseTrainingResult result = train_sparse_model(run);
   SparseModel& model = result.model;
-  model.hyperparameters = configuration.hyperparameters;
-  model.standardisation = configuration.standardisation;
-  model.columns = dataset.columns;
-  model.feature_names = dataset.feature_names;
-  model.target_name = dataset.target_name;
-  model.dataset_path = configuration.dataset_path;
-  model.dataset_fingerprint = configuration.dataset_fingerprint;
-  model.training = {name,
-                    describe(result.run.reason),
-                    result.run.last.iteration,
-                    result.run.last.gradient_max_norm,
-                    name == "sggp" ? options.gap : 0.0,
-                    result.run.last.elapsed_seconds,
-                    result.run.last.kernel_evaluations};
+  static_cast<ModelDescription&>(model) = describe_model(
+      configuration, dataset,
+      {name, describe(result.run.reason), result.run.last.iteration, result.run.last.gradient_max_norm,
+       name == "sggp" ? options.gap : 0.0, result.run.last.elapsed_seconds, result.run.last.kernel_evaluations});
   write_sparse_model(options.output, model, /*overwrite=*/true);
   if (!quiet) {
     std::string details;
@@ -385,28 +391,15 @@ int run_train(const std::vector<std::string>& args) {
   const SolverRun run = run_solver(*solver, kernel_matrix, state, y, rule, observers, &stop, fresh);
 
   if (run.reason == StopReason::interrupted) {
-    if (checkpoint_path.empty()) {
-      throw Cancelled(fmt::format("interrupted at iteration {}; nothing was saved (give --checkpoint FILE to be able to "
-                                  "resume)", state.iteration));
-    }
-    throw Cancelled(fmt::format("interrupted at iteration {}; checkpoint written to {}. Resume with:\n  gpstream train "
-                                "--resume {} -o {}",
-                                state.iteration, checkpoint_path, checkpoint_path, options.output));
+    throw interrupted_run(fmt::format("at iteration {}", state.iteration), checkpoint_path, options.output);
   }
 
   DenseModel model;
-  model.hyperparameters = configuration.hyperparameters;
-  model.standardisation = configuration.standardisation;
+  static_cast<ModelDescription&>(model) =
+      describe_model(configuration, dataset,
+                     {solver->name(), describe(run.reason), state.iteration, run.last.gradient_max_norm, rule.tolerance,
+                      state.elapsed_seconds, state.kernel_evaluations});
   model.alpha = state.alpha;
-  model.dataset_path = configuration.dataset_path;
-  model.dataset_fingerprint = configuration.dataset_fingerprint;
-  model.rows = dataset.rows;
-  model.columns = dataset.columns;
-  model.feature_names = dataset.feature_names;
-  model.target_name = dataset.target_name;
-  model.training = {solver->name(),         describe(run.reason),     state.iteration,
-                    run.last.gradient_max_norm, rule.tolerance,       state.elapsed_seconds,
-                    state.kernel_evaluations};
   write_dense_model(options.output, model, /*overwrite=*/true);
   if (!quiet) {
     fmt::print(stderr, "train: {} after {} iterations in {:.2f} s, |g|inf {:.3e}; wrote {}\n", describe(run.reason),

@@ -1,7 +1,6 @@
 #include "tools/sparse_training.h"
 
 #include "engine/core/error.h"
-#include "engine/data/row_source_utilities.h"
 #include "engine/sparse/greedy_basis_selection.h"
 #include "engine/sparse/sparse_fit.h"
 #include "tools/training_observers.h"
@@ -31,19 +30,11 @@ SparseTrainingResult train_sparse_model(SparseTrainingRun& run) {
     // One or two streamed passes on a random basis: nothing to checkpoint.
     const auto start = std::chrono::steady_clock::now();
     const std::uint64_t evaluations_before = run.kernel.kernel_evaluations();
-    const std::vector<std::size_t> subset = random_row_subset(n, basis, configuration.seed);
-    if (name == "sd") {
-      result.model = fit_subset_of_data(run.kernel, run.y, subset);
-    } else if (name == "sr") {
-      result.model = fit_subset_of_regressors(run.kernel, run.y, gather_basis_rows(run.kernel, subset), subset);
-    } else {
-      result.model = fit_reduced_rank(run.kernel, run.y, subset);
-    }
+    result.model = fit_on_random_basis(name, run.kernel, run.y, basis, configuration.seed);
     result.run.reason = StopReason::solved_directly;
     result.run.last.iteration = 1;
     result.run.last.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result.run.last.kernel_evaluations = run.kernel.kernel_evaluations() - evaluations_before;
-    result.model.method = name;
     return result;
   }
 
@@ -74,14 +65,8 @@ SparseTrainingResult train_sparse_model(SparseTrainingRun& run) {
   }
   result.run = run_iterations(selection, run.kernel, run.rule, observers, run.stop, fresh);
   if (result.run.reason == StopReason::interrupted) {
-    if (run.checkpoint_path.empty()) {
-      throw Cancelled(fmt::format("interrupted with {} basis rows selected; nothing was saved (give --checkpoint FILE to "
-                                  "be able to resume)",
-                                  selection.basis_size()));
-    }
-    throw Cancelled(fmt::format("interrupted with {} basis rows selected; checkpoint written to {}. Resume with:\n  "
-                                "gpstream train --resume {} -o {}",
-                                selection.basis_size(), run.checkpoint_path, run.checkpoint_path, run.output));
+    throw interrupted_run(fmt::format("with {} basis rows selected", selection.basis_size()), run.checkpoint_path,
+                          run.output);
   }
   result.model = selection.model();
   return result;

@@ -115,4 +115,12 @@ void CheckpointObserver::on_iteration(const IterationReport&) {
 
 void CheckpointObserver::on_stop(const IterationReport&, StopReason) { write(); }
 
+Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output) {
+  if (checkpoint_path.empty()) {
+    return Cancelled(fmt::format("interrupted {}; nothing was saved (give --checkpoint FILE to be able to resume)", where));
+  }
+  return Cancelled(fmt::format("interrupted {}; checkpoint written to {}. Resume with:\n  gpstream train --resume {} -o {}",
+                               where, checkpoint_path, checkpoint_path, output));
+}
+
 }  // namespace gpstream::cli

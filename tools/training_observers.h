@@ -2,6 +2,7 @@
 // progress line, the CSV training log, and the checkpoint cadence.
 #pragma once
 
+#include "engine/core/error.h"
 #include "engine/solvers/solver_driver.h"
 #include "tools/progress_line.h"
 
@@ -67,5 +68,9 @@ class CheckpointObserver final : public SolverObserver {
   std::chrono::steady_clock::time_point last_written_;
   std::size_t written_ = 0;
 };
+
+// The error of a run stopped by Ctrl-C ("interrupted <where>"): with the
+// resume command when a checkpoint was written, else how to get one.
+Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output);
 
 }  // namespace gpstream::cli

@@ -56,13 +56,6 @@ bool IncrementalCholesky::append(const double* k, double diagonal, double relati
   return true;
 }
 
-void IncrementalCholesky::forward_substitute(const double* b, double* x) const {
-  std::copy(b, b + size_, x);
-  if (size_ == 0) return;
-  cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, static_cast<int>(size_), factor_.data(),
-              static_cast<int>(capacity_), x, 1);
-}
-
 void IncrementalCholesky::solve_columns(double* b, std::size_t r, bool transpose) const {
   if (size_ == 0 || r == 0) return;
   cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, transpose ? CblasTrans : CblasNoTrans, CblasNonUnit,

@@ -37,9 +37,6 @@ class IncrementalCholesky {
   const double* last_forward() const { return forward_.data(); }
   double last_pivot() const { return pivot_; }
 
-  // x = L⁻¹ b with the whole factor (size() values); x may alias b.
-  void forward_substitute(const double* b, double* x) const;
-
   // B = L⁻¹ B (or L⁻ᵀ B with `transpose`) in place for B size()×r, row-major:
   // many right-hand sides in one BLAS-3 call.
   void solve_columns(double* b, std::size_t r, bool transpose) const;

@@ -115,6 +115,7 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
   objective_ = -0.5 * squared_norm(z_);
   trace_residual_ = get("trace_residual").at(0);
   exhausted_ = get("exhausted").at(0) != 0.0;
+  fruitless_steps_ = static_cast<std::size_t>(get("exhausted").at(1));
   if (options.criterion == BasisCriterion::sggp) {
     dual_basis_ = as_indices(get("dual_basis"), n, "the dual basis");
     const std::size_t dual = dual_basis_.size();
@@ -149,10 +150,11 @@ bool GreedyBasisSelection::complete() const {
   return exhausted_ || basis_.size() >= options_.basis_size || basis_.size() == kernel_.size();
 }
 
-void GreedyBasisSelection::draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t count) {
+void GreedyBasisSelection::draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t taken_count,
+                                std::size_t count) {
   const std::size_t n = taken.size();
   chosen.clear();
-  const std::size_t free = n - static_cast<std::size_t>(std::count(taken.begin(), taken.end(), 1));
+  const std::size_t free = n - taken_count;
   if (free <= count) {
     for (std::size_t i = 0; i < n; ++i) {
       if (!taken[i]) chosen.push_back(i);
@@ -173,7 +175,7 @@ void GreedyBasisSelection::iterate() {
 
 void GreedyBasisSelection::primal_step() {
   std::vector<std::size_t> candidates;
-  draw(candidates, in_basis_, options_.candidates);
+  draw(candidates, in_basis_, basis_.size(), options_.candidates);
   const std::size_t c = candidates.size();
   if (c == 0) {
     exhausted_ = true;
@@ -181,9 +183,8 @@ void GreedyBasisSelection::primal_step() {
   }
   const std::size_t m = basis_.size();
   const std::size_t capacity = options_.basis_size;
-  std::vector<double> x_c(c * d_), y_c(c);
+  std::vector<double> x_c(c * d_);
   kernel_.rows().gather_rows(candidates, x_c.data(), nullptr);
-  for (std::size_t j = 0; j < c; ++j) y_c[j] = y_[candidates[j]];
 
   // One pass over the training rows: K_NBᵀ C (m×c), ‖c_j‖², c_jᵀ y.
   const CrossProducts products = kernel_.cross_products(basis_rows_.data(), m, x_c.data(), c, y_.data(), 1);
@@ -194,9 +195,9 @@ void GreedyBasisSelection::primal_step() {
   kernel_.count_kernel_evaluations(m * c + c);
 
   // a_j = σ²K(B, c_j) + K_NBᵀc_j, columns of A's new row; l_j = L⁻¹a_j, u'_j = L_K⁻¹K(B, c_j).
-  std::vector<double> a(m * c), l(m * c), u(k_bc);
+  std::vector<double> a(m * c);
   for (std::size_t k = 0; k < m * c; ++k) a[k] = noise_ * k_bc[k] + products.pq[k];
-  l = a;
+  std::vector<double> l(a), u(k_bc);
   system_.solve_columns(l.data(), c, false);
   kernel_factor_.solve_columns(u.data(), c, false);
   const double jitter = kBasisJitter * kernel_.kernel().hyperparameters().signal_variance;
@@ -286,7 +287,7 @@ void GreedyBasisSelection::dual_step() {
   // z*_i = (y_i − lᵀz*)/p, which lowers Q* by ½ z*_i².
   if (dual_basis_.size() >= options_.basis_size) return;
   std::vector<std::size_t> candidates;
-  draw(candidates, in_dual_basis_, options_.candidates);
+  draw(candidates, in_dual_basis_, dual_basis_.size(), options_.candidates);
   const std::size_t c = candidates.size();
   if (c == 0) return;
   const std::size_t m = dual_basis_.size();
@@ -339,7 +340,7 @@ void GreedyBasisSelection::store_state() {
   for (std::size_t i = 0; i < m; ++i) std::copy_n(gram_.data() + i * options_.basis_size, m, gram.data() + i * m);
   saved["z"] = z_;
   saved["trace_residual"] = {trace_residual_};
-  saved["exhausted"] = {exhausted_ ? 1.0 : 0.0};
+  saved["exhausted"] = {exhausted_ ? 1.0 : 0.0, static_cast<double>(fruitless_steps_)};
   if (options_.criterion == BasisCriterion::sggp) {
     saved["dual_basis"] = as_doubles(dual_basis_);
     dual_factor_.copy_factor(saved["dual_factor"]);
@@ -348,13 +349,13 @@ void GreedyBasisSelection::store_state() {
 }
 
 SparseModel GreedyBasisSelection::model() {
-  const std::size_t m = basis_.size();
-  GPSTREAM_CHECK(m > 0, "no basis row was selected");
-  SparseModel model;
+  GPSTREAM_CHECK(!basis_.empty(), "no basis row was selected");
+  // β and the factors re-fitted in the whitened form of every SR model
+  // (sparse_fit.h): one more streamed pass, free of the squared conditioning
+  // of the incremental factor of A that the selection steered by.
+  SparseModel model = subset_of_regressors_on(kernel_, y_, basis_rows_);
   model.method = basis_criterion_name(options_.criterion);
   model.basis_indices = basis_;
-  model.basis_rows = basis_rows_;
-  model.weights = beta_;
   model.diagnostics["trace_residual"] = trace_residual_;
   model.diagnostics["relative_trace_residual"] = trace_kernel_ > 0 ? trace_residual_ / trace_kernel_ : 0.0;
   model.diagnostics["objective"] = objective_;
@@ -362,23 +363,11 @@ SparseModel GreedyBasisSelection::model() {
     // Error bars: Q* minimised with y = k* over α* on the basis (Smola & Bartlett eq. 10), i.e.
     // K** − k_Bᵀ(K_BB + σ²I)⁻¹k_B, an upper bound on the exact variance.
     model.variance_form = SparseVarianceForm::exact_on_subset;
-    std::vector<double>& factor = model.variance_factor;
-    factor.resize(m * m);
-    kernel_.block(basis_rows_.data(), m, basis_rows_.data(), m, factor.data());
-    for (std::size_t i = 0; i < m; ++i) factor[i * m + i] += noise_;
-    cholesky_factor(factor.data(), m, "the basis's K + sigma^2 I");
+    model.variance_factor = basis_kernel_factor(kernel_, basis_rows_, basis_.size(), noise_, "the basis's K + sigma^2 I");
+    model.basis_factor.clear();
     model.diagnostics["gap"] = gap();
     model.diagnostics["dual_objective"] = dual_objective_;
     model.diagnostics["dual_basis_size"] = static_cast<double>(dual_basis_.size());
-  } else {
-    // β and the factors re-fitted in the whitened form of every SR model
-    // (sparse_fit.h): one more streamed pass, immune to the squared
-    // conditioning of the incremental factor of A.
-    SparseModel refit = subset_of_regressors_on(kernel_, y_, basis_rows_);
-    model.variance_form = refit.variance_form;
-    model.variance_factor = std::move(refit.variance_factor);
-    model.basis_factor = std::move(refit.basis_factor);
-    model.weights = std::move(refit.weights);
   }
   return model;
 }

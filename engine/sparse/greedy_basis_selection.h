@@ -69,21 +69,20 @@ class GreedyBasisSelection final : public IterativeMethod {
   std::size_t basis_size() const { return basis_.size(); }
   // β = L⁻ᵀz as maintained by the incremental factor of A.
   const std::vector<double>& weights() const { return beta_; }
-  // True when no remaining candidate is numerically independent of the basis.
-  bool exhausted() const { return exhausted_; }
   double gap() const;                 // sggp only
   double dual_objective() const { return dual_objective_; }  // Q*(α*) = −½‖z*‖²
   double trace_residual() const { return trace_residual_; }  // tr(K − K_NB K_B⁻¹ K_BN)
 
   // Writes the selection into state.auxiliary (for a checkpoint).
   void store_state();
-  // The fitted model: basis, β, and the variance form — projected process for
-  // sgma and mpgp (β re-fitted in the whitened form of sparse_fit.h, one more pass), the
-  // exact GP on the basis for sggp (eq. 10 with α* on B).
+  // The fitted model: the basis, β re-fitted in the whitened form of
+  // sparse_fit.h (one more streamed pass), and the variance — projected
+  // process for sgma and mpgp, the exact GP on the basis for sggp (eq. 10 with α* on B).
   SparseModel model();
 
  private:
-  void draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t count);
+  // `count` distinct random rows not marked in `taken` (which marks `taken_count`), or all the rest.
+  void draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t taken_count, std::size_t count);
   void primal_step();
   void dual_step();
 
@@ -100,7 +99,9 @@ class GreedyBasisSelection final : public IterativeMethod {
   std::vector<double> basis_rows_;  // m×d
   IncrementalCholesky system_;      // L with L Lᵀ = A = σ²K_B + K_NBᵀ K_NB
   IncrementalCholesky kernel_factor_;  // chol(K_B + jitter·I), for sgma's scores and the variance
-  std::vector<double> gram_;        // K_NBᵀ K_NB, capacity×capacity row-major (rows < m valid)
+  // K_NBᵀ K_NB, capacity×capacity row-major (rows < m valid): sgma's score and,
+  // for every criterion, the trace residual reported (O(m²κ) per step, against the pass's O(nmκ)).
+  std::vector<double> gram_;
   std::vector<double> z_;           // L⁻¹ b
   std::vector<double> beta_;        // L⁻ᵀ z
   double objective_ = 0.0;

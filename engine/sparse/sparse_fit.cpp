@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/data/row_source_utilities.h"
 #include "engine/linalg/cholesky.h"
 
 #include <cblas.h>
@@ -17,23 +18,25 @@ void check_basis(const KernelMatrix& kernel, std::size_t m) {
   GPSTREAM_CHECK(m <= kernel.size(), "a basis of {} rows is larger than the {} training rows", m, kernel.size());
 }
 
-// chol(K_B + jitter·s²·I): the basis kernel factor L_K.
-std::vector<double> basis_kernel_factor(const KernelMatrix& kernel, const std::vector<double>& basis_rows, std::size_t m) {
+}  // namespace
+
+std::vector<double> basis_kernel_factor(const KernelMatrix& kernel, const std::vector<double>& basis_rows, std::size_t m,
+                                        double diagonal, const char* what) {
   std::vector<double> factor(checked_multiply(m, m));
   kernel.block(basis_rows.data(), m, basis_rows.data(), m, factor.data());
-  const double jitter = kBasisJitter * kernel.kernel().hyperparameters().signal_variance;
-  for (std::size_t i = 0; i < m; ++i) factor[i * m + i] += jitter;
-  cholesky_factor(factor.data(), m, "the basis kernel matrix K_B");
+  for (std::size_t i = 0; i < m; ++i) factor[i * m + i] += diagonal;
+  cholesky_factor(factor.data(), m, what);
   return factor;
 }
-
-}  // namespace
 
 SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows) {
   const std::size_t m = basis_rows.size() / kernel.kernel().dimension();
   GPSTREAM_CHECK(y.size() == kernel.size(), "{} targets for {} training rows", y.size(), kernel.size());
   SparseModel model;
-  model.basis_factor = basis_kernel_factor(kernel, basis_rows, m);
+  // L_K = chol(K_B + jitter·s²·I).
+  model.basis_factor = basis_kernel_factor(kernel, basis_rows, m,
+                                           kBasisJitter * kernel.kernel().hyperparameters().signal_variance,
+                                           "the basis kernel matrix K_B");
   const double* l_k = model.basis_factor.data();
   CrossProducts whitened = kernel.cross_products(basis_rows.data(), m, basis_rows.data(), m, y.data(), 1, l_k);
   std::vector<double>& s = whitened.pq;  // ΦᵀΦ, then S = σ²I + ΦᵀΦ
@@ -63,14 +66,11 @@ SparseModel fit_subset_of_data(KernelMatrix& kernel, std::span<const double> y, 
   SparseModel model;
   model.basis_indices.assign(subset.begin(), subset.end());
   model.basis_rows = gather_basis_rows(kernel, subset);
-  std::vector<double>& factor = model.variance_factor;
-  factor.resize(checked_multiply(m, m));
-  kernel.block(model.basis_rows.data(), m, model.basis_rows.data(), m, factor.data());
-  for (std::size_t i = 0; i < m; ++i) factor[i * m + i] += kernel.kernel().noise_variance();
-  cholesky_factor(factor.data(), m, "the subset's K + sigma^2 I");
+  model.variance_factor = basis_kernel_factor(kernel, model.basis_rows, m, kernel.kernel().noise_variance(),
+                                              "the subset's K + sigma^2 I");
   model.weights.resize(m);
   for (std::size_t i = 0; i < m; ++i) model.weights[i] = y[subset[i]];
-  cholesky_solve(factor.data(), m, model.weights.data(), 1);
+  cholesky_solve(model.variance_factor.data(), m, model.weights.data(), 1);
   model.variance_form = SparseVarianceForm::exact_on_subset;
   return model;
 }
@@ -141,6 +141,17 @@ SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, st
   model.weights.assign(kept.size(), 0.0);  // the mean uses the training weights
   model.variance_form = SparseVarianceForm::reduced_rank;
   model.rows = n;
+  return model;
+}
+
+SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel, std::span<const double> y, std::size_t m,
+                                std::uint64_t seed) {
+  const std::vector<std::size_t> subset = random_row_subset(kernel.size(), m, seed);
+  SparseModel model = method == "sd"        ? fit_subset_of_data(kernel, y, subset)
+                      : method == "sr"      ? fit_subset_of_regressors(kernel, y, gather_basis_rows(kernel, subset), subset)
+                      : method == "nystrom" ? fit_reduced_rank(kernel, y, subset)
+                                            : throw Error(fmt::format("'{}' is not sd, sr or nystrom", method));
+  model.method = method;
   return model;
 }
 

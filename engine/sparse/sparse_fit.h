@@ -10,7 +10,9 @@
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/sparse/sparse_model.h"
 
+#include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace gpstream {
@@ -47,6 +49,15 @@ SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double
 // they grow large when K̃ underestimates K's spectrum, a known property of
 // the method, not of this implementation.
 SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> basis);
+
+// sd, sr or nystrom on `m` training rows drawn by random_row_subset(n, m, seed).
+SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel, std::span<const double> y, std::size_t m,
+                                std::uint64_t seed);
+
+// chol(K(B, B) + diagonal·I) for m rows B (m×d), lower triangle row-major;
+// throws naming `what` when it is not positive definite.
+std::vector<double> basis_kernel_factor(const KernelMatrix& kernel, const std::vector<double>& basis_rows, std::size_t m,
+                                        double diagonal, const char* what);
 
 // The rows `indices` of the kernel's row source (m×d).
 std::vector<double> gather_basis_rows(KernelMatrix& kernel, std::span<const std::size_t> indices);

@@ -6,9 +6,7 @@
 // model additionally keeps weights over all n training rows.
 #pragma once
 
-#include "engine/data/standardisation.h"
-#include "engine/kernels/kernel.h"
-#include "engine/models/dense_model.h"
+#include "engine/models/model_description.h"
 
 #include <map>
 #include <string>
@@ -40,13 +38,8 @@ enum class SparseVarianceForm {
 std::string sparse_variance_form_name(SparseVarianceForm form);
 SparseVarianceForm parse_sparse_variance_form(const std::string& name);
 
-struct SparseModel {
+struct SparseModel : ModelDescription {
   std::string method;  // sd, sr, sgma, mpgp, sggp, nystrom, srm-trans
-  KernelHyperparameters hyperparameters;
-  Standardisation standardisation;
-  std::size_t columns = 0;  // d
-  std::vector<std::string> feature_names;
-  std::string target_name;
 
   // mean(x*) = k_B(x*)ᵀ β (all models but reduced_rank, whose mean is k_N(x*)ᵀ w).
   std::vector<std::size_t> basis_indices;  // training rows of the basis (empty for srm-trans)
@@ -59,11 +52,7 @@ struct SparseModel {
 
   // reduced_rank only: weights w over all n training rows, which prediction streams.
   std::vector<double> training_weights;
-  std::string dataset_path;
-  std::string dataset_fingerprint;
-  std::size_t rows = 0;  // n, the training rows the model was fitted on
 
-  TrainingSummary training;
   // What the method reports about itself (final gap, max |w|, trace residual, …), by name.
   std::map<std::string, double> diagnostics;
 

@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/sparse/sparse_fit.h"
 
 #include <cblas.h>
 #include <tbb/parallel_for.h>
@@ -100,6 +101,30 @@ SparsePrediction predict_sparse(const SparseModel& model, const Kernel& kernel, 
     }
   }
 
+  return prediction;
+}
+
+SparsePrediction predict_transductive(KernelMatrix& training, std::span<const double> y, const double* test_rows,
+                                      std::size_t count, std::size_t block_rows, bool with_variance,
+                                      const std::function<void(std::size_t)>& progress, const StopFlag* stop) {
+  GPSTREAM_CHECK(block_rows > 0, "the transductive basis needs at least 1 test row per block");
+  const Kernel& kernel = training.kernel();
+  const std::size_t d = kernel.dimension();
+  SparsePrediction prediction;
+  prediction.mean.resize(count);
+  if (with_variance) prediction.latent.resize(count);
+  for (std::size_t first = 0; first < count; first += block_rows) {
+    if (stop != nullptr && stop->requested()) throw Cancelled("interrupted; no predictions were written");
+    if (progress) progress(first);
+    const std::size_t rows = std::min(block_rows, count - first);
+    std::vector<double> block(test_rows + first * d, test_rows + (first + rows) * d);
+    SparseModel model = fit_subset_of_regressors(training, y, block);
+    model.columns = d;
+    const SparsePrediction part = predict_sparse(model, kernel, block.data(), rows, with_variance);
+    std::copy(part.mean.begin(), part.mean.end(), prediction.mean.begin() + static_cast<std::ptrdiff_t>(first));
+    std::copy(part.latent.begin(), part.latent.end(), prediction.latent.begin() + static_cast<std::ptrdiff_t>(first));
+    prediction.negative_variances += part.negative_variances;
+  }
   return prediction;
 }
 

@@ -69,6 +69,33 @@ TrainingSummary read_training_summary_attributes(hid_t object, const std::string
   return training;
 }
 
+void write_model_description_attributes(hid_t object, const ModelDescription& description) {
+  write_kernel_attributes(object, description.hyperparameters);
+  write_standardisation_attributes(object, description.standardisation);
+  hdf5::write_attribute(object, "dataset_path", description.dataset_path);
+  hdf5::write_attribute(object, "dataset_fingerprint", description.dataset_fingerprint);
+  hdf5::write_attribute(object, "rows", static_cast<std::int64_t>(description.rows));
+  hdf5::write_attribute(object, "columns", static_cast<std::int64_t>(description.columns));
+  hdf5::write_attribute(object, "feature_names", description.feature_names);
+  hdf5::write_attribute(object, "target_name", description.target_name);
+  write_training_summary_attributes(object, description.training);
+}
+
+void read_model_description_attributes(hid_t object, const std::string& context, ModelDescription& description) {
+  description.hyperparameters = read_kernel_attributes(object, context);
+  description.standardisation = read_standardisation_attributes(object, context);
+  description.dataset_path = hdf5::read_string_attribute(object, "dataset_path", context);
+  description.dataset_fingerprint = hdf5::read_string_attribute(object, "dataset_fingerprint", context);
+  const std::int64_t rows = hdf5::read_integer_attribute(object, "rows", context);
+  const std::int64_t columns = hdf5::read_integer_attribute(object, "columns", context);
+  GPSTREAM_CHECK(rows > 0 && columns > 0, "{}: invalid shape {} x {}", context, rows, columns);
+  description.rows = static_cast<std::size_t>(rows);
+  description.columns = static_cast<std::size_t>(columns);
+  description.feature_names = hdf5::read_string_array_attribute(object, "feature_names", context);
+  description.target_name = hdf5::read_string_attribute(object, "target_name", context);
+  description.training = read_training_summary_attributes(object, context);
+}
+
 void write_model_header(hid_t object, const std::string& model_type) {
   hdf5::write_attribute(object, "format", std::string(kModelFormat));
   hdf5::write_attribute(object, "version", kModelVersion);

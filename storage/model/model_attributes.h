@@ -4,7 +4,7 @@
 
 #include "engine/data/standardisation.h"
 #include "engine/kernels/kernel.h"
-#include "engine/models/dense_model.h"
+#include "engine/models/model_description.h"
 
 #include <hdf5.h>
 
@@ -23,6 +23,12 @@ Standardisation read_standardisation_attributes(hid_t object, const std::string&
 // solver, stop_reason, iterations, gradient_max_norm, tolerance, training_seconds, kernel_evaluations.
 void write_training_summary_attributes(hid_t object, const TrainingSummary& training);
 TrainingSummary read_training_summary_attributes(hid_t object, const std::string& context);
+
+// Everything in a ModelDescription: the kernel, standardisation and training
+// summary attributes above, dataset_path, dataset_fingerprint, rows, columns,
+// feature_names, target_name. The reader checks the shape is positive.
+void write_model_description_attributes(hid_t object, const ModelDescription& description);
+void read_model_description_attributes(hid_t object, const std::string& context, ModelDescription& description);
 
 // The model's identity: format "gpstream-model", version, model_type, created_by.
 void write_model_header(hid_t object, const std::string& model_type);

@@ -17,13 +17,8 @@ void write_sparse_model(const std::string& path, const SparseModel& model, bool 
     write_model_header(root, "sparse");
     hdf5::write_attribute(root, "method", model.method);
     hdf5::write_attribute(root, "variance_form", sparse_variance_form_name(model.variance_form));
-    write_kernel_attributes(root, model.hyperparameters);
-    write_standardisation_attributes(root, model.standardisation);
-    hdf5::write_attribute(root, "columns", static_cast<std::int64_t>(model.columns));
-    hdf5::write_attribute(root, "feature_names", model.feature_names);
-    hdf5::write_attribute(root, "target_name", model.target_name);
+    write_model_description_attributes(root, model);
     hdf5::write_attribute(root, "basis_size", static_cast<std::int64_t>(model.basis_size()));
-    write_training_summary_attributes(root, model.training);
     std::vector<std::string> names;
     std::vector<double> values;
     for (const auto& [name, value] : model.diagnostics) {
@@ -38,9 +33,6 @@ void write_sparse_model(const std::string& path, const SparseModel& model, bool 
     hdf5::write_vector(root, "variance_factor", model.variance_factor);
     if (!model.basis_factor.empty()) hdf5::write_vector(root, "basis_factor", model.basis_factor);
     if (model.variance_form == SparseVarianceForm::reduced_rank) {
-      hdf5::write_attribute(root, "dataset_path", model.dataset_path);
-      hdf5::write_attribute(root, "dataset_fingerprint", model.dataset_fingerprint);
-      hdf5::write_attribute(root, "rows", static_cast<std::int64_t>(model.rows));
       hdf5::write_vector(root, "training_weights", model.training_weights);
     }
     file.close(path);
@@ -56,16 +48,10 @@ SparseModel read_sparse_model(const std::string& path) {
   SparseModel model;
   model.method = hdf5::read_string_attribute(root, "method", path);
   model.variance_form = parse_sparse_variance_form(hdf5::read_string_attribute(root, "variance_form", path));
-  model.hyperparameters = read_kernel_attributes(root, path);
-  model.standardisation = read_standardisation_attributes(root, path);
-  const std::int64_t columns = hdf5::read_integer_attribute(root, "columns", path);
+  read_model_description_attributes(root, path, model);
   const std::int64_t basis = hdf5::read_integer_attribute(root, "basis_size", path);
-  GPSTREAM_CHECK(columns > 0 && basis > 0, "{}: invalid shape: basis of {} rows of {} inputs", path, basis, columns);
-  model.columns = static_cast<std::size_t>(columns);
+  GPSTREAM_CHECK(basis > 0, "{}: invalid basis size {}", path, basis);
   const std::size_t m = static_cast<std::size_t>(basis);
-  model.feature_names = hdf5::read_string_array_attribute(root, "feature_names", path);
-  model.target_name = hdf5::read_string_attribute(root, "target_name", path);
-  model.training = read_training_summary_attributes(root, path);
   const std::vector<std::string> names = hdf5::read_string_array_attribute(root, "diagnostic_names", path);
   const std::vector<double> values = hdf5::read_double_array_attribute(root, "diagnostic_values", path);
   GPSTREAM_CHECK(names.size() == values.size(), "{}: {} diagnostic names for {} values", path, names.size(), values.size());
@@ -78,11 +64,6 @@ SparseModel read_sparse_model(const std::string& path) {
   model.variance_factor = hdf5::read_vector(root, "variance_factor", path, checked_multiply(m, m));
   if (hdf5::has_link(root, "basis_factor")) model.basis_factor = hdf5::read_vector(root, "basis_factor", path, m * m);
   if (model.variance_form == SparseVarianceForm::reduced_rank) {
-    model.dataset_path = hdf5::read_string_attribute(root, "dataset_path", path);
-    model.dataset_fingerprint = hdf5::read_string_attribute(root, "dataset_fingerprint", path);
-    const std::int64_t rows = hdf5::read_integer_attribute(root, "rows", path);
-    GPSTREAM_CHECK(rows > 0, "{}: invalid row count {}", path, rows);
-    model.rows = static_cast<std::size_t>(rows);
     model.training_weights = hdf5::read_vector(root, "training_weights", path, model.rows);
   }
   validate_sparse_model(model, path);

@@ -2,11 +2,11 @@
 // (engine/sparse/sparse_model.h). Documented in the README, "Files".
 //
 //   root attributes: format "gpstream-model", version 1, model_type "sparse",
-//     method (sd, sr, sgma, mpgp, sggp, nystrom), variance_form, kernel
-//     attributes, standardisation attributes, columns, feature_names,
-//     target_name, basis_size, the training summary (as dense models),
-//     diagnostic_names + diagnostic_values (gap, max_abs_weight, …), and for
-//     nystrom: dataset_path, dataset_fingerprint, rows
+//     method (sd, sr, sgma, mpgp, sggp, nystrom), variance_form, the model
+//     description as dense models have it (kernel, standardisation,
+//     dataset_path, dataset_fingerprint, rows, columns, feature_names,
+//     target_name, training summary), basis_size, diagnostic_names +
+//     diagnostic_values (gap, max_abs_weight, …)
 //   /basis_rows       float64 [m, d]  standardised inputs
 //   /basis_indices    float64 [m]     their training rows
 //   /weights          float64 [m]     β
