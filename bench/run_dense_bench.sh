@@ -10,17 +10,10 @@
 #   fig4_friedman1.png       training time against n, gbcd and bcd-cyclic
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/scripts/install-deps.sh"
 if ! command -v gnuplot >/dev/null; then
+  "$root/scripts/install-deps.sh"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null
 fi
-"$root/scripts/build.sh"
-out="$root/out/bench"
-mkdir -p "$out"
-cd "$root"
-{
-  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB; $(date -u +%F)"
-  "$root/build/bench/bench_dense" --data "$root/../shared/data" --out "$out" "$@"
-} 2>&1 | tee "$out/dense.log"
-"$root/bench/plot_dense.sh" "$out"
+"$root/bench/run_program.sh" bench_dense dense.log "$@"
+"$root/bench/plot_dense.sh" "$root/out/bench"
