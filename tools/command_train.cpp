@@ -374,21 +374,12 @@ int run_train(const std::vector<std::string>& args) {
                fresh ? "" : fmt::format(", resuming at iteration {}", state.iteration));
   }
   ProgressLine progress_line(!quiet);
-  ProgressObserver progress(progress_line, solver->name(), rule.tolerance);
-  std::vector<SolverObserver*> observers = {&progress};
-  std::unique_ptr<TrainingLogObserver> log;
-  if (!options.log.empty()) {
-    log = std::make_unique<TrainingLogObserver>(options.log, !fresh);
-    observers.push_back(log.get());
-  }
-  std::unique_ptr<CheckpointObserver> checkpoints;
-  if (!checkpoint_path.empty()) {
-    checkpoints = std::make_unique<CheckpointObserver>(
-        [&] { write_checkpoint(checkpoint_path, Checkpoint{configuration, state}); }, options.checkpoint_every);
-    observers.push_back(checkpoints.get());
-  }
+  const TrainingObservers observers(
+      std::make_unique<ProgressObserver>(progress_line, solver->name(), rule.tolerance), options.log, !fresh,
+      checkpoint_path, options.checkpoint_every,
+      [&] { write_checkpoint(checkpoint_path, Checkpoint{configuration, state}); });
 
-  const SolverRun run = run_solver(*solver, kernel_matrix, state, y, rule, observers, &stop, fresh);
+  const SolverRun run = run_solver(*solver, kernel_matrix, state, y, rule, observers.all(), &stop, fresh);
 
   if (run.reason == StopReason::interrupted) {
     throw interrupted_run(fmt::format("at iteration {}", state.iteration), checkpoint_path, options.output);

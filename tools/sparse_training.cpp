@@ -46,24 +46,13 @@ SparseTrainingResult train_sparse_model(SparseTrainingRun& run) {
   if (!sggp) run.rule.tolerance = 0.0;  // sgma and mpgp stop at the basis size
 
   ProgressLine progress_line(!run.quiet);
-  ProgressObserver progress(progress_line, name, run.rule.tolerance, sggp ? "gap" : "trace residual", basis);
-  std::vector<SolverObserver*> observers = {&progress};
-  std::unique_ptr<TrainingLogObserver> log;
-  if (!run.log_path.empty()) {
-    log = std::make_unique<TrainingLogObserver>(run.log_path, !fresh);
-    observers.push_back(log.get());
-  }
-  std::unique_ptr<CheckpointObserver> checkpoints;
-  if (!run.checkpoint_path.empty()) {
-    checkpoints = std::make_unique<CheckpointObserver>(
-        [&] {
-          selection.store_state();
-          write_checkpoint(run.checkpoint_path, Checkpoint{configuration, state});
-        },
-        run.checkpoint_every);
-    observers.push_back(checkpoints.get());
-  }
-  result.run = run_iterations(selection, run.kernel, run.rule, observers, run.stop, fresh);
+  const TrainingObservers observers(
+      std::make_unique<ProgressObserver>(progress_line, name, run.rule.tolerance, sggp ? "gap" : "trace residual", basis),
+      run.log_path, !fresh, run.checkpoint_path, run.checkpoint_every, [&] {
+        selection.store_state();
+        write_checkpoint(run.checkpoint_path, Checkpoint{configuration, state});
+      });
+  result.run = run_iterations(selection, run.kernel, run.rule, observers.all(), run.stop, fresh);
   if (result.run.reason == StopReason::interrupted) {
     throw interrupted_run(fmt::format("with {} basis rows selected", selection.basis_size()), run.checkpoint_path,
                           run.output);

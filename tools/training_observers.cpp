@@ -115,6 +115,21 @@ void CheckpointObserver::on_iteration(const IterationReport&) {
 
 void CheckpointObserver::on_stop(const IterationReport&, StopReason) { write(); }
 
+TrainingObservers::TrainingObservers(std::unique_ptr<ProgressObserver> progress, const std::string& log_path,
+                                     bool append_log, const std::string& checkpoint_path, double checkpoint_every,
+                                     std::function<void()> write_checkpoint)
+    : progress_(std::move(progress)) {
+  all_.push_back(progress_.get());
+  if (!log_path.empty()) {
+    log_ = std::make_unique<TrainingLogObserver>(log_path, append_log);
+    all_.push_back(log_.get());
+  }
+  if (!checkpoint_path.empty()) {
+    checkpoints_ = std::make_unique<CheckpointObserver>(std::move(write_checkpoint), checkpoint_every);
+    all_.push_back(checkpoints_.get());
+  }
+}
+
 Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output) {
   if (checkpoint_path.empty()) {
     return Cancelled(fmt::format("interrupted {}; nothing was saved (give --checkpoint FILE to be able to resume)", where));

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,6 +69,21 @@ class CheckpointObserver final : public SolverObserver {
   double every_seconds_;
   std::chrono::steady_clock::time_point last_written_;
   std::size_t written_ = 0;
+};
+
+// The observers of every training run: the progress line, and the CSV log
+// and checkpoint cadence when a path is given for them.
+class TrainingObservers {
+ public:
+  TrainingObservers(std::unique_ptr<ProgressObserver> progress, const std::string& log_path, bool append_log,
+                    const std::string& checkpoint_path, double checkpoint_every, std::function<void()> write_checkpoint);
+  std::span<SolverObserver* const> all() const { return all_; }
+
+ private:
+  std::unique_ptr<ProgressObserver> progress_;
+  std::unique_ptr<TrainingLogObserver> log_;
+  std::unique_ptr<CheckpointObserver> checkpoints_;
+  std::vector<SolverObserver*> all_;
 };
 
 // The error of a run stopped by Ctrl-C ("interrupted <where>"): with the
