@@ -28,7 +28,7 @@ int run_hyper(const std::vector<std::string>& args) {
   spec.options.add_options()
       ("dataset", po::value(&dataset)->required(), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&output)->required(), "hyperparameter file to write (JSON)")
-      ("kernel", po::value(&kernel)->default_value("se-ard"), "se-ard, se or matern52")
+      ("kernel", po::value(&kernel)->default_value("se-ard"), kKernelNames)
       ("seed", po::value(&seed)->default_value(0), "random seed of the subset and of the restarts")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "print only the learned values, not the objective trace");

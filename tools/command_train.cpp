@@ -81,6 +81,12 @@ KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po
     hyper.noise_variance = options.noise_variance;
     have_noise = true;
   }
+  if (hyper.type == KernelType::histogram_intersection) {
+    if (!options.lengthscales.empty() || !options.gamma.empty())
+      throw UsageError("--lengthscales/--gamma: the hik kernel has no lengthscales");
+    hyper.lengthscales.clear();
+    have_lengthscales = true;
+  }
   if (!have_lengthscales) throw UsageError("give the kernel's --lengthscales (or --gamma), or a --hyper file");
   if (!have_noise) throw UsageError("give the --noise-var, or a --hyper file");
   return hyper;
@@ -237,7 +243,7 @@ int run_train(const std::vector<std::string>& args) {
       ("max-iter", po::value(&options.max_iterations), "stop after this many iterations")
       ("time-limit", po::value(&options.time_limit), "stop after this many seconds")
       ("refresh-every", po::value(&options.refresh_every)->default_value(0), "recompute g exactly every K iterations and report the drift (0: never)")
-      ("kernel", po::value(&options.kernel)->default_value("se-ard"), "se-ard, se or matern52")
+      ("kernel", po::value(&options.kernel)->default_value("se-ard"), kKernelNames)
       ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, from gpstream hyper or as ../shared/data/hyper/*.json)")
       ("learn-hyper", "learn the hyperparameters first, as gpstream hyper does (with --subset, --restarts, ...)")
       ("save-hyper", po::value(&options.save_hyper), "with --learn-hyper: also write the learned values to this JSON file")
@@ -317,7 +323,8 @@ int run_train(const std::vector<std::string>& args) {
     const DatasetDescription description = read_dataset_description(options.dataset);
     if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
       const std::size_t lengthscales = configuration.hyperparameters.lengthscales.size();
-      GPSTREAM_CHECK(lengthscales == 1 || lengthscales == description.columns,
+      GPSTREAM_CHECK(lengthscales == default_lengthscale_count(configuration.hyperparameters.type, description.columns) ||
+                         lengthscales == 1 || lengthscales == description.columns,
                      "--hyper: '{}' has {} lengthscales, but '{}' has {} inputs; learn hyperparameters for this "
                      "dataset with gpstream hyper",
                      options.hyper_file, lengthscales, options.dataset, description.columns);

@@ -119,7 +119,7 @@ SearchStart run_start(const double* x, std::span<const double> y, std::size_t d,
 KernelHyperparameters default_initial_hyperparameters(KernelType kernel, std::size_t d) {
   KernelHyperparameters h;
   h.type = kernel;
-  h.lengthscales.assign(kernel == KernelType::squared_exponential ? 1 : d, 1.0);
+  h.lengthscales.assign(default_lengthscale_count(kernel, d), 1.0);
   h.signal_variance = 1.0;
   h.noise_variance = 0.1;
   return h;

@@ -20,7 +20,7 @@ std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters)
 }
 
 KernelHyperparameters from_log_parameters(KernelType type, std::span<const double> theta) {
-  GPSTREAM_CHECK(theta.size() >= 3, "a kernel needs at least 3 parameters, not {}", theta.size());
+  GPSTREAM_CHECK(theta.size() >= 2, "a kernel needs at least 2 parameters (log s², log σ²), not {}", theta.size());
   KernelHyperparameters hyperparameters;
   hyperparameters.type = type;
   for (std::size_t l = 0; l + 2 < theta.size(); ++l) hyperparameters.lengthscales.push_back(std::exp(theta[l]));
@@ -67,36 +67,7 @@ MarginalLikelihood negative_log_marginal_likelihood(const KernelHyperparameters&
 
   const std::size_t lengthscales = hyperparameters.lengthscales.size();
   result.gradient.assign(lengthscales + 2, 0.0);
-  const double signal = hyperparameters.signal_variance;
-  const bool matern = hyperparameters.type == KernelType::matern52;
-  const double sqrt5 = std::sqrt(5.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      const double weight = q[i * n + j];
-      const double kij = k[i * n + j];
-      // ∂K/∂log s² = K.
-      result.gradient[lengthscales] += weight * kij;
-      // ∂k/∂log ℓ_l = c(r) (x_l − z_l)² / ℓ_l², with c = k for the squared
-      // exponential and c = s² (5/3)(1 + √5 r) e^{−√5 r} for Matérn 5/2.
-      double factor_r = kij;
-      if (matern) {
-        double r2 = 0.0;
-        for (std::size_t l = 0; l < d; ++l) {
-          const double lengthscale = hyperparameters.lengthscales[lengthscales == 1 ? 0 : l];
-          const double difference = x[i * d + l] - x[j * d + l];
-          r2 += difference * difference / (lengthscale * lengthscale);
-        }
-        const double r = std::sqrt(r2);
-        factor_r = signal * (5.0 / 3.0) * (1.0 + sqrt5 * r) * std::exp(-sqrt5 * r);
-      }
-      for (std::size_t l = 0; l < d; ++l) {
-        const std::size_t parameter = lengthscales == 1 ? 0 : l;
-        const double lengthscale = hyperparameters.lengthscales[parameter];
-        const double difference = x[i * d + l] - x[j * d + l];
-        result.gradient[parameter] += weight * factor_r * difference * difference / (lengthscale * lengthscale);
-      }
-    }
-  }
+  kernel->add_parameter_gradient(rows.view(d), rows.view(d), q.data(), result.gradient.data());
   // ∂K̄/∂log σ² = σ² I.
   double trace = 0.0;
   for (std::size_t i = 0; i < n; ++i) trace += q[i * n + i];

@@ -21,11 +21,23 @@ enum class KernelType {
   squared_exponential_ard,  // k = s² exp(−Σ_l γ_l (x_l − z_l)²), γ_l = 1 / (2 ℓ_l²)  (GBCD paper §3)
   squared_exponential,      // the same with one lengthscale for every input
   matern52,                 // k = s² (1 + √5 r + 5r²/3) exp(−√5 r), r² = Σ_l (x_l − z_l)² / ℓ_l²
+  exponential,              // Matérn 1/2, k = s² exp(−r): continuous but not differentiable at x = z
+  // k = (s²/d) Σ_l min(Φ(x_l), Φ(z_l)), Φ the standard normal CDF: the
+  // histogram intersection kernel (Cao et al. 2015 §4.1.4), not
+  // differentiable in x. min(a, b) is a covariance only for a, b ≥ 0, and
+  // inputs are standardised (so often negative): Φ maps each input
+  // monotonically into (0, 1), which keeps the kernel positive semi-definite
+  // for every input and compares the inputs' quantiles. No lengthscales.
+  histogram_intersection,
 };
 
 std::string kernel_type_name(KernelType type);
-// Parses "se-ard", "se", "matern52"; throws naming the valid choices.
+// Parses "se-ard", "se", "matern52", "exponential", "hik"; throws naming the valid choices.
 KernelType parse_kernel_type(const std::string& name);
+inline constexpr const char* kKernelNames = "se-ard, se, matern52, exponential or hik";
+// How many lengthscales a kernel of this type takes on d inputs by default
+// (one per input for ARD kernels, one for se, none for hik).
+std::size_t default_lengthscale_count(KernelType type, std::size_t d);
 
 struct KernelHyperparameters {
   KernelType type = KernelType::squared_exponential_ard;
@@ -81,7 +93,24 @@ class Kernel {
   // k(x, x) when it is the same for every x (stationary kernels): diag(K̄) then needs no data pass.
   virtual std::optional<double> constant_self_covariance() const { return std::nullopt; }
 
+  // The kernel's own parameters θ = [log ℓ_1 … log ℓ_L, log s²] (the noise is
+  // not the kernel's): L + 1 of them.
+  std::size_t parameter_count() const { return hyperparameters_.lengthscales.size() + 1; }
+  // gradient[p] += Σ_ij W_ij ∂k(a_i, b_j)/∂θ_p with W = weights (a.count ×
+  // b.count, row-major): the contraction every likelihood gradient needs,
+  // without forming the a×b matrices ∂K/∂θ_p. Parallel over fixed chunks of
+  // rows summed in order, so the result does not depend on the thread count.
+  // Every kernel here is proportional to s² and k(x, x) does not depend on
+  // the lengthscales, so Σ_i w_i ∂k(x_i, x_i)/∂θ adds Σ_i w_i k(x_i, x_i) to
+  // the log s² component only.
+  void add_parameter_gradient(const PreparedView& a, const PreparedView& b, const double* weights,
+                              double* gradient) const;
+
  protected:
+  // add_parameter_gradient for rows a (a few) against all of b, serially.
+  virtual void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, const double* weights,
+                                           double* gradient) const = 0;
+
   Kernel(KernelHyperparameters hyperparameters, std::size_t dimension)
       : hyperparameters_(std::move(hyperparameters)), dimension_(dimension) {}
 

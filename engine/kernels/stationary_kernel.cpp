@@ -1,15 +1,14 @@
 // Stationary kernels: functions of the scaled squared distance
 //   D(x, z) = Σ_l ((x_l − z_l) · scale_l)² = ‖x̃‖² + ‖z̃‖² − 2 x̃·z̃,   x̃ = x ⊙ scale,
 // so a block K(A, B) is one GEMM (−2 Ã B̃ᵀ) plus one vectorised pass.
-#include "engine/core/error.h"
-#include "engine/kernels/kernel.h"
+#include "engine/kernels/kernel_implementations.h"
 #include "engine/kernels/vector_math.h"
 
 #include <cblas.h>
 
 #include <cmath>
 
-namespace gpstream {
+namespace gpstream::detail {
 namespace {
 
 class StationaryKernel final : public Kernel {
@@ -51,63 +50,75 @@ class StationaryKernel final : public Kernel {
   double self_covariance(const double*) const override { return hyperparameters().signal_variance; }
   std::optional<double> constant_self_covariance() const override { return hyperparameters().signal_variance; }
 
+ protected:
+  // With D_l = (x̃_l − z̃_l)² ∝ ℓ_l⁻², ∂D_l/∂log ℓ_l = −2 D_l, so
+  // ∂k/∂log ℓ_l = h(D) D_l with h = −2 dk/dD: 2k for the squared exponential,
+  // s² (5/3)(1 + √5 r) e^{−√5 r} for Matérn 5/2, k / r for the exponential
+  // (whose D_l / r → 0 at r = 0); and ∂k/∂log s² = k.
+  void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, const double* weights,
+                                   double* gradient) const override {
+    const std::size_t d = dimension();
+    const bool ard = hyperparameters().lengthscales.size() > 1;
+    const std::size_t signal_index = hyperparameters().lengthscales.size();
+    const double signal = hyperparameters().signal_variance;
+    const KernelType type = hyperparameters().type;
+    const double sqrt5 = std::sqrt(5.0);
+    std::vector<double> differences(d);
+    for (std::size_t i = 0; i < a.count; ++i) {
+      const double* x = a.values + i * d;
+      for (std::size_t j = 0; j < b.count; ++j) {
+        const double weight = weights[i * b.count + j];
+        if (weight == 0.0) continue;
+        const double* z = b.values + j * d;
+        double distance = 0.0;
+        for (std::size_t l = 0; l < d; ++l) {
+          differences[l] = (x[l] - z[l]) * (x[l] - z[l]);
+          distance += differences[l];
+        }
+        double k = 0.0, h = 0.0;
+        if (type == KernelType::matern52) {
+          const double scaled = sqrt5 * std::sqrt(distance), decay = std::exp(-scaled);
+          k = signal * (1.0 + scaled + (5.0 / 3.0) * distance) * decay;
+          h = signal * (5.0 / 3.0) * (1.0 + scaled) * decay;
+        } else if (type == KernelType::exponential) {
+          const double r = std::sqrt(distance);
+          k = signal * std::exp(-r);
+          h = r > 0.0 ? k / r : 0.0;
+        } else {
+          k = signal * std::exp(-distance);
+          h = 2.0 * k;
+        }
+        gradient[signal_index] += weight * k;
+        if (ard) {
+          for (std::size_t l = 0; l < d; ++l) gradient[l] += weight * h * differences[l];
+        } else {
+          gradient[0] += weight * h * distance;
+        }
+      }
+    }
+  }
+
  private:
   std::vector<double> scale_;
   RowProfile profile_;
 };
 
-void check_positive(double value, const char* what) {
-  GPSTREAM_CHECK(std::isfinite(value) && value > 0.0, "the {} must be a positive finite number, not {}", what, value);
-}
-
 }  // namespace
 
-std::string kernel_type_name(KernelType type) {
-  switch (type) {
-    case KernelType::squared_exponential_ard: return "se-ard";
-    case KernelType::squared_exponential: return "se";
-    case KernelType::matern52: return "matern52";
-  }
-  return "unknown";
-}
-
-KernelType parse_kernel_type(const std::string& name) {
-  for (const KernelType type : {KernelType::squared_exponential_ard, KernelType::squared_exponential, KernelType::matern52}) {
-    if (name == kernel_type_name(type)) return type;
-  }
-  GPSTREAM_THROW("unknown kernel \"{}\" (choose se-ard, se or matern52)", name);
-}
-
-double gamma_from_lengthscale(double lengthscale) { return 1.0 / (2.0 * lengthscale * lengthscale); }
-double lengthscale_from_gamma(double gamma) { return std::sqrt(1.0 / (2.0 * gamma)); }
-
-std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension) {
-  GPSTREAM_CHECK(dimension > 0, "a kernel needs at least one input dimension");
-  check_positive(hyperparameters.signal_variance, "signal variance");
-  check_positive(hyperparameters.noise_variance, "noise variance");
-  for (const double lengthscale : hyperparameters.lengthscales) check_positive(lengthscale, "lengthscale");
+std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension) {
   const std::size_t given = hyperparameters.lengthscales.size();
-  if (hyperparameters.type == KernelType::squared_exponential_ard) {
-    GPSTREAM_CHECK(given == dimension, "the {} kernel needs {} lengthscales (one per input), but {} were given",
-                   kernel_type_name(hyperparameters.type), dimension, given);
-  } else if (hyperparameters.type == KernelType::matern52) {
-    GPSTREAM_CHECK(given == dimension || given == 1,
-                   "the matern52 kernel needs {} lengthscales (one per input) or one for all, but {} were given", dimension,
-                   given);
-  } else {
-    GPSTREAM_CHECK(given == 1, "the se kernel takes one lengthscale for all inputs, but {} were given", given);
-  }
-
+  const bool squared_exponential = hyperparameters.type == KernelType::squared_exponential_ard ||
+                                   hyperparameters.type == KernelType::squared_exponential;
   std::vector<double> scale(dimension);
   for (std::size_t l = 0; l < dimension; ++l) {
     const double lengthscale = hyperparameters.lengthscales[given == 1 ? 0 : l];
     // SE: D = Σ γ_l (x_l − z_l)² with γ = 1/(2ℓ²), so scale = √γ; Matérn: D = r², scale = 1/ℓ.
-    scale[l] = hyperparameters.type == KernelType::matern52 ? 1.0 / lengthscale
-                                                            : std::sqrt(gamma_from_lengthscale(lengthscale));
+    scale[l] = squared_exponential ? std::sqrt(gamma_from_lengthscale(lengthscale)) : 1.0 / lengthscale;
   }
-  const auto profile = hyperparameters.type == KernelType::matern52 ? &vector_math::matern52_row
-                                                                    : &vector_math::squared_exponential_row;
+  StationaryKernel::RowProfile profile = &vector_math::squared_exponential_row;
+  if (hyperparameters.type == KernelType::matern52) profile = &vector_math::matern52_row;
+  if (hyperparameters.type == KernelType::exponential) profile = &vector_math::exponential_row;
   return std::make_unique<StationaryKernel>(hyperparameters, dimension, std::move(scale), profile);
 }
 
-}  // namespace gpstream
+}  // namespace gpstream::detail

@@ -16,5 +16,8 @@ void squared_exponential_row(double* row, std::size_t count, double row_norm, co
                              double signal_variance);
 //   Matérn 5/2 (D = r²):  s² (1 + √5 r + 5 D / 3) exp(−√5 r)
 void matern52_row(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance);
+//   exponential (D = r²):  s² exp(−r)
+void exponential_row(double* row, std::size_t count, double row_norm, const double* column_norms,
+                     double signal_variance);
 
 }  // namespace gpstream::vector_math

@@ -50,7 +50,10 @@ HyperparameterFile read_hyperparameter_file(const std::string& path) {
                                             : KernelType::squared_exponential_ard;
   hyper.signal_variance = number(json, "signal_variance", path);
   hyper.noise_variance = number(json, "noise_variance", path);
-  if (json.contains("length_scales")) {
+  if (hyper.type == KernelType::histogram_intersection) {
+    GPSTREAM_CHECK(!json.contains("length_scales") || json["length_scales"].empty(),
+                   "{}: the hik kernel has no lengthscales", path);
+  } else if (json.contains("length_scales")) {
     hyper.lengthscales = numbers(json, "length_scales", path);
   } else {
     GPSTREAM_CHECK(json.contains("gamma"), "{}: needs \"length_scales\" or \"gamma\"", path);

@@ -9,7 +9,7 @@ namespace gpstream {
 void write_kernel_attributes(hid_t object, const KernelHyperparameters& hyperparameters) {
   hdf5::write_attribute(object, "kernel", kernel_type_name(hyperparameters.type));
   hdf5::write_attribute(object, "lengthscales", hyperparameters.lengthscales);
-  if (hyperparameters.type != KernelType::matern52) {
+  if (hyperparameters.type == KernelType::squared_exponential_ard || hyperparameters.type == KernelType::squared_exponential) {
     std::vector<double> gamma;
     for (const double lengthscale : hyperparameters.lengthscales) gamma.push_back(gamma_from_lengthscale(lengthscale));
     hdf5::write_attribute(object, "gamma", gamma);

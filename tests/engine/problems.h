@@ -4,6 +4,7 @@
 #include "engine/data/in_memory_row_source.h"
 #include "engine/kernels/kernel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -40,18 +41,40 @@ inline KernelHyperparameters se_ard(std::size_t d, double lengthscale = 1.0, dou
 // k(x, z) straight from the formulas, one pair at a time: the reference the
 // block evaluation is checked against.
 inline double reference_kernel(const KernelHyperparameters& h, const double* x, const double* z, std::size_t d) {
+  if (h.type == KernelType::histogram_intersection) {
+    double sum = 0.0;
+    for (std::size_t l = 0; l < d; ++l) {
+      const auto cdf = [](double t) { return 0.5 * (1.0 + std::erf(t / std::sqrt(2.0))); };
+      sum += std::min(cdf(x[l]), cdf(z[l]));
+    }
+    return h.signal_variance * sum / static_cast<double>(d);
+  }
+  const bool matern = h.type == KernelType::matern52 || h.type == KernelType::exponential;
   double squared = 0.0;
   for (std::size_t l = 0; l < d; ++l) {
     const double lengthscale = h.lengthscales[h.lengthscales.size() == 1 ? 0 : l];
     const double difference = x[l] - z[l];
-    squared += h.type == KernelType::matern52 ? difference * difference / (lengthscale * lengthscale)
-                                              : difference * difference / (2.0 * lengthscale * lengthscale);
+    squared += matern ? difference * difference / (lengthscale * lengthscale)
+                      : difference * difference / (2.0 * lengthscale * lengthscale);
   }
+  if (h.type == KernelType::exponential) return h.signal_variance * std::exp(-std::sqrt(squared));
   if (h.type == KernelType::matern52) {
     const double r = std::sqrt(5.0 * squared);
     return h.signal_variance * (1.0 + r + 5.0 * squared / 3.0) * std::exp(-r);
   }
   return h.signal_variance * std::exp(-squared);
+}
+
+// One kernel of every type on d inputs, ARD and isotropic where both exist.
+inline std::vector<KernelHyperparameters> every_kernel(std::size_t d) {
+  std::vector<double> ard(d);
+  for (std::size_t l = 0; l < d; ++l) ard[l] = 0.6 + 0.35 * static_cast<double>(l);
+  return {
+      {KernelType::squared_exponential_ard, ard, 1.4, 0.05}, {KernelType::squared_exponential, {1.1}, 0.8, 0.2},
+      {KernelType::matern52, ard, 1.2, 0.08},                {KernelType::matern52, {1.4}, 2.0, 0.1},
+      {KernelType::exponential, ard, 1.3, 0.07},             {KernelType::exponential, {1.2}, 0.9, 0.1},
+      {KernelType::histogram_intersection, {}, 1.6, 0.05},
+  };
 }
 
 // K̄ = K + σ²I, n×n, from the reference formula.

@@ -1,5 +1,6 @@
 #include "engine/core/error.h"
 #include "engine/data/standardisation.h"
+#include "engine/hyper/marginal_likelihood.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "problems.h"
 
@@ -13,13 +14,7 @@ using namespace gpstream::testing;
 
 TEST_CASE("kernel blocks equal the formulas evaluated pair by pair, for every kernel") {
   const Problem a = make_problem(37, 5, 1), b = make_problem(53, 5, 2);
-  const std::vector<KernelHyperparameters> kernels = {
-      {KernelType::squared_exponential_ard, {0.5, 1.0, 2.0, 0.7, 3.0}, 1.7, 0.1},
-      {KernelType::squared_exponential, {1.3}, 0.6, 0.1},
-      {KernelType::matern52, {0.9, 1.1, 1.5, 0.4, 2.0}, 2.0, 0.1},
-      {KernelType::matern52, {1.2}, 1.0, 0.1},
-  };
-  for (const KernelHyperparameters& h : kernels) {
+  for (const KernelHyperparameters& h : every_kernel(5)) {
     CAPTURE(kernel_type_name(h.type));
     const auto kernel = make_kernel(h, 5);
     PreparedRows pa, pb;
@@ -30,9 +25,47 @@ TEST_CASE("kernel blocks equal the formulas evaluated pair by pair, for every ke
     for (std::size_t i = 0; i < a.rows(); ++i)
       for (std::size_t j = 0; j < b.rows(); ++j)
         REQUIRE(block[i * b.rows() + j] == doctest::Approx(reference_kernel(h, &a.x[i * 5], &b.x[j * 5], 5)).epsilon(1e-12));
-    // A row against itself: distance 0 must give exactly s² (no negative rounding).
+    // A row against itself: k(x, x) (s² for stationary kernels, with no negative rounding).
     kernel->evaluate(pa, pa, block.data());
-    for (std::size_t i = 0; i < a.rows(); ++i) CHECK(block[i * a.rows() + i] == doctest::Approx(h.signal_variance).epsilon(1e-13));
+    for (std::size_t i = 0; i < a.rows(); ++i) {
+      CHECK(block[i * a.rows() + i] == doctest::Approx(kernel->self_covariance(&a.x[i * 5])).epsilon(1e-13));
+      if (kernel->constant_self_covariance()) CHECK(block[i * a.rows() + i] == doctest::Approx(h.signal_variance).epsilon(1e-13));
+    }
+  }
+}
+
+TEST_CASE("the parameter gradient contraction equals finite differences of the weighted kernel sum, for every kernel") {
+  const Problem a = make_problem(23, 4, 5), b = make_problem(19, 4, 6);
+  std::vector<double> weights(a.rows() * b.rows());
+  for (std::size_t k = 0; k < weights.size(); ++k) weights[k] = std::sin(0.7 * static_cast<double>(k));
+  // f(θ) = Σ_ij W_ij k_θ(a_i, b_j), evaluated from the pair formula.
+  const auto weighted_sum = [&](const KernelHyperparameters& h) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < a.rows(); ++i)
+      for (std::size_t j = 0; j < b.rows(); ++j)
+        sum += weights[i * b.rows() + j] * reference_kernel(h, &a.x[i * 4], &b.x[j * 4], 4);
+    return sum;
+  };
+  for (const KernelHyperparameters& h : every_kernel(4)) {
+    CAPTURE(kernel_type_name(h.type));
+    CAPTURE(h.lengthscales.size());
+    const auto kernel = make_kernel(h, 4);
+    PreparedRows pa, pb;
+    kernel->prepare(a.x.data(), a.rows(), pa);
+    kernel->prepare(b.x.data(), b.rows(), pb);
+    std::vector<double> gradient(kernel->parameter_count(), 0.0);
+    kernel->add_parameter_gradient(pa.view(4), pb.view(4), weights.data(), gradient.data());
+    const std::vector<double> theta = log_parameters(h);  // [log ℓ…, log s², log σ²]
+    REQUIRE(theta.size() == gradient.size() + 1);
+    constexpr double step = 1e-6;
+    for (std::size_t p = 0; p < gradient.size(); ++p) {
+      CAPTURE(p);
+      std::vector<double> up = theta, down = theta;
+      up[p] += step;
+      down[p] -= step;
+      const double numeric = (weighted_sum(from_log_parameters(h.type, up)) - weighted_sum(from_log_parameters(h.type, down))) / (2 * step);
+      CHECK(gradient[p] == doctest::Approx(numeric).epsilon(1e-6).scale(1.0));
+    }
   }
 }
 
@@ -43,10 +76,14 @@ TEST_CASE("kernel hyperparameters are checked") {
                        doctest::Contains("takes one lengthscale"), Error);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, -1}, 1, 0.1}, 2),
                        doctest::Contains("lengthscale must be a positive finite number, not -1"), Error);
+  CHECK_THROWS_WITH_AS(make_kernel({KernelType::histogram_intersection, {1}, 1, 0.1}, 2),
+                       doctest::Contains("the hik kernel has no lengthscales, but 1 were given"), Error);
+  CHECK_THROWS_WITH_AS(make_kernel({KernelType::exponential, {1, 1}, 1, 0.1}, 3),
+                       doctest::Contains("exponential kernel needs 3 lengthscales (one per input) or one for all"), Error);
   CHECK_THROWS_WITH_AS(make_kernel(se_ard(2, 1.0, 0.0), 2), doctest::Contains("noise variance must be a positive"), Error);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, 1}, -2, 0.1}, 2),
                        doctest::Contains("signal variance"), Error);
-  CHECK_THROWS_WITH_AS(parse_kernel_type("rbf"), doctest::Contains("choose se-ard, se or matern52"), Error);
+  CHECK_THROWS_WITH_AS(parse_kernel_type("rbf"), doctest::Contains("choose se-ard, se, matern52, exponential or hik"), Error);
 }
 
 TEST_CASE("KernelMatrix products equal dense K̄ products, resident and streamed") {

@@ -12,13 +12,7 @@ using namespace gpstream::testing;
 
 TEST_CASE("the marginal likelihood gradient equals central finite differences, for every kernel") {
   const Problem p = make_problem(80, 3, 31);
-  const std::vector<KernelHyperparameters> kernels = {
-      {KernelType::squared_exponential_ard, {0.7, 1.3, 2.1}, 1.4, 0.05},
-      {KernelType::squared_exponential, {1.1}, 0.8, 0.2},
-      {KernelType::matern52, {0.9, 1.6, 0.5}, 1.2, 0.08},
-      {KernelType::matern52, {1.4}, 2.0, 0.1},
-  };
-  for (const KernelHyperparameters& h : kernels) {
+  for (const KernelHyperparameters& h : every_kernel(3)) {
     CAPTURE(kernel_type_name(h.type));
     CAPTURE(h.lengthscales.size());
     const MarginalLikelihood analytic = negative_log_marginal_likelihood(h, p.x.data(), p.y, 3);

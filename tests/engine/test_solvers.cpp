@@ -64,6 +64,21 @@ TEST_CASE("each iterative solver reaches the Cholesky solution (relative error <
   }
 }
 
+TEST_CASE("kernels that are not differentiable in x (exponential, histogram intersection) work with every solver") {
+  const Problem problem = make_problem(600, 3, 13);
+  for (const KernelHyperparameters& h : {KernelHyperparameters{KernelType::exponential, {1.5, 2.0, 1.0}, 1.0, 0.1},
+                                         KernelHyperparameters{KernelType::histogram_intersection, {}, 1.0, 0.05}}) {
+    CAPTURE(kernel_type_name(h.type));
+    const Solution exact = solve(problem, h, {.name = "cholesky"}, 1e-9);
+    for (const char* name : {"gbcd", "bcd-cyclic", "bcd-gradient", "cg", "smo"}) {
+      CAPTURE(name);
+      const Solution solution = solve(problem, h, {.name = name, .active_set_size = 100, .candidates = 60}, 1e-9);
+      CHECK(solution.run.reason == StopReason::converged);
+      CHECK(relative_difference(solution.state.alpha, exact.state.alpha) <= 1e-6);
+    }
+  }
+}
+
 TEST_CASE("solvers give the same answer when rows stream from a non-resident source") {
   const Problem problem = make_problem(900, 3, 12);
   const KernelHyperparameters h = se_ard(3, 0.7, 0.2);

@@ -1,0 +1,97 @@
+#include "engine/core/error.h"
+#include "engine/kernels/kernel.h"
+#include "engine/kernels/kernel_implementations.h"
+
+#include <tbb/parallel_for.h>
+
+#include <array>
+#include <cmath>
+
+namespace gpstream {
+namespace {
+
+constexpr std::array kAllKernelTypes = {KernelType::squared_exponential_ard, KernelType::squared_exponential,
+                                        KernelType::matern52, KernelType::exponential,
+                                        KernelType::histogram_intersection};
+
+void check_positive(double value, const char* what) {
+  GPSTREAM_CHECK(std::isfinite(value) && value > 0.0, "the {} must be a positive finite number, not {}", what, value);
+}
+
+}  // namespace
+
+std::string kernel_type_name(KernelType type) {
+  switch (type) {
+    case KernelType::squared_exponential_ard: return "se-ard";
+    case KernelType::squared_exponential: return "se";
+    case KernelType::matern52: return "matern52";
+    case KernelType::exponential: return "exponential";
+    case KernelType::histogram_intersection: return "hik";
+  }
+  return "unknown";
+}
+
+KernelType parse_kernel_type(const std::string& name) {
+  for (const KernelType type : kAllKernelTypes) {
+    if (name == kernel_type_name(type)) return type;
+  }
+  GPSTREAM_THROW("unknown kernel \"{}\" (choose {})", name, kKernelNames);
+}
+
+std::size_t default_lengthscale_count(KernelType type, std::size_t d) {
+  switch (type) {
+    case KernelType::squared_exponential: return 1;
+    case KernelType::histogram_intersection: return 0;
+    default: return d;
+  }
+}
+
+double gamma_from_lengthscale(double lengthscale) { return 1.0 / (2.0 * lengthscale * lengthscale); }
+double lengthscale_from_gamma(double gamma) { return std::sqrt(1.0 / (2.0 * gamma)); }
+
+void Kernel::add_parameter_gradient(const PreparedView& a, const PreparedView& b, const double* weights,
+                                    double* gradient) const {
+  const std::size_t parameters = parameter_count();
+  constexpr std::size_t kChunkRows = 32;
+  const std::size_t chunks = (a.count + kChunkRows - 1) / kChunkRows;
+  std::vector<double> partial(chunks * parameters, 0.0);
+  const std::size_t d = dimension_;
+  tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t chunk) {
+    const std::size_t first = chunk * kChunkRows;
+    const std::size_t rows = std::min(kChunkRows, a.count - first);
+    const PreparedView slice{a.values + first * d, a.squared_norms + first, rows};
+    add_parameter_gradient_rows(slice, b, weights + first * b.count, &partial[chunk * parameters]);
+  });
+  for (std::size_t chunk = 0; chunk < chunks; ++chunk)
+    for (std::size_t p = 0; p < parameters; ++p) gradient[p] += partial[chunk * parameters + p];
+}
+
+std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension) {
+  GPSTREAM_CHECK(dimension > 0, "a kernel needs at least one input dimension");
+  check_positive(hyperparameters.signal_variance, "signal variance");
+  check_positive(hyperparameters.noise_variance, "noise variance");
+  for (const double lengthscale : hyperparameters.lengthscales) check_positive(lengthscale, "lengthscale");
+  const std::size_t given = hyperparameters.lengthscales.size();
+  const std::string name = kernel_type_name(hyperparameters.type);
+  switch (hyperparameters.type) {
+    case KernelType::squared_exponential_ard:
+      GPSTREAM_CHECK(given == dimension, "the {} kernel needs {} lengthscales (one per input), but {} were given", name,
+                     dimension, given);
+      break;
+    case KernelType::squared_exponential:
+      GPSTREAM_CHECK(given == 1, "the se kernel takes one lengthscale for all inputs, but {} were given", given);
+      break;
+    case KernelType::matern52:
+    case KernelType::exponential:
+      GPSTREAM_CHECK(given == dimension || given == 1,
+                     "the {} kernel needs {} lengthscales (one per input) or one for all, but {} were given", name,
+                     dimension, given);
+      break;
+    case KernelType::histogram_intersection:
+      GPSTREAM_CHECK(given == 0, "the hik kernel has no lengthscales, but {} were given", given);
+      return detail::make_histogram_intersection_kernel(hyperparameters, dimension);
+  }
+  return detail::make_stationary_kernel(hyperparameters, dimension);
+}
+
+}  // namespace gpstream

@@ -1,0 +1,17 @@
+// The kernel families behind make_kernel() (kernel.cpp), which validates
+// the hyperparameters before calling these.
+#pragma once
+
+#include "engine/kernels/kernel.h"
+
+#include <memory>
+
+namespace gpstream::detail {
+
+// se-ard, se, matern52, exponential.
+std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension);
+// hik.
+std::unique_ptr<Kernel> make_histogram_intersection_kernel(const KernelHyperparameters& hyperparameters,
+                                                           std::size_t dimension);
+
+}  // namespace gpstream::detail
