@@ -47,13 +47,8 @@ using Optimiser = std::unique_ptr<std::remove_pointer_t<nlopt_opt>, NloptDeleter
 
 // What the C callback needs; exceptions are parked here and re-thrown after
 // nlopt_optimize returns (they must not unwind through NLopt's C frames).
-struct Objective {
-  const double* x;
-  std::span<const double> y;
-  std::size_t d;
-  KernelType kernel;
-  std::size_t start;
-  const SearchObserver* observer;
+struct CallbackData {
+  const LogParameterObjective* objective;
   const StopFlag* stop;
   nlopt_opt optimiser;
   std::size_t evaluations = 0;
@@ -61,26 +56,17 @@ struct Objective {
 };
 
 double evaluate(unsigned dimension, const double* theta, double* gradient, void* data) {
-  Objective& objective = *static_cast<Objective*>(data);
+  CallbackData& callback = *static_cast<CallbackData*>(data);
   try {
-    if (objective.stop != nullptr && objective.stop->requested()) throw Cancelled("hyperparameter search stopped");
-    const KernelHyperparameters h = from_log_parameters(objective.kernel, std::span(theta, dimension));
-    const MarginalLikelihood value = negative_log_marginal_likelihood(h, objective.x, objective.y, objective.d);
-    double gradient_norm = 0.0;
-    for (const double component : value.gradient) gradient_norm = std::max(gradient_norm, std::abs(component));
-    if (!std::isfinite(value.value) || !std::isfinite(gradient_norm)) {
-      GPSTREAM_THROW(
-          "the negative log marginal likelihood is not finite ({}) at lengthscale {}, signal variance {}, noise "
-          "variance {}: check the training rows and targets for non-finite or huge values",
-          value.value, h.lengthscales.front(), h.signal_variance, h.noise_variance);
-    }
-    ++objective.evaluations;
-    if (gradient != nullptr) std::copy(value.gradient.begin(), value.gradient.end(), gradient);
-    if (*objective.observer) (*objective.observer)({objective.start, objective.evaluations, value.value, gradient_norm, h});
-    return value.value;
+    if (callback.stop != nullptr && callback.stop->requested()) throw Cancelled("hyperparameter search stopped");
+    std::vector<double> local_gradient(dimension);
+    const double value = (*callback.objective)(std::span(theta, dimension), local_gradient);
+    ++callback.evaluations;
+    if (gradient != nullptr) std::copy(local_gradient.begin(), local_gradient.end(), gradient);
+    return value;
   } catch (...) {
-    objective.failure = std::current_exception();
-    nlopt_force_stop(objective.optimiser);
+    callback.failure = std::current_exception();
+    nlopt_force_stop(callback.optimiser);
     return std::numeric_limits<double>::quiet_NaN();
   }
 }
@@ -88,31 +74,27 @@ double evaluate(unsigned dimension, const double* theta, double* gradient, void*
 SearchStart run_start(const double* x, std::span<const double> y, std::size_t d, const KernelHyperparameters& initial,
                       std::size_t start, const HyperparameterSearchOptions& options, const SearchObserver& observer,
                       const StopFlag* stop) {
-  std::vector<double> theta = log_parameters(initial);
-  const std::size_t p = theta.size();
-  std::vector<double> lower(p), upper(p);
-  for (std::size_t j = 0; j + 2 < p; ++j) lower[j] = std::log(kLengthscaleBounds[0]), upper[j] = std::log(kLengthscaleBounds[1]);
-  lower[p - 2] = std::log(kSignalBounds[0]), upper[p - 2] = std::log(kSignalBounds[1]);
-  lower[p - 1] = std::log(options.min_noise_variance), upper[p - 1] = std::log(kNoiseUpperBound);
-  for (std::size_t j = 0; j < p; ++j) theta[j] = std::clamp(theta[j], lower[j], upper[j]);
-
-  const Optimiser optimiser(nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(p)));
-  GPSTREAM_CHECK(optimiser != nullptr, "NLopt could not create its L-BFGS optimiser");
-  Objective objective{x, y, d, initial.type, start, &observer, stop, optimiser.get(), 0, nullptr};
-  nlopt_set_min_objective(optimiser.get(), evaluate, &objective);
-  nlopt_set_lower_bounds(optimiser.get(), lower.data());
-  nlopt_set_upper_bounds(optimiser.get(), upper.data());
-  nlopt_set_ftol_rel(optimiser.get(), options.tolerance);
-  nlopt_set_xtol_abs1(optimiser.get(), options.tolerance);
-  nlopt_set_maxeval(optimiser.get(), static_cast<int>(std::min<std::size_t>(options.max_evaluations, 1u << 30)));
-
-  double value = 0.0;
-  const nlopt_result result = nlopt_optimize(optimiser.get(), theta.data(), &value);
-  if (objective.failure) std::rethrow_exception(objective.failure);
-  GPSTREAM_CHECK(result > 0 || result == NLOPT_ROUNDOFF_LIMITED, "the hyperparameter search {} (NLopt code {})",
-                 describe_nlopt_result(result), static_cast<int>(result));
-  GPSTREAM_CHECK(std::isfinite(value), "the hyperparameter search ended at a non-finite objective ({})", value);
-  return {initial, from_log_parameters(initial.type, theta), value, objective.evaluations, describe_nlopt_result(result)};
+  std::size_t evaluations = 0;
+  const LogParameterObjective objective = [&](std::span<const double> theta, std::span<double> gradient) {
+    const KernelHyperparameters h = from_log_parameters(initial.type, theta);
+    const MarginalLikelihood value = negative_log_marginal_likelihood(h, x, y, d);
+    double gradient_norm = 0.0;
+    for (const double component : value.gradient) gradient_norm = std::max(gradient_norm, std::abs(component));
+    if (!std::isfinite(value.value) || !std::isfinite(gradient_norm)) {
+      GPSTREAM_THROW(
+          "the negative log marginal likelihood is not finite ({}) at signal variance {}, noise variance {}: check "
+          "the training rows and targets for non-finite or huge values",
+          value.value, h.signal_variance, h.noise_variance);
+    }
+    std::copy(value.gradient.begin(), value.gradient.end(), gradient.begin());
+    if (observer) observer({start, ++evaluations, value.value, gradient_norm, h});
+    return value.value;
+  };
+  const BoundedMinimum minimum =
+      minimise_log_parameters(objective, log_parameters(initial), options.min_noise_variance, options.tolerance,
+                              options.max_evaluations, stop);
+  return {initial, from_log_parameters(initial.type, minimum.theta), minimum.value, minimum.evaluations,
+          minimum.stop_reason};
 }
 
 // The fixed start for `d` inputs (ℓ = 1, s² = 1, σ² = 0.1).
@@ -126,6 +108,36 @@ KernelHyperparameters default_initial_hyperparameters(KernelType kernel, std::si
 }
 
 }  // namespace
+
+BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, std::vector<double> theta,
+                                       double min_noise_variance, double tolerance, std::size_t max_evaluations,
+                                       const StopFlag* stop) {
+  const std::size_t p = theta.size();
+  GPSTREAM_CHECK(p >= 2, "a kernel needs at least 2 parameters (log s², log σ²), not {}", p);
+  std::vector<double> lower(p), upper(p);
+  for (std::size_t j = 0; j + 2 < p; ++j) lower[j] = std::log(kLengthscaleBounds[0]), upper[j] = std::log(kLengthscaleBounds[1]);
+  lower[p - 2] = std::log(kSignalBounds[0]), upper[p - 2] = std::log(kSignalBounds[1]);
+  lower[p - 1] = std::log(min_noise_variance), upper[p - 1] = std::log(kNoiseUpperBound);
+  for (std::size_t j = 0; j < p; ++j) theta[j] = std::clamp(theta[j], lower[j], upper[j]);
+
+  const Optimiser optimiser(nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(p)));
+  GPSTREAM_CHECK(optimiser != nullptr, "NLopt could not create its L-BFGS optimiser");
+  CallbackData callback{&objective, stop, optimiser.get(), 0, nullptr};
+  nlopt_set_min_objective(optimiser.get(), evaluate, &callback);
+  nlopt_set_lower_bounds(optimiser.get(), lower.data());
+  nlopt_set_upper_bounds(optimiser.get(), upper.data());
+  nlopt_set_ftol_rel(optimiser.get(), tolerance);
+  nlopt_set_xtol_abs1(optimiser.get(), tolerance);
+  nlopt_set_maxeval(optimiser.get(), static_cast<int>(std::min<std::size_t>(max_evaluations, 1u << 30)));
+
+  double value = 0.0;
+  const nlopt_result result = nlopt_optimize(optimiser.get(), theta.data(), &value);
+  if (callback.failure) std::rethrow_exception(callback.failure);
+  GPSTREAM_CHECK(result > 0 || result == NLOPT_ROUNDOFF_LIMITED, "the hyperparameter search {} (NLopt code {})",
+                 describe_nlopt_result(result), static_cast<int>(result));
+  GPSTREAM_CHECK(std::isfinite(value), "the hyperparameter search ended at a non-finite objective ({})", value);
+  return {std::move(theta), value, callback.evaluations, describe_nlopt_result(result)};
+}
 
 HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<const double> y, std::size_t d,
                                                  const HyperparameterSearchOptions& options,

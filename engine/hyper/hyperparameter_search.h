@@ -61,6 +61,25 @@ struct HyperparameterSearchResult {
 
 using SearchObserver = std::function<void(const SearchEvaluation&)>;
 
+// An objective of θ = log_parameters() (marginal_likelihood.h) that writes
+// its gradient into the second argument; it may throw.
+using LogParameterObjective = std::function<double(std::span<const double>, std::span<double>)>;
+
+struct BoundedMinimum {
+  std::vector<double> theta;
+  double value = 0.0;
+  std::size_t evaluations = 0;
+  std::string stop_reason;  // NLopt's, in words
+};
+
+// Minimises `objective` from θ with NLopt's L-BFGS inside the bounds above
+// (σ² ≥ min_noise_variance), stopping at a relative objective change or
+// absolute θ change of `tolerance` or after `max_evaluations`. An exception
+// thrown by the objective is re-thrown here; Cancelled when `stop` is requested.
+BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, std::vector<double> theta,
+                                       double min_noise_variance, double tolerance, std::size_t max_evaluations,
+                                       const StopFlag* stop = nullptr);
+
 // Learns hyperparameters for rows x (n×d, row-major, standardised) and
 // targets y (standardised). Throws when the objective is not finite (with
 // what to check) or K̄ is not numerically positive definite at a point the
