@@ -8,6 +8,7 @@
 #include "engine/sparse/greedy_basis_selection.h"
 #include "engine/sparse/sparse_fit.h"
 #include "engine/sparse/sparse_prediction.h"
+#include "dense_reference.h"
 #include "problems.h"
 
 #include <doctest/doctest.h>
@@ -19,34 +20,6 @@ using namespace gpstream;
 using namespace gpstream::testing;
 
 namespace {
-
-// Dense linear algebra for the references (row-major).
-std::vector<double> kernel_block(const KernelHyperparameters& h, const std::vector<double>& a, const std::vector<double>& b,
-                                 std::size_t d) {
-  const std::size_t p = a.size() / d, q = b.size() / d;
-  std::vector<double> k(p * q);
-  for (std::size_t i = 0; i < p; ++i)
-    for (std::size_t j = 0; j < q; ++j) k[i * q + j] = reference_kernel(h, &a[i * d], &b[j * d], d);
-  return k;
-}
-
-std::vector<double> multiply(const std::vector<double>& a, const std::vector<double>& b, std::size_t p, std::size_t k,
-                             std::size_t q, bool transpose_a = false) {
-  std::vector<double> c(p * q, 0.0);
-  for (std::size_t i = 0; i < p; ++i)
-    for (std::size_t l = 0; l < k; ++l) {
-      const double value = transpose_a ? a[l * p + i] : a[i * k + l];
-      for (std::size_t j = 0; j < q; ++j) c[i * q + j] += value * b[l * q + j];
-    }
-  return c;
-}
-
-// x = M⁻¹ B for symmetric positive definite M (n×n), B n×r.
-std::vector<double> spd_solve(std::vector<double> m, std::size_t n, std::vector<double> b, std::size_t r) {
-  cholesky_factor(m.data(), n, "reference");
-  cholesky_solve(m.data(), n, b.data(), r);
-  return b;
-}
 
 std::vector<double> rows_of(const Problem& problem, const std::vector<std::size_t>& indices) {
   std::vector<double> rows;
