@@ -4,6 +4,7 @@
 #include "engine/data/row_source_utilities.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/solvers/solver_driver.h"
+#include "engine/sparse/inducing_objective.h"
 #include "storage/checkpoint/checkpoint_file.h"
 #include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
@@ -44,7 +45,8 @@ std::vector<double> parse_number_list(const std::string& text, const char* optio
 
 struct TrainOptions {
   std::string dataset, output, solver, model, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log, save_hyper;
-  std::size_t active_set_size = 500, candidates = 60, basis = 1000;
+  std::string objective = "var";
+  std::size_t active_set_size = 500, candidates = 60, basis = 1000, information_pivots = 16;
   std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
   double tolerance = 1e-4, time_limit = 0, signal_variance = 1, noise_variance = 0, checkpoint_every = 60, gap = 0.025;
   ComputeOptions compute;
@@ -169,6 +171,11 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   GPSTREAM_CHECK(configuration.solver.active_set_size <= dataset.rows,
                  "--basis {} is larger than the {} training rows; give at most {}", configuration.solver.active_set_size,
                  dataset.rows, dataset.rows);
+  SparseTrainingRun run{configuration, kernel_matrix, y};
+  run.cholqr.information_pivots = options.information_pivots;
+  run.cholqr.objective = parse_inducing_objective(options.objective);
+  run.cholqr.learn_hyperparameters = values.count("fixed-hyper") == 0;
+  check_sparse_memory(run);
   if (!quiet) {
     fmt::print(stderr, "train: {} model, basis {}, on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}{}\n",
                name, configuration.solver.active_set_size, options.dataset, format_count(dataset.rows),
@@ -176,11 +183,10 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
                configuration.hyperparameters.noise_variance,
                resumed ? fmt::format(", resuming at iteration {}", resumed->iteration) : "");
   }
-  SparseTrainingRun run{configuration, kernel_matrix, y};
   run.resumed = std::move(resumed);
   run.checkpoint_path = checkpoint_path;
   run.checkpoint_every = options.checkpoint_every;
-  run.rule.tolerance = options.gap;
+  run.rule.tolerance = name == "cholqr" ? options.tolerance : options.gap;
   if (values.count("max-iter") != 0) run.rule.max_iterations = options.max_iterations;
   if (values.count("time-limit") != 0) run.rule.time_limit_seconds = options.time_limit;
   run.log_path = options.log;
@@ -189,17 +195,24 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   run.output = options.output;
   SparseTrainingResult result = train_sparse_model(run);
   SparseModel& model = result.model;
+  const KernelHyperparameters trained_kernel = model.hyperparameters;
   static_cast<ModelDescription&>(model) = describe_model(
       configuration, dataset,
       {name, describe(result.run.reason), result.run.last.iteration, result.run.last.gradient_max_norm,
        name == "sggp" ? options.gap : 0.0, result.run.last.elapsed_seconds, result.run.last.kernel_evaluations});
+  model.hyperparameters = trained_kernel;
   write_sparse_model(options.output, model, /*overwrite=*/true);
   if (!quiet) {
     std::string details;
     for (const auto& [key, value] : model.diagnostics) details += fmt::format(", {} {:.4g}", key, value);
     fmt::print(stderr, "train: {} model with {} basis rows ({}) in {:.2f} s{}; wrote {}\n", name, model.basis_size(),
                describe(result.run.reason), result.run.last.elapsed_seconds, details, options.output);
-    if (model.basis_size() < configuration.solver.active_set_size && is_greedy_sparse_model(name) &&
+    if (name == "cholqr") {
+      const KernelHyperparameters& h = model.hyperparameters;
+      fmt::print(stderr, "train: cholqr kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}\n",
+                 fmt::join(h.lengthscales, ", "), h.signal_variance, h.noise_variance);
+    }
+    if (model.basis_size() < configuration.solver.active_set_size && is_iterative_sparse_model(name) &&
         result.run.reason == StopReason::complete) {
       fmt::print(stderr, "train: stopped at {} of {} basis rows: no remaining candidate is numerically independent of the "
                  "basis (the kernel's numerical rank on these data)\n", model.basis_size(),
@@ -233,13 +246,16 @@ int run_train(const std::vector<std::string>& args) {
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&options.output)->required(), "model file to write")
       ("solver", po::value(&options.solver)->default_value("gbcd"), "gbcd, bcd-cyclic, bcd-gradient, cg, smo or cholesky")
-      ("model", po::value(&options.model)->default_value("dense"), "dense (the exact GP, by --solver), or a sparse model: sd, sr, sgma, mpgp, sggp or nystrom (README, \"Sparse models\")")
+      ("model", po::value(&options.model)->default_value("dense"), "dense (the exact GP, by --solver), or a sparse model: sd, sr, sgma, mpgp, sggp, nystrom or cholqr (README, \"Sparse models\")")
       ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
       ("gap", po::value(&options.gap)->default_value(0.025, "0.025"), "sggp: stop when the relative gap of the bounds falls below this")
+      ("info-pivots", po::value(&options.information_pivots)->default_value(16), "cholqr: information pivots z ranking the swap candidates")
+      ("objective", po::value(&options.objective)->default_value("var"), "cholqr: var (variational free energy) or mle (projected-process likelihood)")
+      ("fixed-hyper", "cholqr: keep the hyperparameters; only the inducing set is optimised")
       ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
       ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd 60; sgma, mpgp, sggp 59)")
       ("seed", po::value(&options.seed)->default_value(1), "random seed")
-      ("tol", po::value(&options.tolerance)->default_value(1e-4, "1e-4"), "stop when |g|inf <= tol (standardised targets)")
+      ("tol", po::value(&options.tolerance)->default_value(1e-4, "1e-4"), "stop when |g|inf <= tol (standardised targets); cholqr: when an epoch decreases its objective by less than tol, relatively")
       ("max-iter", po::value(&options.max_iterations), "stop after this many iterations")
       ("time-limit", po::value(&options.time_limit), "stop after this many seconds")
       ("refresh-every", po::value(&options.refresh_every)->default_value(0), "recompute g exactly every K iterations and report the drift (0: never)")
@@ -310,9 +326,18 @@ int run_train(const std::vector<std::string>& args) {
                                      options.model, kSparseModelNames));
       }
       if (values["solver"].defaulted() == false) throw UsageError("--solver is for --model dense; sparse models choose their own");
-      if (!is_greedy_sparse_model(options.model) && !options.checkpoint.empty()) {
+      if (!is_iterative_sparse_model(options.model) && !options.checkpoint.empty()) {
         throw UsageError(fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
-                                     "to checkpoint (sgma, mpgp and sggp do)", options.model));
+                                     "to checkpoint (sgma, mpgp, sggp and cholqr do)", options.model));
+      }
+      if (options.model == "cholqr") {
+        parse_inducing_objective(options.objective);  // a usage error before any data is read
+        if (options.information_pivots == 0) throw UsageError("--info-pivots must be at least 1");
+      } else {
+        for (const char* option : {"info-pivots", "objective", "fixed-hyper"}) {
+          if (values.count(option) != 0 && !values[option].defaulted())
+            throw UsageError(fmt::format("--{} is for --model cholqr", option));
+        }
       }
       if (options.basis == 0) throw UsageError("--basis must be at least 1");
       if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));

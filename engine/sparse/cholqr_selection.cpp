@@ -84,6 +84,14 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
   std::copy_n(values.begin(), hyperparameters_.lengthscales.size(), hyperparameters_.lengthscales.begin());
   hyperparameters_.signal_variance = values[values.size() - 2];
   hyperparameters_.noise_variance = values.back();
+  // The run keeps the settings it was started with.
+  const std::vector<double>& settings = get("settings");
+  GPSTREAM_CHECK(settings.size() == 5, "checkpoint: the CholQR settings hold {} values, not 5", settings.size());
+  options_.information_pivots = static_cast<std::size_t>(settings[0]);
+  options_.objective = settings[1] == 0.0 ? InducingObjective::variational : InducingObjective::likelihood;
+  options_.learn_hyperparameters = settings[2] != 0.0;
+  options_.swaps_per_epoch = static_cast<std::size_t>(settings[3]);
+  options_.hyperparameter_evaluations = static_cast<std::size_t>(settings[4]);
   const std::vector<double>& statistics = get("statistics");
   GPSTREAM_CHECK(statistics.size() == 2, "checkpoint: the CholQR statistics hold {} values, not 2", statistics.size());
   accepted_swaps_ = static_cast<std::uint64_t>(statistics[0]);
@@ -288,12 +296,17 @@ void CholQrSelection::store_state() {
   values.push_back(hyperparameters_.noise_variance);
   saved["hyperparameters"] = std::move(values);
   saved["statistics"] = {static_cast<double>(accepted_swaps_), last_decrease_};
+  saved["settings"] = {static_cast<double>(options_.information_pivots),
+                       options_.objective == InducingObjective::variational ? 0.0 : 1.0,
+                       options_.learn_hyperparameters ? 1.0 : 0.0, static_cast<double>(options_.swaps_per_epoch),
+                       static_cast<double>(options_.hyperparameter_evaluations)};
 }
 
-SparseModel CholQrSelection::model() const {
+SparseModel CholQrSelection::model() {
   const CholQrFactorization& f = *factorization_;
   const std::size_t m = f.size();
   SparseModel model;
+  model.method = "cholqr";
   model.hyperparameters = hyperparameters_;
   model.rows = n_;
   model.columns = d_;

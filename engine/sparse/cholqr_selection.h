@@ -32,10 +32,9 @@
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"
-#include "engine/solvers/solver_driver.h"
 #include "engine/sparse/cholqr_factorization.h"
 #include "engine/sparse/inducing_objective.h"
-#include "engine/sparse/sparse_model.h"
+#include "engine/sparse/sparse_training_method.h"
 
 #include <cstdint>
 #include <limits>
@@ -67,7 +66,7 @@ struct CholQrEpochStatistics {
   std::size_t accepted = 0;  // swaps that decreased F
 };
 
-class CholQrSelection final : public IterativeMethod {
+class CholQrSelection final : public SparseTrainingMethod {
  public:
   // `kernel` gives the training rows (read into memory here) and the
   // initial hyperparameters; y are the (standardised) targets. A state with
@@ -88,11 +87,12 @@ class CholQrSelection final : public IterativeMethod {
   const CholQrEpochStatistics& last_epoch() const { return last_epoch_; }
   std::uint64_t accepted_swaps() const { return accepted_swaps_; }
   // Writes the run into state.auxiliary (for a checkpoint).
-  void store_state();
+  void store_state() override;
   // The projected-process (SR mean, DTC variance) model read off the factors:
   // β = L_I⁻ᵀ R⁻¹ Qᵀỹ, basis factor L_I = L[I, :], variance factor Rᵀ.
   // Its hyperparameters are the learned ones (the model's kernel).
-  SparseModel model() const;
+  SparseModel model() override;
+  std::string measure_name() const override { return "relative decrease"; }
 
  private:
   void rebuild();

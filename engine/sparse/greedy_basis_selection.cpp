@@ -329,6 +329,10 @@ void GreedyBasisSelection::dual_step() {
                     x_c.begin() + static_cast<std::ptrdiff_t>((best + 1) * d_));
 }
 
+std::string GreedyBasisSelection::measure_name() const {
+  return options_.criterion == BasisCriterion::sggp ? "gap" : "trace residual";
+}
+
 void GreedyBasisSelection::store_state() {
   auto& saved = state_.auxiliary;
   const std::size_t m = basis_.size();

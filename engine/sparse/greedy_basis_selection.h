@@ -28,8 +28,7 @@
 
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/linalg/cholesky.h"
-#include "engine/solvers/solver_driver.h"
-#include "engine/sparse/sparse_model.h"
+#include "engine/sparse/sparse_training_method.h"
 
 #include <cstdint>
 #include <span>
@@ -49,7 +48,7 @@ struct GreedyBasisOptions {
   std::size_t candidates = 59;   // κ, random candidates per step
 };
 
-class GreedyBasisSelection final : public IterativeMethod {
+class GreedyBasisSelection final : public SparseTrainingMethod {
  public:
   // `kernel` streams the (standardised) training rows; y are their targets.
   // A state with an empty `auxiliary` starts a fresh selection; otherwise
@@ -74,11 +73,12 @@ class GreedyBasisSelection final : public IterativeMethod {
   double trace_residual() const { return trace_residual_; }  // tr(K − K_NB K_B⁻¹ K_BN)
 
   // Writes the selection into state.auxiliary (for a checkpoint).
-  void store_state();
+  void store_state() override;
   // The fitted model: the basis, β re-fitted in the whitened form of
   // sparse_fit.h (one more streamed pass), and the variance — projected
   // process for sgma and mpgp, the exact GP on the basis for sggp (eq. 10 with α* on B).
-  SparseModel model();
+  SparseModel model() override;
+  std::string measure_name() const override;
 
  private:
   // `count` distinct random rows not marked in `taken` (which marks `taken_count`), or all the rest.

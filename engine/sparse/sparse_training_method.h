@@ -1,0 +1,24 @@
+// A sparse model trained iteration by iteration under the solver driver —
+// the greedy basis selections, CholQR, the online GP: the driver stops it
+// and its observers checkpoint it, through this one interface.
+#pragma once
+
+#include "engine/solvers/solver_driver.h"
+#include "engine/sparse/sparse_model.h"
+
+#include <string>
+
+namespace gpstream {
+
+class SparseTrainingMethod : public IterativeMethod {
+ public:
+  // Writes the run into its SolverState's `auxiliary` map (for a checkpoint),
+  // from which the method's constructor resumes.
+  virtual void store_state() = 0;
+  // The fitted model (basis, weights, variance form), without metadata.
+  virtual SparseModel model() = 0;
+  // What convergence_measure() is, for the progress line.
+  virtual std::string measure_name() const = 0;
+};
+
+}  // namespace gpstream
