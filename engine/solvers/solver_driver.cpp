@@ -85,7 +85,7 @@ SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const St
   StopReason reason = StopReason::converged;
   for (;;) {
     const double run_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
-    if (current.gradient_max_norm <= rule.tolerance) {
+    if (method.converges() && current.gradient_max_norm <= rule.tolerance) {
       reason = StopReason::converged;
       break;
     }

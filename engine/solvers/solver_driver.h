@@ -54,6 +54,9 @@ class IterativeMethod {
   virtual double convergence_measure() const = 0;
   // True when there is nothing left to do (a basis that reached its size).
   virtual bool complete() const { return false; }
+  // False for methods that run to completion (the online GP's passes), whose
+  // convergence measure only shows progress and is never compared with the tolerance.
+  virtual bool converges() const { return true; }
   // True for direct methods, whose one iteration is the exact solution.
   virtual bool is_direct() const { return false; }
   // Called after each iteration; returns a drift to report, or −1.

@@ -10,16 +10,17 @@ std::string sparse_variance_form_name(SparseVarianceForm form) {
     case SparseVarianceForm::exact_on_subset: return "exact-on-subset";
     case SparseVarianceForm::projected_process: return "projected-process";
     case SparseVarianceForm::reduced_rank: return "reduced-rank";
+    case SparseVarianceForm::online_posterior: return "online-posterior";
   }
   return "unknown";
 }
 
 SparseVarianceForm parse_sparse_variance_form(const std::string& name) {
   for (SparseVarianceForm form : {SparseVarianceForm::exact_on_subset, SparseVarianceForm::projected_process,
-                                  SparseVarianceForm::reduced_rank}) {
+                                  SparseVarianceForm::reduced_rank, SparseVarianceForm::online_posterior}) {
     if (sparse_variance_form_name(form) == name) return form;
   }
-  GPSTREAM_THROW("unknown variance form '{}' (exact-on-subset, projected-process or reduced-rank)", name);
+  GPSTREAM_THROW("unknown variance form '{}' (exact-on-subset, projected-process, reduced-rank or online-posterior)", name);
 }
 
 void validate_sparse_model(const SparseModel& model, const std::string& context) {
@@ -30,7 +31,8 @@ void validate_sparse_model(const SparseModel& model, const std::string& context)
                  model.columns);
   GPSTREAM_CHECK(model.variance_factor.size() == checked_multiply(m, m), "{}: the variance factor is not {} x {}", context,
                  m, m);
-  if (model.variance_form != SparseVarianceForm::exact_on_subset) {
+  if (model.variance_form == SparseVarianceForm::projected_process ||
+      model.variance_form == SparseVarianceForm::reduced_rank) {
     GPSTREAM_CHECK(model.basis_factor.size() == m * m, "{}: the basis factor is not {} x {}", context, m, m);
   }
   if (model.variance_form == SparseVarianceForm::reduced_rank) {

@@ -33,13 +33,18 @@ enum class SparseVarianceForm {
   // n training rows: k*ᵀ(K̃ + σ²I)⁻¹k* by Woodbury (Schwaighofer & Tresp
   // 2003 §2.1, reduced-rank approximation); factors as projected_process.
   reduced_rank,
+  // K** + k_Bᵀ C k_B with C the online GP's posterior correction (Csató &
+  // Opper 2002, NOTES.md "Online GP"; negative semi-definite): the one form
+  // whose variance_factor holds a matrix itself, C (m×m, full, symmetric),
+  // not a Cholesky factor — C has no factor of its own to keep.
+  online_posterior,
 };
 
 std::string sparse_variance_form_name(SparseVarianceForm form);
 SparseVarianceForm parse_sparse_variance_form(const std::string& name);
 
 struct SparseModel : ModelDescription {
-  std::string method;  // sd, sr, sgma, mpgp, sggp, nystrom, srm-trans
+  std::string method;  // sd, sr, sgma, mpgp, sggp, nystrom, cholqr, online, srm-trans
 
   // mean(x*) = k_B(x*)ᵀ β (all models but reduced_rank, whose mean is k_N(x*)ᵀ w).
   std::vector<std::size_t> basis_indices;  // training rows of the basis (empty for srm-trans)

@@ -40,6 +40,13 @@ void predict_from_basis(const SparseModel& model, const Kernel& kernel, const Pr
   if (model.variance_form == SparseVarianceForm::exact_on_subset) {
     squared_column_norms_after_solve(model.variance_factor, m, k_bz.data(), t, norms.data());
     for (std::size_t j = 0; j < t; ++j) latent[j] -= norms[j];
+  } else if (model.variance_form == SparseVarianceForm::online_posterior) {  // K** + k_Bᵀ C k_B
+    std::vector<double> c_k(m * t);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(t), static_cast<int>(m),
+                1.0, model.variance_factor.data(), static_cast<int>(m), k_bz.data(), static_cast<int>(t), 0.0, c_k.data(),
+                static_cast<int>(t));
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < t; ++j) latent[j] += k_bz[i * t + j] * c_k[i * t + j];
   } else {  // projected process: K** − ‖u‖² + σ²‖L_F⁻¹u‖², u = L_K⁻¹k_B
     squared_column_norms_after_solve(model.basis_factor, m, k_bz.data(), t, norms.data());
     for (std::size_t j = 0; j < t; ++j) latent[j] -= norms[j];

@@ -2,10 +2,12 @@
 // exact GP when the basis is every training row.
 #include "engine/core/error.h"
 #include "engine/data/standardisation.h"
+#include "engine/hyper/marginal_likelihood.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/linalg/cholesky.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/sparse/greedy_basis_selection.h"
+#include "engine/sparse/online_gp.h"
 #include "engine/sparse/sparse_fit.h"
 #include "engine/sparse/sparse_prediction.h"
 #include "dense_reference.h"
@@ -339,4 +341,90 @@ TEST_CASE("sparse fits reject an empty basis or one larger than the data") {
   CHECK_THROWS_WITH_AS(fit_reduced_rank(fixture.matrix, problem.y, first_rows(51)),
                        doctest::Contains("larger than the 50 training rows"), Error);
   CHECK_THROWS_WITH_AS(fit_subset_of_regressors(fixture.matrix, problem.y, {}), doctest::Contains("empty"), Error);
+}
+
+namespace {
+
+SolverRun run_online(Fixture& fixture, const Problem& problem, const OnlineGpOptions& options, SolverState& state,
+                     std::uint64_t max_iterations = std::numeric_limits<std::uint64_t>::max()) {
+  OnlineGp online(fixture.matrix, problem.y, options, state);
+  StoppingRule rule;
+  rule.tolerance = 0.0;
+  rule.max_iterations = max_iterations;
+  const SolverRun run = run_iterations(online, fixture.matrix, rule, {}, nullptr, state.auxiliary.empty());
+  online.store_state();
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("the online GP with an unbounded basis and zero novelty threshold is the exact GP") {
+  const Problem problem = make_problem(60, 2, 23);
+  const Problem test = make_problem(12, 2, 24);
+  for (const KernelHyperparameters& h : {se_ard(2, 0.6, 0.1), KernelHyperparameters{KernelType::exponential, {0.8}, 1.0, 0.1}}) {
+    CAPTURE(kernel_type_name(h.type));
+    Fixture fixture(problem, h, true);
+    SolverState state;
+    const SolverRun run = run_online(fixture, problem, {.basis_size = 60, .novelty = 0.0, .rows_per_iteration = 7}, state);
+    CHECK(run.reason == StopReason::complete);
+    OnlineGp online(fixture.matrix, problem.y, {.basis_size = 60, .novelty = 0.0}, state);
+    SparseModel model = online.model();
+    model.columns = 2;
+    CHECK(model.basis_size() == 60);
+    const SparsePrediction exact = exact_gp(h, problem, test.x);
+    const SparsePrediction ours = predict_sparse(model, *fixture.kernel, test.x.data(), test.rows(), true);
+    CHECK(max_difference(ours.mean, exact.mean) < 1e-8);
+    CHECK(max_difference(ours.latent, exact.latent) < 1e-8);
+    // The sequential likelihood of a GP is its marginal likelihood (chain rule of p(y)).
+    CHECK(online.objective() == doctest::Approx(negative_log_marginal_likelihood(h, problem.x.data(), problem.y, 2).value).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("the online GP with a budget keeps Q = K_BV^-1 through deletions and resumes exactly") {
+  const Problem problem = make_problem(300, 3, 25);
+  const Problem test = make_problem(50, 3, 26);
+  const KernelHyperparameters h = se_ard(3, 0.9, 0.05);
+  Fixture fixture(problem, h, false);
+  const OnlineGpOptions options{.basis_size = 25, .novelty = 1e-6, .passes = 2, .rows_per_iteration = 40};
+  SolverState whole;
+  run_online(fixture, problem, options, whole);
+  const std::vector<double>& basis_values = whole.auxiliary.at("basis");
+  REQUIRE(basis_values.size() == 25);
+  CHECK(whole.auxiliary.at("progress")[1] > 0);  // deletions happened
+  // Q = K_BV⁻¹ after every deletion: Q K_BV = I.
+  const std::vector<std::size_t> basis(basis_values.begin(), basis_values.end());
+  const std::vector<double> k_bv = kernel_block(h, rows_of(problem, basis), rows_of(problem, basis), 3);
+  const std::vector<double> product = multiply(whole.auxiliary.at("Q"), k_bv, 25, 25, 25);
+  double largest = 0.0;
+  for (std::size_t i = 0; i < 25; ++i)
+    for (std::size_t j = 0; j < 25; ++j) largest = std::max(largest, std::abs(product[i * 25 + j] - (i == j ? 1.0 : 0.0)));
+  CHECK(largest < 1e-6);
+  // The variances stay between 0 and the prior, and the mean predicts the test targets.
+  OnlineGp online(fixture.matrix, problem.y, options, whole);
+  SparseModel model = online.model();
+  model.columns = 3;
+  const SparsePrediction prediction = predict_sparse(model, *fixture.kernel, test.x.data(), test.rows(), true);
+  CHECK(prediction.negative_variances == 0);
+  double squared_error = 0.0, squared_target = 0.0;
+  for (std::size_t j = 0; j < test.rows(); ++j) {
+    CHECK(prediction.latent[j] <= h.signal_variance);
+    squared_error += (prediction.mean[j] - test.y[j]) * (prediction.mean[j] - test.y[j]);
+    squared_target += test.y[j] * test.y[j];
+  }
+  CHECK(squared_error < 0.1 * squared_target);
+  // Interrupted after 5 blocks and resumed: the same state, bit for bit.
+  SolverState part;
+  run_online(fixture, problem, options, part, 5);
+  CHECK(part.auxiliary.at("progress")[0] == 200);
+  run_online(fixture, problem, options, part);
+  CHECK(part.auxiliary == whole.auxiliary);
+}
+
+TEST_CASE("the online GP rejects an empty budget, no passes and a negative novelty threshold") {
+  const Problem problem = make_problem(20, 2, 27);
+  Fixture fixture(problem, se_ard(2), false);
+  SolverState state;
+  CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.basis_size = 0}, state), doctest::Contains("budget of at least 1"), Error);
+  CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.passes = 0}, state), doctest::Contains("at least one pass"), Error);
+  CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.novelty = -1}, state), doctest::Contains("non-negative"), Error);
 }
