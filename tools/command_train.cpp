@@ -46,7 +46,8 @@ std::vector<double> parse_number_list(const std::string& text, const char* optio
 struct TrainOptions {
   std::string dataset, output, solver, model, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log, save_hyper;
   std::string objective = "var";
-  std::size_t active_set_size = 500, candidates = 60, basis = 1000, information_pivots = 16;
+  std::size_t active_set_size = 500, candidates = 60, basis = 1000, information_pivots = 16, passes = 1;
+  double novelty = 1e-6;
   std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
   double tolerance = 1e-4, time_limit = 0, signal_variance = 1, noise_variance = 0, checkpoint_every = 60, gap = 0.025;
   ComputeOptions compute;
@@ -119,6 +120,9 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
                              "learn-hyper"}) {
     if (given(option)) conflict(option, "", "the kernel and standardisation saved in it");
   }
+  for (const char* option : {"info-pivots", "objective", "fixed-hyper", "novelty", "passes"}) {
+    if (given(option)) conflict(option, "", "the model's settings saved in it");
+  }
 }
 
 // --learn-hyper: learns on a subset of the (standardised) training rows,
@@ -175,6 +179,8 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   run.cholqr.information_pivots = options.information_pivots;
   run.cholqr.objective = parse_inducing_objective(options.objective);
   run.cholqr.learn_hyperparameters = values.count("fixed-hyper") == 0;
+  run.online.novelty = options.novelty;
+  run.online.passes = options.passes;
   check_sparse_memory(run);
   if (!quiet) {
     fmt::print(stderr, "train: {} model, basis {}, on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}{}\n",
@@ -212,7 +218,10 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
       fmt::print(stderr, "train: cholqr kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}\n",
                  fmt::join(h.lengthscales, ", "), h.signal_variance, h.noise_variance);
     }
-    if (model.basis_size() < configuration.solver.active_set_size && is_iterative_sparse_model(name) &&
+    if (model.basis_size() < configuration.solver.active_set_size && name == "online") {
+      fmt::print(stderr, "train: {} of {} basis vectors used: no other row's novelty exceeded --novelty {} of its prior "
+                 "variance\n", model.basis_size(), configuration.solver.active_set_size, options.novelty);
+    } else if (model.basis_size() < configuration.solver.active_set_size && is_iterative_sparse_model(name) &&
         result.run.reason == StopReason::complete) {
       fmt::print(stderr, "train: stopped at {} of {} basis rows: no remaining candidate is numerically independent of the "
                  "basis (the kernel's numerical rank on these data)\n", model.basis_size(),
@@ -246,12 +255,14 @@ int run_train(const std::vector<std::string>& args) {
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&options.output)->required(), "model file to write")
       ("solver", po::value(&options.solver)->default_value("gbcd"), "gbcd, bcd-cyclic, bcd-gradient, cg, smo or cholesky")
-      ("model", po::value(&options.model)->default_value("dense"), "dense (the exact GP, by --solver), or a sparse model: sd, sr, sgma, mpgp, sggp, nystrom or cholqr (README, \"Sparse models\")")
+      ("model", po::value(&options.model)->default_value("dense"), "dense (the exact GP, by --solver), or a sparse model: sd, sr, sgma, mpgp, sggp, nystrom, cholqr or online (README, \"Sparse models\")")
       ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
       ("gap", po::value(&options.gap)->default_value(0.025, "0.025"), "sggp: stop when the relative gap of the bounds falls below this")
       ("info-pivots", po::value(&options.information_pivots)->default_value(16), "cholqr: information pivots z ranking the swap candidates")
       ("objective", po::value(&options.objective)->default_value("var"), "cholqr: var (variational free energy) or mle (projected-process likelihood)")
       ("fixed-hyper", "cholqr: keep the hyperparameters; only the inducing set is optimised")
+      ("novelty", po::value(&options.novelty)->default_value(1e-6, "1e-6"), "online: a row joins the basis when its novelty exceeds this fraction of its prior variance")
+      ("passes", po::value(&options.passes)->default_value(1), "online: passes over the data")
       ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
       ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd 60; sgma, mpgp, sggp 59)")
       ("seed", po::value(&options.seed)->default_value(1), "random seed")
@@ -328,7 +339,16 @@ int run_train(const std::vector<std::string>& args) {
       if (values["solver"].defaulted() == false) throw UsageError("--solver is for --model dense; sparse models choose their own");
       if (!is_iterative_sparse_model(options.model) && !options.checkpoint.empty()) {
         throw UsageError(fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
-                                     "to checkpoint (sgma, mpgp, sggp and cholqr do)", options.model));
+                                     "to checkpoint (sgma, mpgp, sggp, cholqr and online do)", options.model));
+      }
+      if (options.model == "online") {
+        if (options.passes == 0) throw UsageError("--passes must be at least 1");
+        if (!(options.novelty >= 0)) throw UsageError(fmt::format("--novelty must be non-negative, not {}", options.novelty));
+      } else {
+        for (const char* option : {"novelty", "passes"}) {
+          if (values.count(option) != 0 && !values[option].defaulted())
+            throw UsageError(fmt::format("--{} is for --model online", option));
+        }
       }
       if (options.model == "cholqr") {
         parse_inducing_objective(options.objective);  // a usage error before any data is read

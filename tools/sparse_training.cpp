@@ -3,6 +3,7 @@
 #include "engine/core/error.h"
 #include "engine/sparse/cholqr_selection.h"
 #include "engine/sparse/greedy_basis_selection.h"
+#include "engine/sparse/online_gp.h"
 #include "engine/sparse/sparse_fit.h"
 #include "tools/progress_line.h"
 #include "tools/training_observers.h"
@@ -29,6 +30,11 @@ std::unique_ptr<SparseTrainingMethod> make_training_method(SparseTrainingRun& ru
     options.seed = configuration.seed;
     return std::make_unique<CholQrSelection>(run.kernel, run.y, options, state);
   }
+  if (name == "online") {
+    OnlineGpOptions options = run.online;
+    options.basis_size = basis;
+    return std::make_unique<OnlineGp>(run.kernel, run.y, options, state);
+  }
   const GreedyBasisOptions options{parse_basis_criterion(name), basis, configuration.solver.candidates};
   return std::make_unique<GreedyBasisSelection>(run.kernel, run.y, options, state);
 }
@@ -48,7 +54,7 @@ void check_sparse_memory(const SparseTrainingRun& run) {
 }
 
 bool is_iterative_sparse_model(const std::string& name) {
-  return name == "sgma" || name == "mpgp" || name == "sggp" || name == "cholqr";
+  return name == "sgma" || name == "mpgp" || name == "sggp" || name == "cholqr" || name == "online";
 }
 
 bool is_sparse_model(const std::string& name) {
@@ -83,7 +89,7 @@ SparseTrainingResult train_sparse_model(SparseTrainingRun& run) {
   const std::unique_ptr<SparseTrainingMethod> method = make_training_method(run, state);
   // sgma and mpgp stop at the basis size, not at a tolerance.
   if (name == "sgma" || name == "mpgp") run.rule.tolerance = 0.0;
-  const std::uint64_t target = name == "cholqr" ? 0 : basis;
+  const std::uint64_t target = name == "cholqr" || name == "online" ? 0 : basis;
 
   ProgressLine progress_line(!run.quiet);
   const TrainingObservers observers(

@@ -1,6 +1,6 @@
 // `gpstream train --model NAME`: the sparse models, after train has set up
 // the run's configuration, data and kernel. The iterative ones (greedy basis
-// selections, CholQR) run
+// selections, CholQR, the online GP) run
 // through the solver driver with the same progress line, training log,
 // checkpoints and --resume as the dense solvers.
 #pragma once
@@ -9,6 +9,7 @@
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/sparse/cholqr_selection.h"
+#include "engine/sparse/online_gp.h"
 #include "engine/sparse/sparse_model.h"
 #include "storage/checkpoint/checkpoint_file.h"
 
@@ -18,11 +19,11 @@
 
 namespace gpstream::cli {
 
-// sd, sr, sgma, mpgp, sggp, nystrom, cholqr (srm-trans and bcm are trained by predict).
+// sd, sr, sgma, mpgp, sggp, nystrom, cholqr, online (srm-trans and bcm are trained by predict).
 bool is_sparse_model(const std::string& name);
 // The sparse models trained iteration by iteration (checkpointed, resumable).
 bool is_iterative_sparse_model(const std::string& name);
-inline constexpr const char* kSparseModelNames = "sd, sr, sgma, mpgp, sggp, nystrom or cholqr";
+inline constexpr const char* kSparseModelNames = "sd, sr, sgma, mpgp, sggp, nystrom, cholqr or online";
 
 struct SparseTrainingRun {
   const TrainingConfiguration& configuration;  // solver.name is the model, active_set_size its basis size
@@ -33,6 +34,7 @@ struct SparseTrainingRun {
   double checkpoint_every = 60;
   StoppingRule rule;                   // tolerance: the sggp gap, CholQR's relative decrease per epoch
   CholQrOptions cholqr;                // its basis size and seed come from the configuration
+  OnlineGpOptions online;              // its basis budget comes from the configuration
   std::string log_path;
   bool quiet = false;
   const StopFlag* stop = nullptr;
