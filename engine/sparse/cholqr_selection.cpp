@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/linalg/blas_threads.h"
 #include "engine/data/row_source_utilities.h"
 #include "engine/hyper/hyperparameter_search.h"
 #include "engine/hyper/marginal_likelihood.h"
@@ -97,6 +98,7 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
   accepted_swaps_ = static_cast<std::uint64_t>(statistics[0]);
   last_decrease_ = statistics[1];
   kernel_ = make_kernel(hyperparameters_, d_);
+  const ScopedBlasThreads all_cores;
   factorization_->rebuild(*kernel_, inducing);
   objective_ = factorization_->objective(options_.objective);
 }
@@ -104,6 +106,7 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
 CholQrSelection::~CholQrSelection() = default;
 
 void CholQrSelection::start() {
+  const ScopedBlasThreads all_cores;  // the BLAS calls here run one at a time
   // Algorithm 1 starts from a random subset of the training rows.
   std::vector<std::size_t> inducing = random_row_subset(n_, options_.basis_size, options_.seed);
   std::mt19937_64 random(options_.seed);
@@ -267,6 +270,7 @@ void CholQrSelection::rebuild() {
 }
 
 void CholQrSelection::iterate() {
+  const ScopedBlasThreads all_cores;  // the BLAS calls here run one at a time
   const double epoch_start = objective_;
   // Each epoch draws from its own stream, so a resumed run repeats it.
   std::seed_seq seeds{options_.seed, static_cast<std::uint64_t>(state_.iteration), std::uint64_t{0xC401}};

@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/linalg/blas_threads.h"
 
 #include <cblas.h>
 
@@ -188,6 +189,7 @@ void OnlineGp::remove(std::size_t i) {
 }
 
 void OnlineGp::iterate() {
+  const ScopedBlasThreads all_cores;  // the BLAS calls here run one at a time
   const std::size_t first = static_cast<std::size_t>(processed_ % n_);
   const std::size_t count = static_cast<std::size_t>(
       std::min<std::uint64_t>({options_.rows_per_iteration, n_ - first, total_rows() - processed_}));

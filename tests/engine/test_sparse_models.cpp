@@ -1,11 +1,13 @@
 // Sparse models against their closed forms computed densely, and against the
 // exact GP when the basis is every training row.
 #include "engine/core/error.h"
+#include "engine/data/k_means.h"
 #include "engine/data/standardisation.h"
 #include "engine/hyper/marginal_likelihood.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/linalg/cholesky.h"
 #include "engine/solvers/solver_driver.h"
+#include "engine/sparse/committee_machine.h"
 #include "engine/sparse/greedy_basis_selection.h"
 #include "engine/sparse/online_gp.h"
 #include "engine/sparse/sparse_fit.h"
@@ -17,6 +19,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
 
 using namespace gpstream;
 using namespace gpstream::testing;
@@ -427,4 +430,52 @@ TEST_CASE("the online GP rejects an empty budget, no passes and a negative novel
   CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.basis_size = 0}, state), doctest::Contains("budget of at least 1"), Error);
   CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.passes = 0}, state), doctest::Contains("at least one pass"), Error);
   CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.novelty = -1}, state), doctest::Contains("non-negative"), Error);
+}
+
+TEST_CASE("the committee machine with one module is the exact GP, and with k-means modules stays close to it") {
+  const Problem problem = make_problem(240, 2, 28);
+  const Problem test = make_problem(30, 2, 29);
+  const KernelHyperparameters h = se_ard(2, 0.7, 0.05);
+  Fixture fixture(problem, h, true);
+  const SparsePrediction exact = exact_gp(h, problem, test.x);
+  const CommitteePrediction one =
+      predict_committee(fixture.matrix, problem.y, {first_rows(problem.rows())}, test.x.data(), test.rows(), 7, true);
+  CHECK(max_difference(one.mean, exact.mean) < 1e-6);
+  CHECK(max_difference(one.latent, exact.latent) < 1e-6);
+
+  const KMeansResult clusters = k_means(fixture.resident, {.clusters = 4, .max_passes = 20, .seed = 3});
+  const auto modules = clusters_as_modules(clusters.labels, 4, 60);
+  REQUIRE(modules.size() == 4);
+  std::size_t covered = 0;
+  for (const auto& module : modules) covered += module.size();
+  CHECK(covered == problem.rows());
+  const CommitteePrediction committee =
+      predict_committee(fixture.matrix, problem.y, modules, test.x.data(), test.rows(), 10, true);
+  CHECK(committee.modules == 4);
+  CHECK(max_difference(committee.mean, exact.mean) < 0.05);
+  CHECK(committee.negative_variances == 0);
+  for (std::size_t j = 0; j < test.rows(); ++j) CHECK(committee.latent[j] <= h.signal_variance);
+}
+
+TEST_CASE("k-means separates well-separated blobs, its passes lower the inertia, and large clusters are cut") {
+  Problem blobs;
+  blobs.d = 2;
+  std::mt19937_64 random(4);
+  std::normal_distribution<double> spread(0.0, 0.1);
+  const double centres[3][2] = {{-5, 0}, {5, 0}, {0, 8}};
+  for (std::size_t i = 0; i < 300; ++i) {
+    for (std::size_t l = 0; l < 2; ++l) blobs.x.push_back(centres[i % 3][l] + spread(random));
+    blobs.y.push_back(0.0);
+  }
+  InMemoryRowSource rows = blobs.source();
+  const KMeansResult one_pass = k_means(rows, {.clusters = 3, .max_passes = 1, .seed = 1});
+  const KMeansResult result = k_means(rows, {.clusters = 3, .max_passes = 20, .seed = 1});
+  CHECK(result.inertia <= one_pass.inertia);
+  for (std::size_t i = 3; i < 300; ++i) CHECK(result.labels[i] == result.labels[i % 3]);
+  CHECK(result.labels[0] != result.labels[1]);
+  CHECK(result.labels[1] != result.labels[2]);
+  const auto modules = clusters_as_modules(result.labels, 3, 40);  // 100-row clusters > 2·40: cut into 3 parts
+  CHECK(modules.size() == 9);
+  for (const auto& module : modules) CHECK(module.size() <= 80);
+  CHECK_THROWS_WITH_AS(k_means(rows, {.clusters = 301}), doctest::Contains("k-means needs 1 to 300 clusters"), Error);
 }

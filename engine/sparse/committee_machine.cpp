@@ -1,0 +1,156 @@
+#include "engine/sparse/committee_machine.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+#include "engine/linalg/blas_threads.h"
+#include "engine/linalg/cholesky.h"
+#include "engine/sparse/sparse_model.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpstream {
+namespace {
+
+// M⁻¹ (q×q, row-major, full) from its Cholesky factor (LAPACK dpotri): the
+// precisions are what the committee sums, so the inverse is the quantity wanted.
+void inverse_from_factor(std::vector<double>& factor, std::size_t q) {
+  const lapack_int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(q), factor.data(),
+                                              static_cast<lapack_int>(q));
+  GPSTREAM_CHECK(info == 0, "LAPACK dpotri failed (info {})", info);
+  for (std::size_t i = 0; i < q; ++i)
+    for (std::size_t j = 0; j < i; ++j) factor[j * q + i] = factor[i * q + j];
+}
+
+// Factorises `matrix` in place, adding jitter × 10^k to its diagonal until it
+// is positive definite; returns whether more than the first jitter was needed.
+bool factor_with_jitter(std::vector<double>& matrix, std::size_t q, double jitter, const char* what) {
+  const std::vector<double> original = matrix;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      cholesky_factor(matrix.data(), q, what);
+      return attempt > 0;
+    } catch (const Error&) {
+      if (attempt == 4) throw;
+      matrix = original;
+      const double added = jitter * std::pow(100.0, attempt + 1);
+      for (std::size_t i = 0; i < q; ++i) matrix[i * q + i] += added;
+    }
+  }
+}
+
+}  // namespace
+
+CommitteePrediction predict_committee(KernelMatrix& training, std::span<const double> y,
+                                      const std::vector<std::vector<std::size_t>>& modules, const double* test_rows,
+                                      std::size_t count, std::size_t block_rows, bool with_variance,
+                                      const std::function<void(std::size_t)>& progress, const StopFlag* stop) {
+  GPSTREAM_CHECK(!modules.empty(), "the committee needs at least one module");
+  GPSTREAM_CHECK(block_rows > 0, "the committee needs at least 1 test row per query block");
+  GPSTREAM_CHECK(y.size() == training.size(), "{} targets for {} training rows", y.size(), training.size());
+  const ScopedBlasThreads all_cores;  // one BLAS-3 call at a time, nothing else running
+  const Kernel& kernel = training.kernel();
+  const std::size_t d = kernel.dimension();
+  const double noise = kernel.noise_variance();
+  const double jitter = kBasisJitter * kernel.hyperparameters().signal_variance;
+  CommitteePrediction prediction;
+  prediction.modules = modules.size();
+  prediction.mean.assign(count, 0.0);
+  if (with_variance) prediction.latent.assign(count, 0.0);
+  if (count == 0) return prediction;
+
+  PreparedRows test;
+  kernel.prepare(test_rows, count, test);
+  const std::size_t blocks = (count + block_rows - 1) / block_rows;
+  auto block_size = [&](std::size_t b) { return std::min(block_rows, count - b * block_rows); };
+  // K_** + jitter·I of a block.
+  auto prior = [&](std::size_t b) {
+    const std::size_t q = block_size(b);
+    std::vector<double> k(q * q);
+    const PreparedView view = test.view(d, b * block_rows, q);
+    kernel.evaluate(view, view, k.data());
+    for (std::size_t i = 0; i < q; ++i) k[i * q + i] += jitter;
+    return k;
+  };
+  std::vector<std::vector<double>> precision_sums(blocks), weighted_sums(blocks);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    precision_sums[b].assign(block_size(b) * block_size(b), 0.0);
+    weighted_sums[b].assign(block_size(b), 0.0);
+  }
+
+  for (std::size_t module = 0; module < modules.size(); ++module) {
+    if (stop != nullptr && stop->requested()) throw Cancelled("interrupted; no predictions were written");
+    if (progress) progress(module);
+    const std::vector<std::size_t>& rows = modules[module];
+    const std::size_t size = rows.size();
+    GPSTREAM_CHECK(size > 0, "module {} is empty", module);
+    // The module's exact GP: K̄_i = L_i L_iᵀ, α_i = K̄_i⁻¹ y_i.
+    std::vector<double> x(checked_multiply(size, d));
+    training.rows().gather_rows(rows, x.data(), nullptr);
+    PreparedRows prepared;
+    kernel.prepare(x.data(), size, prepared);
+    std::vector<double> factor(checked_multiply(size, size));
+    kernel.evaluate(prepared, prepared, factor.data());
+    for (std::size_t i = 0; i < size; ++i) factor[i * size + i] += noise;
+    cholesky_factor(factor.data(), size, "a BCM module's K + sigma^2 I");
+    std::vector<double> alpha(size);
+    for (std::size_t i = 0; i < size; ++i) alpha[i] = y[rows[i]];
+    cholesky_solve(factor.data(), size, alpha.data(), 1);
+    training.count_kernel_evaluations(checked_multiply(size, size));
+
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::size_t q = block_size(b);
+      const int si = static_cast<int>(size), qi = static_cast<int>(q);
+      // K_i* (size×q), E_i = K_*i α_i, V = L_i⁻¹ K_i*, C_i = K_** − VᵀV.
+      std::vector<double> v(checked_multiply(size, q));
+      kernel.evaluate(prepared.view(d), test.view(d, b * block_rows, q), v.data());
+      training.count_kernel_evaluations(checked_multiply(size, q));
+      std::vector<double> mean(q);
+      cblas_dgemv(CblasRowMajor, CblasTrans, si, qi, 1.0, v.data(), qi, alpha.data(), 1, 0.0, mean.data(), 1);
+      cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, si, qi, 1.0, factor.data(), si,
+                  v.data(), qi);
+      std::vector<double> covariance = prior(b);
+      cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, qi, si, -1.0, v.data(), qi, 1.0, covariance.data(), qi);
+      if (factor_with_jitter(covariance, q, jitter, "a BCM module's posterior covariance C_i")) ++prediction.extra_jitter;
+      std::vector<double> solved = mean;  // C_i⁻¹ E_i
+      cholesky_solve(covariance.data(), q, solved.data(), 1);
+      inverse_from_factor(covariance, q);
+      for (std::size_t k = 0; k < q * q; ++k) precision_sums[b][k] += covariance[k];
+      for (std::size_t k = 0; k < q; ++k) weighted_sums[b][k] += solved[k];
+    }
+  }
+
+  // C⁻¹ = Σ C_i⁻¹ − (M − 1) K_**⁻¹; E = C Σ C_i⁻¹E_i.
+  const double others = static_cast<double>(modules.size() - 1);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::size_t q = block_size(b);
+    std::vector<double>& precision = precision_sums[b];
+    if (others > 0.0) {
+      std::vector<double> prior_inverse = prior(b);
+      cholesky_factor(prior_inverse.data(), q, "the test block's prior K_**");
+      inverse_from_factor(prior_inverse, q);
+      for (std::size_t k = 0; k < q * q; ++k) precision[k] -= others * prior_inverse[k];
+    }
+    cholesky_factor(precision.data(), q,
+                    "the committee's precision sum_i C_i^-1 - (M - 1) K_**^-1 (try larger modules or query blocks)");
+    std::vector<double> mean = weighted_sums[b];
+    cholesky_solve(precision.data(), q, mean.data(), 1);
+    std::copy(mean.begin(), mean.end(), prediction.mean.begin() + static_cast<std::ptrdiff_t>(b * block_rows));
+    if (!with_variance) continue;
+    inverse_from_factor(precision, q);
+    for (std::size_t j = 0; j < q; ++j) {
+      double latent = precision[j * q + j] - jitter;
+      if (latent < 0.0) {
+        latent = 0.0;
+        ++prediction.negative_variances;
+      }
+      prediction.latent[b * block_rows + j] = latent;
+    }
+  }
+  return prediction;
+}
+
+}  // namespace gpstream
