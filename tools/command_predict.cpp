@@ -1,11 +1,14 @@
 // gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv
 // gpstream predict --model srm-trans DATA.h5 INPUTS.h5|INPUTS.csv --hyper H.json -o PREDICTIONS.csv
 #include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+#include "engine/data/k_means.h"
 #include "engine/data/row_source_utilities.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/models/dense_prediction.h"
 #include "engine/models/dense_variance.h"
 #include "engine/models/prediction_metrics.h"
+#include "engine/sparse/committee_machine.h"
 #include "engine/sparse/sparse_prediction.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
@@ -58,6 +61,7 @@ struct PredictOptions {
   std::string model, data, inputs, output, truth, hyper;
   std::vector<std::string> arguments;
   std::size_t basis = 1000;
+  std::size_t modules = 0, module_size = 1000, query_block = 0;  // bcm
   VarianceOptions variance;
   bool with_variance = false, latent = false, quiet = false;
   std::size_t memory_budget = 0;
@@ -160,6 +164,50 @@ Predictions predict_transductively(const PredictOptions& options, const TestSet&
                       options.basis, seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)))};
 }
 
+// --model bcm: k-means modules of the training rows, each an exact GP,
+// combined over query blocks of the test rows.
+Predictions predict_by_committee(const PredictOptions& options, const TestSet& test,
+                                 const ModelDescription& model_description, TrainingData& training) {
+  const std::unique_ptr<Kernel> kernel = make_kernel(model_description.hyperparameters, model_description.columns);
+  KernelMatrix kernel_matrix(training.rows(), *kernel, {.memory_budget_bytes = options.memory_budget});
+  const std::vector<double> y = read_all_targets(training.rows());
+  const std::size_t n = y.size();
+  const std::size_t clusters = options.modules > 0 ? options.modules : (n + options.module_size - 1) / options.module_size;
+  GPSTREAM_CHECK(clusters <= n, "--modules {} is more than the {} training rows", clusters, n);
+  const std::size_t target_size = (n + clusters - 1) / clusters;
+  const std::size_t block = options.query_block > 0 ? options.query_block : target_size;
+  StopFlag stop;
+  InterruptHandler interrupts(stop);
+  ProgressLine progress(!options.quiet);
+  const auto start = std::chrono::steady_clock::now();
+  progress.update(fmt::format("bcm: k-means of {} training rows into {} modules", n, clusters));
+  const KMeansResult clustering = k_means(training.rows(), {.clusters = clusters, .seed = options.variance.seed}, &stop);
+  const std::vector<std::vector<std::size_t>> modules = clusters_as_modules(clustering.labels, clusters, target_size);
+  std::size_t smallest = n, largest = 0;
+  for (const auto& module : modules) smallest = std::min(smallest, module.size()), largest = std::max(largest, module.size());
+  // One module's factor and cross-covariances, the accumulated precisions of every query block.
+  const std::size_t needed = sizeof(double) * checked_add(checked_add(checked_multiply(largest, largest),
+                                                                     checked_multiply(largest, block)),
+                                                         checked_multiply(test.rows + block, block));
+  GPSTREAM_CHECK(needed <= options.memory_budget,
+                 "--model bcm needs {:.2f} GiB (the largest module has {} rows, query blocks of {} over {} test rows), "
+                 "above the --memory budget of {:.2f} GiB; use smaller --module-size or --query-block, or raise --memory",
+                 static_cast<double>(needed) / (1u << 30), largest, block, test.rows,
+                 static_cast<double>(options.memory_budget) / (1u << 30));
+  CommitteePrediction prediction = predict_committee(
+      kernel_matrix, y, modules, test.x.data(), test.rows, block, options.with_variance,
+      [&](std::size_t done) { progress.update(fmt::format("bcm: module {} of {}", done + 1, modules.size())); }, &stop);
+  progress.finish();
+  const double seconds = seconds_since(start);
+  std::string how = fmt::format(
+      "bcm with {} k-means modules of {}-{} rows, query blocks of {}: trained and predicted in {:.2f} s ({:.3g} ms per row)",
+      modules.size(), smallest, largest, block, seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)));
+  if (prediction.extra_jitter > 0) {
+    how += fmt::format("; {} module covariances needed extra jitter", prediction.extra_jitter);
+  }
+  return {std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances, std::move(how)};
+}
+
 }  // namespace
 
 int run_predict(const std::vector<std::string>& args) {
@@ -167,7 +215,7 @@ int run_predict(const std::vector<std::string>& args) {
   spec.name = "predict";
   spec.usage =
       "gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv [options]\n"
-      "       gpstream predict --model srm-trans DATA.h5 INPUTS.h5|INPUTS.csv --hyper HYPER.json -o PREDICTIONS.csv";
+      "       gpstream predict --model srm-trans|bcm DATA.h5 INPUTS.h5|INPUTS.csv --hyper HYPER.json -o PREDICTIONS.csv";
   spec.description =
       "Predict the mean for each input row, in the target's original units. A dense model streams its\n"
       "training rows (the dataset it references) once per block of test rows; a sparse model predicts from\n"
@@ -175,20 +223,25 @@ int run_predict(const std::vector<std::string>& args) {
       "variance and standard deviation of a new observation y* (noise included; --latent for the\n"
       "noise-free f*): for a dense model one solve (K + noise I) u = k* per row, by GBCD on batches of rows\n"
       "that share every kernel block; for a sparse model its closed form. --model srm-trans trains the\n"
-      "transductive subset of regressors on DATA.h5 with each block of --basis test rows as its basis.\n"
+      "transductive subset of regressors on DATA.h5 with each block of --basis test rows as its basis;\n"
+      "--model bcm the Bayesian committee machine: DATA.h5 cut into k-means modules, each an exact GP,\n"
+      "combined on query blocks of test rows.\n"
       "When the inputs carry targets (a dataset's /y, or a CSV column named like the model's target) or\n"
       "--truth gives them, prints the normalised RMSE (GBCD paper eq. 16), SMSE, MAE and, with --variance,\n"
       "SNLP (cholqr paper eq. 22) and the coverage of mean +- 2 std.";
   PredictOptions options;
   ComputeOptions compute;
   spec.options.add_options()
-      ("model", po::value(&options.model), "model file from gpstream train (or the first argument), or srm-trans")
-      ("arguments", po::value(&options.arguments)->multitoken(), "MODEL.h5 INPUTS, or DATA.h5 INPUTS with --model srm-trans")
+      ("model", po::value(&options.model), "model file from gpstream train (or the first argument), or srm-trans or bcm")
+      ("arguments", po::value(&options.arguments)->multitoken(), "MODEL.h5 INPUTS, or DATA.h5 INPUTS with --model srm-trans or bcm")
       ("output,o", po::value(&options.output)->required(), "predictions (CSV), or - for standard output")
       ("data", po::value(&options.data), "the training dataset, if it moved since training")
       ("truth", po::value(&options.truth), "targets for the inputs (CSV or dataset), to report the RMSE")
-      ("hyper", po::value(&options.hyper), "srm-trans: the hyperparameter file (from gpstream hyper)")
+      ("hyper", po::value(&options.hyper), "srm-trans, bcm: the hyperparameter file (from gpstream hyper)")
       ("basis", po::value(&options.basis)->default_value(1000), "srm-trans: test rows per block, the basis of each SR fit")
+      ("modules", po::value(&options.modules), "bcm: number of k-means modules (default: rows / --module-size)")
+      ("module-size", po::value(&options.module_size)->default_value(1000), "bcm: training rows per module")
+      ("query-block", po::value(&options.query_block), "bcm: test rows predicted jointly (default: the module size)")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "no summary on stderr")
       ("variance", "also write the predictive variance and standard deviation")
@@ -197,7 +250,7 @@ int run_predict(const std::vector<std::string>& args) {
       ("batch-rows", po::value(&options.variance.batch_rows)->default_value(0), "dense models: test rows solved together (0: as many as --memory allows, up to 1024)")
       ("active-set", po::value(&options.variance.active_set_size)->default_value(500), "dense models: active set size m of the variance solves")
       ("candidates", po::value(&options.variance.candidates)->default_value(60), "dense models: random candidates kappa per greedy step")
-      ("seed", po::value(&options.variance.seed)->default_value(1), "dense models: random seed of the variance solves");
+      ("seed", po::value(&options.variance.seed)->default_value(1), "dense models: random seed of the variance solves; bcm: of the k-means");
   compute.add(spec.options);
   spec.positional.add("arguments", -1);
   po::variables_map values;
@@ -205,20 +258,37 @@ int run_predict(const std::vector<std::string>& args) {
   options.quiet = values.count("quiet") != 0;
   options.with_variance = values.count("variance") != 0;
   options.latent = values.count("latent") != 0;
-  const bool transductive = options.model == "srm-trans";
+  const bool committee = options.model == "bcm";
+  const bool transductive = options.model == "srm-trans" || committee;
   std::string data_path;
+  for (const char* option : {"modules", "module-size", "query-block"}) {
+    if (!committee && values.count(option) != 0 && !values[option].defaulted())
+      throw UsageError(fmt::format("--{} is for --model bcm", option));
+  }
   if (transductive) {
-    if (options.arguments.size() != 2) throw UsageError("--model srm-trans takes two arguments: DATA.h5 INPUTS");
+    if (options.arguments.size() != 2) {
+      throw UsageError(fmt::format("--model {} takes two arguments: DATA.h5 INPUTS", options.model));
+    }
     data_path = options.arguments[0];
     options.inputs = options.arguments[1];
-    if (options.hyper.empty()) throw UsageError("--model srm-trans needs the kernel's --hyper file (from gpstream hyper)");
+    if (options.hyper.empty()) {
+      throw UsageError(fmt::format("--model {} needs the kernel's --hyper file (from gpstream hyper)", options.model));
+    }
     if (options.basis == 0) throw UsageError("--basis must be at least 1");
+    if (committee && values.count("modules") != 0 && values.count("module-size") != 0 && !values["module-size"].defaulted())
+      throw UsageError("give --modules or --module-size, not both");
+    if (committee && values.count("modules") != 0 && options.modules == 0) throw UsageError("--modules must be at least 1");
+    if (options.module_size == 0) throw UsageError("--module-size must be at least 1");
+    if (committee && values.count("query-block") != 0 && options.query_block == 0)
+      throw UsageError("--query-block must be at least 1");
   } else {
     if (!options.model.empty()) options.arguments.insert(options.arguments.begin(), options.model);
     if (options.arguments.size() != 2) throw UsageError("give the model file and the inputs: MODEL.h5 INPUTS");
     options.model = options.arguments[0];
     options.inputs = options.arguments[1];
-    if (!options.hyper.empty()) throw UsageError("--hyper is for --model srm-trans; a model file holds its hyperparameters");
+    if (!options.hyper.empty()) {
+      throw UsageError("--hyper is for --model srm-trans or bcm; a model file holds its hyperparameters");
+    }
   }
   if (options.latent && !options.with_variance) throw UsageError("--latent needs --variance");
   if (!(options.variance.tolerance > 0)) {
@@ -266,7 +336,8 @@ int run_predict(const std::vector<std::string>& args) {
                    values.count("force") != 0);
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
 
-  Predictions predictions = transductive ? predict_transductively(options, test, model_description, *transductive_training)
+  Predictions predictions = committee      ? predict_by_committee(options, test, model_description, *transductive_training)
+                            : transductive ? predict_transductively(options, test, model_description, *transductive_training)
                             : sparse     ? predict_with_sparse_model(*sparse, options, test)
                                          : predict_with_dense_model(*dense, options, test);
 

@@ -96,6 +96,23 @@ TEST_CASE("srm-trans with the training rows as test rows and basis equals the ex
   double largest = 0.0;
   for (std::size_t i = 0; i < a.size(); ++i) largest = std::max(largest, std::abs(a[i][0] - b[i][0]));
   CHECK(largest < 1e-4);  // targets are O(10); the SR fit carries a jitter of 1e-8 on K_B
+  // The committee machine with one module is the exact GP too (up to a jitter of 1e-8 s² on K_**).
+  const std::string by_committee = data.directory.file("bcm.csv");
+  const auto committee = run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.train) + " --hyper " +
+                                      quote(hyper) + " --modules 1 --query-block 100 -o " + quote(by_committee));
+  CAPTURE(committee.err);
+  REQUIRE(committee.exit_code == 0);
+  CHECK(committee.err.find("bcm with 1 k-means modules") != std::string::npos);
+  const auto c = read_numbers(by_committee);
+  REQUIRE(c.size() == 400);
+  largest = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) largest = std::max(largest, std::abs(a[i][0] - c[i][0]));
+  CHECK(largest < 1e-5);
+  const auto modules = run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.test) + " --hyper " +
+                                    quote(hyper) + " --module-size 100 --variance -o " + quote(data.directory.file("m.csv")));
+  CAPTURE(modules.err);
+  CHECK(modules.exit_code == 0);
+  CHECK(modules.err.find("bcm with 4 k-means modules") != std::string::npos);
   // In blocks of 15 test rows it is a coarser model, but a model all the same.
   const auto blocks = run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.test) + " --hyper " +
                                    quote(hyper) + " --basis 15 -o " + quote(data.directory.file("blocks.csv")));
@@ -175,4 +192,20 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
                                   quote(data.directory.file("t.csv")));
   CHECK(trans.exit_code != 0);
   CHECK(trans.err.find("needs the kernel's --hyper file") != std::string::npos);
+  const std::string predictions = quote(data.directory.file("b.csv")), hyper = data.directory.file("hyper.json");
+  gpstream::testing::write_file(hyper, R"({"kernel_name": "se", "length_scales": [1], "signal_variance": 1, "noise_variance": 0.05})");
+  for (const auto& [options, message] : std::vector<std::pair<std::string, std::string>>{
+           {" --modules 0", "--modules must be at least 1"},
+           {" --modules 2 --module-size 10", "give --modules or --module-size, not both"},
+           {" --modules 500", "--modules 500 is more than the 400 training rows"},
+           {" --query-block 0", "--query-block must be at least 1"}}) {
+    CAPTURE(options);
+    const auto bcm = run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.test) +
+                                  " --hyper " + quote(hyper) + options + " -o " + predictions);
+    CHECK(bcm.exit_code != 0);
+    CHECK(bcm.err.find(message) != std::string::npos);
+    CHECK(gpstream::testing::count_lines(bcm.err) == 1);
+  }
+  const auto misplaced = run_gpstream("predict " + quote(model) + " " + quote(data.test) + " --modules 3 -o " + predictions);
+  CHECK(misplaced.err.find("--modules is for --model bcm") != std::string::npos);
 }
