@@ -8,16 +8,28 @@
 //    (eq. 16), SNLP and coverage.
 //  - Schwaighofer & Tresp 2003 Table 1 on kin40k: remaining variance
 //    100·MSE/MSE_mean for B = 200 and 1000 basis functions of SR-random,
-//    SGMA, SGGP ("SRM PostApp"), Nyström (RRA) and SRM-Trans, plus MPGP.
+//    SGMA, SGGP ("SRM PostApp"), Nyström (RRA), SRM-Trans, the online GP and
+//    the BCM (k-means modules and query blocks of B rows), plus MPGP.
+//  - Cao et al. 2015 Fig. 5 on kin40k: CholQR (variational objective, z = 128
+//    information pivots as the paper uses for KIN40K, hyperparameters learned
+//    with the inducing set) against the paper's "Random" (the same objective
+//    and hyperparameter steps on a random inducing set) and the greedy SGGP
+//    and MPGP selections (with the 2000-row hyperparameters), at m = 32 …
+//    1024: objective, SMSE, SNLP and training time.
 //
-// Prints both tables and writes sparse_table4.csv and sparse_table1.csv.
+// Prints the tables and writes sparse_table4.csv, sparse_table1.csv and
+// sparse_cholqr.csv (plot_sparse.sh draws the Fig. 5 panels from it).
 #include "bench/bench_problems.h"
 #include "engine/data/in_memory_row_source.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/linalg/blas_threads.h"
 #include "engine/models/prediction_metrics.h"
 #include "engine/solvers/solver_driver.h"
+#include "engine/data/k_means.h"
+#include "engine/sparse/cholqr_selection.h"
+#include "engine/sparse/committee_machine.h"
 #include "engine/sparse/greedy_basis_selection.h"
+#include "engine/sparse/online_gp.h"
 #include "engine/sparse/sparse_fit.h"
 #include "engine/sparse/sparse_prediction.h"
 #include "tools/blas_core.h"
@@ -26,6 +38,7 @@
 #include <boost/algorithm/string.hpp>
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 
@@ -47,6 +60,12 @@ Fitted train(const std::string& method, KernelMatrix& matrix, const std::vector<
   Fitted fitted;
   if (method == "sd" || method == "sr" || method == "nystrom") {
     fitted.model = fit_on_random_basis(method, matrix, y, m, seed);
+  } else if (method == "online") {
+    SolverState state;
+    OnlineGp online(matrix, y, {.basis_size = m}, state);
+    StoppingRule rule;
+    run_iterations(online, matrix, rule, {}, nullptr, true);
+    fitted.model = online.model();
   } else {
     SolverState state = initial_solver_state({}, seed);
     GreedyBasisSelection selection(matrix, y, {parse_basis_criterion(method), m, 59}, state);
@@ -78,6 +97,21 @@ Scored score(const SparseModel& model, const Kernel& kernel, const Problem& p, K
   const auto start = Clock::now();
   const SparsePrediction prediction = predict_sparse(model, kernel, p.test_x.data(), p.test_y.size(), true, &matrix);
   return metrics_of(prediction, kernel.noise_variance(), p, seconds_since(start));
+}
+
+// BCM: k-means modules of about m training rows, query blocks of m test rows.
+Scored committee(KernelMatrix& matrix, const Kernel& kernel, const Problem& p, std::size_t m, double& seconds,
+                 std::string& notes) {
+  const auto start = Clock::now();
+  const std::size_t clusters = (p.y.size() + m - 1) / m;
+  InMemoryRowSource rows(p.x, p.y, p.d);
+  const KMeansResult clustering = k_means(rows, {.clusters = clusters, .seed = 1});
+  const auto modules = clusters_as_modules(clustering.labels, clusters, (p.y.size() + clusters - 1) / clusters);
+  const CommitteePrediction prediction = predict_committee(matrix, p.y, modules, p.test_x.data(), p.test_y.size(), m, true);
+  seconds = seconds_since(start);
+  notes = fmt::format("{} modules, {} k-means passes; {} covariances needed extra jitter; trained per query block: "
+                      "the time is training and prediction", modules.size(), clustering.passes, prediction.extra_jitter);
+  return metrics_of(prediction, kernel.noise_variance(), p, seconds);
 }
 
 // SRM-Trans: the test rows in blocks of m are the bases of SR fits.
@@ -128,7 +162,8 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
   }
 }
 
-void table1(const fs::path& data, const std::vector<std::size_t>& sizes, std::size_t restarts, std::ofstream& csv) {
+void table1(const fs::path& data, const std::vector<std::size_t>& sizes, const std::vector<std::string>& methods,
+            std::size_t restarts, std::ofstream& csv) {
   if (!fs::exists(data / "kin40k_train.csv")) return;
   Problem p = load("kin40k", data);
   p.hyper = learned_hyperparameters("kin40k", p, restarts);
@@ -136,24 +171,31 @@ void table1(const fs::path& data, const std::vector<std::size_t>& sizes, std::si
   const auto kernel = make_kernel(p.hyper, p.d);
   KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{8} << 30});
   fmt::print("\nSchwaighofer & Tresp 2003 Table 1, kin40k ({} training rows, {} test rows): remaining variance "
-             "100 MSE / MSE_mean, %\n", p.y.size(), p.test_y.size());
+             "100 MSE / MSE_mean, %\nlearned kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}\n",
+             p.y.size(), p.test_y.size(), fmt::join(p.hyper.lengthscales, ", "), p.hyper.signal_variance,
+             p.hyper.noise_variance);
   fmt::print("{:<10} {:>6} {:>10} {:>9} {:>14} {:>8}  {}\n", "method", "B", "remaining", "train s", "predict ms/row",
              "SNLP", "notes");
   for (const std::size_t b : sizes) {
-    for (const char* method : {"sggp", "sgma", "sr", "mpgp", "nystrom", "srm-trans"}) {
+    for (const std::string& method : methods) {
       Scored scored;
       double seconds = 0.0;
       std::size_t basis = b;
       std::string notes;
-      if (std::string(method) == "srm-trans") {
+      if (method == "srm-trans") {
         scored = transductive(matrix, *kernel, p, b, seconds);
         notes = "trained per block of test rows: the time is training and prediction";
+      } else if (method == "bcm") {
+        scored = committee(matrix, *kernel, p, b, seconds, notes);
       } else {
         const Fitted fitted = train(method, matrix, p.y, b, 0);
         seconds = fitted.train_seconds;
         basis = fitted.model.basis_size();
         scored = score(fitted.model, *kernel, p, matrix);
         if (fitted.model.diagnostics.count("gap") != 0) notes += fmt::format("gap {:.4f}", fitted.model.diagnostics.at("gap"));
+        if (fitted.model.diagnostics.count("deleted_basis_vectors") != 0) {
+          notes += fmt::format("{} basis vectors deleted", fitted.model.diagnostics.at("deleted_basis_vectors"));
+        }
         if (fitted.model.diagnostics.count("max_abs_weight") != 0) {
           notes += fmt::format("max |w| {:.3g}, rms w {:.3g}, {} negative variances",
                                fitted.model.diagnostics.at("max_abs_weight"), fitted.model.diagnostics.at("rms_weight"),
@@ -171,19 +213,98 @@ void table1(const fs::path& data, const std::vector<std::size_t>& sizes, std::si
   }
 }
 
+// One CholQR run (or its "Random" baseline with swap_inducing_rows off) from the learned kernel.
+struct CholQrScore {
+  Scored scored;
+  double objective = 0.0, seconds = 0.0;
+  std::size_t epochs = 0, accepted = 0;
+};
+
+CholQrScore run_cholqr(KernelMatrix& matrix, const Problem& p, std::size_t m, bool swaps, std::size_t max_epochs) {
+  CholQrOptions options;
+  options.basis_size = m;
+  options.information_pivots = 128;
+  options.swap_inducing_rows = swaps;
+  options.seed = 1;
+  SolverState state;
+  const auto start = Clock::now();
+  CholQrSelection selection(matrix, p.y, options, state);
+  StoppingRule rule;
+  rule.tolerance = 1e-4;
+  rule.max_iterations = max_epochs;
+  const SolverRun run = run_iterations(selection, matrix, rule, {}, nullptr, true);
+  CholQrScore result;
+  result.seconds = seconds_since(start);
+  SparseModel model = selection.model();
+  model.columns = p.d;
+  const auto learned = make_kernel(model.hyperparameters, p.d);
+  const auto predict_start = Clock::now();
+  const SparsePrediction prediction = predict_sparse(model, *learned, p.test_x.data(), p.test_y.size(), true);
+  result.scored = metrics_of(prediction, learned->noise_variance(), p, seconds_since(predict_start));
+  result.objective = selection.objective();
+  result.epochs = run.last.iteration;
+  result.accepted = selection.accepted_swaps();
+  return result;
+}
+
+void cholqr_figure(const fs::path& data, const std::vector<std::size_t>& sizes, std::size_t max_epochs,
+                   std::size_t restarts, std::ofstream& csv) {
+  if (!fs::exists(data / "kin40k_train.csv")) return;
+  Problem p = load("kin40k", data);
+  p.hyper = learned_hyperparameters("kin40k", p, restarts);
+  InMemoryRowSource rows(p.x, p.y, p.d);
+  const auto kernel = make_kernel(p.hyper, p.d);
+  KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{8} << 30});
+  fmt::print("\nCao et al. 2015 Fig. 5, kin40k ({} training rows, {} test rows): F is the variational free energy "
+             "(nats; lower is better), at most {} epochs\n", p.y.size(), p.test_y.size(), max_epochs);
+  fmt::print("{:<8} {:>6} {:>12} {:>8} {:>8} {:>9} {:>7}  {}\n", "method", "m", "F", "SMSE", "SNLP", "train s", "epochs",
+             "notes");
+  for (const std::size_t m : sizes) {
+    for (const char* method : {"random", "cholqr", "sggp", "mpgp"}) {
+      CholQrScore result;
+      std::string notes;
+      if (std::string(method) == "random" || std::string(method) == "cholqr") {
+        result = run_cholqr(matrix, p, m, std::string(method) == "cholqr", max_epochs);
+        if (std::string(method) == "cholqr") notes = fmt::format("{} swaps accepted, z = 128", result.accepted);
+        else notes = "random inducing set, hyperparameter steps only";
+      } else {
+        const Fitted fitted = train(method, matrix, p.y, m, 0);
+        result.seconds = fitted.train_seconds;
+        result.scored = score(fitted.model, *kernel, p, matrix);
+        result.objective = evaluate_inducing_objective(p.hyper, p.x.data(), p.y.size(), p.d, p.y,
+                                                       fitted.model.basis_indices, InducingObjective::variational, false)
+                               .value;
+        notes = fmt::format("{} basis rows, the 2000-row hyperparameters", fitted.model.basis_size());
+      }
+      fmt::print("{:<8} {:>6} {:>12.2f} {:>8.4f} {:>8.4f} {:>9.1f} {:>7}  {}\n", method, m, result.objective,
+                 result.scored.metrics.smse, *result.scored.metrics.snlp, result.seconds, result.epochs, notes);
+      std::fflush(stdout);
+      csv << fmt::format("{},{},{:.4f},{:.6f},{:.5f},{:.2f},{},\"{}\"\n", method, m, result.objective,
+                         result.scored.metrics.smse, *result.scored.metrics.snlp, result.seconds, result.epochs, notes);
+      csv.flush();
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gpstream::cli::select_blas_core(argv);
   namespace po = boost::program_options;
-  std::string data_dir, out_dir, datasets_text, tables_text, sizes_text, hyper, csv_name;
+  std::string data_dir, out_dir, datasets_text, tables_text, sizes_text, hyper, csv_name, methods_text, table1_csv,
+      cholqr_sizes_text;
+  std::size_t max_epochs = 10;
   std::size_t restarts = 2, basis = 2000;
   po::options_description options("bench_sparse options");
   options.add_options()("help,h", "show this help")
       ("data", po::value(&data_dir)->default_value("../shared/data"), "directory of the shared datasets")
       ("out", po::value(&out_dir)->default_value("out/bench"), "where to write CSV files")
       ("datasets", po::value(&datasets_text)->default_value("kin40k,calhouse,friedman1"), "Table 4 datasets")
-      ("tables", po::value(&tables_text)->default_value("4,1"), "which tables: 4 (GBCD paper), 1 (Schwaighofer & Tresp)")
+      ("tables", po::value(&tables_text)->default_value("4,1,cholqr"), "which tables: 4 (GBCD paper), 1 (Schwaighofer & Tresp), cholqr (Cao et al. Fig. 5)")
+      ("methods", po::value(&methods_text)->default_value("sggp,sgma,sr,mpgp,nystrom,srm-trans,online,bcm"), "Table 1: methods")
+      ("table1-csv", po::value(&table1_csv)->default_value("sparse_table1.csv"), "Table 1: the CSV file's name")
+      ("cholqr-sizes", po::value(&cholqr_sizes_text)->default_value("32,64,128,256,512,1024"), "Fig. 5: inducing set sizes m")
+      ("max-epochs", po::value(&max_epochs)->default_value(max_epochs), "Fig. 5: CholQR epochs at most")
       ("basis", po::value(&basis)->default_value(basis), "Table 4: basis rows p")
       ("sizes", po::value(&sizes_text)->default_value("200,1000"), "Table 1: basis sizes B")
       ("restarts", po::value(&restarts)->default_value(restarts), "random restarts of the hyperparameter search")
@@ -206,9 +327,20 @@ int main(int argc, char** argv) {
   if (std::find(tables.begin(), tables.end(), "1") != tables.end()) {
     std::vector<std::size_t> basis_sizes;
     for (const std::string& size : sizes) basis_sizes.push_back(std::stoul(size));
-    std::ofstream csv((fs::path(out_dir) / "sparse_table1.csv").string());
+    std::vector<std::string> methods;
+    boost::split(methods, methods_text, boost::is_any_of(","));
+    std::ofstream csv((fs::path(out_dir) / table1_csv).string());
     csv << "method,B,basis,remaining_variance_percent,train_seconds,predict_ms_per_row,snlp,notes\n";
-    table1(data, basis_sizes, restarts, csv);
+    table1(data, basis_sizes, methods, restarts, csv);
+  }
+  if (std::find(tables.begin(), tables.end(), "cholqr") != tables.end()) {
+    std::vector<std::string> texts;
+    boost::split(texts, cholqr_sizes_text, boost::is_any_of(","));
+    std::vector<std::size_t> cholqr_sizes;
+    for (const std::string& size : texts) cholqr_sizes.push_back(std::stoul(size));
+    std::ofstream csv((fs::path(out_dir) / "sparse_cholqr.csv").string());
+    csv << "method,m,objective,smse,snlp,train_seconds,epochs,notes\n";
+    cholqr_figure(data, cholqr_sizes, max_epochs, restarts, csv);
   }
   return 0;
 }

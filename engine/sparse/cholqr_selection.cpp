@@ -87,12 +87,13 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
   hyperparameters_.noise_variance = values.back();
   // The run keeps the settings it was started with.
   const std::vector<double>& settings = get("settings");
-  GPSTREAM_CHECK(settings.size() == 5, "checkpoint: the CholQR settings hold {} values, not 5", settings.size());
+  GPSTREAM_CHECK(settings.size() == 6, "checkpoint: the CholQR settings hold {} values, not 6", settings.size());
   options_.information_pivots = static_cast<std::size_t>(settings[0]);
   options_.objective = settings[1] == 0.0 ? InducingObjective::variational : InducingObjective::likelihood;
   options_.learn_hyperparameters = settings[2] != 0.0;
   options_.swaps_per_epoch = static_cast<std::size_t>(settings[3]);
   options_.hyperparameter_evaluations = static_cast<std::size_t>(settings[4]);
+  options_.swap_inducing_rows = settings[5] != 0.0;
   const std::vector<double>& statistics = get("statistics");
   GPSTREAM_CHECK(statistics.size() == 2, "checkpoint: the CholQR statistics hold {} values, not 2", statistics.size());
   accepted_swaps_ = static_cast<std::uint64_t>(statistics[0]);
@@ -276,7 +277,7 @@ void CholQrSelection::iterate() {
   std::seed_seq seeds{options_.seed, static_cast<std::uint64_t>(state_.iteration), std::uint64_t{0xC401}};
   std::mt19937_64 random(seeds);
   last_epoch_ = {};
-  if (factorization_->size() < n_) {
+  if (options_.swap_inducing_rows && factorization_->size() < n_) {
     std::vector<std::size_t> candidates(factorization_->pivots().begin(), factorization_->pivots().end());
     std::shuffle(candidates.begin(), candidates.end(), random);
     candidates.resize(std::min(options_.swaps_per_epoch, candidates.size()));
@@ -303,7 +304,7 @@ void CholQrSelection::store_state() {
   saved["settings"] = {static_cast<double>(options_.information_pivots),
                        options_.objective == InducingObjective::variational ? 0.0 : 1.0,
                        options_.learn_hyperparameters ? 1.0 : 0.0, static_cast<double>(options_.swaps_per_epoch),
-                       static_cast<double>(options_.hyperparameter_evaluations)};
+                       static_cast<double>(options_.hyperparameter_evaluations), options_.swap_inducing_rows ? 1.0 : 0.0};
 }
 
 SparseModel CholQrSelection::model() {

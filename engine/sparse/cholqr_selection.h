@@ -51,6 +51,7 @@ struct CholQrOptions {
   InducingObjective objective = InducingObjective::variational;
   std::size_t swaps_per_epoch = 0;       // 0: min(60, m)
   bool learn_hyperparameters = true;     // the continuous steps of Algorithm 1
+  bool swap_inducing_rows = true;        // the discrete steps (off: the paper's "Random" baseline)
   std::size_t hyperparameter_evaluations = 0;  // per epoch; 0: min(20, max(15, 2p))
   double min_noise_variance = 1e-6;      // lower bound of σ² in the continuous steps
   std::uint64_t seed = 1;
