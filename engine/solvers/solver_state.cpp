@@ -61,4 +61,21 @@ std::mt19937_64 deserialise_random(const std::string& text) {
   return random;
 }
 
+const std::vector<double>& saved_entry(const SolverState& state, const std::string& name, const char* owner) {
+  const auto found = state.auxiliary.find(name);
+  GPSTREAM_CHECK(found != state.auxiliary.end(), "checkpoint: {} has no '{}'", owner, name);
+  return found->second;
+}
+
+std::vector<std::size_t> saved_row_indices(const SolverState& state, const std::string& name, std::size_t n,
+                                           const char* owner) {
+  std::vector<std::size_t> indices;
+  for (const double value : saved_entry(state, name, owner)) {
+    GPSTREAM_CHECK(value >= 0 && value < static_cast<double>(n) && value == std::floor(value),
+                   "checkpoint: {}'s '{}' holds {}, not a row index below {}", owner, name, value, n);
+    indices.push_back(static_cast<std::size_t>(value));
+  }
+  return indices;
+}
+
 }  // namespace gpstream

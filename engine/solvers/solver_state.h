@@ -35,6 +35,13 @@ double objective(const SolverState& state, std::span<const double> y);
 // ‖g‖∞.
 double gradient_max_norm(const SolverState& state);
 
+// A checkpointed entry of state.auxiliary, or an Error naming `owner` (the
+// method whose state it is) when the checkpoint lacks it.
+const std::vector<double>& saved_entry(const SolverState& state, const std::string& name, const char* owner);
+// A checkpointed list of row indices below n (stored as doubles), checked.
+std::vector<std::size_t> saved_row_indices(const SolverState& state, const std::string& name, std::size_t n,
+                                           const char* owner);
+
 // The RNG as text (its standard stream form) for checkpoints, and back.
 std::string serialise_random(const std::mt19937_64& random);
 std::mt19937_64 deserialise_random(const std::string& text);

@@ -62,20 +62,10 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
   }
   factorization_ = std::make_unique<CholQrFactorization>(x_.data(), n_, d_, y, options.basis_size);
 
-  const auto& saved = state.auxiliary;
-  const auto found = saved.find("inducing");
-  if (found == saved.end()) return;  // a fresh run: start() draws the inducing set
-  auto get = [&](const char* name) -> const std::vector<double>& {
-    const auto entry = saved.find(name);
-    GPSTREAM_CHECK(entry != saved.end(), "checkpoint: the CholQR run has no '{}'", name);
-    return entry->second;
-  };
-  std::vector<std::size_t> inducing;
-  for (const double value : found->second) {
-    GPSTREAM_CHECK(value >= 0 && value < static_cast<double>(n_) && value == std::floor(value),
-                   "checkpoint: the inducing set holds {}, not a row index below {}", value, n_);
-    inducing.push_back(static_cast<std::size_t>(value));
-  }
+  if (state.auxiliary.find("inducing") == state.auxiliary.end()) return;  // a fresh run: start() draws the inducing set
+  constexpr const char* kOwner = "the CholQR run";
+  auto get = [&](const char* name) -> const std::vector<double>& { return saved_entry(state, name, kOwner); };
+  const std::vector<std::size_t> inducing = saved_row_indices(state, "inducing", n_, kOwner);
   GPSTREAM_CHECK(inducing.size() == options.basis_size, "checkpoint: {} inducing rows, but --basis is {}",
                  inducing.size(), options.basis_size);
   const std::vector<double>& values = get("hyperparameters");  // [ℓ…, s², σ²] as they were, not their logarithms

@@ -27,17 +27,6 @@ std::vector<double> as_doubles(const std::vector<std::size_t>& values) {
   return std::vector<double>(values.begin(), values.end());
 }
 
-std::vector<std::size_t> as_indices(const std::vector<double>& values, std::size_t n, const char* what) {
-  std::vector<std::size_t> indices;
-  indices.reserve(values.size());
-  for (const double value : values) {
-    GPSTREAM_CHECK(value >= 0 && value < static_cast<double>(n) && value == std::floor(value),
-                   "checkpoint: {} holds {}, not a row index below {}", what, value, n);
-    indices.push_back(static_cast<std::size_t>(value));
-  }
-  return indices;
-}
-
 double squared_norm(const std::vector<double>& v) {
   double sum = 0.0;
   for (const double x : v) sum += x * x;
@@ -94,12 +83,9 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
 
   const auto& saved = state.auxiliary;
   if (saved.find("basis") == saved.end()) return;  // a fresh selection
-  auto get = [&](const char* name) -> const std::vector<double>& {
-    const auto found = saved.find(name);
-    GPSTREAM_CHECK(found != saved.end(), "checkpoint: the basis selection has no '{}'", name);
-    return found->second;
-  };
-  basis_ = as_indices(get("basis"), n, "the basis");
+  constexpr const char* kOwner = "the basis selection";
+  auto get = [&](const char* name) -> const std::vector<double>& { return saved_entry(state, name, kOwner); };
+  basis_ = saved_row_indices(state, "basis", n, kOwner);
   const std::size_t m = basis_.size();
   GPSTREAM_CHECK(m <= capacity, "checkpoint: a basis of {} rows exceeds the basis size {}", m, capacity);
   GPSTREAM_CHECK(get("gram").size() == m * m && get("z").size() == m, "checkpoint: the basis factors do not fit {} rows", m);
@@ -117,7 +103,7 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
   exhausted_ = get("exhausted").at(0) != 0.0;
   fruitless_steps_ = static_cast<std::size_t>(get("exhausted").at(1));
   if (options.criterion == BasisCriterion::sggp) {
-    dual_basis_ = as_indices(get("dual_basis"), n, "the dual basis");
+    dual_basis_ = saved_row_indices(state, "dual_basis", n, kOwner);
     const std::size_t dual = dual_basis_.size();
     GPSTREAM_CHECK(dual <= capacity && get("dual_z").size() == dual, "checkpoint: the dual factors do not fit");
     for (const std::size_t i : dual_basis_) in_dual_basis_[i] = 1;

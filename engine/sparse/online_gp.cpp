@@ -53,18 +53,10 @@ OnlineGp::OnlineGp(KernelMatrix& kernel, std::span<const double> y, const Online
   q_.assign(checked_multiply(stride_, stride_), 0.0);
   basis_rows_.count = 0;
 
-  const auto& saved = state.auxiliary;
-  if (saved.find("basis") == saved.end()) return;  // a fresh run
-  auto get = [&](const char* name) -> const std::vector<double>& {
-    const auto found = saved.find(name);
-    GPSTREAM_CHECK(found != saved.end(), "checkpoint: the online GP has no '{}'", name);
-    return found->second;
-  };
-  for (const double value : get("basis")) {
-    GPSTREAM_CHECK(value >= 0 && value < static_cast<double>(n_) && value == std::floor(value),
-                   "checkpoint: the basis holds {}, not a row index below {}", value, n_);
-    basis_.push_back(static_cast<std::size_t>(value));
-  }
+  if (state.auxiliary.find("basis") == state.auxiliary.end()) return;  // a fresh run
+  constexpr const char* kOwner = "the online GP";
+  auto get = [&](const char* name) -> const std::vector<double>& { return saved_entry(state, name, kOwner); };
+  basis_ = saved_row_indices(state, "basis", n_, kOwner);
   const std::size_t m = basis_.size();
   GPSTREAM_CHECK(m <= options.basis_size, "checkpoint: {} basis vectors exceed the budget {}", m, options.basis_size);
   GPSTREAM_CHECK(get("a").size() == m && get("C").size() == m * m && get("Q").size() == m * m,
