@@ -2,10 +2,10 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
-#include "engine/linalg/blas_threads.h"
 #include "engine/data/row_source_utilities.h"
 #include "engine/hyper/hyperparameter_search.h"
 #include "engine/hyper/marginal_likelihood.h"
+#include "engine/linalg/blas_threads.h"
 
 #include <cblas.h>
 
