@@ -9,7 +9,7 @@ csv="$out/sparse_cholqr.csv"
 plot() {  # column, label
   local series=""
   for method in random cholqr sggp mpgp; do
-    series+="'$csv' using (strcol(1) eq '$method' ? \$2 : 1/0):$1 with linespoints lw 2 pt 7 title '$method', "
+    series+="'< grep ^$method, $csv' using 2:$1 with linespoints lw 2 pt 7 title '$method', "
   done
   echo "set ylabel '$2'; plot ${series%, }"
 }
