@@ -134,6 +134,24 @@ Problem load(const std::string& name, const fs::path& data) {
   return name == "friedman1" ? make_friedman1(data, 100000, 10000) : load_real(name, data, 1u << 30, 0);
 }
 
+// kin40k with the kernel learned as for every table, and a KernelMatrix over its training rows.
+struct LearnedKin40k {
+  LearnedKin40k(const fs::path& data, std::size_t restarts)
+      : problem(learned(data, restarts)),
+        rows(problem.x, problem.y, problem.d),
+        kernel(make_kernel(problem.hyper, problem.d)),
+        matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{8} << 30}) {}
+  static Problem learned(const fs::path& data, std::size_t restarts) {
+    Problem p = load("kin40k", data);
+    p.hyper = learned_hyperparameters("kin40k", p, restarts);
+    return p;
+  }
+  Problem problem;
+  InMemoryRowSource rows;
+  std::unique_ptr<Kernel> kernel;
+  KernelMatrix matrix;
+};
+
 void table4(const fs::path& data, const std::vector<std::string>& datasets, std::size_t basis, std::size_t restarts,
             bool reference_hyper, std::ofstream& csv) {
   fmt::print("\nGBCD paper Table 4, sparse columns: p = {} basis rows, hyperparameters {}\n", basis,
@@ -165,11 +183,10 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
 void table1(const fs::path& data, const std::vector<std::size_t>& sizes, const std::vector<std::string>& methods,
             std::size_t restarts, std::ofstream& csv) {
   if (!fs::exists(data / "kin40k_train.csv")) return;
-  Problem p = load("kin40k", data);
-  p.hyper = learned_hyperparameters("kin40k", p, restarts);
-  InMemoryRowSource rows(p.x, p.y, p.d);
-  const auto kernel = make_kernel(p.hyper, p.d);
-  KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{8} << 30});
+  LearnedKin40k kin40k(data, restarts);
+  const Problem& p = kin40k.problem;
+  const auto& kernel = kin40k.kernel;
+  KernelMatrix& matrix = kin40k.matrix;
   fmt::print("\nSchwaighofer & Tresp 2003 Table 1, kin40k ({} training rows, {} test rows): remaining variance "
              "100 MSE / MSE_mean, %\nlearned kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}\n",
              p.y.size(), p.test_y.size(), fmt::join(p.hyper.lengthscales, ", "), p.hyper.signal_variance,
@@ -250,11 +267,10 @@ CholQrScore run_cholqr(KernelMatrix& matrix, const Problem& p, std::size_t m, bo
 void cholqr_figure(const fs::path& data, const std::vector<std::size_t>& sizes, std::size_t max_epochs,
                    std::size_t restarts, std::ofstream& csv) {
   if (!fs::exists(data / "kin40k_train.csv")) return;
-  Problem p = load("kin40k", data);
-  p.hyper = learned_hyperparameters("kin40k", p, restarts);
-  InMemoryRowSource rows(p.x, p.y, p.d);
-  const auto kernel = make_kernel(p.hyper, p.d);
-  KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{8} << 30});
+  LearnedKin40k kin40k(data, restarts);
+  const Problem& p = kin40k.problem;
+  const auto& kernel = kin40k.kernel;
+  KernelMatrix& matrix = kin40k.matrix;
   fmt::print("\nCao et al. 2015 Fig. 5, kin40k ({} training rows, {} test rows): F is the variational free energy "
              "(nats; lower is better), at most {} epochs\n", p.y.size(), p.test_y.size(), max_epochs);
   fmt::print("{:<8} {:>6} {:>12} {:>8} {:>8} {:>9} {:>7}  {}\n", "method", "m", "F", "SMSE", "SNLP", "train s", "epochs",

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -63,6 +64,20 @@ inline double reference_kernel(const KernelHyperparameters& h, const double* x, 
     return h.signal_variance * (1.0 + r + 5.0 * squared / 3.0) * std::exp(-r);
   }
   return h.signal_variance * std::exp(-squared);
+}
+
+// (f(θ + h e_j) − f(θ − h e_j)) / 2h for j < count: the reference every
+// analytic gradient is checked against.
+inline std::vector<double> central_differences(const std::function<double(const std::vector<double>&)>& f,
+                                               const std::vector<double>& theta, std::size_t count, double step) {
+  std::vector<double> differences(count);
+  for (std::size_t j = 0; j < count; ++j) {
+    std::vector<double> up = theta, down = theta;
+    up[j] += step;
+    down[j] -= step;
+    differences[j] = (f(up) - f(down)) / (2.0 * step);
+  }
+  return differences;
 }
 
 // One kernel of every type on d inputs, ARD and isotropic where both exist.

@@ -57,15 +57,10 @@ TEST_CASE("the parameter gradient contraction equals finite differences of the w
     kernel->add_parameter_gradient(pa.view(4), pb.view(4), weights.data(), gradient.data());
     const std::vector<double> theta = log_parameters(h);  // [log ℓ…, log s², log σ²]
     REQUIRE(theta.size() == gradient.size() + 1);
-    constexpr double step = 1e-6;
-    for (std::size_t p = 0; p < gradient.size(); ++p) {
-      CAPTURE(p);
-      std::vector<double> up = theta, down = theta;
-      up[p] += step;
-      down[p] -= step;
-      const double numeric = (weighted_sum(from_log_parameters(h.type, up)) - weighted_sum(from_log_parameters(h.type, down))) / (2 * step);
-      CHECK(gradient[p] == doctest::Approx(numeric).epsilon(1e-6).scale(1.0));
-    }
+    const std::vector<double> numeric = central_differences(
+        [&](const std::vector<double>& t) { return weighted_sum(from_log_parameters(h.type, t)); }, theta,
+        gradient.size(), 1e-6);
+    for (std::size_t p = 0; p < gradient.size(); ++p) CHECK(gradient[p] == doctest::Approx(numeric[p]).epsilon(1e-6).scale(1.0));
   }
 }
 
