@@ -275,6 +275,7 @@ int run_predict(const std::vector<std::string>& args) {
       throw UsageError(fmt::format("--model {} needs the kernel's --hyper file (from gpstream hyper)", options.model));
     }
     if (options.basis == 0) throw UsageError("--basis must be at least 1");
+    if (committee && !values["basis"].defaulted()) throw UsageError("--basis is for --model srm-trans; bcm takes --module-size");
     if (committee && values.count("modules") != 0 && values.count("module-size") != 0 && !values["module-size"].defaulted())
       throw UsageError("give --modules or --module-size, not both");
     if (committee && values.count("modules") != 0 && options.modules == 0) throw UsageError("--modules must be at least 1");

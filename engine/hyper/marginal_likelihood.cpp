@@ -36,12 +36,11 @@ MarginalLikelihood negative_log_marginal_likelihood(const KernelHyperparameters&
   const auto kernel = make_kernel(hyperparameters, d);
   PreparedRows rows;
   kernel->prepare(x, n, rows);
-  std::vector<double> k(checked_multiply(n, n));
-  kernel->evaluate(rows, rows, k.data());
 
   // K̄ = K + σ²I = L Lᵀ; α = K̄⁻¹y; −log p = ½ yᵀα + Σ log L_ii + (n/2) log 2π.
   const double noise = hyperparameters.noise_variance;
-  std::vector<double> factor(k);
+  std::vector<double> factor(checked_multiply(n, n));
+  kernel->evaluate(rows, rows, factor.data());
   for (std::size_t i = 0; i < n; ++i) factor[i * n + i] += noise;
   cholesky_factor(factor.data(), n, "K̄ on the hyperparameter subset");
   std::vector<double> alpha(y.begin(), y.end());
@@ -54,16 +53,15 @@ MarginalLikelihood negative_log_marginal_likelihood(const KernelHyperparameters&
   result.value = 0.5 * fit + log_determinant_half + 0.5 * static_cast<double>(n) * std::log(2.0 * std::numbers::pi);
 
   // The trace term needs K̄⁻¹ itself (every entry meets ∂K̄/∂θ), computed
-  // from the factor by LAPACK dpotri — the one place an inverse is the
-  // quantity wanted. Row-major lower = column-major upper, as in cholesky.cpp.
-  std::vector<double>& inverse = factor;
-  const lapack_int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), inverse.data(),
+  // from the factor by LAPACK dpotri — an inverse that is the quantity
+  // wanted. Row-major lower = column-major upper, as in cholesky.cpp.
+  const lapack_int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), factor.data(),
                                               static_cast<lapack_int>(n));
   GPSTREAM_CHECK(info == 0, "LAPACK dpotri failed (info {})", info);
-  // Q = ααᵀ − K̄⁻¹ (symmetric; dpotri filled the lower triangle in row-major terms).
-  std::vector<double> q(checked_multiply(n, n));
+  // Q = ααᵀ − K̄⁻¹ in place, both triangles (dpotri filled the lower one in row-major terms).
+  std::vector<double>& q = factor;
   for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j <= i; ++j) q[i * n + j] = q[j * n + i] = alpha[i] * alpha[j] - inverse[i * n + j];
+    for (std::size_t j = 0; j <= i; ++j) q[i * n + j] = q[j * n + i] = alpha[i] * alpha[j] - q[i * n + j];
 
   const std::size_t lengthscales = hyperparameters.lengthscales.size();
   result.gradient.assign(lengthscales + 2, 0.0);

@@ -85,4 +85,19 @@ void IncrementalCholesky::assign_factor(const std::vector<double>& dense, std::s
   size_ = size;
 }
 
+int cholesky_factor_with_jitter(std::vector<double>& a, std::size_t n, double jitter, int escalations, const char* what) {
+  const std::vector<double> original = a;
+  for (int escalation = 0;; ++escalation) {
+    try {
+      cholesky_factor(a.data(), n, what);
+      return escalation;
+    } catch (const Error&) {
+      if (escalation == escalations) throw;
+      a = original;
+      const double added = jitter * std::pow(100.0, escalation);
+      for (std::size_t i = 0; i < n; ++i) a[i * n + i] += added;
+    }
+  }
+}
+
 }  // namespace gpstream

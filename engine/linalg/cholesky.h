@@ -13,6 +13,12 @@ namespace gpstream {
 // column where positive definiteness failed, with advice.
 void cholesky_factor(double* a, std::size_t n, const char* what);
 
+// cholesky_factor on `a` (n×n) as it is, and when that fails, again with
+// jitter · 100^(k−1) added to the original diagonal for k = 1 … escalations;
+// throws like cholesky_factor when even the last fails. Returns k, the number
+// of escalations needed (0: none), for callers to report.
+int cholesky_factor_with_jitter(std::vector<double>& a, std::size_t n, double jitter, int escalations, const char* what);
+
 // Solves L Lᵀ X = B in place for B (n×r, row-major), given the factor above
 // (only its lower triangle is read).
 void cholesky_solve(const double* factor, std::size_t n, double* b, std::size_t r);

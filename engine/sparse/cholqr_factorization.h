@@ -76,6 +76,7 @@ class CholQrFactorization {
   std::span<const std::size_t> pivots() const { return pivots_; }
   std::span<const double> residual_diagonal() const { return residual_; }
   bool is_pivot(std::size_t row) const { return is_pivot_[row] != 0; }
+  double self_covariance(std::size_t row) const { return self_covariance_[row]; }  // k(x_row, x_row)
   // Element access (column-major storage), for tests and the candidate scores.
   double l(std::size_t row, std::size_t column) const { return l_[column * n_ + row]; }
   double q(std::size_t row, std::size_t column) const { return q_[column * q_rows_ + row]; }  // row < n + size()

@@ -145,7 +145,7 @@ std::size_t CholQrSelection::best_candidate(std::size_t excluded) {
                   static_cast<int>(z), &l_z[pivot * z], 1, 1.0, column.data(), 1);
     }
     const double diagonal = column[pivot];
-    if (!(diagonal > kResidualFloor * kernel_->self_covariance(&x_[pivot * d_]))) continue;
+    if (!(diagonal > kResidualFloor * f.self_covariance(pivot))) continue;
     const double scale = 1.0 / std::sqrt(diagonal);
     for (std::size_t i = 0; i < n_; ++i) l_z[i * z + u] = column[i] * scale;
     ++u;
@@ -183,7 +183,7 @@ std::size_t CholQrSelection::best_candidate(std::size_t excluded) {
       y_l += v[a] * l_y[a];
       c_t += v[a] * w_c[a];
     }
-    if (!(squared_norm_v > kResidualFloor * kernel_->self_covariance(&x_[j * d_]))) continue;
+    if (!(squared_norm_v > kResidualFloor * f.self_covariance(j))) continue;
     const double squared_norm_l = v_g_v / squared_norm_v;
     const double squared_norm_r = squared_norm_l + noise - v_m_v / squared_norm_v;  // ‖ℓ̃ − QQᵀℓ̃‖²
     if (!(squared_norm_r > 0.0)) continue;

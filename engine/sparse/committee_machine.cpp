@@ -10,7 +10,6 @@
 #include <lapacke.h>
 
 #include <algorithm>
-#include <cmath>
 
 namespace gpstream {
 namespace {
@@ -23,23 +22,6 @@ void inverse_from_factor(std::vector<double>& factor, std::size_t q) {
   GPSTREAM_CHECK(info == 0, "LAPACK dpotri failed (info {})", info);
   for (std::size_t i = 0; i < q; ++i)
     for (std::size_t j = 0; j < i; ++j) factor[j * q + i] = factor[i * q + j];
-}
-
-// Factorises `matrix` in place, adding jitter × 10^k to its diagonal until it
-// is positive definite; returns whether more than the first jitter was needed.
-bool factor_with_jitter(std::vector<double>& matrix, std::size_t q, double jitter, const char* what) {
-  const std::vector<double> original = matrix;
-  for (int attempt = 0;; ++attempt) {
-    try {
-      cholesky_factor(matrix.data(), q, what);
-      return attempt > 0;
-    } catch (const Error&) {
-      if (attempt == 4) throw;
-      matrix = original;
-      const double added = jitter * std::pow(100.0, attempt + 1);
-      for (std::size_t i = 0; i < q; ++i) matrix[i * q + i] += added;
-    }
-  }
 }
 
 }  // namespace
@@ -114,7 +96,8 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
                   v.data(), qi);
       std::vector<double> covariance = prior(b);
       cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, qi, si, -1.0, v.data(), qi, 1.0, covariance.data(), qi);
-      if (factor_with_jitter(covariance, q, jitter, "a BCM module's posterior covariance C_i")) ++prediction.extra_jitter;
+      if (cholesky_factor_with_jitter(covariance, q, 100.0 * jitter, 4, "a BCM module's posterior covariance C_i") > 0)
+        ++prediction.extra_jitter;
       std::vector<double> solved = mean;  // C_i⁻¹ E_i
       cholesky_solve(covariance.data(), q, solved.data(), 1);
       inverse_from_factor(covariance, q);

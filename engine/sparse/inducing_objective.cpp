@@ -28,20 +28,11 @@ InducingObjective parse_inducing_objective(const std::string& name) {
 
 std::vector<double> inducing_kernel_factor(const Kernel& kernel, const PreparedRows& rows, const char* what) {
   const std::size_t m = rows.count;
-  std::vector<double> k(checked_multiply(m, m));
-  kernel.evaluate(rows, rows, k.data());
-  std::vector<double> factor = k;
-  try {
-    cholesky_factor(factor.data(), m, what);
-    return factor;
-  } catch (const Error&) {
-    // Near-duplicate inducing rows: the jitter the other sparse models use.
-    factor = k;
-    const double jitter = kBasisJitter * kernel.hyperparameters().signal_variance;
-    for (std::size_t i = 0; i < m; ++i) factor[i * m + i] += jitter;
-    cholesky_factor(factor.data(), m, what);
-    return factor;
-  }
+  std::vector<double> factor(checked_multiply(m, m));
+  kernel.evaluate(rows, rows, factor.data());
+  // Exact when it can be; near-duplicate inducing rows get the jitter the other sparse models use.
+  cholesky_factor_with_jitter(factor, m, kBasisJitter * kernel.hyperparameters().signal_variance, 1, what);
+  return factor;
 }
 
 InducingObjectiveValue evaluate_inducing_objective(const KernelHyperparameters& hyperparameters, const double* x,

@@ -198,7 +198,8 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
            {" --modules 0", "--modules must be at least 1"},
            {" --modules 2 --module-size 10", "give --modules or --module-size, not both"},
            {" --modules 500", "--modules 500 is more than the 400 training rows"},
-           {" --query-block 0", "--query-block must be at least 1"}}) {
+           {" --query-block 0", "--query-block must be at least 1"},
+           {" --basis 10", "--basis is for --model srm-trans"}}) {
     CAPTURE(options);
     const auto bcm = run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.test) +
                                   " --hyper " + quote(hyper) + options + " -o " + predictions);

@@ -18,6 +18,7 @@
 #include <numeric>
 #include <numbers>
 #include <random>
+#include <utility>
 
 using namespace gpstream;
 using namespace gpstream::testing;
@@ -30,17 +31,24 @@ std::vector<std::size_t> every_other_row(std::size_t n, std::size_t step) {
   return rows;
 }
 
+// K_NI (n×m) and K_I⁻¹K_IN (m×n), densely: the parts of the Nyström matrix K_NI K_I⁻¹ K_IN.
+std::pair<std::vector<double>, std::vector<double>> nystrom_reference(const KernelHyperparameters& h, const Problem& p,
+                                                                      std::span<const std::size_t> inducing) {
+  const std::size_t n = p.rows(), m = inducing.size();
+  std::vector<double> x_i;
+  for (const std::size_t row : inducing) x_i.insert(x_i.end(), &p.x[row * p.d], &p.x[row * p.d] + p.d);
+  std::vector<double> k_ni = kernel_block(h, p.x, x_i, p.d);
+  std::vector<double> k_in(m * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < m; ++j) k_in[j * n + i] = k_ni[i * m + j];
+  return {std::move(k_ni), spd_solve(kernel_block(h, x_i, x_i, p.d), m, k_in, n)};
+}
+
 // F by its definition: ½[yᵀ(Q̂ + σ²I)⁻¹y + log|Q̂ + σ²I| + vσ⁻² tr(K − Q̂)] + (n/2) log 2π, densely.
 double dense_inducing_objective(const KernelHyperparameters& h, const Problem& p, std::span<const std::size_t> inducing,
                                 bool variational) {
   const std::size_t n = p.rows(), m = inducing.size();
-  std::vector<double> x_i;
-  for (const std::size_t row : inducing) x_i.insert(x_i.end(), &p.x[row * p.d], &p.x[row * p.d] + p.d);
-  const std::vector<double> k_ni = kernel_block(h, p.x, x_i, p.d);
-  std::vector<double> k_in(m * n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < m; ++j) k_in[j * n + i] = k_ni[i * m + j];
-  const std::vector<double> solved = spd_solve(kernel_block(h, x_i, x_i, p.d), m, k_in, n);  // K_I⁻¹K_IN
+  const auto [k_ni, solved] = nystrom_reference(h, p, inducing);
   std::vector<double> sigma(n * n);
   double trace = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -85,13 +93,7 @@ void check_invariants(const CholQrFactorization& f, const KernelHyperparameters&
   for (std::size_t a = 0; a < k; ++a)
     for (std::size_t b = a + 1; b < k; ++b) CHECK(f.l(pivots[a], b) == 0.0);
 
-  std::vector<double> x_i;
-  for (const std::size_t row : pivots) x_i.insert(x_i.end(), &p.x[row * p.d], &p.x[row * p.d] + p.d);
-  const std::vector<double> k_ni = kernel_block(h, p.x, x_i, p.d);
-  std::vector<double> k_in(k * n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < k; ++j) k_in[j * n + i] = k_ni[i * k + j];
-  const std::vector<double> solved = spd_solve(kernel_block(h, x_i, x_i, p.d), k, k_in, n);
+  const auto [k_ni, solved] = nystrom_reference(h, p, pivots);
   double nystrom_error = 0.0, residual_error = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
