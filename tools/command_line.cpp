@@ -83,6 +83,17 @@ std::uint64_t parse_byte_size(const std::string& text, const std::string& option
   return static_cast<std::uint64_t>(bytes);
 }
 
+bool given(const po::variables_map& values, const char* option) {
+  return values.count(option) != 0 && !values[option].defaulted();
+}
+
+void reject_options(const po::variables_map& values, std::initializer_list<const char*> options,
+                    const std::string& purpose) {
+  for (const char* option : options) {
+    if (given(values, option)) throw UsageError(fmt::format("--{} is for {}", option, purpose));
+  }
+}
+
 std::string format_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   std::size_t unit = 0;

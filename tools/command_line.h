@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,12 @@ struct ComputeOptions {
   std::size_t memory_budget_bytes() const;
   std::unique_ptr<tbb::global_control> apply() const;
 };
+
+// True when the user gave `option` on the command line (not just its default).
+bool given(const po::variables_map& values, const char* option);
+// Throws a UsageError "--OPTION is for PURPOSE" for the first of `options` the user gave.
+void reject_options(const po::variables_map& values, std::initializer_list<const char*> options,
+                    const std::string& purpose);
 
 // Parses "512M", "2G", "1.5GiB", "1000000" (bytes) for an option such as --memory.
 std::uint64_t parse_byte_size(const std::string& text, const std::string& option);

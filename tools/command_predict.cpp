@@ -190,10 +190,10 @@ Predictions predict_by_committee(const PredictOptions& options, const TestSet& t
                                                                      checked_multiply(largest, block)),
                                                          checked_multiply(test.rows + block, block));
   GPSTREAM_CHECK(needed <= options.memory_budget,
-                 "--model bcm needs {:.2f} GiB (the largest module has {} rows, query blocks of {} over {} test rows), "
-                 "above the --memory budget of {:.2f} GiB; use smaller --module-size or --query-block, or raise --memory",
-                 static_cast<double>(needed) / (1u << 30), largest, block, test.rows,
-                 static_cast<double>(options.memory_budget) / (1u << 30));
+                 "--model bcm needs {} (the largest module has {} rows, query blocks of {} over {} test rows), above "
+                 "the --memory budget of {}; use smaller --module-size or --query-block, or raise --memory",
+                 format_bytes(static_cast<double>(needed)), largest, block, test.rows,
+                 format_bytes(static_cast<double>(options.memory_budget)));
   CommitteePrediction prediction = predict_committee(
       kernel_matrix, y, modules, test.x.data(), test.rows, block, options.with_variance,
       [&](std::size_t done) { progress.update(fmt::format("bcm: module {} of {}", done + 1, modules.size())); }, &stop);
@@ -261,10 +261,7 @@ int run_predict(const std::vector<std::string>& args) {
   const bool committee = options.model == "bcm";
   const bool transductive = options.model == "srm-trans" || committee;
   std::string data_path;
-  for (const char* option : {"modules", "module-size", "query-block"}) {
-    if (!committee && values.count(option) != 0 && !values[option].defaulted())
-      throw UsageError(fmt::format("--{} is for --model bcm", option));
-  }
+  if (!committee) reject_options(values, {"modules", "module-size", "query-block"}, "--model bcm");
   if (transductive) {
     if (options.arguments.size() != 2) {
       throw UsageError(fmt::format("--model {} takes two arguments: DATA.h5 INPUTS", options.model));
@@ -275,8 +272,8 @@ int run_predict(const std::vector<std::string>& args) {
       throw UsageError(fmt::format("--model {} needs the kernel's --hyper file (from gpstream hyper)", options.model));
     }
     if (options.basis == 0) throw UsageError("--basis must be at least 1");
-    if (committee && !values["basis"].defaulted()) throw UsageError("--basis is for --model srm-trans; bcm takes --module-size");
-    if (committee && values.count("modules") != 0 && values.count("module-size") != 0 && !values["module-size"].defaulted())
+    if (committee) reject_options(values, {"basis"}, "--model srm-trans; bcm takes --module-size");
+    if (committee && values.count("modules") != 0 && given(values, "module-size"))
       throw UsageError("give --modules or --module-size, not both");
     if (committee && values.count("modules") != 0 && options.modules == 0) throw UsageError("--modules must be at least 1");
     if (options.module_size == 0) throw UsageError("--module-size must be at least 1");

@@ -103,7 +103,7 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
                             "its configuration (start a new run without --resume to change it)",
                             option, given, checkpoint, kept));
   };
-  auto given = [&](const char* option) { return values.count(option) != 0 && !values[option].defaulted(); };
+  auto given = [&](const char* option) { return cli::given(values, option); };
   if (given("solver") && options.solver != saved.solver.name) conflict("solver", options.solver, saved.solver.name);
   if (given("model") && options.model != saved.solver.name) conflict("model", options.model, saved.solver.name);
   if (given("basis") && options.basis != saved.solver.active_set_size) {
@@ -201,7 +201,7 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   run.output = options.output;
   SparseTrainingResult result = train_sparse_model(run);
   SparseModel& model = result.model;
-  const KernelHyperparameters trained_kernel = model.hyperparameters;
+  const KernelHyperparameters trained_kernel = model.hyperparameters;  // CholQR learns its own; keep it
   static_cast<ModelDescription&>(model) = describe_model(
       configuration, dataset,
       {name, describe(result.run.reason), result.run.last.iteration, result.run.last.gradient_max_norm,
@@ -336,7 +336,7 @@ int run_train(const std::vector<std::string>& args) {
                                      "--model srm-trans)",
                                      options.model, kSparseModelNames));
       }
-      if (values["solver"].defaulted() == false) throw UsageError("--solver is for --model dense; sparse models choose their own");
+      reject_options(values, {"solver"}, "--model dense; sparse models choose their own");
       if (!is_iterative_sparse_model(options.model) && !options.checkpoint.empty()) {
         throw UsageError(fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
                                      "to checkpoint (sgma, mpgp, sggp, cholqr and online do)", options.model));
@@ -345,19 +345,13 @@ int run_train(const std::vector<std::string>& args) {
         if (options.passes == 0) throw UsageError("--passes must be at least 1");
         if (!(options.novelty >= 0)) throw UsageError(fmt::format("--novelty must be non-negative, not {}", options.novelty));
       } else {
-        for (const char* option : {"novelty", "passes"}) {
-          if (values.count(option) != 0 && !values[option].defaulted())
-            throw UsageError(fmt::format("--{} is for --model online", option));
-        }
+        reject_options(values, {"novelty", "passes"}, "--model online");
       }
       if (options.model == "cholqr") {
         parse_inducing_objective(options.objective);  // a usage error before any data is read
         if (options.information_pivots == 0) throw UsageError("--info-pivots must be at least 1");
       } else {
-        for (const char* option : {"info-pivots", "objective", "fixed-hyper"}) {
-          if (values.count(option) != 0 && !values[option].defaulted())
-            throw UsageError(fmt::format("--{} is for --model cholqr", option));
-        }
+        reject_options(values, {"info-pivots", "objective", "fixed-hyper"}, "--model cholqr");
       }
       if (options.basis == 0) throw UsageError("--basis must be at least 1");
       if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));

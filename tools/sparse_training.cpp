@@ -5,6 +5,7 @@
 #include "engine/sparse/greedy_basis_selection.h"
 #include "engine/sparse/online_gp.h"
 #include "engine/sparse/sparse_fit.h"
+#include "tools/command_line.h"
 #include "tools/progress_line.h"
 #include "tools/training_observers.h"
 
@@ -14,10 +15,6 @@
 
 namespace gpstream::cli {
 namespace {
-
-std::string format_bytes(std::size_t bytes) {
-  return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / static_cast<double>(std::size_t{1} << 30));
-}
 
 // The method that trains `name`, fresh or from `state`.
 std::unique_ptr<SparseTrainingMethod> make_training_method(SparseTrainingRun& run, SolverState& state) {
@@ -49,8 +46,8 @@ void check_sparse_memory(const SparseTrainingRun& run) {
   GPSTREAM_CHECK(needed <= configuration.solver.memory_budget_bytes,
                  "--model cholqr keeps the training rows and O(n m) factors in memory: {} for {} rows, --basis {} and "
                  "--info-pivots {}, above the --memory budget of {}; lower --basis, use fewer rows, or raise --memory",
-                 format_bytes(needed), n, basis, run.cholqr.information_pivots,
-                 format_bytes(configuration.solver.memory_budget_bytes));
+                 format_bytes(static_cast<double>(needed)), n, basis, run.cholqr.information_pivots,
+                 format_bytes(static_cast<double>(configuration.solver.memory_budget_bytes)));
 }
 
 bool is_iterative_sparse_model(const std::string& name) {
@@ -76,7 +73,6 @@ SparseTrainingResult train_sparse_model(SparseTrainingRun& run) {
     const auto start = std::chrono::steady_clock::now();
     const std::uint64_t evaluations_before = run.kernel.kernel_evaluations();
     result.model = fit_on_random_basis(name, run.kernel, run.y, basis, configuration.seed);
-    result.model.hyperparameters = configuration.hyperparameters;
     result.run.reason = StopReason::solved_directly;
     result.run.last.iteration = 1;
     result.run.last.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -103,7 +99,6 @@ SparseTrainingResult train_sparse_model(SparseTrainingRun& run) {
     throw interrupted_run(fmt::format("at iteration {}", state.iteration), run.checkpoint_path, run.output);
   }
   result.model = method->model();
-  if (name != "cholqr") result.model.hyperparameters = configuration.hyperparameters;  // CholQR learns its own
   return result;
 }
 

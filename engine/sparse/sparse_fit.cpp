@@ -152,6 +152,7 @@ SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel,
                       : method == "nystrom" ? fit_reduced_rank(kernel, y, subset)
                                             : throw Error(fmt::format("'{}' is not sd, sr or nystrom", method));
   model.method = method;
+  model.hyperparameters = kernel.kernel().hyperparameters();
   return model;
 }
 

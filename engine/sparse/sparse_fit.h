@@ -50,7 +50,8 @@ SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double
 // the method, not of this implementation.
 SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> basis);
 
-// sd, sr or nystrom on `m` training rows drawn by random_row_subset(n, m, seed).
+// sd, sr or nystrom on `m` training rows drawn by random_row_subset(n, m, seed),
+// with the kernel it was fitted with.
 SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel, std::span<const double> y, std::size_t m,
                                 std::uint64_t seed);
 

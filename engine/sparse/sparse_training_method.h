@@ -15,7 +15,8 @@ class SparseTrainingMethod : public IterativeMethod {
   // Writes the run into its SolverState's `auxiliary` map (for a checkpoint),
   // from which the method's constructor resumes.
   virtual void store_state() = 0;
-  // The fitted model (basis, weights, variance form), without metadata.
+  // The fitted model (basis, weights, variance form) and the kernel it was
+  // fitted with, without the rest of the metadata.
   virtual SparseModel model() = 0;
   // What convergence_measure() is, for the progress line.
   virtual std::string measure_name() const = 0;
