@@ -55,11 +55,7 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
     options_.hyperparameter_evaluations = std::min<std::size_t>(20, std::max<std::size_t>(15, 2 * parameters));
   }
   x_.resize(checked_multiply(n_, d_));
-  {
-    std::vector<std::size_t> all(n_);
-    for (std::size_t i = 0; i < n_; ++i) all[i] = i;
-    kernel.rows().gather_rows(all, x_.data(), nullptr);
-  }
+  kernel.rows().read_rows(0, n_, x_.data(), nullptr);
   factorization_ = std::make_unique<CholQrFactorization>(x_.data(), n_, d_, y, options.basis_size);
 
   if (state.auxiliary.find("inducing") == state.auxiliary.end()) return;  // a fresh run: start() draws the inducing set
@@ -88,10 +84,8 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
   GPSTREAM_CHECK(statistics.size() == 2, "checkpoint: the CholQR statistics hold {} values, not 2", statistics.size());
   accepted_swaps_ = static_cast<std::uint64_t>(statistics[0]);
   last_decrease_ = statistics[1];
-  kernel_ = make_kernel(hyperparameters_, d_);
   const ScopedBlasThreads all_cores;
-  factorization_->rebuild(*kernel_, inducing);
-  objective_ = factorization_->objective(options_.objective);
+  rebuild(inducing);
 }
 
 CholQrSelection::~CholQrSelection() = default;
@@ -102,10 +96,7 @@ void CholQrSelection::start() {
   std::vector<std::size_t> inducing = random_row_subset(n_, options_.basis_size, options_.seed);
   std::mt19937_64 random(options_.seed);
   std::shuffle(inducing.begin(), inducing.end(), random);
-  kernel_ = make_kernel(hyperparameters_, d_);
-  factorization_->rebuild(*kernel_, inducing);
-  matrix_.count_kernel_evaluations(checked_multiply(n_, options_.basis_size));
-  objective_ = factorization_->objective(options_.objective);
+  rebuild(inducing);
 }
 
 RunCounters CholQrSelection::counters() const { return counters_of(state_); }
@@ -114,10 +105,13 @@ void CholQrSelection::set_counters(const RunCounters& counters) { set_counters_o
 
 void CholQrSelection::draw_information_pivots(std::mt19937_64& random) {
   information_pivots_.clear();
-  const std::size_t available = n_ - factorization_->size();
-  const std::size_t z = std::min(options_.information_pivots, available);
+  top_up_information_pivots(random);
+}
+
+void CholQrSelection::top_up_information_pivots(std::mt19937_64& random) {
+  const std::size_t wanted = std::min(options_.information_pivots, n_ - factorization_->size());
   std::uniform_int_distribution<std::size_t> row(0, n_ - 1);
-  while (information_pivots_.size() < z) {
+  while (information_pivots_.size() < wanted) {
     const std::size_t candidate = row(random);
     if (factorization_->is_pivot(candidate)) continue;
     if (std::find(information_pivots_.begin(), information_pivots_.end(), candidate) != information_pivots_.end()) continue;
@@ -221,16 +215,7 @@ bool CholQrSelection::swap(std::size_t row, std::mt19937_64& random) {
   matrix_.count_kernel_evaluations(n_);
   objective_ = f.objective(options_.objective);
   if (std::bernoulli_distribution(kResampleProbability)(random)) draw_information_pivots(random);
-  // Top up information pivots that joined the inducing set.
-  std::uniform_int_distribution<std::size_t> any_row(0, n_ - 1);
-  const std::size_t wanted = std::min(options_.information_pivots, n_ - f.size());
-  while (information_pivots_.size() < wanted) {
-    const std::size_t candidate_row = any_row(random);
-    if (!f.is_pivot(candidate_row) &&
-        std::find(information_pivots_.begin(), information_pivots_.end(), candidate_row) == information_pivots_.end()) {
-      information_pivots_.push_back(candidate_row);
-    }
-  }
+  top_up_information_pivots(random);  // replaces a pivot that joined the inducing set
   return accepted;
 }
 
@@ -252,8 +237,7 @@ void CholQrSelection::hyperparameter_step() {
   hyperparameters_ = from_log_parameters(type, minimum.theta);
 }
 
-void CholQrSelection::rebuild() {
-  const std::vector<std::size_t> inducing(factorization_->pivots().begin(), factorization_->pivots().end());
+void CholQrSelection::rebuild(std::span<const std::size_t> inducing) {
   kernel_ = make_kernel(hyperparameters_, d_);
   factorization_->rebuild(*kernel_, inducing);
   matrix_.count_kernel_evaluations(checked_multiply(n_, inducing.size()));
@@ -279,7 +263,7 @@ void CholQrSelection::iterate() {
   }
   accepted_swaps_ += last_epoch_.accepted;
   if (options_.learn_hyperparameters) hyperparameter_step();
-  rebuild();
+  rebuild(std::vector<std::size_t>(factorization_->pivots().begin(), factorization_->pivots().end()));
   last_decrease_ = (epoch_start - objective_) / std::max(1.0, std::abs(objective_));
 }
 

@@ -96,8 +96,11 @@ class CholQrSelection final : public SparseTrainingMethod {
   std::string measure_name() const override { return "relative decrease"; }
 
  private:
-  void rebuild();
+  // A fresh kernel for hyperparameters_ and the factors of `inducing` in one batch.
+  void rebuild(std::span<const std::size_t> inducing);
+  // New random information pivots; or only as many as are missing.
   void draw_information_pivots(std::mt19937_64& random);
+  void top_up_information_pivots(std::mt19937_64& random);
   // One swap proposal for inducing row `row`; returns true when accepted.
   bool swap(std::size_t row, std::mt19937_64& random);
   // The row of the best approximate decrease (§3.3.1), or n when none.
