@@ -41,6 +41,7 @@
 #include <fmt/ranges.h>
 
 #include <fstream>
+#include <limits>
 
 namespace {
 
@@ -70,7 +71,7 @@ Fitted train(const std::string& method, KernelMatrix& matrix, const std::vector<
     SolverState state = initial_solver_state({}, seed);
     GreedyBasisSelection selection(matrix, y, {parse_basis_criterion(method), m, 59}, state);
     StoppingRule rule;
-    rule.tolerance = 0.0;  // SGGP too is held to exactly m basis functions, as Schwaighofer & Tresp did
+    rule.tolerance = -std::numeric_limits<double>::infinity();  // SGGP too is held to exactly m basis functions, as Schwaighofer & Tresp did
     run_iterations(selection, matrix, rule, {}, nullptr, true);
     fitted.model = selection.model();
   }

@@ -83,13 +83,12 @@ SparseTrainingResult train_sparse_model(SparseTrainingRun& run) {
   const bool fresh = !run.resumed;
   SolverState state = fresh ? initial_solver_state({}, configuration.seed) : std::move(*run.resumed);
   const std::unique_ptr<SparseTrainingMethod> method = make_training_method(run, state);
-  // sgma and mpgp stop at the basis size, not at a tolerance.
-  if (name == "sgma" || name == "mpgp") run.rule.tolerance = 0.0;
   const std::uint64_t target = name == "cholqr" || name == "online" ? 0 : basis;
 
   ProgressLine progress_line(!run.quiet);
   const TrainingObservers observers(
-      std::make_unique<ProgressObserver>(progress_line, name, run.rule.tolerance, method->measure_name(), target),
+      std::make_unique<ProgressObserver>(progress_line, name, method->converges() ? run.rule.tolerance : 0.0,
+                                         method->measure_name(), target),
       run.log_path, !fresh, run.checkpoint_path, run.checkpoint_every, [&] {
         method->store_state();
         write_checkpoint(run.checkpoint_path, Checkpoint{configuration, state});

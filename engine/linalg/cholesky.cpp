@@ -18,10 +18,13 @@ void cholesky_factor(double* a, std::size_t n, const char* what) {
   if (n == 0) return;
   const lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), a, static_cast<lapack_int>(n));
   GPSTREAM_CHECK(info >= 0, "LAPACK dpotrf rejected its arguments (argument {})", -info);
-  GPSTREAM_CHECK(info == 0,
-                 "{} is not numerically positive definite (Cholesky failed at column {} of {}): raise the noise "
-                 "variance, or look for duplicate rows and very long lengthscales",
-                 what, info, n);
+  if (info != 0) throw_not_positive_definite(what, fmt::format("Cholesky failed at column {} of {}", info, n));
+}
+
+void throw_not_positive_definite(const std::string& what, const std::string& evidence) {
+  GPSTREAM_THROW("{} is not numerically positive definite ({}): raise the noise variance, or look for duplicate rows "
+                 "and very long lengthscales",
+                 what, evidence);
 }
 
 void cholesky_solve(const double* factor, std::size_t n, double* b, std::size_t r) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace gpstream {
@@ -12,6 +13,18 @@ namespace gpstream {
 // with a = L Lᵀ (LAPACK dpotrf); the strict upper triangle is left as it was. Throws an Error naming `what` and the
 // column where positive definiteness failed, with advice.
 void cholesky_factor(double* a, std::size_t n, const char* what);
+
+// The Error cholesky_factor throws: `what` is not numerically positive
+// definite, `evidence` says how that showed ("Cholesky failed at column 3 of
+// 40"), with advice. Every solver reports a singular K̄ through it, so that
+// they all say it the way the Cholesky solver does.
+[[noreturn]] void throw_not_positive_definite(const std::string& what, const std::string& evidence);
+
+// Below this fraction of the largest diagonal entry, a Rayleigh quotient or
+// Schur complement of K̄ = K + σ²I is rounding noise: λ_min(K̄) ≥ σ², so only
+// a noise variance lost in rounding gets there, and then K̄ is singular to
+// working precision (a condition number above 1e12).
+inline constexpr double kSingularRelativeFloor = 1e-12;
 
 // cholesky_factor on `a` (n×n) as it is, and when that fails, again with
 // jitter · 100^(k−1) added to the original diagonal for k = 1 … escalations;
@@ -39,7 +52,7 @@ class IncrementalCholesky {
   // false, leaving the factor unchanged, when the new squared pivot is not
   // above `relative_floor` × K̄_ss (s is (nearly) in the span of B).
   // On success, forward() holds l = L⁻¹ k, the new row of L.
-  bool append(const double* k, double diagonal, double relative_floor = 1e-12);
+  bool append(const double* k, double diagonal, double relative_floor = kSingularRelativeFloor);
   const double* last_forward() const { return forward_.data(); }
   double last_pivot() const { return pivot_; }
 

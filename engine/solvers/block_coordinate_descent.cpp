@@ -251,9 +251,14 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       k_s_.resize(t);
       std::copy_n(early_block + best * t0, t0, k_s_.begin());
       std::copy_n(late_block_.data() + best * late, late, k_s_.begin() + static_cast<std::ptrdiff_t>(t0));
-      // A candidate (nearly) identical to rows already in B would make K̄_BB
-      // singular to working precision: pass over it.
-      if (!factor.append(k_s_.data(), diagonal[s])) continue;
+      // The Schur complement of K̄ = K + σ²I is at least σ², so a pivot below
+      // 1e-12·K̄_ss means σ² is lost in rounding and K̄ is singular to working
+      // precision (duplicate rows with a negligible noise variance): the
+      // system has no well-defined solution, and descent would go on for ever.
+      if (!factor.append(k_s_.data(), diagonal[s])) {
+        throw_not_positive_definite("K̄", fmt::format("gbcd's factor of K̄_BB failed at column {} of {}: pivot² ≤ {:.0e}·K̄_ss",
+                                                      t + 1, m, kSingularRelativeFloor));
+      }
 
       // Eq. (13) with β = K̄_BB⁻¹ k̄_s = L⁻ᵀ (L⁻¹ k̄_s) and η = 1 / (K̄_ss − k̄_sᵀβ) = 1 / pivot²,
       // for every column: c = η (G_Bᵀβ − g_s), ΔU_B −= β cᵀ, and c becomes the new row of ΔU_B.

@@ -1,10 +1,19 @@
 #include "engine/solvers/conjugate_gradient.h"
 
 #include "engine/core/error.h"
+#include "engine/linalg/cholesky.h"
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
+
 namespace gpstream {
+
+ConjugateGradient::ConjugateGradient(KernelMatrix& kernel) : kernel_(kernel) {
+  std::vector<double> diagonal(kernel.size());
+  kernel.diagonal(diagonal.data());
+  if (!diagonal.empty()) largest_diagonal_ = *std::max_element(diagonal.begin(), diagonal.end());
+}
 
 // auxiliary["cg_direction"] = p, auxiliary["cg_residual_norm"] = {rᵀr}.
 void ConjugateGradient::start(SolverState& state, std::span<const double> /*y*/) {
@@ -29,8 +38,11 @@ void ConjugateGradient::iterate(SolverState& state, std::span<const double> /*y*
   product_.resize(n);
   kernel_.multiply(p.data(), product_.data());  // q = K̄p
   const double curvature = deterministic_dot(p, product_);
-  GPSTREAM_CHECK(curvature > 0.0, "CG found pᵀK̄p = {} ≤ 0: K̄ is not positive definite (raise the noise variance)",
-                 curvature);
+  // pᵀK̄p ≥ σ²‖p‖²: a Rayleigh quotient below the floor means K̄ is singular to working precision.
+  const double squared_norm = deterministic_dot(p, p);
+  if (!(curvature > kSingularRelativeFloor * largest_diagonal_ * squared_norm)) {
+    throw_not_positive_definite("K̄", fmt::format("cg found pᵀK̄p / pᵀp = {:.3g}", curvature / squared_norm));
+  }
   const double step = residual_norm / curvature;
   tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
     state.alpha[i] += step * p[i];

@@ -11,7 +11,7 @@ namespace gpstream {
 
 class ConjugateGradient final : public DenseSolver {
  public:
-  explicit ConjugateGradient(KernelMatrix& kernel) : kernel_(kernel) {}
+  explicit ConjugateGradient(KernelMatrix& kernel);
   std::string name() const override { return "cg"; }
   void start(SolverState& state, std::span<const double> y) override;
   void gradient_refreshed(SolverState& state) override;
@@ -20,6 +20,7 @@ class ConjugateGradient final : public DenseSolver {
  private:
   KernelMatrix& kernel_;
   std::vector<double> product_;
+  double largest_diagonal_ = 0.0;  // max_i K̄_ii, the scale of the singularity test
 };
 
 }  // namespace gpstream

@@ -1,6 +1,7 @@
 #include "engine/solvers/sequential_minimal_optimization.h"
 
 #include "engine/core/error.h"
+#include "engine/linalg/cholesky.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
@@ -60,7 +61,10 @@ void SequentialMinimalOptimization::iterate(SolverState& state, std::span<const 
     kernel_.block(rows.data(), 1, rows.data() + d, 1, &k_ij);
     kernel_.count_kernel_evaluations(1);
     const double determinant = diagonal_[i] * diagonal_[j] - k_ij * k_ij;
-    GPSTREAM_CHECK(determinant > 0.0, "SMO met a singular 2×2 block at rows {} and {}: raise the noise variance", i, j);
+    if (!(determinant > kSingularRelativeFloor * diagonal_[i] * diagonal_[j])) {
+      throw_not_positive_definite("K̄", fmt::format("smo's 2×2 block at rows {} and {} has determinant {:.3g}", i, j,
+                                                   determinant));
+    }
     delta[0] = (-g[i] * diagonal_[j] + g[j] * k_ij) / determinant;
     delta[1] = (-g[j] * diagonal_[i] + g[i] * k_ij) / determinant;
   }

@@ -78,8 +78,21 @@ SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const St
                            method.convergence_measure(), counters.kernel_evaluations, drift};
   };
 
+  // NaN compares false with everything: without this check a NaN measure
+  // would never meet the tolerance and the run would never end. (+inf is a
+  // measure not taken yet, as CholQR's decrease before its first epoch; a
+  // dense gradient that overflows makes the objective non-finite.)
+  auto check_finite = [](const IterationReport& r) {
+    GPSTREAM_CHECK(!std::isnan(r.gradient_max_norm) && std::isfinite(r.objective),
+                   "the run diverged at iteration {}: the convergence measure is {} and the objective {}; the data or "
+                   "the hyperparameters produce values that are not finite (check for NaN/inf in the inputs, extreme "
+                   "lengthscales, or a noise variance too small for K̄ to be positive definite)",
+                   r.iteration, r.gradient_max_norm, r.objective);
+  };
+
   if (fresh_start) method.start();
   IterationReport current = report(-1.0);
+  check_finite(current);
   for (SolverObserver* observer : observers) observer->on_start(current);
 
   StopReason reason = StopReason::converged;
@@ -111,6 +124,7 @@ SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const St
     method.set_counters(counters);
     const double drift = method.after_iteration(rule);
     current = report(drift);
+    check_finite(current);
     for (SolverObserver* observer : observers) observer->on_iteration(current);
     if (method.is_direct()) {
       reason = StopReason::solved_directly;

@@ -50,7 +50,10 @@ class IterativeMethod {
   virtual RunCounters counters() const = 0;
   virtual void set_counters(const RunCounters& counters) = 0;
   virtual double objective() const = 0;
-  // Compared with StoppingRule::tolerance: the run has converged at or below it.
+  // Compared with StoppingRule::tolerance: the run has converged at or below
+  // it. A measure at or below zero is convergence too (SGGP's gap reaches 0
+  // when its two bounds meet; rounding can take it just below). A NaN
+  // measure or a non-finite objective stops the run with an Error.
   virtual double convergence_measure() const = 0;
   // True when there is nothing left to do (a basis that reached its size).
   virtual bool complete() const { return false; }

@@ -63,6 +63,8 @@ class GreedyBasisSelection final : public SparseTrainingMethod {
   double objective() const override { return objective_; }
   // sggp: the gap (NOTES.md); the others: tr(K − K̃)/tr(K), for display (they stop at the basis size).
   double convergence_measure() const override;
+  // Only sggp stops at a tolerance (its gap); sgma and mpgp run to the basis size.
+  bool converges() const override { return options_.criterion == BasisCriterion::sggp; }
   bool complete() const override;
 
   std::size_t basis_size() const { return basis_.size(); }

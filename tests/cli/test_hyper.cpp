@@ -16,7 +16,7 @@ namespace {
 std::string quote(const std::string& path) { return "'" + path + "'"; }
 }  // namespace
 
-TEST_CASE("hyper learns, prints its trace and writes a file that train uses; train --learn-hyper learns the same") {
+TEST_CASE("hyper learns, prints its trace and writes a file that train uses, and train --learn-hyper learns the same") {
   ScratchDirectory directory;
   const std::string data = directory.file("train.h5"), hyper = directory.file("hyper.json");
   REQUIRE(run_gpstream("generate friedman1 --rows 400 --seed 3 -q -o " + quote(data)).exit_code == 0);

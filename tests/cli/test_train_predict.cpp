@@ -55,7 +55,7 @@ pid_t spawn_gpstream(const std::vector<std::string>& arguments) {
 
 }  // namespace
 
-TEST_CASE("train then predict: gbcd and cg models equal the cholesky model; predict reports the RMSE") {
+TEST_CASE("train then predict: gbcd and cg models equal the cholesky model, and predict reports the RMSE") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5"), test = directory.file("test.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 1200 --seed 5 -q -o " + quote(train)).exit_code == 0);

@@ -25,12 +25,6 @@ using namespace gpstream::testing;
 
 namespace {
 
-std::vector<std::size_t> every_other_row(std::size_t n, std::size_t step) {
-  std::vector<std::size_t> rows;
-  for (std::size_t i = 0; i < n; i += step) rows.push_back(i);
-  return rows;
-}
-
 // K_NI (n×m) and K_I⁻¹K_IN (m×n), densely: the parts of the Nyström matrix K_NI K_I⁻¹ K_IN.
 std::pair<std::vector<double>, std::vector<double>> nystrom_reference(const KernelHyperparameters& h, const Problem& p,
                                                                       std::span<const std::size_t> inducing) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 namespace {
 
@@ -53,8 +54,8 @@ TEST_CASE("Welford statistics equal a two-pass computation, also far from zero")
 
 TEST_CASE("statistics of a constant column have zero spread") {
   gpstream::ColumnStatistics statistics(1);
-  const double value = 0.1;
-  for (int i = 0; i < 1000; ++i) statistics.add_row(std::addressof(value));
+  const std::vector<double> row = {0.1};
+  for (int i = 0; i < 1000; ++i) statistics.add_row(row.data());
   CHECK(statistics.mean()[0] == doctest::Approx(0.1).epsilon(1e-15));
   CHECK(statistics.standard_deviation()[0] < 1e-15);
 }

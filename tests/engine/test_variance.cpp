@@ -100,7 +100,7 @@ TEST_CASE("every BCD policy and every kernel give the closed-form variance") {
   }
 }
 
-TEST_CASE("rows converge and leave the batch one by one; a row far from the data costs no iteration") {
+TEST_CASE("rows converge and leave the batch one by one, and a row far from the data costs no iteration") {
   const Problem training = make_problem(400, 2, 55);
   Problem test = make_problem(10, 2, 56);
   test.x[0] = 1e3, test.x[1] = 1e3;  // k* = 0: the variance is the prior's
