@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <iostream>
+#include <limits>
 
 namespace gpstream::cli {
 
@@ -22,7 +23,34 @@ bool parse_command_line(CommandSpec& spec, const std::vector<std::string>& args,
   } catch (const po::error& error) {
     throw UsageError(error.what());
   }
+  check_numeric_options(values);
   return true;
+}
+
+void check_numeric_options(const po::variables_map& values) {
+  for (const auto& [name, value] : values) {
+    if (value.defaulted()) continue;
+    if (const double* number = boost::any_cast<double>(&value.value())) {
+      // NaN would pass every `x <= 0` check and never meet a tolerance.
+      if (!std::isfinite(*number)) throw UsageError(fmt::format("--{}: {} is not a finite number", name, *number));
+      if (std::fpclassify(*number) == FP_SUBNORMAL) {
+        throw UsageError(fmt::format("--{}: {:g} is below the smallest normal double (2.2e-308)", name, *number));
+      }
+    }
+    // Boost converts "-1" to an unsigned option by wrapping it around (as strtoul does).
+    const boost::any& held = value.value();
+    bool negative = false;
+    if (const auto* u = boost::any_cast<unsigned>(&held)) {
+      negative = *u > static_cast<unsigned>(std::numeric_limits<int>::max());
+    } else if (const auto* ul = boost::any_cast<unsigned long>(&held)) {
+      negative = *ul > static_cast<unsigned long>(std::numeric_limits<long>::max());
+    } else if (const auto* ull = boost::any_cast<unsigned long long>(&held)) {
+      negative = *ull > static_cast<unsigned long long>(std::numeric_limits<long long>::max());
+    } else if (const auto* i = boost::any_cast<int>(&held)) {
+      negative = *i < 0;
+    }
+    if (negative) throw UsageError(fmt::format("--{} must be a whole number of at least 0", name));
+  }
 }
 
 void DatasetOutputOptions::add(po::options_description& options) {

@@ -37,6 +37,11 @@ struct CommandSpec {
 // was asked for and printed. Throws UsageError for unknown or malformed options.
 bool parse_command_line(CommandSpec& spec, const std::vector<std::string>& args, po::variables_map& values);
 
+// The one check of every numeric option, run by parse_command_line: a
+// number must be finite and not subnormal, a count must not be negative.
+// Each command then checks its own ranges (a tolerance above 0, ...).
+void check_numeric_options(const po::variables_map& values);
+
 // The options of every command that writes a dataset: --chunk-rows,
 // --compress, --force. Call add() before parsing and writer_options() after.
 struct DatasetOutputOptions {

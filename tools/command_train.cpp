@@ -22,7 +22,9 @@
 #include <boost/algorithm/string/classification.hpp>
 #include <boost/algorithm/string/split.hpp>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 namespace gpstream::cli {
 namespace {
@@ -125,6 +127,51 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
   }
 }
 
+// What --tol means for each method, and which option sets the tolerance.
+bool stops_at_tol(const std::string& method) { return !is_sparse_model(method) || method == "cholqr"; }
+
+// The job's stopping rule, output, log and checkpoint cadence: all from the
+// options for a fresh run; on resume, only those given again replace the
+// checkpoint's.
+void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_map& values, const std::string& method,
+             bool fresh) {
+  auto set = [&](const char* option) { return fresh || given(values, option); };
+  const bool sggp = method == "sggp";
+  if (given(values, "tol") && !stops_at_tol(method)) {
+    throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}", sggp ? "sggp stops at --gap"
+                                                                                      : "--model " + method + " runs to --basis"));
+  }
+  if (given(values, "gap") && !sggp) throw UsageError("--gap is for --model sggp");
+  if (stops_at_tol(method) && set("tol")) job.stopping.tolerance = options.tolerance;
+  if (!stops_at_tol(method) && set("gap")) job.stopping.tolerance = options.gap;
+  if (set("max-iter")) {
+    const bool limited = values.count("max-iter") != 0 && options.max_iterations > 0;
+    job.stopping.max_iterations = limited ? options.max_iterations : std::numeric_limits<std::uint64_t>::max();
+  }
+  if (set("time-limit")) {
+    const bool limited = values.count("time-limit") != 0 && options.time_limit > 0;
+    job.stopping.time_limit_seconds = limited ? options.time_limit : std::numeric_limits<double>::infinity();
+  }
+  if (set("refresh-every")) job.stopping.refresh_every = options.refresh_every;
+  if (set("output")) job.output_path = std::filesystem::absolute(options.output).string();
+  if (set("force")) job.overwrite_output = values.count("force") != 0;
+  if (set("log")) job.log_path = options.log.empty() ? std::string() : std::filesystem::absolute(options.log).string();
+  if (set("checkpoint-every")) job.checkpoint_every_seconds = options.checkpoint_every;
+}
+
+// "tol 1e-06, no iteration limit, time limit 1h" for the resume message.
+std::string describe_stopping(const StoppingRule& rule, const std::string& method) {
+  std::string text = method == "sggp"     ? fmt::format("gap {:g}", rule.tolerance)
+                     : stops_at_tol(method) ? fmt::format("tol {:g}", rule.tolerance)
+                                            : std::string("to the basis size");
+  text += rule.max_iterations == std::numeric_limits<std::uint64_t>::max()
+              ? ", no iteration limit"
+              : fmt::format(", at most {} iterations in all", rule.max_iterations);
+  text += std::isinf(rule.time_limit_seconds) ? ", no time limit"
+                                              : fmt::format(", at most {:g} s of training in all", rule.time_limit_seconds);
+  return text;
+}
+
 // --learn-hyper: learns on a subset of the (standardised) training rows,
 // reports the result and, with --save-hyper, writes it.
 KernelHyperparameters learn_and_report(TrainingData& data, const TrainOptions& options, const po::variables_map& values,
@@ -175,7 +222,7 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   GPSTREAM_CHECK(configuration.solver.active_set_size <= dataset.rows,
                  "--basis {} is larger than the {} training rows; give at most {}", configuration.solver.active_set_size,
                  dataset.rows, dataset.rows);
-  SparseTrainingRun run{configuration, kernel_matrix, y};
+  SparseTrainingRun run(configuration, kernel_matrix, y);
   run.cholqr.information_pivots = options.information_pivots;
   run.cholqr.objective = parse_inducing_objective(options.objective);
   run.cholqr.learn_hyperparameters = values.count("fixed-hyper") == 0;
@@ -191,11 +238,9 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   }
   run.resumed = std::move(resumed);
   run.checkpoint_path = checkpoint_path;
-  run.checkpoint_every = options.checkpoint_every;
-  run.rule.tolerance = name == "cholqr" ? options.tolerance : options.gap;
-  if (values.count("max-iter") != 0) run.rule.max_iterations = options.max_iterations;
-  if (values.count("time-limit") != 0) run.rule.time_limit_seconds = options.time_limit;
-  run.log_path = options.log;
+  run.checkpoint_every = configuration.job.checkpoint_every_seconds;
+  run.rule = configuration.job.stopping;
+  run.log_path = configuration.job.log_path;
   run.quiet = quiet;
   run.stop = &stop;
   run.output = options.output;
@@ -205,7 +250,8 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   static_cast<ModelDescription&>(model) = describe_model(
       configuration, dataset,
       {name, describe(result.run.reason), result.run.last.iteration, result.run.last.gradient_max_norm,
-       name == "sggp" ? options.gap : 0.0, result.run.last.elapsed_seconds, result.run.last.kernel_evaluations});
+       name == "sggp" ? configuration.job.stopping.tolerance : 0.0, result.run.last.elapsed_seconds,
+       result.run.last.kernel_evaluations});
   model.hyperparameters = trained_kernel;
   write_sparse_model(options.output, model, /*overwrite=*/true);
   if (!quiet) {
@@ -227,8 +273,10 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
                  "basis (the kernel's numerical rank on these data)\n", model.basis_size(),
                  configuration.solver.active_set_size);
     }
-    if (name == "sggp" && model.diagnostics.at("gap") > options.gap) {
-      fmt::print(stderr, "train: the final gap {:.4g} is above --gap {} with {} basis rows\n", model.diagnostics.at("gap"), options.gap, model.basis_size());
+    const double gap = configuration.job.stopping.tolerance;
+    if (name == "sggp" && model.diagnostics.at("gap") > gap) {
+      fmt::print(stderr, "train: the final gap {:.4g} is above --gap {:.4g} with {} basis rows\n", model.diagnostics.at("gap"), gap,
+                 model.basis_size());
     }
     if (name == "nystrom") {
       fmt::print(stderr, "train: nystrom weights: max |w| {:.4g}, rms {:.4g} (large weights mean the rank-{} "
@@ -253,7 +301,7 @@ int run_train(const std::vector<std::string>& args) {
   TrainOptions options;
   spec.options.add_options()
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
-      ("output,o", po::value(&options.output)->required(), "model file to write")
+      ("output,o", po::value(&options.output), "model file to write (on --resume: the one the job was launched with, unless given)")
       ("solver", po::value(&options.solver)->default_value("gbcd"), "gbcd, bcd-cyclic, bcd-gradient, cg, smo or cholesky")
       ("model", po::value(&options.model)->default_value("dense"), "dense (the exact GP, by --solver), or a sparse model: sd, sr, sgma, mpgp, sggp, nystrom, cholqr or online (README, \"Sparse models\")")
       ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
@@ -266,9 +314,9 @@ int run_train(const std::vector<std::string>& args) {
       ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
       ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd 60; sgma, mpgp, sggp 59)")
       ("seed", po::value(&options.seed)->default_value(1), "random seed")
-      ("tol", po::value(&options.tolerance)->default_value(1e-4, "1e-4"), "stop when |g|inf <= tol (standardised targets); cholqr: when an epoch decreases its objective by less than tol, relatively")
-      ("max-iter", po::value(&options.max_iterations), "stop after this many iterations")
-      ("time-limit", po::value(&options.time_limit), "stop after this many seconds")
+      ("tol", po::value(&options.tolerance)->default_value(1e-4, "1e-4"), "dense solvers: stop when |g|inf <= tol (standardised targets); cholqr: when an epoch decreases its objective by less than tol, relatively")
+      ("max-iter", po::value(&options.max_iterations), "stop after this many iterations in all, resumptions included (0: no limit)")
+      ("time-limit", po::value(&options.time_limit), "stop after this many seconds of training in all, resumptions included (0: no limit)")
       ("refresh-every", po::value(&options.refresh_every)->default_value(0), "recompute g exactly every K iterations and report the drift (0: never)")
       ("kernel", po::value(&options.kernel)->default_value("se-ard"), kKernelNames)
       ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, from gpstream hyper or as ../shared/data/hyper/*.json)")
@@ -281,7 +329,7 @@ int run_train(const std::vector<std::string>& args) {
       ("no-standardise", "use inputs and targets as they are")
       ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops")
       ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "seconds between checkpoints")
-      ("resume", po::value(&options.resume), "continue the run saved in this checkpoint")
+      ("resume", po::value(&options.resume), "continue the job saved in this checkpoint: its stopping rule, output, log and checkpoint cadence, unless given again")
       ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations)")
       ("force", "overwrite the model file if it exists")
       ("quiet,q", "no progress on stderr");
@@ -293,13 +341,12 @@ int run_train(const std::vector<std::string>& args) {
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
   const bool quiet = values.count("quiet") != 0;
+  if (options.resume.empty() && options.output.empty()) throw UsageError("give the model file to write with -o MODEL.h5");
   if (options.tolerance <= 0) throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
+  if (options.time_limit < 0) throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
   if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");
+  if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
   const std::size_t memory_budget = options.compute.memory_budget_bytes();
-  // Fail on an existing model before spending hours on training.
-  if (values.count("force") == 0 && std::filesystem::exists(options.output)) {
-    throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", options.output));
-  }
   if (values.count("force") == 0 && !options.save_hyper.empty() && std::filesystem::exists(options.save_hyper)) {
     throw Error(fmt::format("--save-hyper: '{}' already exists (use --force to overwrite it)", options.save_hyper));
   }
@@ -315,6 +362,11 @@ int run_train(const std::vector<std::string>& args) {
     resumed_state = std::move(checkpoint.state);
     if (options.dataset.empty()) options.dataset = configuration.dataset_path;
     if (checkpoint_path.empty()) checkpoint_path = options.resume;
+    GPSTREAM_CHECK(!configuration.job.output_path.empty() || !options.output.empty(),
+                   "checkpoint '{}' was written by an older gpstream that did not record the output: give -o MODEL.h5 "
+                   "(and --tol, --max-iter, --time-limit as the job was launched)",
+                   options.resume);
+    set_job(configuration.job, options, values, configuration.solver.name, /*fresh=*/false);
   } else {
     if (options.dataset.empty()) throw UsageError("give the training dataset (or --resume CHECKPOINT)");
     std::optional<Standardisation> file_standardisation;
@@ -354,7 +406,6 @@ int run_train(const std::vector<std::string>& args) {
         reject_options(values, {"info-pivots", "objective", "fixed-hyper"}, "--model cholqr");
       }
       if (options.basis == 0) throw UsageError("--basis must be at least 1");
-      if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
       const std::size_t candidates = values["candidates"].defaulted() ? 59 : options.candidates;
       configuration.solver = {options.model, options.basis, candidates, memory_budget};
     }
@@ -381,8 +432,21 @@ int run_train(const std::vector<std::string>& args) {
     configuration.dataset_path = std::filesystem::absolute(options.dataset).string();
     configuration.dataset_fingerprint = description.fingerprint;
     configuration.rows = description.rows;
+    set_job(configuration.job, options, values, configuration.solver.name, /*fresh=*/true);
   }
   configuration.solver.memory_budget_bytes = memory_budget;
+  const TrainingJob& job = configuration.job;
+  options.output = job.output_path;
+  options.log = job.log_path;
+  // Fail on an existing model before spending hours on training.
+  if (!job.overwrite_output && std::filesystem::exists(job.output_path)) {
+    throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", job.output_path));
+  }
+  if (resumed_state && !quiet) {
+    fmt::print(stderr, "train: resuming {} from '{}' at iteration {}: {}; writing {}{}\n", configuration.solver.name,
+               options.resume, resumed_state->iteration, describe_stopping(job.stopping, configuration.solver.name),
+               job.output_path, job.log_path.empty() ? "" : ", log " + job.log_path);
+  }
 
   const auto thread_limit = options.compute.apply();
 
@@ -407,11 +471,7 @@ int run_train(const std::vector<std::string>& args) {
 
   const bool fresh = !resumed_state;
   SolverState state = fresh ? initial_solver_state(y, configuration.seed) : std::move(*resumed_state);
-  StoppingRule rule;
-  rule.tolerance = options.tolerance;
-  if (values.count("max-iter") != 0) rule.max_iterations = options.max_iterations;
-  if (values.count("time-limit") != 0) rule.time_limit_seconds = options.time_limit;
-  rule.refresh_every = options.refresh_every;
+  const StoppingRule& rule = job.stopping;
 
   if (!quiet) {
     fmt::print(stderr, "train: {} on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}{}\n", solver->name(),
@@ -422,7 +482,7 @@ int run_train(const std::vector<std::string>& args) {
   ProgressLine progress_line(!quiet);
   const TrainingObservers observers(
       std::make_unique<ProgressObserver>(progress_line, solver->name(), rule.tolerance), options.log, !fresh,
-      checkpoint_path, options.checkpoint_every,
+      checkpoint_path, job.checkpoint_every_seconds,
       [&] { write_checkpoint(checkpoint_path, Checkpoint{configuration, state}); });
 
   const SolverRun run = run_solver(*solver, kernel_matrix, state, y, rule, observers.all(), &stop, fresh);

@@ -2,6 +2,7 @@
 // stderr and a non-zero exit code: 1 for errors, 2 for usage mistakes,
 // 130 when interrupted.
 #include "engine/core/error.h"
+#include "storage/hdf5/hdf5_handle.h"
 #include "tools/blas_core.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
@@ -25,6 +26,7 @@ void print_usage(std::ostream& out) {
 
 int main(int argc, char** argv) {
   gpstream::cli::select_blas_core(argv);
+  gpstream::hdf5::silence_error_stack();
   const std::vector<std::string> words(argv + 1, argv + argc);
   if (words.empty()) {
     print_usage(std::cerr);

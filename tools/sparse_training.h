@@ -26,6 +26,10 @@ bool is_iterative_sparse_model(const std::string& name);
 inline constexpr const char* kSparseModelNames = "sd, sr, sgma, mpgp, sggp, nystrom, cholqr or online";
 
 struct SparseTrainingRun {
+  SparseTrainingRun(const TrainingConfiguration& run_configuration, KernelMatrix& run_kernel,
+                    std::span<const double> targets)
+      : configuration(run_configuration), kernel(run_kernel), y(targets) {}
+
   const TrainingConfiguration& configuration;  // solver.name is the model, active_set_size its basis size
   KernelMatrix& kernel;
   std::span<const double> y;

@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/data/row_source_utilities.h"
+#include "storage/dataset/dataset_fingerprint.h"
 
 namespace gpstream::cli {
 
@@ -22,6 +23,9 @@ TrainingData::TrainingData(const std::string& path, const Standardisation& stand
   GPSTREAM_CHECK(!expected_fingerprint || *expected_fingerprint == dataset.fingerprint,
                  "'{}' is not the dataset {} was trained on (its fingerprint is {}, expected {})", path, what,
                  dataset.fingerprint, expected_fingerprint.value_or(""));
+  // The attribute matching is not enough: a file edited in place keeps it. One
+  // sequential read checks that the contents still hash to it.
+  if (expected_fingerprint) verify_dataset_contents(*file_);
   standardised_ = std::make_unique<StandardisedRowSource>(*file_, standardisation);
   rows_ = standardised_.get();
   // Resident rows make every solver pass a read of memory; half the budget

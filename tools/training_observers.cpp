@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -17,6 +19,17 @@ std::string format_duration(double seconds) {
   if (seconds < 60) return fmt::format("{:.1f}s", seconds);
   if (seconds < 3600) return fmt::format("{}m{:02}s", static_cast<int>(seconds / 60), static_cast<int>(seconds) % 60);
   return fmt::format("{}h{:02}m", static_cast<int>(seconds / 3600), static_cast<int>(seconds / 60) % 60);
+}
+
+// The path as one shell word: as it is when it has no special characters, else in single quotes.
+std::string shell_quoted(const std::string& path) {
+  const bool plain = std::all_of(path.begin(), path.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-+,:=@%", c) != nullptr;
+  });
+  if (plain && !path.empty()) return path;
+  std::string quoted = "'";
+  for (const char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 }  // namespace
@@ -135,7 +148,7 @@ Cancelled interrupted_run(const std::string& where, const std::string& checkpoin
     return Cancelled(fmt::format("interrupted {}; nothing was saved (give --checkpoint FILE to be able to resume)", where));
   }
   return Cancelled(fmt::format("interrupted {}; checkpoint written to {}. Resume with:\n  gpstream train --resume {} -o {}",
-                               where, checkpoint_path, checkpoint_path, output));
+                               where, checkpoint_path, shell_quoted(checkpoint_path), shell_quoted(output)));
 }
 
 }  // namespace gpstream::cli

@@ -70,7 +70,17 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
   GPSTREAM_CHECK(dimension > 0, "a kernel needs at least one input dimension");
   check_positive(hyperparameters.signal_variance, "signal variance");
   check_positive(hyperparameters.noise_variance, "noise variance");
-  for (const double lengthscale : hyperparameters.lengthscales) check_positive(lengthscale, "lengthscale");
+  GPSTREAM_CHECK(std::isfinite(hyperparameters.signal_variance + hyperparameters.noise_variance),
+                 "the signal variance {} plus the noise variance {} overflows a double", hyperparameters.signal_variance,
+                 hyperparameters.noise_variance);
+  for (const double lengthscale : hyperparameters.lengthscales) {
+    check_positive(lengthscale, "lengthscale");
+    // Inputs are scaled by 1/ℓ and squared norms of scaled rows are summed:
+    // below 1e-100 they overflow and the kernel values become NaN.
+    GPSTREAM_CHECK(lengthscale >= 1e-100, "the lengthscale {:g} is too small: distances scaled by 1/lengthscale overflow "
+                   "a double (give lengthscales of at least 1e-100; with standardised inputs, useful ones are 1e-3 to 1e5)",
+                   lengthscale);
+  }
   const std::size_t given = hyperparameters.lengthscales.size();
   const std::string name = kernel_type_name(hyperparameters.type);
   switch (hyperparameters.type) {

@@ -97,7 +97,6 @@ SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const St
 
   StopReason reason = StopReason::converged;
   for (;;) {
-    const double run_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
     if (method.converges() && current.gradient_max_norm <= rule.tolerance) {
       reason = StopReason::converged;
       break;
@@ -110,7 +109,8 @@ SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const St
       reason = StopReason::iteration_limit;
       break;
     }
-    if (run_seconds >= rule.time_limit_seconds) {
+    const double job_seconds = before.elapsed_seconds + std::chrono::duration<double>(Clock::now() - run_start).count();
+    if (job_seconds >= rule.time_limit_seconds) {
       reason = StopReason::time_limit;
       break;
     }

@@ -19,8 +19,9 @@ namespace gpstream {
 
 struct StoppingRule {
   double tolerance = 1e-4;  // on the convergence measure: ‖g‖∞ of standardised targets (GBCD paper §3), SGGP's gap
-  std::uint64_t max_iterations = std::numeric_limits<std::uint64_t>::max();
-  double time_limit_seconds = std::numeric_limits<double>::infinity();  // for this run
+  std::uint64_t max_iterations = std::numeric_limits<std::uint64_t>::max();  // in all, over every run of the job
+  // On the training time over all runs of the job (a resumed run has the rest).
+  double time_limit_seconds = std::numeric_limits<double>::infinity();
   // Dense solvers: recompute g = K̄α − y exactly every this many iterations
   // (0: never); the drift between the maintained and the exact gradient is reported.
   std::uint64_t refresh_every = 0;

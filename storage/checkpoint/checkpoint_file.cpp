@@ -5,6 +5,9 @@
 #include "storage/model/model_attributes.h"
 #include "storage/output/atomic_output_file.h"
 
+#include <cmath>
+#include <limits>
+
 namespace gpstream {
 namespace {
 
@@ -37,6 +40,16 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     hdf5::write_attribute(root, "elapsed_seconds", state.elapsed_seconds);
     hdf5::write_attribute(root, "kernel_evaluations", static_cast<std::int64_t>(state.kernel_evaluations));
     hdf5::write_attribute(root, "random_state", serialise_random(state.random));
+    const TrainingJob& job = configuration.job;
+    hdf5::write_attribute(root, "tolerance", job.stopping.tolerance);
+    const bool limited = job.stopping.max_iterations != std::numeric_limits<std::uint64_t>::max();
+    hdf5::write_attribute(root, "max_iterations", limited ? static_cast<std::int64_t>(job.stopping.max_iterations) : 0);
+    hdf5::write_attribute(root, "time_limit_seconds", job.stopping.time_limit_seconds);
+    hdf5::write_attribute(root, "refresh_every", static_cast<std::int64_t>(job.stopping.refresh_every));
+    hdf5::write_attribute(root, "output_path", job.output_path);
+    hdf5::write_attribute(root, "overwrite_output", static_cast<std::int64_t>(job.overwrite_output));
+    hdf5::write_attribute(root, "log_path", job.log_path);
+    hdf5::write_attribute(root, "checkpoint_every_seconds", job.checkpoint_every_seconds);
     if (!state.alpha.empty()) {  // dense solvers; a sparse basis selection keeps its state in /auxiliary
       hdf5::write_vector(root, "alpha", state.alpha);
       hdf5::write_vector(root, "gradient", state.gradient);
@@ -57,7 +70,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
 Checkpoint read_checkpoint(const std::string& path) {
   hdf5::Handle file = hdf5::open_file(path);
   const hid_t root = file.get();
-  hdf5::check_format(root, path, kCheckpointFormat, kCheckpointVersion);
+  const std::int64_t version = hdf5::check_format(root, path, kCheckpointFormat, kCheckpointVersion);
   Checkpoint checkpoint;
   TrainingConfiguration& configuration = checkpoint.configuration;
   SolverState& state = checkpoint.state;
@@ -76,6 +89,25 @@ Checkpoint read_checkpoint(const std::string& path) {
   state.elapsed_seconds = hdf5::read_double_attribute(root, "elapsed_seconds", path);
   state.kernel_evaluations = static_cast<std::uint64_t>(hdf5::read_integer_attribute(root, "kernel_evaluations", path));
   state.random = deserialise_random(hdf5::read_string_attribute(root, "random_state", path));
+  if (version >= 2) {
+    TrainingJob& job = configuration.job;
+    job.stopping.tolerance = hdf5::read_double_attribute(root, "tolerance", path);
+    const std::int64_t max_iterations = hdf5::read_integer_attribute(root, "max_iterations", path);
+    GPSTREAM_CHECK(max_iterations >= 0, "{}: invalid max_iterations {}", path, max_iterations);
+    if (max_iterations > 0) job.stopping.max_iterations = static_cast<std::uint64_t>(max_iterations);
+    job.stopping.time_limit_seconds = hdf5::read_double_attribute(root, "time_limit_seconds", path);
+    const std::int64_t refresh_every = hdf5::read_integer_attribute(root, "refresh_every", path);
+    GPSTREAM_CHECK(refresh_every >= 0, "{}: invalid refresh_every {}", path, refresh_every);
+    job.stopping.refresh_every = static_cast<std::uint64_t>(refresh_every);
+    job.output_path = hdf5::read_string_attribute(root, "output_path", path);
+    job.overwrite_output = hdf5::read_integer_attribute(root, "overwrite_output", path) != 0;
+    job.log_path = hdf5::read_string_attribute(root, "log_path", path);
+    job.checkpoint_every_seconds = hdf5::read_double_attribute(root, "checkpoint_every_seconds", path);
+    GPSTREAM_CHECK(!std::isnan(job.stopping.tolerance) && job.stopping.time_limit_seconds > 0 &&
+                       job.checkpoint_every_seconds > 0,
+                   "{}: the saved stopping rule is invalid (tolerance {}, time limit {}, checkpoint every {} s)", path,
+                   job.stopping.tolerance, job.stopping.time_limit_seconds, job.checkpoint_every_seconds);
+  }
   if (hdf5::has_link(root, "alpha")) {
     state.alpha = hdf5::read_vector(root, "alpha", path, configuration.rows);
     state.gradient = hdf5::read_vector(root, "gradient", path, configuration.rows);

@@ -2,11 +2,14 @@
 // Not a model file — different contents, different compatibility promise
 // (a checkpoint is only read by the gpstream that wrote its format version).
 //
-//   root attributes: format "gpstream-checkpoint", version 1, created_by,
+//   root attributes: format "gpstream-checkpoint", version 2, created_by,
 //     solver, active_set_size, candidates, seed, dataset_path,
 //     dataset_fingerprint, rows, kernel attributes, standardisation
 //     attributes, iteration, elapsed_seconds, kernel_evaluations,
-//     random_state (the RNG's text form)
+//     random_state (the RNG's text form); the job (version 2): tolerance,
+//     max_iterations (0: none), time_limit_seconds (inf: none),
+//     refresh_every, output_path, overwrite_output, log_path,
+//     checkpoint_every_seconds
 //   /alpha, /gradient   float64 [n] (dense solvers only)
 //   /auxiliary/<name>   solver-specific vectors (CG's search direction, …;
 //                       a sparse basis selection's basis, factors and bounds)
@@ -20,6 +23,7 @@
 
 #include "engine/data/standardisation.h"
 #include "engine/kernels/kernel.h"
+#include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_factory.h"
 #include "engine/solvers/solver_state.h"
 
@@ -28,10 +32,26 @@
 namespace gpstream {
 
 inline constexpr const char* kCheckpointFormat = "gpstream-checkpoint";
-inline constexpr std::int64_t kCheckpointVersion = 1;
+inline constexpr std::int64_t kCheckpointVersion = 2;
 
-// What defines a training run: a resumed run must agree on all of it.
+// How the launched job ends and where its results go: kept in the checkpoint
+// so that `train --resume` continues the job that was launched; an option
+// given again on resume overrides its entry (and the next checkpoint keeps
+// the override). A version-1 checkpoint has none of it: defaults apply.
+struct TrainingJob {
+  // tolerance: ‖g‖∞ for the dense solvers, the gap for sggp, the relative
+  // decrease per epoch for cholqr; iterations and time are totals over the
+  // run and all its resumptions.
+  StoppingRule stopping;
+  std::string output_path;  // absolute
+  bool overwrite_output = false;
+  std::string log_path;  // absolute, or "" for no log
+  double checkpoint_every_seconds = 60;
+};
+
+// What defines a training run: a resumed run must agree on all of it but the job.
 struct TrainingConfiguration {
+  TrainingJob job;
   SolverOptions solver;  // its memory budget is not part of the identity
   KernelHyperparameters hyperparameters;
   Standardisation standardisation;

@@ -47,6 +47,8 @@ DatasetDescription read_dataset_description(const std::string& path) {
   hdf5::Handle y = hdf5::open_dataset(root, "y", path);
   const std::vector<hsize_t> x_dims = hdf5::dataset_dimensions(x.get(), path + ": /X");
   const std::vector<hsize_t> y_dims = hdf5::dataset_dimensions(y.get(), path + ": /y");
+  hdf5::check_numeric(x.get(), path + ": /X");
+  hdf5::check_numeric(y.get(), path + ": /y");
   GPSTREAM_CHECK(x_dims.size() == 2, "{}: /X should be a matrix, but has {} dimensions", path, x_dims.size());
   GPSTREAM_CHECK(y_dims.size() == 1, "{}: /y should be a vector, but has {} dimensions", path, y_dims.size());
   GPSTREAM_CHECK(x_dims[0] == y_dims[0], "{}: /X has {} rows but /y has {}", path, x_dims[0], y_dims[0]);

@@ -57,9 +57,7 @@ DatasetWriter::DatasetWriter(std::string path, std::vector<std::string> feature_
       options_(options),
       output_(std::move(path), options.overwrite),
       x_statistics_(feature_names_.size()),
-      y_statistics_(1),
-      x_hash_(XXH3_createState(), XXH3_freeState),
-      y_hash_(XXH3_createState(), XXH3_freeState) {
+      y_statistics_(1) {
   GPSTREAM_CHECK(!feature_names_.empty(), "{}: a dataset needs at least one input column", output_.path());
   std::unordered_set<std::string> seen;
   for (const std::string& name : feature_names_) {
@@ -71,9 +69,6 @@ DatasetWriter::DatasetWriter(std::string path, std::vector<std::string> feature_
   if (options_.chunk_rows == 0) options_.chunk_rows = default_chunk_rows(columns);
   GPSTREAM_CHECK(checked_multiply(options_.chunk_rows, columns, sizeof(double)) <= (std::size_t{1} << 31),
                  "--chunk-rows: {} rows of {} columns exceed HDF5's 4 GiB chunk limit", options_.chunk_rows, columns);
-  GPSTREAM_CHECK(x_hash_ && y_hash_, "out of memory for the fingerprint state");
-  XXH3_64bits_reset(x_hash_.get());
-  XXH3_64bits_reset(y_hash_.get());
 
   const std::size_t row_bytes = checked_multiply(columns, sizeof(double));
   buffer_capacity_rows_ = std::max(options_.chunk_rows, kWriteBufferBytes / row_bytes / options_.chunk_rows * options_.chunk_rows);
@@ -106,8 +101,7 @@ void DatasetWriter::flush() {
     x_statistics_.add_row(x_buffer_.data() + i * columns);
     y_statistics_.add_row(&y_buffer_[i]);
   }
-  XXH3_64bits_update(x_hash_.get(), x_buffer_.data(), buffered_rows_ * columns * sizeof(double));
-  XXH3_64bits_update(y_hash_.get(), y_buffer_.data(), buffered_rows_ * sizeof(double));
+  fingerprint_.add_rows(buffered_rows_, columns, x_buffer_.data(), y_buffer_.data());
   append_hyperslab(x_dataset_.get(), rows_, buffered_rows_, columns, x_buffer_.data(), "/X");
   append_hyperslab(y_dataset_.get(), rows_, buffered_rows_, 0, y_buffer_.data(), "/y");
   rows_ += buffered_rows_;
@@ -118,9 +112,7 @@ DatasetDescription DatasetWriter::finish() {
   flush();
   GPSTREAM_CHECK(rows_ > 0, "{}: no rows to write", output_.path());
   const hid_t root = file_.get();
-  const std::uint64_t shape[2] = {rows_, feature_names_.size()};
-  const std::uint64_t parts[4] = {XXH3_64bits_digest(x_hash_.get()), XXH3_64bits_digest(y_hash_.get()), shape[0], shape[1]};
-  const std::string fingerprint = fmt::format("{:016x}", XXH3_64bits(parts, sizeof(parts)));
+  const std::string fingerprint = fingerprint_.digest(rows_, feature_names_.size());
 
   hdf5::write_attribute(root, "format", std::string(kDatasetFormat));
   hdf5::write_attribute(root, "version", kDatasetVersion);

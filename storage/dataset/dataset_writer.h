@@ -3,11 +3,10 @@
 #pragma once
 
 #include "engine/data/column_statistics.h"
+#include "storage/dataset/dataset_fingerprint.h"
 #include "storage/dataset/dataset_format.h"
 #include "storage/hdf5/hdf5_handle.h"
 #include "storage/output/atomic_output_file.h"
-
-#include <xxhash.h>
 
 #include <memory>
 #include <string>
@@ -60,8 +59,7 @@ class DatasetWriter {
   std::size_t rows_ = 0;
   ColumnStatistics x_statistics_;
   ColumnStatistics y_statistics_;
-  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> x_hash_;
-  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> y_hash_;
+  DatasetFingerprint fingerprint_;
 };
 
 }  // namespace gpstream

@@ -4,6 +4,7 @@
 #include "engine/core/size_arithmetic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -20,6 +21,15 @@ void read_selection(hid_t dataset, hid_t file_space, std::size_t rows, std::size
                  "cannot read {} (is the file damaged?)", what);
 }
 
+// The file row of the k-th row read by a union of row runs (for messages only).
+std::size_t nth_distinct_row(const std::vector<std::pair<std::size_t, std::size_t>>& runs, std::size_t k) {
+  for (const auto& [first, count] : runs) {
+    if (k < count) return first + k;
+    k -= count;
+  }
+  return 0;
+}
+
 // A file dataspace of `dataset` with the union of row runs [run.first, run.first + run.second) selected.
 hdf5::Handle select_runs(hid_t dataset, const std::vector<std::pair<std::size_t, std::size_t>>& runs,
                          std::size_t columns, const std::string& what) {
@@ -32,6 +42,30 @@ hdf5::Handle select_runs(hid_t dataset, const std::vector<std::pair<std::size_t,
     operation = H5S_SELECT_OR;
   }
   return space;
+}
+
+// Every value read must be finite: a NaN or inf in a file written by another
+// tool (convert refuses them) would make a solver diverge or skip a row.
+// `row_of(k)` is the file row of buffer row k.
+template <typename RowOf>
+void check_finite(const DatasetDescription& description, std::size_t rows, const double* x, const double* y,
+                  RowOf row_of) {
+  const std::size_t columns = description.columns;
+  for (std::size_t k = 0; k < rows; ++k) {
+    for (std::size_t j = 0; j < columns; ++j) {
+      const double value = x[k * columns + j];
+      if (!std::isfinite(value)) {
+        GPSTREAM_THROW("{}: /X row {} column {} (\"{}\") is {}: a dataset must hold finite numbers (gpstream convert "
+                       "refuses NaN and inf, or drops their rows with --drop-invalid)",
+                       description.path, row_of(k) + 1, j + 1, description.feature_names[j], value);
+      }
+    }
+    if (y != nullptr && !std::isfinite(y[k])) {
+      GPSTREAM_THROW("{}: /y row {} (\"{}\") is {}: a dataset must hold finite numbers (gpstream convert refuses NaN "
+                     "and inf, or drops their rows with --drop-invalid)",
+                     description.path, row_of(k) + 1, description.target_name, y[k]);
+    }
+  }
 }
 
 }  // namespace
@@ -59,6 +93,7 @@ void Hdf5RowSource::do_read_rows(std::size_t first, std::size_t count, double* x
     hdf5::Handle y_space = select_runs(y_.get(), run, 0, description_.path + ": /y");
     read_selection(y_.get(), y_space.get(), count, 0, y, description_.path + ": /y");
   }
+  check_finite(description_, count, x, y, [first](std::size_t k) { return first + k; });
 }
 
 void Hdf5RowSource::do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) {
@@ -96,6 +131,8 @@ void Hdf5RowSource::do_gather_rows(std::span<const std::size_t> indices, double*
       read_selection(y_.get(), y_space.get(), distinct, 0, dense_y.data(), description_.path + ": /y");
     }
   }
+  check_finite(description_, indices.size() == 0 ? 0 : distinct, dense_x.data(), y != nullptr ? dense_y.data() : nullptr,
+               [&](std::size_t k) { return nth_distinct_row(runs, k); });
   for (std::size_t k = 0; k < indices.size(); ++k) {
     std::memcpy(x + k * columns, dense_x.data() + position[k] * columns, columns * sizeof(double));
     if (y != nullptr) y[k] = dense_y[position[k]];

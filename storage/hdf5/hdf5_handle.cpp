@@ -11,9 +11,6 @@
 namespace gpstream::hdf5 {
 namespace {
 
-// HDF5 prints its error stack to stderr by default; we report errors ourselves.
-void silence_error_stack() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
-
 Handle string_type() {
   Handle type = check_handle(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
   check_status(H5Tset_size(type.get(), H5T_VARIABLE), "string type");
@@ -138,6 +135,23 @@ Handle open_dataset(hid_t file, const std::string& name, const std::string& file
   const hid_t dataset = H5Dopen2(file, name.c_str(), access_list);
   GPSTREAM_CHECK(dataset >= 0, "{}: cannot open dataset '{}'", file_path, name);
   return Handle(dataset, H5Dclose);
+}
+
+// HDF5 prints its error stack to stderr by default; we report errors ourselves.
+void silence_error_stack() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+void check_numeric(hid_t dataset, const std::string& what) {
+  Handle type = check_handle(H5Dget_type(dataset), H5Tclose, what);
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  if (type_class == H5T_FLOAT || type_class == H5T_INTEGER) return;
+  const char* held = type_class == H5T_STRING     ? "strings"
+                     : type_class == H5T_COMPOUND ? "compound records"
+                     : type_class == H5T_ENUM     ? "enumerated values"
+                     : type_class == H5T_ARRAY    ? "arrays"
+                                                  : "values that are not numbers";
+  GPSTREAM_THROW("{} holds {}, not numbers: a gpstream dataset stores float64 values (write them as float64, or "
+                 "convert a CSV with gpstream convert)",
+                 what, held);
 }
 
 std::vector<hsize_t> dataset_dimensions(hid_t dataset, const std::string& what) {

@@ -62,6 +62,12 @@ Handle create_file(const std::string& path);
 Handle open_file(const std::string& path);
 
 Handle open_dataset(hid_t file, const std::string& name, const std::string& file_path, hid_t access_list = H5P_DEFAULT);
+// Throws unless the dataset holds numbers (floating point or integer, which
+// HDF5 converts to double on reading), saying what it holds instead.
+void check_numeric(hid_t dataset, const std::string& what);
+// Switches HDF5's printing of its error stack off for the process; every
+// failure is reported as a gpstream::Error instead. Called first thing by main.
+void silence_error_stack();
 // The dimensions of a dataset's dataspace.
 std::vector<hsize_t> dataset_dimensions(hid_t dataset, const std::string& what);
 

@@ -129,13 +129,13 @@ TEST_CASE("a greedy basis selection or CholQR resumed from its checkpoint gives 
     const std::string resumed = data.directory.file("resumed.h5"), checkpoint = data.directory.file("ck.h5");
     const bool online = std::string(name) == "online";  // one iteration per pass over these 400 rows
     const std::string common = " --model " + std::string(name) + " --basis 50 --seed 5 --force -q" +
-                               (online ? " --passes 3" : " --gap 1e-9") + kHyper;
+                               (online ? " --passes 3" : std::string(name) == "sggp" ? " --gap 1e-9" : "") + kHyper;
     REQUIRE(run_gpstream("train " + quote(data.train) + " -o " + quote(whole) + common).exit_code == 0);
     const auto first = run_gpstream("train " + quote(data.train) + " -o " + quote(part) + common +
                                     (online ? " --max-iter 1" : " --max-iter 20") + " --checkpoint " + quote(checkpoint));
     CAPTURE(first.err);
     REQUIRE(first.exit_code == 0);
-    const auto second = run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(resumed) + " --force -q");
+    const auto second = run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(resumed) + " --max-iter 0 --force -q");
     CAPTURE(second.err);
     REQUIRE(second.exit_code == 0);
     const gpstream::SparseModel a = gpstream::read_sparse_model(whole), b = gpstream::read_sparse_model(resumed),

@@ -1,0 +1,51 @@
+#include "storage/dataset/dataset_fingerprint.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+#include "storage/dataset/hdf5_row_source.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace gpstream {
+
+DatasetFingerprint::DatasetFingerprint()
+    : x_hash_(XXH3_createState(), XXH3_freeState), y_hash_(XXH3_createState(), XXH3_freeState) {
+  GPSTREAM_CHECK(x_hash_ && y_hash_, "out of memory for the fingerprint state");
+  XXH3_64bits_reset(x_hash_.get());
+  XXH3_64bits_reset(y_hash_.get());
+}
+
+void DatasetFingerprint::add_rows(std::size_t rows, std::size_t columns, const double* x, const double* y) {
+  XXH3_64bits_update(x_hash_.get(), x, checked_multiply(rows, columns, sizeof(double)));
+  XXH3_64bits_update(y_hash_.get(), y, checked_multiply(rows, sizeof(double)));
+}
+
+std::string DatasetFingerprint::digest(std::uint64_t rows, std::uint64_t columns) const {
+  const std::uint64_t parts[4] = {XXH3_64bits_digest(x_hash_.get()), XXH3_64bits_digest(y_hash_.get()), rows, columns};
+  return fmt::format("{:016x}", XXH3_64bits(parts, sizeof(parts)));
+}
+
+void verify_dataset_contents(Hdf5RowSource& rows) {
+  const DatasetDescription& description = rows.description();
+  const std::size_t columns = description.columns;
+  // About 8 MiB of rows at a time, whole chunks.
+  const std::size_t chunk = std::max<std::size_t>(description.chunk_rows, 1);
+  const std::size_t block = std::max<std::size_t>(1, (std::size_t{1} << 20) / (columns + 1) / chunk) * chunk;
+  std::vector<double> x(checked_multiply(block, columns)), y(block);
+  DatasetFingerprint fingerprint;
+  for (std::size_t first = 0; first < description.rows; first += block) {
+    const std::size_t count = std::min(block, description.rows - first);
+    rows.read_rows(first, count, x.data(), y.data());
+    fingerprint.add_rows(count, columns, x.data(), y.data());
+  }
+  const std::string found = fingerprint.digest(description.rows, columns);
+  GPSTREAM_CHECK(found == description.fingerprint,
+                 "'{}' was changed after it was written: its contents hash to {}, not to its fingerprint {}; the "
+                 "checkpoint or model refers to the data as they were (convert the data again and start a new run)",
+                 description.path, found, description.fingerprint);
+}
+
+}  // namespace gpstream

@@ -1,0 +1,36 @@
+// The fingerprint of a dataset's contents: XXH3 of the /X bytes and of the
+// /y bytes in row order, combined with the shape. Computed while a dataset
+// is written (DatasetWriter) and recomputed from the file when a checkpoint
+// or a model relies on the data being the same (verify_dataset_contents).
+#pragma once
+
+#include <xxhash.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace gpstream {
+
+class Hdf5RowSource;
+
+class DatasetFingerprint {
+ public:
+  DatasetFingerprint();
+  // Adds `rows` consecutive rows: x is rows×columns, row-major.
+  void add_rows(std::size_t rows, std::size_t columns, const double* x, const double* y);
+  // The 16 hex digits stored in the dataset's `fingerprint` attribute.
+  std::string digest(std::uint64_t rows, std::uint64_t columns) const;
+
+ private:
+  using State = std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)>;
+  State x_hash_;
+  State y_hash_;
+};
+
+// Reads every row of the dataset once, in order (which also checks that every
+// value is finite), and throws when the contents no longer match the
+// fingerprint the file was written with: the file was edited in place.
+void verify_dataset_contents(Hdf5RowSource& rows);
+
+}  // namespace gpstream
