@@ -1,13 +1,17 @@
 #include "test_support.h"
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+extern char** environ;
 
 namespace gpstream::testing {
 
@@ -55,6 +59,29 @@ CommandResult run_gpstream(const std::string& arguments, const std::string& stdi
   result.out = read_file(out);
   result.err = read_file(err);
   return result;
+}
+
+pid_t spawn_gpstream(const std::vector<std::string>& arguments, const std::string& stderr_path) {
+  std::vector<std::string> words = {GPSTREAM_BINARY};
+  words.insert(words.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const std::string target = stderr_path.empty() ? "/dev/null" : stderr_path;
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, target.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int status = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (status != 0) throw std::runtime_error("cannot start " + words.front());
+  return pid;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::size_t count_lines(const std::string& text) {

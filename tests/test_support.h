@@ -2,6 +2,8 @@
 // the gpstream binary as a user would.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -41,6 +43,12 @@ struct CommandResult {
 // Runs `gpstream <arguments>` (arguments are passed to /bin/sh as written)
 // with standard input from `stdin_path` when given.
 CommandResult run_gpstream(const std::string& arguments, const std::string& stdin_path = "");
+
+// Starts `gpstream <arguments>` without waiting (arguments passed as they
+// are, no shell), its stderr to `stderr_path` ("" for /dev/null); returns its pid.
+pid_t spawn_gpstream(const std::vector<std::string>& arguments, const std::string& stderr_path = "");
+// Waits for `pid`; its exit code, or 128 + the signal that ended it.
+int wait_for(pid_t pid);
 
 // Number of lines of text (a final line without '\n' counts).
 std::size_t count_lines(const std::string& text);

@@ -230,11 +230,10 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   run.online.passes = options.passes;
   check_sparse_memory(run);
   if (!quiet) {
-    fmt::print(stderr, "train: {} model, basis {}, on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}{}\n",
+    fmt::print(stderr, "train: {} model, basis {}, on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}\n",
                name, configuration.solver.active_set_size, options.dataset, format_count(dataset.rows),
                dataset.columns, data.in_memory() ? ", held in memory" : "", kernel_type_name(configuration.hyperparameters.type),
-               configuration.hyperparameters.noise_variance,
-               resumed ? fmt::format(", resuming at iteration {}", resumed->iteration) : "");
+               configuration.hyperparameters.noise_variance);
   }
   run.resumed = std::move(resumed);
   run.checkpoint_path = checkpoint_path;
@@ -474,10 +473,9 @@ int run_train(const std::vector<std::string>& args) {
   const StoppingRule& rule = job.stopping;
 
   if (!quiet) {
-    fmt::print(stderr, "train: {} on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}{}\n", solver->name(),
+    fmt::print(stderr, "train: {} on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}\n", solver->name(),
                options.dataset, format_count(dataset.rows), dataset.columns, data.in_memory() ? ", held in memory" : "",
-               kernel->name(), kernel->noise_variance(),
-               fresh ? "" : fmt::format(", resuming at iteration {}", state.iteration));
+               kernel->name(), kernel->noise_variance());
   }
   ProgressLine progress_line(!quiet);
   const TrainingObservers observers(

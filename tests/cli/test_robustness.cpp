@@ -1,0 +1,231 @@
+// What a user meets when things go wrong: interrupted jobs, resumed jobs,
+// data written by other tools, and numbers that are not numbers.
+#include "storage/dataset/dataset_format.h"
+#include "storage/hdf5/hdf5_handle.h"
+#include "storage/model/dense_model_file.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <thread>
+
+using gpstream::testing::quote;
+using gpstream::testing::run_gpstream;
+using gpstream::testing::ScratchDirectory;
+
+namespace {
+
+const std::vector<std::string> kHyper = {"--lengthscales", "1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4", "--noise-var",
+                                         "0.039"};
+
+std::string join(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& word : words) text += (text.empty() ? "" : " ") + quote(word);
+  return text;
+}
+
+// Overwrites /X[row, column] (or /y[row] when column < 0) of a dataset in
+// place, as another tool editing the file would: attributes untouched.
+void overwrite_value(const std::string& path, std::size_t row, int column, double value) {
+  gpstream::hdf5::Handle file =
+      gpstream::hdf5::check_handle(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose, path);
+  gpstream::hdf5::Handle dataset = gpstream::hdf5::open_dataset(file.get(), column < 0 ? "y" : "X", path);
+  gpstream::hdf5::Handle space = gpstream::hdf5::check_handle(H5Dget_space(dataset.get()), H5Sclose, path);
+  const hsize_t start[2] = {row, static_cast<hsize_t>(std::max(column, 0))}, count[2] = {1, 1};
+  REQUIRE(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) >= 0);
+  const hsize_t one[1] = {1};
+  gpstream::hdf5::Handle memory = gpstream::hdf5::check_handle(H5Screate_simple(1, one, nullptr), H5Sclose, path);
+  REQUIRE(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT, &value) >= 0);
+}
+
+// The command after "Resume with:" in an interrupted run's message, without the leading "gpstream ".
+std::string printed_resume_command(const std::string& message) {
+  const std::size_t marker = message.find("Resume with:\n  gpstream ");
+  REQUIRE(marker != std::string::npos);
+  const std::size_t start = marker + std::strlen("Resume with:\n  gpstream ");
+  return message.substr(start, message.find('\n', start) - start);
+}
+
+bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("Ctrl-C, then the printed resume command, ends where the launched job would have: same tolerance, same bits") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 4000 --seed 3 -q -o " + quote(train)).exit_code == 0);
+  // Small active sets make this run take a few seconds; --tol 1e-6 is not the default.
+  std::vector<std::string> job = {"train", train, "--active-set", "5", "--candidates", "10", "--tol", "1e-6"};
+  job.insert(job.end(), kHyper.begin(), kHyper.end());
+  const std::string whole = directory.file("whole.h5"), model = directory.file("model.h5");
+  REQUIRE(run_gpstream(join(job) + " -q -o " + quote(whole)).exit_code == 0);
+
+  const std::string checkpoint = directory.file("run.ckpt"), err = directory.file("err.txt");
+  std::vector<std::string> launched = job;
+  launched.insert(launched.end(), {"-o", model, "--checkpoint", checkpoint, "--checkpoint-every", "0.05"});
+  const pid_t pid = gpstream::testing::spawn_gpstream(launched, err);
+  for (int wait = 0; wait < 2000 && !std::filesystem::exists(checkpoint); ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(pid, SIGINT);
+  REQUIRE(gpstream::testing::wait_for(pid) == 130);
+  const std::string message = gpstream::testing::read_file(err);
+  CAPTURE(message);
+  CHECK_FALSE(std::filesystem::exists(model));
+  const std::string early = directory.file("early.ckpt");  // the resumed runs below overwrite the checkpoint
+  std::filesystem::copy_file(checkpoint, early);
+
+  const auto resumed = run_gpstream(printed_resume_command(message));
+  CAPTURE(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.err.find("tol 1e-06") != std::string::npos);  // it says what it continues with
+  const gpstream::DenseModel a = gpstream::read_dense_model(whole), b = gpstream::read_dense_model(model);
+  CHECK(a.training.iterations == b.training.iterations);
+  CHECK(b.training.tolerance == 1e-6);
+  CHECK(bitwise_equal(a.alpha, b.alpha));
+
+  // After a SIGKILL nothing is printed: `--resume` alone continues the same job, to the same output.
+  REQUIRE(std::filesystem::remove(model));
+  const auto bare = run_gpstream("train --resume " + quote(checkpoint) + " -q");
+  CAPTURE(bare.err);
+  REQUIRE(bare.exit_code == 0);
+  CHECK(bitwise_equal(a.alpha, gpstream::read_dense_model(model).alpha));
+  // An option given on resume overrides the job's.
+  const auto looser = run_gpstream("train --resume " + quote(early) + " --tol 1e-3 -o " +
+                                   quote(directory.file("looser.h5")));
+  CHECK(looser.exit_code == 0);
+  CHECK(looser.err.find("tol 0.001") != std::string::npos);
+  CHECK(gpstream::read_dense_model(directory.file("looser.h5")).training.iterations < a.training.iterations);
+}
+
+TEST_CASE("numeric options that are not numbers, or out of range, are refused in one line") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 4 -q -o " + quote(train)).exit_code == 0);
+  const std::string base = "train " + quote(train) + " -o " + quote(directory.file("m.h5")) + " " + join(kHyper);
+  auto refused = [&](const std::string& options, const std::string& message, int code) {
+    const auto result = run_gpstream(base + " " + options);
+    CAPTURE(options);
+    CAPTURE(result.err);
+    CHECK(result.exit_code == code);
+    CHECK(gpstream::testing::count_lines(result.err) == 1);
+    CHECK(result.err.find(message) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(directory.file("m.h5")));
+  };
+  refused("--tol nan", "--tol: nan is not a finite number", 2);
+  refused("--tol inf", "--tol: inf is not a finite number", 2);
+  refused("--max-iter -1", "--max-iter must be a whole number of at least 0", 2);
+  refused("--threads -1", "--threads must be a whole number of at least 0", 2);
+  refused("--time-limit -5", "--time-limit must be positive", 2);
+  refused("--signal-var 1e-310", "below the smallest normal double", 2);
+  refused("--gap 0.1", "--gap is for --model sggp", 2);
+  refused("--model sggp --basis 20 --tol 1e-3", "--tol is for the dense solvers and cholqr; sggp stops at --gap", 2);
+  // Hyperparameters whose derived quantities overflow are refused before any work.
+  const auto tiny = run_gpstream("train " + quote(train) + " -o " + quote(directory.file("m.h5")) +
+                                 " --kernel se --lengthscales 1e-300 --noise-var 0.1");
+  CHECK(tiny.exit_code == 1);
+  CHECK(tiny.err.find("lengthscale 1e-300 is too small") != std::string::npos);
+
+  // --time-limit 0 means no limit: the run converges, it does not write α = 0.
+  const auto unlimited = run_gpstream(base + " --time-limit 0");
+  CAPTURE(unlimited.err);
+  REQUIRE(unlimited.exit_code == 0);
+  CHECK(unlimited.err.find("converged") != std::string::npos);
+}
+
+TEST_CASE("NaN or inf in a dataset written by another tool, and non-numeric columns, are errors naming row and column") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5"), test = directory.file("test.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 5 -q -o " + quote(train)).exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 20 --seed 6 -q -o " + quote(test)).exit_code == 0);
+  const std::string model = directory.file("m.h5");
+  REQUIRE(run_gpstream("train " + quote(train) + " -q -o " + quote(model) + " " + join(kHyper)).exit_code == 0);
+
+  const std::string bad_x = directory.file("bad_x.h5"), bad_y = directory.file("bad_y.h5");
+  std::filesystem::copy_file(train, bad_x);
+  std::filesystem::copy_file(train, bad_y);
+  overwrite_value(bad_x, 41, 2, std::nan(""));
+  overwrite_value(bad_y, 7, -1, std::numeric_limits<double>::infinity());
+  for (const char* solver : {"gbcd", "cg", "cholesky"}) {
+    CAPTURE(solver);
+    const auto x = run_gpstream("train " + quote(bad_x) + " -o " + quote(directory.file("x.h5")) + " --solver " +
+                                solver + " " + join(kHyper));
+    CHECK(x.exit_code == 1);
+    CHECK(gpstream::testing::count_lines(x.err) == 1);
+    CHECK(x.err.find("/X row 42 column 3 (\"x3\") is nan") != std::string::npos);
+    const auto y = run_gpstream("train " + quote(bad_y) + " -o " + quote(directory.file("y.h5")) + " --solver " +
+                                solver + " " + join(kHyper));
+    CHECK(y.exit_code == 1);
+    CHECK(y.err.find("/y row 8 (\"y\") is inf") != std::string::npos);
+  }
+  // predict reads an HDF5 input by the same rule as a CSV one.
+  std::filesystem::copy_file(test, directory.file("bad_test.h5"));
+  overwrite_value(directory.file("bad_test.h5"), 3, 0, std::nan(""));
+  const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(directory.file("bad_test.h5")) + " -o " +
+                                      quote(directory.file("p.csv")));
+  CHECK(predicted.exit_code == 1);
+  CHECK(predicted.err.find("/X row 4 column 1 (\"x1\") is nan") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(directory.file("p.csv")));
+
+  // /X of strings: one line saying so, no HDF5 diagnostics.
+  {
+    gpstream::hdf5::Handle file = gpstream::hdf5::create_file(directory.file("strings.h5"));
+    const hid_t root = file.get();
+    gpstream::hdf5::write_attribute(root, "format", std::string(gpstream::kDatasetFormat));
+    gpstream::hdf5::write_attribute(root, "version", std::int64_t{1});
+    const hsize_t dims[2] = {2, 1};
+    gpstream::hdf5::Handle space = gpstream::hdf5::check_handle(H5Screate_simple(2, dims, nullptr), H5Sclose, "space");
+    gpstream::hdf5::Handle type = gpstream::hdf5::check_handle(H5Tcopy(H5T_C_S1), H5Tclose, "type");
+    H5Tset_size(type.get(), 8);
+    gpstream::hdf5::Handle x = gpstream::hdf5::check_handle(
+        H5Dcreate2(root, "X", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose, "X");
+    gpstream::hdf5::write_vector(root, "y", {1.0, 2.0});
+  }
+  const auto strings = run_gpstream("train " + quote(directory.file("strings.h5")) + " -o " + quote(directory.file("s.h5")) +
+                                    " --kernel se --lengthscales 1 --noise-var 0.1");
+  CAPTURE(strings.err);
+  CHECK(strings.exit_code == 1);
+  CHECK(gpstream::testing::count_lines(strings.err) == 1);
+  CHECK(strings.err.find("/X holds strings, not numbers") != std::string::npos);
+}
+
+TEST_CASE("a singular K̄ from the command line is an error for gbcd as for cholesky, not an endless run") {
+  ScratchDirectory directory;
+  std::string csv = "a,y\n";
+  for (int i = 0; i < 200; ++i) csv += "0.5," + std::to_string(i % 7) + "\n";  // identical rows, different targets
+  gpstream::testing::write_file(directory.file("same.csv"), csv);
+  REQUIRE(run_gpstream("convert " + quote(directory.file("same.csv")) + " -q -o " + quote(directory.file("same.h5"))).exit_code == 0);
+  for (const char* solver : {"gbcd", "cholesky", "cg", "smo"}) {
+    CAPTURE(solver);
+    const auto result = run_gpstream("train " + quote(directory.file("same.h5")) + " -o " + quote(directory.file("m.h5")) +
+                                     " --no-standardise --kernel se --lengthscales 1 --noise-var 1e-300 --solver " + solver);
+    CAPTURE(result.err);
+    CHECK(result.exit_code == 1);
+    CHECK(result.err.find("not numerically positive definite") != std::string::npos);
+  }
+}
+
+TEST_CASE("a dataset edited in place after a checkpoint or a model was made from it is refused") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 500 --seed 8 -q -o " + quote(train)).exit_code == 0);
+  const std::string model = directory.file("m.h5"), checkpoint = directory.file("c.ckpt");
+  REQUIRE(run_gpstream("train " + quote(train) + " -q -o " + quote(model) + " --max-iter 2 --checkpoint " +
+                       quote(checkpoint) + " " + join(kHyper)).exit_code == 0);
+  overwrite_value(train, 100, 4, 0.25);  // a finite value: only the contents hash can tell
+  const auto resumed = run_gpstream("train --resume " + quote(checkpoint) + " --max-iter 0 -o " + quote(directory.file("r.h5")));
+  CHECK(resumed.exit_code == 1);
+  CHECK(resumed.err.find("was changed after it was written") != std::string::npos);
+  const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + quote(directory.file("p.csv")));
+  CHECK(predicted.exit_code == 1);
+  CHECK(predicted.err.find("was changed after it was written") != std::string::npos);
+}
