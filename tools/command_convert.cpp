@@ -1,5 +1,6 @@
 // gpstream convert IN.csv -o OUT.h5
 #include "storage/csv/csv_import.h"
+#include "storage/output/atomic_output_file.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 #include "tools/interrupt_handler.h"
@@ -80,6 +81,7 @@ int run_convert(const std::vector<std::string>& args) {
     const bool large = !progress.total_bytes || *progress.total_bytes >= kProgressThresholdBytes;
     if (large) progress_line.update(progress_text(progress, progress_line.elapsed_seconds()));
   };
+  if (input != "-") check_not_input(output, input, "-o");
   const CsvImportResult result = import_csv(input, output, options, writer_options, on_progress, &stop);
   progress_line.finish();
 

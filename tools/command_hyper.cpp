@@ -42,6 +42,8 @@ int run_hyper(const std::vector<std::string>& args) {
   if (!overwrite && std::filesystem::exists(output)) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", output));
   }
+  check_output_directory(output, "-o");
+  check_not_input(output, dataset, "-o");
   const auto thread_limit = compute.apply();
 
   const DatasetDescription description = read_dataset_description(dataset);

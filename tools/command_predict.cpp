@@ -12,6 +12,7 @@
 #include "engine/sparse/sparse_prediction.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
+#include "storage/output/atomic_output_file.h"
 #include "storage/dataset/hdf5_row_source.h"
 #include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
@@ -322,7 +323,13 @@ int run_predict(const std::vector<std::string>& args) {
     dense = read_dense_model(options.model);
     model_description = *dense;
   }
+  if (options.output != "-") {
+    for (const std::string& input : {options.model, options.inputs, data_path, options.data, options.truth, options.hyper}) {
+      if (!input.empty()) check_not_input(options.output, input, "-o");
+    }
+  }
   TestSet test = read_test_set(options.inputs, model_description);
+  GPSTREAM_CHECK(test.rows > 0, "'{}' has no rows to predict", options.inputs);
   if (!options.truth.empty()) {
     const TestSet truth = read_test_set(options.truth, model_description);
     GPSTREAM_CHECK(truth.y && truth.rows == test.rows, "--truth: '{}' does not hold {} targets named \"{}\"",

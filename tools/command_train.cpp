@@ -9,6 +9,7 @@
 #include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
 #include "storage/model/sparse_model_file.h"
+#include "storage/output/atomic_output_file.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 #include "tools/hyperparameter_learning.h"
@@ -252,7 +253,8 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
        name == "sggp" ? configuration.job.stopping.tolerance : 0.0, result.run.last.elapsed_seconds,
        result.run.last.kernel_evaluations});
   model.hyperparameters = trained_kernel;
-  write_sparse_model(options.output, model, /*overwrite=*/true);
+  write_sparse_model(options.output, model,
+                     configuration.job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep);
   if (!quiet) {
     std::string details;
     for (const auto& [key, value] : model.diagnostics) details += fmt::format(", {} {:.4g}", key, value);
@@ -437,10 +439,31 @@ int run_train(const std::vector<std::string>& args) {
   const TrainingJob& job = configuration.job;
   options.output = job.output_path;
   options.log = job.log_path;
-  // Fail on an existing model before spending hours on training.
+  // Fail on an existing model, an unwritable path or a path in use before spending hours on training.
   if (!job.overwrite_output && std::filesystem::exists(job.output_path)) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", job.output_path));
   }
+  const std::vector<std::pair<std::string, std::string>> outputs = {
+      {"-o", job.output_path}, {"--checkpoint", checkpoint_path}, {"--log", job.log_path}, {"--save-hyper", options.save_hyper}};
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const auto& [option, path] = outputs[k];
+    if (path.empty()) continue;
+    check_output_directory(path, option);
+    check_not_input(path, options.dataset, option);
+    for (std::size_t other = 0; other < k; ++other) {
+      if (!outputs[other].second.empty() && std::filesystem::absolute(outputs[other].second).lexically_normal() ==
+                                                std::filesystem::absolute(path).lexically_normal()) {
+        throw UsageError(fmt::format("{} and {} name the same file '{}'", outputs[other].first, option, path));
+      }
+    }
+  }
+  // Two runs may not write the same model or checkpoint at once.
+  const PathLock output_lock(job.output_path, "-o");
+  std::optional<PathLock> checkpoint_lock;
+  if (!checkpoint_path.empty()) checkpoint_lock.emplace(checkpoint_path, "--checkpoint");
+  // From here on Ctrl-C, SIGTERM and SIGHUP stop the run at the next iteration, with a checkpoint.
+  StopFlag stop;
+  InterruptHandler interrupts(stop);
   if (resumed_state && !quiet) {
     fmt::print(stderr, "train: resuming {} from '{}' at iteration {}: {}; writing {}{}\n", configuration.solver.name,
                options.resume, resumed_state->iteration, describe_stopping(job.stopping, configuration.solver.name),
@@ -454,8 +477,6 @@ int run_train(const std::vector<std::string>& args) {
                     "checkpoint '" + options.resume + "'");
   const DatasetDescription& dataset = data.description();
   GPSTREAM_CHECK(dataset.rows > 0, "'{}' has no rows to train on", options.dataset);
-  StopFlag stop;
-  InterruptHandler interrupts(stop);
   if (values.count("learn-hyper") != 0 && !resumed_state) {
     configuration.hyperparameters = learn_and_report(data, options, values, stop);
   }
@@ -495,7 +516,7 @@ int run_train(const std::vector<std::string>& args) {
                      {solver->name(), describe(run.reason), state.iteration, run.last.gradient_max_norm, rule.tolerance,
                       state.elapsed_seconds, state.kernel_evaluations});
   model.alpha = state.alpha;
-  write_dense_model(options.output, model, /*overwrite=*/true);
+  write_dense_model(options.output, model, job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep);
   if (!quiet) {
     fmt::print(stderr, "train: {} after {} iterations in {:.2f} s, |g|inf {:.3e}; wrote {}\n", describe(run.reason),
                state.iteration, state.elapsed_seconds, run.last.gradient_max_norm, options.output);

@@ -21,13 +21,12 @@ extern "C" void request_stop(int signal_number) {
 InterruptHandler::InterruptHandler(StopFlag& flag) {
   StopFlag* expected = nullptr;
   GPSTREAM_CHECK(active_flag.compare_exchange_strong(expected, &flag), "only one InterruptHandler may be active");
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGTERM, request_stop);
+  // SIGHUP too: a closed terminal must leave a checkpoint like Ctrl-C does.
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, request_stop);
 }
 
 InterruptHandler::~InterruptHandler() {
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, SIG_DFL);
   active_flag.store(nullptr);
 }
 

@@ -26,7 +26,7 @@ void print_usage(std::ostream& out) {
 
 int main(int argc, char** argv) {
   gpstream::cli::select_blas_core(argv);
-  gpstream::hdf5::silence_error_stack();
+  gpstream::hdf5::initialise_library();
   const std::vector<std::string> words(argv + 1, argv + argc);
   if (words.empty()) {
     print_usage(std::cerr);

@@ -4,12 +4,30 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 namespace gpstream::hdf5 {
 namespace {
+
+// Why the system refused a write HDF5 reports only as failed: ": No space left
+// on device" when errno says so (HDF5 keeps it from the failing call).
+std::string system_reason() {
+  const int error = errno;
+  switch (error) {
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EIO:
+    case EROFS:
+    case EACCES:
+      return std::string(": ") + std::strerror(error);
+    default:
+      return "";
+  }
+}
 
 Handle string_type() {
   Handle type = check_handle(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
@@ -93,11 +111,13 @@ void Handle::close(const std::string& what) {
 }
 
 Handle check_handle(hid_t id, Handle::Closer closer, const std::string& what) {
-  GPSTREAM_CHECK(id >= 0, "HDF5 failed on {}", what);
+  GPSTREAM_CHECK(id >= 0, "HDF5 failed on {}{}", what, system_reason());
   return Handle(id, closer);
 }
 
-void check_status(herr_t status, const std::string& what) { GPSTREAM_CHECK(status >= 0, "HDF5 failed on {}", what); }
+void check_status(herr_t status, const std::string& what) {
+  GPSTREAM_CHECK(status >= 0, "HDF5 failed on {}{}", what, system_reason());
+}
 
 Handle create_file(const std::string& path) {
   silence_error_stack();
@@ -135,6 +155,15 @@ Handle open_dataset(hid_t file, const std::string& name, const std::string& file
   const hid_t dataset = H5Dopen2(file, name.c_str(), access_list);
   GPSTREAM_CHECK(dataset >= 0, "{}: cannot open dataset '{}'", file_path, name);
   return Handle(dataset, H5Dclose);
+}
+
+void initialise_library() {
+  // HDF5 closes what is still open from an atexit handler; after a failed
+  // write (a full disk) that close crashes in HDF5 1.10. Every file gpstream
+  // writes is closed explicitly before it is published, so nothing is lost
+  // by leaving the rest to the operating system.
+  H5dont_atexit();
+  silence_error_stack();
 }
 
 // HDF5 prints its error stack to stderr by default; we report errors ourselves.

@@ -65,8 +65,10 @@ Handle open_dataset(hid_t file, const std::string& name, const std::string& file
 // Throws unless the dataset holds numbers (floating point or integer, which
 // HDF5 converts to double on reading), saying what it holds instead.
 void check_numeric(hid_t dataset, const std::string& what);
-// Switches HDF5's printing of its error stack off for the process; every
-// failure is reported as a gpstream::Error instead. Called first thing by main.
+// Process-wide HDF5 set-up, called first thing by main: its error-stack
+// printing off (every failure is reported as a gpstream::Error instead) and
+// no library clean-up at exit (which crashes after a failed write).
+void initialise_library();
 void silence_error_stack();
 // The dimensions of a dataset's dataspace.
 std::vector<hsize_t> dataset_dimensions(hid_t dataset, const std::string& what);

@@ -7,8 +7,8 @@
 
 namespace gpstream {
 
-void write_dense_model(const std::string& path, const DenseModel& model, bool overwrite) {
-  AtomicOutputFile output(path, overwrite);
+void write_dense_model(const std::string& path, const DenseModel& model, ExistingOutput existing) {
+  AtomicOutputFile output(path, existing);
   {
     hdf5::Handle file = hdf5::create_file(output.temporary_path());
     const hid_t root = file.get();

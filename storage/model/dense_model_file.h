@@ -11,6 +11,7 @@
 #pragma once
 
 #include "engine/models/dense_model.h"
+#include "storage/output/atomic_output_file.h"
 
 #include <string>
 
@@ -19,7 +20,7 @@ namespace gpstream {
 inline constexpr const char* kModelFormat = "gpstream-model";
 inline constexpr std::int64_t kModelVersion = 1;
 
-void write_dense_model(const std::string& path, const DenseModel& model, bool overwrite);
+void write_dense_model(const std::string& path, const DenseModel& model, ExistingOutput existing);
 DenseModel read_dense_model(const std::string& path);
 
 }  // namespace gpstream

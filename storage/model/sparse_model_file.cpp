@@ -8,9 +8,9 @@
 
 namespace gpstream {
 
-void write_sparse_model(const std::string& path, const SparseModel& model, bool overwrite) {
+void write_sparse_model(const std::string& path, const SparseModel& model, ExistingOutput existing) {
   validate_sparse_model(model, path);
-  AtomicOutputFile output(path, overwrite);
+  AtomicOutputFile output(path, existing);
   {
     hdf5::Handle file = hdf5::create_file(output.temporary_path());
     const hid_t root = file.get();

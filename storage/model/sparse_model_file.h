@@ -16,12 +16,13 @@
 #pragma once
 
 #include "engine/sparse/sparse_model.h"
+#include "storage/output/atomic_output_file.h"
 
 #include <string>
 
 namespace gpstream {
 
-void write_sparse_model(const std::string& path, const SparseModel& model, bool overwrite);
+void write_sparse_model(const std::string& path, const SparseModel& model, ExistingOutput existing);
 SparseModel read_sparse_model(const std::string& path);
 
 // "dense" or "sparse", after checking the file is a gpstream model.

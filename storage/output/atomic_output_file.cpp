@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -17,7 +18,29 @@
 namespace gpstream {
 namespace {
 
+namespace fs = std::filesystem;
+
 std::string system_error_text() { return std::strerror(errno); }
+
+fs::path directory_of(const std::string& path) {
+  const fs::path destination(path);
+  return destination.has_parent_path() ? destination.parent_path() : fs::path(".");
+}
+
+std::string temporary_prefix(const std::string& path) {
+  return fmt::format(".{}.tmp-", fs::path(path).filename().string());
+}
+
+// An exclusive open-file-description lock on the whole file, not waiting.
+// Unlike fcntl's process locks it survives other descriptors of the same
+// file being closed (HDF5 opens and closes its own), and unlike flock it
+// does not collide with the flock HDF5 takes on files it writes.
+bool try_lock(int descriptor) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  return ::fcntl(descriptor, F_OFD_SETLK, &lock) == 0;
+}
 
 // fsync on a path; directories need it too for a rename to be durable.
 void sync_path(const std::string& path, bool directory) {
@@ -32,42 +55,124 @@ void sync_path(const std::string& path, bool directory) {
 
 }  // namespace
 
-AtomicOutputFile::AtomicOutputFile(std::string path, bool overwrite) : path_(std::move(path)) {
+std::size_t remove_stale_temporary_files(const std::string& path) {
+  const std::string prefix = temporary_prefix(path);
+  std::error_code error;
+  std::size_t removed = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(directory_of(path), error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    // A writer locks its file right after creating it: skip files too new to judge.
+    const auto age = fs::file_time_type::clock::now() - entry.last_write_time(error);
+    if (error || age < std::chrono::seconds(5)) continue;
+    const int descriptor = ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC);
+    if (descriptor < 0) continue;
+    if (try_lock(descriptor) && ::unlink(entry.path().c_str()) == 0) ++removed;
+    ::close(descriptor);
+  }
+  return removed;
+}
+
+void check_output_directory(const std::string& path, const std::string& option) {
+  GPSTREAM_CHECK(!path.empty(), "{}: the path is empty", option);
+  const fs::path directory = directory_of(path);
+  std::error_code error;
+  GPSTREAM_CHECK(fs::is_directory(directory, error), "{}: cannot write '{}': the directory '{}' does not exist", option,
+                 path, directory.string());
+  GPSTREAM_CHECK(::access(directory.c_str(), W_OK) == 0, "{}: cannot write '{}': {}", option, path, system_error_text());
+  GPSTREAM_CHECK(!fs::is_directory(path, error), "{}: '{}' is a directory", option, path);
+}
+
+void check_not_input(const std::string& output, const std::string& input, const std::string& option) {
+  std::error_code error;
+  const bool same = fs::exists(output, error) && fs::exists(input, error) && fs::equivalent(output, input, error);
+  GPSTREAM_CHECK(!same, "{}: '{}' is the input '{}'; a command never writes over its own input, even with --force",
+                 option, output, input);
+}
+
+AtomicOutputFile::AtomicOutputFile(std::string path, ExistingOutput existing) : path_(std::move(path)), existing_(existing) {
   GPSTREAM_CHECK(!path_.empty(), "the output path is empty");
-  namespace fs = std::filesystem;
   std::error_code ignored;
   const fs::file_status status = fs::status(path_, ignored);
   GPSTREAM_CHECK(!fs::is_directory(status), "output '{}' is a directory", path_);
-  GPSTREAM_CHECK(overwrite || !fs::exists(status), "output '{}' already exists (use --force to overwrite it)", path_);
+  GPSTREAM_CHECK(existing != ExistingOutput::refuse || !fs::exists(status),
+                 "output '{}' already exists (use --force to overwrite it)", path_);
+  remove_stale_temporary_files(path_);
 
-  const fs::path destination(path_);
-  const fs::path directory = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
-  const std::string pattern = (directory / fmt::format(".{}.tmp-XXXXXX", destination.filename().string())).string();
+  const std::string pattern = (directory_of(path_) / (temporary_prefix(path_) + "XXXXXX")).string();
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
-  const int fd = ::mkstemp(name.data());
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
   GPSTREAM_CHECK(fd >= 0, "cannot write '{}': {}", path_, system_error_text());
+  temporary_path_ = name.data();
+  if (!try_lock(fd)) {
+    ::close(fd);
+    std::remove(temporary_path_.c_str());
+    GPSTREAM_THROW("cannot lock the temporary file of '{}': {}", path_, system_error_text());
+  }
+  lock_descriptor_ = fd;
   // mkstemp creates the file 0600; give the result the permissions a plain
   // creat() would (0666 less the umask).
   const mode_t mask = ::umask(0);
   ::umask(mask);
   ::fchmod(fd, 0666 & ~mask);
-  ::close(fd);
-  temporary_path_ = name.data();
 }
 
 AtomicOutputFile::~AtomicOutputFile() {
   if (!committed_) std::remove(temporary_path_.c_str());
+  if (lock_descriptor_ >= 0) ::close(lock_descriptor_);
 }
 
 void AtomicOutputFile::commit() {
   GPSTREAM_CHECK(!committed_, "'{}' was already committed", path_);
   sync_path(temporary_path_, false);
-  GPSTREAM_CHECK(std::rename(temporary_path_.c_str(), path_.c_str()) == 0, "cannot rename '{}' to '{}': {}",
-                 temporary_path_, path_, system_error_text());
+  if (existing_ == ExistingOutput::replace) {
+    GPSTREAM_CHECK(std::rename(temporary_path_.c_str(), path_.c_str()) == 0, "cannot rename '{}' to '{}': {}",
+                   temporary_path_, path_, system_error_text());
+  } else if (::renameat2(AT_FDCWD, temporary_path_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) != 0) {
+    GPSTREAM_CHECK(errno == EEXIST, "cannot rename '{}' to '{}': {}", temporary_path_, path_, system_error_text());
+    // Someone else wrote the destination meanwhile: keep both, say where ours is.
+    const std::string kept = fmt::format("{}.{}", path_, ::getpid());
+    if (::renameat2(AT_FDCWD, temporary_path_.c_str(), AT_FDCWD, kept.c_str(), RENAME_NOREPLACE) == 0) {
+      committed_ = true;
+      GPSTREAM_THROW("output '{}' appeared while this run was working (another run writing it?) and was left as it "
+                     "is; this run's result is in '{}'",
+                     path_, kept);
+    }
+    GPSTREAM_THROW("output '{}' appeared while this run was working (another run writing it?) and was left as it is; "
+                   "use --force to replace it",
+                   path_);
+  }
   committed_ = true;
-  const std::filesystem::path destination(path_);
-  sync_path(destination.has_parent_path() ? destination.parent_path().string() : ".", true);
+  sync_path(directory_of(path_).string(), true);
+}
+
+PathLock::PathLock(const std::string& path, const std::string& option)
+    : lock_path_((directory_of(path) / fmt::format(".{}.lock", fs::path(path).filename().string())).string()) {
+  for (;;) {
+    descriptor_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    GPSTREAM_CHECK(descriptor_ >= 0, "{}: cannot lock '{}': {}", option, path, system_error_text());
+    if (!try_lock(descriptor_)) {
+      ::close(descriptor_);
+      descriptor_ = -1;
+      GPSTREAM_THROW("{}: '{}' is in use by another gpstream run; give another path, or wait for that run to end",
+                     option, path);
+    }
+    // The holder before us may have removed the lock file between our open
+    // and our lock: then we hold a lock on a file nobody else sees. Retry.
+    struct stat opened {}, named {};
+    if (::fstat(descriptor_, &opened) == 0 && ::stat(lock_path_.c_str(), &named) == 0 && opened.st_ino == named.st_ino &&
+        opened.st_dev == named.st_dev) {
+      return;
+    }
+    ::close(descriptor_);
+  }
+}
+
+PathLock::~PathLock() {
+  if (descriptor_ < 0) return;
+  ::unlink(lock_path_.c_str());
+  ::close(descriptor_);
 }
 
 }  // namespace gpstream

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cmath>
@@ -51,6 +52,16 @@ std::string printed_resume_command(const std::string& message) {
   REQUIRE(marker != std::string::npos);
   const std::size_t start = marker + std::strlen("Resume with:\n  gpstream ");
   return message.substr(start, message.find('\n', start) - start);
+}
+
+// Waits (up to 20 s) until a run has claimed `path`: its lock file exists.
+void wait_until_claimed(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::filesystem::path lock = p.parent_path() / ("." + p.filename().string() + ".lock");
+  for (int wait = 0; wait < 4000 && !std::filesystem::exists(lock); ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(std::filesystem::exists(lock));
 }
 
 bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
@@ -228,4 +239,102 @@ TEST_CASE("a dataset edited in place after a checkpoint or a model was made from
   const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + quote(directory.file("p.csv")));
   CHECK(predicted.exit_code == 1);
   CHECK(predicted.err.find("was changed after it was written") != std::string::npos);
+}
+
+TEST_CASE("a write that fails for lack of space is one line, exit 1, and leaves no file behind") {
+  ScratchDirectory directory;
+  const std::string csv = directory.file("big.csv");
+  REQUIRE(run_gpstream("generate friedman1 --rows 40000 --seed 9 -q -o " + quote(csv)).exit_code == 0);
+  // A file-size limit makes every write past 1 MiB fail as a full disk would (EFBIG instead of ENOSPC).
+  const std::string script = directory.file("full.sh");
+  gpstream::testing::write_file(script, "ulimit -f 1024\ntrap '' XFSZ\n'" + std::string(GPSTREAM_BINARY) + "' convert " +
+                                            quote(csv) + " -o " + quote(directory.file("out.h5")) + " 2>" +
+                                            quote(directory.file("err.txt")) + "\n");
+  const int status = std::system(("bash " + quote(script)).c_str());
+  std::filesystem::remove(script);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);  // not 139: HDF5's exit handler used to crash on the failed file
+  const std::string message = gpstream::testing::read_file(directory.file("err.txt"));
+  CAPTURE(message);
+  CHECK(gpstream::testing::count_lines(message) == 1);
+  CHECK(message.find("File too large") != std::string::npos);
+  CHECK(directory.entries() == std::vector<std::string>{"big.csv", "err.txt"});
+}
+
+TEST_CASE("outputs are never clobbered: no-replace publishing, locked paths, inputs protected, stale temporaries removed") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 4000 --seed 3 -q -o " + quote(train)).exit_code == 0);
+  std::vector<std::string> slow = {"train", train, "--active-set", "5", "--candidates", "10", "--tol", "1e-7", "-q"};
+  slow.insert(slow.end(), kHyper.begin(), kHyper.end());
+
+  SUBCASE("an output that appears while the run works is kept, and so is the run's result") {
+    const std::string model = directory.file("m.h5");
+    std::vector<std::string> arguments = slow;
+    arguments.insert(arguments.end(), {"-o", model});
+    const pid_t pid = gpstream::testing::spawn_gpstream(arguments, directory.file("err.txt"));
+    wait_until_claimed(model);
+    gpstream::testing::write_file(model, "someone else's file");
+    CHECK(gpstream::testing::wait_for(pid) == 1);
+    const std::string message = gpstream::testing::read_file(directory.file("err.txt"));
+    CAPTURE(message);
+    CHECK(message.find("appeared while this run was working") != std::string::npos);
+    CHECK(gpstream::testing::read_file(model) == "someone else's file");
+    CHECK(std::filesystem::exists(model + "." + std::to_string(pid)));
+  }
+  SUBCASE("two runs cannot share a checkpoint or a model path") {
+    std::vector<std::string> arguments = slow;
+    arguments.insert(arguments.end(), {"-o", directory.file("a.h5"), "--checkpoint", directory.file("c.ckpt")});
+    const pid_t pid = gpstream::testing::spawn_gpstream(arguments);
+    wait_until_claimed(directory.file("c.ckpt"));
+    const auto second = run_gpstream(join(slow) + " -o " + quote(directory.file("b.h5")) + " --checkpoint " +
+                                     quote(directory.file("c.ckpt")));
+    CHECK(second.exit_code == 1);
+    CHECK(second.err.find("--checkpoint: '" + directory.file("c.ckpt") + "' is in use by another gpstream run") !=
+          std::string::npos);
+    const auto third = run_gpstream(join(slow) + " -o " + quote(directory.file("a.h5")));
+    CHECK(third.exit_code == 1);
+    CHECK(third.err.find("is in use by another gpstream run") != std::string::npos);
+    ::kill(pid, SIGTERM);
+    CHECK(gpstream::testing::wait_for(pid) == 130);
+  }
+  SUBCASE("a closed terminal (SIGHUP) stops the run with a checkpoint, as Ctrl-C does") {
+    std::vector<std::string> arguments = slow;
+    arguments.insert(arguments.end(), {"-o", directory.file("a.h5"), "--checkpoint", directory.file("c.ckpt")});
+    const pid_t pid = gpstream::testing::spawn_gpstream(arguments);
+    wait_until_claimed(directory.file("c.ckpt"));
+    ::kill(pid, SIGHUP);
+    CHECK(gpstream::testing::wait_for(pid) == 130);
+    CHECK(std::filesystem::exists(directory.file("c.ckpt")));
+  }
+  SUBCASE("no command writes over its own input, even with --force") {
+    gpstream::testing::write_file(directory.file("a.csv"), "x,y\n1,2\n3,4\n");
+    const auto convert = run_gpstream("convert " + quote(directory.file("a.csv")) + " -o " + quote(directory.file("a.csv")) + " --force");
+    CHECK(convert.exit_code == 1);
+    CHECK(convert.err.find("is the input") != std::string::npos);
+    CHECK(gpstream::testing::read_file(directory.file("a.csv")) == "x,y\n1,2\n3,4\n");
+    const auto trained = run_gpstream("train " + quote(train) + " -o " + quote(train) + " --force " + join(kHyper));
+    CHECK(trained.exit_code == 1);
+    CHECK(trained.err.find("is the input") != std::string::npos);
+    CHECK(run_gpstream("info " + quote(train)).exit_code == 0);
+  }
+  SUBCASE("an output directory that does not exist is an error before any training") {
+    const auto missing = run_gpstream(join(slow) + " -o " + quote(directory.file("no/such/dir/m.h5")));
+    CHECK(missing.exit_code == 1);
+    CHECK(missing.err.find("the directory") != std::string::npos);
+    CHECK(missing.err.find("does not exist") != std::string::npos);
+    const auto checkpoint = run_gpstream(join(slow) + " -o " + quote(directory.file("m.h5")) + " --checkpoint " +
+                                         quote(directory.file("gone/c.ckpt")));
+    CHECK(checkpoint.exit_code == 1);
+    CHECK(checkpoint.err.find("--checkpoint: cannot write") != std::string::npos);
+  }
+  SUBCASE("the temporary file of a killed writer is removed by the next writer of the same path") {
+    const std::string stale = directory.file(".m.h5.tmp-AbC123");
+    gpstream::testing::write_file(stale, std::string(1 << 16, 'x'));
+    std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5));
+    const auto trained = run_gpstream("train " + quote(train) + " -q --max-iter 3 -o " + quote(directory.file("m.h5")) +
+                                      " " + join(kHyper));
+    CHECK(trained.exit_code == 0);
+    CHECK_FALSE(std::filesystem::exists(stale));
+  }
 }

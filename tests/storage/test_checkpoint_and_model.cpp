@@ -114,8 +114,8 @@ TEST_CASE("a dense model reads back exactly what was written") {
   model.feature_names = {"u", "v"};
   model.target_name = "w";
   model.training = {"gbcd", "converged", 12, 9e-5, 1e-4, 1.5, 1000};
-  write_dense_model(directory.file("m.h5"), model, false);
-  CHECK_THROWS_WITH_AS(write_dense_model(directory.file("m.h5"), model, false), doctest::Contains("already exists"), Error);
+  write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse);
+  CHECK_THROWS_WITH_AS(write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse), doctest::Contains("already exists"), Error);
   const DenseModel read = read_dense_model(directory.file("m.h5"));
   CHECK(read.alpha == model.alpha);
   CHECK(read.hyperparameters.type == KernelType::matern52);
