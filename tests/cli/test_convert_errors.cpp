@@ -109,3 +109,11 @@ TEST_CASE("usage mistakes exit with code 2 and point to --help") {
   CHECK(run_gpstream("nonsense").exit_code == 2);
   CHECK(run_gpstream("").exit_code == 2);
 }
+
+TEST_CASE("UTF-16 text and NUL bytes are named as such, not cut short") {
+  const std::string utf16_with_bom("\xFF\xFE" "a\0,\0b\0\n\0" "1\0,\0" "2\0\n\0", 18);
+  expect_failure(utf16_with_bom, "", {"bad.csv: the file is UTF-16 text, which is not supported; convert it to UTF-8"});
+  const std::string utf16_without_bom("a\0,\0b\0\n\0" "1\0,\0" "2\0\n\0", 16);
+  expect_failure(utf16_without_bom, "", {"bad.csv:1:2: a NUL byte", "convert it to UTF-8"});
+  expect_failure(std::string("a,b\n1,2\n3,\0" "4\n", 11), "", {"bad.csv:3:3: a NUL byte"});
+}
