@@ -1,6 +1,7 @@
 #include "tools/command_line.h"
 
 #include "engine/linalg/blas_threads.h"
+#include "tools/memory_limit.h"
 
 #include <fmt/format.h>
 
@@ -74,11 +75,14 @@ DatasetWriterOptions DatasetOutputOptions::writer_options(const po::variables_ma
 
 void ComputeOptions::add(po::options_description& options) {
   options.add_options()
-      ("memory", po::value(&memory)->default_value(memory), "memory budget beyond the O(n) vectors (e.g. 512M, 8G)")
+      ("memory", po::value(&memory), "memory budget of the whole process (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit)")
       ("threads", po::value(&threads)->default_value(threads), "threads (0: all cores)");
 }
 
-std::size_t ComputeOptions::memory_budget_bytes() const { return parse_byte_size(memory, "--memory"); }
+std::size_t ComputeOptions::memory_budget_bytes() const {
+  if (memory.empty()) return default_memory_budget(process_memory_limit());
+  return parse_byte_size(memory, "--memory");
+}
 
 std::unique_ptr<tbb::global_control> ComputeOptions::apply() const {
   configure_blas();

@@ -57,7 +57,7 @@ struct DatasetOutputOptions {
 // limits oneTBB to the requested threads for the lifetime of what it returns
 // and makes BLAS single-threaded inside the tasks.
 struct ComputeOptions {
-  std::string memory = "2G";
+  std::string memory;  // "" for the default: 3/4 of the RAM or of the container's limit (tools/memory_limit.h)
   unsigned threads = 0;
 
   void add(po::options_description& options);

@@ -231,10 +231,10 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   run.online.passes = options.passes;
   check_sparse_memory(run);
   if (!quiet) {
-    fmt::print(stderr, "train: {} model, basis {}, on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}\n",
-               name, configuration.solver.active_set_size, options.dataset, format_count(dataset.rows),
-               dataset.columns, data.in_memory() ? ", held in memory" : "", kernel_type_name(configuration.hyperparameters.type),
-               configuration.hyperparameters.noise_variance);
+    fmt::print(stderr, "train: {} model, basis {}, on {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}\n",
+               name, configuration.solver.active_set_size, options.dataset, format_count(dataset.rows), dataset.columns,
+               kernel_type_name(configuration.hyperparameters.type), configuration.hyperparameters.noise_variance,
+               data.memory_summary());
   }
   run.resumed = std::move(resumed);
   run.checkpoint_path = checkpoint_path;
@@ -472,18 +472,21 @@ int run_train(const std::vector<std::string>& args) {
 
   const auto thread_limit = options.compute.apply();
 
+  // The dense solvers keep α, g, y and diag(K̄), and CG two more vectors; the sparse models y and a workspace.
+  const bool sparse = is_sparse_model(configuration.solver.name);
   TrainingData data(options.dataset, configuration.standardisation, memory_budget,
                     resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
-                    "checkpoint '" + options.resume + "'");
+                    "checkpoint '" + options.resume + "'", sparse ? 2 : 6);
   const DatasetDescription& dataset = data.description();
   GPSTREAM_CHECK(dataset.rows > 0, "'{}' has no rows to train on", options.dataset);
+  configuration.solver.memory_budget_bytes = data.working_budget();
   if (values.count("learn-hyper") != 0 && !resumed_state) {
     configuration.hyperparameters = learn_and_report(data, options, values, stop);
   }
   const std::unique_ptr<Kernel> kernel = make_kernel(configuration.hyperparameters, dataset.columns);
-  KernelMatrix kernel_matrix(data.rows(), *kernel, {.memory_budget_bytes = memory_budget});
+  KernelMatrix kernel_matrix(data.rows(), *kernel, {.memory_budget_bytes = data.working_budget()});
   const std::vector<double> y = read_all_targets(data.rows());
-  if (is_sparse_model(configuration.solver.name)) {
+  if (sparse) {
     return train_sparse(options, values, configuration, data, kernel_matrix, y, std::move(resumed_state), checkpoint_path,
                         stop);
   }
@@ -494,9 +497,9 @@ int run_train(const std::vector<std::string>& args) {
   const StoppingRule& rule = job.stopping;
 
   if (!quiet) {
-    fmt::print(stderr, "train: {} on {} ({} rows x {} inputs{}), kernel {}, noise variance {:.4g}\n", solver->name(),
-               options.dataset, format_count(dataset.rows), dataset.columns, data.in_memory() ? ", held in memory" : "",
-               kernel->name(), kernel->noise_variance());
+    fmt::print(stderr, "train: {} on {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}\n",
+               solver->name(), options.dataset, format_count(dataset.rows), dataset.columns, kernel->name(),
+               kernel->noise_variance(), data.memory_summary());
   }
   ProgressLine progress_line(!quiet);
   const TrainingObservers observers(

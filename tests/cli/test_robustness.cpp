@@ -338,3 +338,23 @@ TEST_CASE("outputs are never clobbered: no-replace publishing, locked paths, inp
     CHECK_FALSE(std::filesystem::exists(stale));
   }
 }
+
+TEST_CASE("the memory budget covers the n-vectors and says how it is split; a job that cannot fit is refused up front") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 20000 --seed 3 -q -o " + quote(train)).exit_code == 0);
+  const std::string base = "train " + quote(train) + " --max-iter 2 " + join(kHyper) + " -o ";
+  const auto resident = run_gpstream(base + quote(directory.file("a.h5")) + " --memory 64M");
+  CHECK(resident.exit_code == 0);
+  CHECK(resident.err.find("memory budget 64.0 MiB: 937.5 KiB for 6 vectors of 20,000 rows, X held in memory (1.7 MiB)") !=
+        std::string::npos);
+  const auto streamed = run_gpstream(base + quote(directory.file("b.h5")) + " --memory 3M");
+  CHECK(streamed.exit_code == 0);
+  CHECK(streamed.err.find("X streamed from the file in blocks") != std::string::npos);
+  CHECK(gpstream::read_dense_model(directory.file("a.h5")).alpha == gpstream::read_dense_model(directory.file("b.h5")).alpha);
+  const auto refused = run_gpstream(base + quote(directory.file("c.h5")) + " --memory 500K");
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.err.find("the 6 vectors of n values this needs take 937.5 KiB alone, more than the memory budget of 500.0 KiB") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(directory.file("c.h5")));
+}
