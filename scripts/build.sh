@@ -8,4 +8,5 @@ build_dir="${1:-$root/build}"
 shift || true
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
   -DGPSTREAM_ARCH="${GPSTREAM_ARCH:-native}" "$@" >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+# BUILD_TARGET=gpstream builds only the command line tool (the demo needs no tests or benchmarks).
+cmake --build "$build_dir" -j "$(nproc)" --target "${BUILD_TARGET:-all}"

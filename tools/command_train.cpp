@@ -188,6 +188,9 @@ KernelHyperparameters learn_and_report(TrainingData& data, const TrainOptions& o
   if (!quiet) {
     fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations, -log p(y|X) {:.4f}): {}\n", learned.seconds,
                learned.evaluations, learned.search.objective, describe_hyperparameters(learned.search.hyperparameters));
+    for (const std::string& note : values_on_bounds(learned.search.hyperparameters, options.learning.min_noise_variance)) {
+      fmt::print(stderr, "train: note: {}\n", note);
+    }
   }
   if (!options.save_hyper.empty()) {
     save_learned_hyperparameters(options.save_hyper, learned, options.learning, options.seed, options.dataset,
@@ -256,28 +259,42 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
   write_sparse_model(options.output, model,
                      configuration.job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep);
   if (!quiet) {
+    // The diagnostics a user can act on, in words; the model file keeps them all.
     std::string details;
-    for (const auto& [key, value] : model.diagnostics) details += fmt::format(", {} {:.4g}", key, value);
-    fmt::print(stderr, "train: {} model with {} basis rows ({}) in {:.2f} s{}; wrote {}\n", name, model.basis_size(),
-               describe(result.run.reason), result.run.last.elapsed_seconds, details, options.output);
+    const auto& diagnostics = model.diagnostics;
+    if (diagnostics.contains("gap")) details += fmt::format(", gap of the bounds {:.3g}", diagnostics.at("gap"));
+    if (diagnostics.contains("relative_trace_residual") && name != "sggp") {
+      details += fmt::format(", {:.3g} of the kernel's trace left unexplained", diagnostics.at("relative_trace_residual"));
+    }
+    if (diagnostics.contains("accepted_swaps")) details += fmt::format(", {:.0f} swaps accepted", diagnostics.at("accepted_swaps"));
+    if (diagnostics.contains("deleted_basis_vectors")) {
+      details += fmt::format(", {:.0f} basis vectors deleted", diagnostics.at("deleted_basis_vectors"));
+    }
+    if (diagnostics.contains("dropped_basis_rows") && diagnostics.at("dropped_basis_rows") > 0) {
+      details += fmt::format(", {:.0f} basis rows dropped as numerically dependent", diagnostics.at("dropped_basis_rows"));
+    }
+    const bool short_basis = model.basis_size() < configuration.solver.active_set_size;
+    std::string how = describe(result.run.reason);
+    if (short_basis && name != "online" && is_iterative_sparse_model(name) && result.run.reason == StopReason::complete) {
+      how = "stopped early: every remaining row is numerically in the span of the basis, the kernel's numerical rank on "
+            "these data";
+    }
+    fmt::print(stderr, "train: {} model with {} of {} basis rows ({}) in {:.2f} s{}; wrote {}\n", name,
+               model.basis_size(), configuration.solver.active_set_size, how, result.run.last.elapsed_seconds, details,
+               options.output);
     if (name == "cholqr") {
       const KernelHyperparameters& h = model.hyperparameters;
       fmt::print(stderr, "train: cholqr kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}\n",
                  fmt::join(h.lengthscales, ", "), h.signal_variance, h.noise_variance);
     }
-    if (model.basis_size() < configuration.solver.active_set_size && name == "online") {
+    if (short_basis && name == "online") {
       fmt::print(stderr, "train: {} of {} basis vectors used: no other row's novelty exceeded --novelty {} of its prior "
                  "variance\n", model.basis_size(), configuration.solver.active_set_size, options.novelty);
-    } else if (model.basis_size() < configuration.solver.active_set_size && is_iterative_sparse_model(name) &&
-        result.run.reason == StopReason::complete) {
-      fmt::print(stderr, "train: stopped at {} of {} basis rows: no remaining candidate is numerically independent of the "
-                 "basis (the kernel's numerical rank on these data)\n", model.basis_size(),
-                 configuration.solver.active_set_size);
     }
     const double gap = configuration.job.stopping.tolerance;
-    if (name == "sggp" && model.diagnostics.at("gap") > gap) {
-      fmt::print(stderr, "train: the final gap {:.4g} is above --gap {:.4g} with {} basis rows\n", model.diagnostics.at("gap"), gap,
-                 model.basis_size());
+    if (name == "sggp" && diagnostics.at("gap") > gap) {
+      fmt::print(stderr, "train: the gap {:.3g} is above --gap {:g}: the model is further from the exact GP than asked\n",
+                 diagnostics.at("gap"), gap);
     }
     if (name == "nystrom") {
       fmt::print(stderr, "train: nystrom weights: max |w| {:.4g}, rms {:.4g} (large weights mean the rank-{} "

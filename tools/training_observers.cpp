@@ -54,16 +54,19 @@ std::string ProgressObserver::line_text(const IterationReport& report) const {
     const IterationReport& middle = history_[history_.size() / 2];
     const double span = report.elapsed_seconds - middle.elapsed_seconds;
     const double decades = std::log(middle.gradient_max_norm) - std::log(report.gradient_max_norm);
-    if (target_iterations_ > 0 && report.iteration > 0) {
-      const double ratio = static_cast<double>(target_iterations_) / static_cast<double>(report.iteration);
-      eta = report.elapsed_seconds * (ratio * ratio - 1.0);
-    } else if (span > 0 && decades > 0 && report.gradient_max_norm > 0) {
+    if (tolerance_ > 0 && span > 0 && decades > 0 && report.gradient_max_norm > 0) {
       eta = (std::log(report.gradient_max_norm) - std::log(tolerance_)) * span / decades;
+    }
+    if (target_iterations_ > 0 && report.iteration > 0) {
+      // A basis that may converge first (sggp's gap) is done at the earlier of the two.
+      const double ratio = static_cast<double>(target_iterations_) / static_cast<double>(report.iteration);
+      const double to_target = report.elapsed_seconds * (ratio * ratio - 1.0);
+      eta = eta >= 0 ? std::min(eta, to_target) : to_target;
     }
   }
   const std::string iteration = target_iterations_ > 0 ? fmt::format("{}/{}", report.iteration, target_iterations_)
                                                        : fmt::format("{}", report.iteration);
-  const std::string tolerance = tolerance_ > 0 ? fmt::format(" (tol {:.0e})", tolerance_) : std::string();
+  const std::string tolerance = tolerance_ > 0 ? fmt::format(" (tol {:g})", tolerance_) : std::string();
   return fmt::format("{} iter {}  {} {:.3e}{}  f {:.8e}  {:.3g} kernel evals/s  elapsed {}  ETA {}", solver_, iteration,
                      measure_, report.gradient_max_norm, tolerance, report.objective, rate,
                      format_duration(report.elapsed_seconds), format_duration(eta));

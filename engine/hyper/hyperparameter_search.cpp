@@ -3,6 +3,8 @@
 #include "engine/core/error.h"
 #include "engine/hyper/marginal_likelihood.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlopt.h>
 
 #include <algorithm>
@@ -167,6 +169,48 @@ HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<cons
     }
   }
   return result;
+}
+
+std::vector<std::string> values_on_bounds(const KernelHyperparameters& hyperparameters, double min_noise_variance) {
+  // θ is searched in logs: "on a bound" is within 1e-6 of it, relatively.
+  const auto on = [](double value, double bound) { return std::abs(value - bound) <= 1e-6 * bound; };
+  std::vector<std::string> notes;
+  std::vector<std::size_t> long_inputs;
+  for (std::size_t l = 0; l < hyperparameters.lengthscales.size(); ++l) {
+    const double lengthscale = hyperparameters.lengthscales[l];
+    if (on(lengthscale, kLengthscaleBounds[1])) long_inputs.push_back(l + 1);
+    if (on(lengthscale, kLengthscaleBounds[0])) {
+      notes.push_back(fmt::format("lengthscale {} is on its lower bound {:g}: input {} varies faster than the data can "
+                                  "show (or holds noise); check that input",
+                                  l + 1, kLengthscaleBounds[0], l + 1));
+    }
+  }
+  if (!long_inputs.empty()) {
+    notes.push_back(fmt::format("lengthscales of inputs {} are on their upper bound {:g}: those inputs are irrelevant to "
+                                "the target (harmless: they no longer affect the kernel)",
+                                fmt::join(long_inputs, ", "), kLengthscaleBounds[1]));
+  }
+  if (on(hyperparameters.signal_variance, kSignalBounds[1])) {
+    notes.push_back(fmt::format("the signal variance is on its upper bound {:g}: usually harmless — with long "
+                                "lengthscales s² and ℓ trade off (a nearly linear trend), and predictions hardly change",
+                                kSignalBounds[1]));
+  }
+  if (on(hyperparameters.signal_variance, kSignalBounds[0])) {
+    notes.push_back(fmt::format("the signal variance is on its lower bound {:g}: the inputs explain almost none of the "
+                                "target's variance",
+                                kSignalBounds[0]));
+  }
+  if (on(hyperparameters.noise_variance, min_noise_variance)) {
+    notes.push_back(fmt::format("the noise variance is on its lower bound {:g} (--min-noise): the data are (nearly) "
+                                "noise-free; a lower --min-noise may fit better but makes K̄ worse conditioned",
+                                min_noise_variance));
+  }
+  if (on(hyperparameters.noise_variance, kNoiseUpperBound)) {
+    notes.push_back(fmt::format("the noise variance is on its upper bound {:g}: the kernel explains nothing; check the "
+                                "inputs and the kernel",
+                                kNoiseUpperBound));
+  }
+  return notes;
 }
 
 }  // namespace gpstream

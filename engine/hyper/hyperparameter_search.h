@@ -88,4 +88,9 @@ HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<cons
                                                  const HyperparameterSearchOptions& options,
                                                  const SearchObserver& observer = {}, const StopFlag* stop = nullptr);
 
+// One sentence for each learned value that ended on a bound of the search
+// (lengthscale 3 on its upper bound 1e5, …), with why it may be harmless;
+// empty when none did.
+std::vector<std::string> values_on_bounds(const KernelHyperparameters& hyperparameters, double min_noise_variance);
+
 }  // namespace gpstream
