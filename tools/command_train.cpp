@@ -486,6 +486,12 @@ int run_train(const std::vector<std::string>& args) {
                options.resume, resumed_state->iteration, describe_stopping(job.stopping, configuration.solver.name),
                job.output_path, job.log_path.empty() ? "" : ", log " + job.log_path);
   }
+  if (!checkpoint_path.empty() && !quiet) {
+    // Said at the start: after a crash or a reboot nothing else is printed.
+    fmt::print(stderr, "train: a checkpoint every {:g} s to {}; if the run stops (Ctrl-C, a crash, a reboot), resume "
+               "it with: gpstream train --resume {}\n",
+               job.checkpoint_every_seconds, checkpoint_path, shell_quoted(checkpoint_path));
+  }
 
   const auto thread_limit = options.compute.apply();
 

@@ -21,17 +21,6 @@ std::string format_duration(double seconds) {
   return fmt::format("{}h{:02}m", static_cast<int>(seconds / 3600), static_cast<int>(seconds / 60) % 60);
 }
 
-// The path as one shell word: as it is when it has no special characters, else in single quotes.
-std::string shell_quoted(const std::string& path) {
-  const bool plain = std::all_of(path.begin(), path.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-+,:=@%", c) != nullptr;
-  });
-  if (plain && !path.empty()) return path;
-  std::string quoted = "'";
-  for (const char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 }  // namespace
 
 ProgressObserver::ProgressObserver(ProgressLine& line, std::string solver, double tolerance, std::string measure,
@@ -144,6 +133,16 @@ TrainingObservers::TrainingObservers(std::unique_ptr<ProgressObserver> progress,
     checkpoints_ = std::make_unique<CheckpointObserver>(std::move(write_checkpoint), checkpoint_every);
     all_.push_back(checkpoints_.get());
   }
+}
+
+std::string shell_quoted(const std::string& path) {
+  const bool plain = std::all_of(path.begin(), path.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-+,:=@%", c) != nullptr;
+  });
+  if (plain && !path.empty()) return path;
+  std::string quoted = "'";
+  for (const char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output) {

@@ -86,6 +86,9 @@ class TrainingObservers {
   std::vector<SolverObserver*> all_;
 };
 
+// The path as one shell word: as it is when it has only safe characters, else single-quoted.
+std::string shell_quoted(const std::string& path);
+
 // The error of a run stopped by Ctrl-C ("interrupted <where>"): with the
 // resume command when a checkpoint was written, else how to get one.
 Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output);
