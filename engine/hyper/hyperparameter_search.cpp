@@ -50,11 +50,16 @@ using Optimiser = std::unique_ptr<std::remove_pointer_t<nlopt_opt>, NloptDeleter
 // What the C callback needs; exceptions are parked here and re-thrown after
 // nlopt_optimize returns (they must not unwind through NLopt's C frames).
 struct CallbackData {
-  const LogParameterObjective* objective;
-  const StopFlag* stop;
-  nlopt_opt optimiser;
+  const LogParameterObjective* objective = nullptr;
+  const StopFlag* stop = nullptr;
+  nlopt_opt optimiser = nullptr;
   std::size_t evaluations = 0;
   std::exception_ptr failure;
+  // The best point evaluated so far: what the search returns when NLopt
+  // gives up after progress.
+  std::vector<double> best_theta;
+  double best_value = std::numeric_limits<double>::infinity();
+  std::size_t rejected = 0;  // points where K̄ was not positive definite, or the objective not finite
 };
 
 double evaluate(unsigned dimension, const double* theta, double* gradient, void* data) {
@@ -62,9 +67,26 @@ double evaluate(unsigned dimension, const double* theta, double* gradient, void*
   try {
     if (callback.stop != nullptr && callback.stop->requested()) throw Cancelled("hyperparameter search stopped");
     std::vector<double> local_gradient(dimension);
-    const double value = (*callback.objective)(std::span(theta, dimension), local_gradient);
+    double value = 0.0;
+    try {
+      value = (*callback.objective)(std::span(theta, dimension), local_gradient);
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const Error&) {
+      // A trial point where K̄ is not numerically positive definite (or the
+      // objective overflows) is a rejected step, not the end of the search:
+      // a value far above the best makes the line search step back.
+      if (!std::isfinite(callback.best_value)) throw;  // not even the start can be evaluated
+      ++callback.rejected;
+      if (gradient != nullptr) std::fill(gradient, gradient + dimension, 0.0);
+      return callback.best_value + 1e6 * (1.0 + std::abs(callback.best_value));
+    }
     ++callback.evaluations;
     if (gradient != nullptr) std::copy(local_gradient.begin(), local_gradient.end(), gradient);
+    if (value < callback.best_value) {
+      callback.best_value = value;
+      callback.best_theta.assign(theta, theta + dimension);
+    }
     return value;
   } catch (...) {
     callback.failure = std::current_exception();
@@ -99,13 +121,42 @@ SearchStart run_start(const double* x, std::span<const double> y, std::size_t d,
           minimum.stop_reason};
 }
 
-// The fixed start for `d` inputs (ℓ = 1, s² = 1, σ² = 0.1).
-KernelHyperparameters default_initial_hyperparameters(KernelType kernel, std::size_t d) {
+// The data-informed start: ℓ_l = √d · std(x_l), so that a typical squared
+// distance Σ (x_l − z_l)²/ℓ_l² is about 2 whatever d is (with ℓ = 1 and 32
+// inputs K̄ ≈ s²I + σ²I, where the likelihood is flat in every ℓ and the
+// search never moves them); s² = var(y); σ² = var(y)/10.
+KernelHyperparameters data_informed_start(KernelType kernel, const double* x, std::span<const double> y, std::size_t d,
+                                          double min_noise_variance) {
+  const std::size_t n = y.size();
+  std::vector<double> spread(d, 0.0);
+  for (std::size_t l = 0; l < d; ++l) {
+    double mean = 0.0, squares = 0.0;
+    for (std::size_t i = 0; i < n; ++i) mean += x[i * d + l];
+    mean /= static_cast<double>(n);
+    for (std::size_t i = 0; i < n; ++i) squares += (x[i * d + l] - mean) * (x[i * d + l] - mean);
+    spread[l] = std::sqrt(squares / static_cast<double>(n));
+    if (!(spread[l] > 0)) spread[l] = 1.0;  // a constant input: any lengthscale fits it
+  }
+  double y_mean = 0.0, y_squares = 0.0;
+  for (const double value : y) y_mean += value;
+  y_mean /= static_cast<double>(n);
+  for (const double value : y) y_squares += (value - y_mean) * (value - y_mean);
+  const double y_variance = y_squares > 0 ? y_squares / static_cast<double>(n) : 1.0;
+
   KernelHyperparameters h;
   h.type = kernel;
-  h.lengthscales.assign(default_lengthscale_count(kernel, d), 1.0);
-  h.signal_variance = 1.0;
-  h.noise_variance = 0.1;
+  const std::size_t count = default_lengthscale_count(kernel, d);
+  const double scale = std::sqrt(static_cast<double>(d));
+  if (count == d) {
+    for (const double value : spread) h.lengthscales.push_back(scale * value);
+  } else if (count == 1) {
+    double mean_spread = 0.0;
+    for (const double value : spread) mean_spread += value / static_cast<double>(d);
+    h.lengthscales.push_back(scale * mean_spread);
+  }
+  for (double& lengthscale : h.lengthscales) lengthscale = std::clamp(lengthscale, kLengthscaleBounds[0], kLengthscaleBounds[1]);
+  h.signal_variance = std::clamp(y_variance, kSignalBounds[0], kSignalBounds[1]);
+  h.noise_variance = std::clamp(0.1 * y_variance, min_noise_variance, kNoiseUpperBound);
   return h;
 }
 
@@ -124,7 +175,10 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
 
   const Optimiser optimiser(nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(p)));
   GPSTREAM_CHECK(optimiser != nullptr, "NLopt could not create its L-BFGS optimiser");
-  CallbackData callback{&objective, stop, optimiser.get(), 0, nullptr};
+  CallbackData callback;
+  callback.objective = &objective;
+  callback.stop = stop;
+  callback.optimiser = optimiser.get();
   nlopt_set_min_objective(optimiser.get(), evaluate, &callback);
   nlopt_set_lower_bounds(optimiser.get(), lower.data());
   nlopt_set_upper_bounds(optimiser.get(), upper.data());
@@ -135,10 +189,19 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
   double value = 0.0;
   const nlopt_result result = nlopt_optimize(optimiser.get(), theta.data(), &value);
   if (callback.failure) std::rethrow_exception(callback.failure);
-  GPSTREAM_CHECK(result > 0 || result == NLOPT_ROUNDOFF_LIMITED, "the hyperparameter search {} (NLopt code {})",
+  GPSTREAM_CHECK(std::isfinite(callback.best_value), "the hyperparameter search {} (NLopt code {})",
                  describe_nlopt_result(result), static_cast<int>(result));
-  GPSTREAM_CHECK(std::isfinite(value), "the hyperparameter search ended at a non-finite objective ({})", value);
-  return {std::move(theta), value, callback.evaluations, describe_nlopt_result(result)};
+  std::string reason = describe_nlopt_result(result);
+  if (result < 0 && result != NLOPT_ROUNDOFF_LIMITED) {
+    reason = fmt::format("NLopt {} (code {}) after progress; the best point found is kept", reason, static_cast<int>(result));
+  }
+  if (callback.rejected > 0) {
+    reason += fmt::format("; {} trial points rejected (K̄ not positive definite or the objective not finite there)",
+                          callback.rejected);
+  }
+  // NLopt returns its last iterate; after a rejected step or a failure that
+  // need not be the best point evaluated.
+  return {std::move(callback.best_theta), callback.best_value, callback.evaluations, reason};
 }
 
 HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<const double> y, std::size_t d,
@@ -154,12 +217,14 @@ HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<cons
   };
 
   HyperparameterSearchResult result;
+  const KernelHyperparameters informed = data_informed_start(options.kernel, x, y, d, options.min_noise_variance);
   for (std::size_t start = 0; start <= options.restarts; ++start) {
-    KernelHyperparameters initial = default_initial_hyperparameters(options.kernel, d);
+    // Restarts: the informed start scaled by log-uniform factors (bounds clamp them in the search).
+    KernelHyperparameters initial = informed;
     if (start > 0) {
-      for (double& lengthscale : initial.lengthscales) lengthscale = log_uniform(kRestartLengthscale);
-      initial.signal_variance = log_uniform(kRestartSignal);
-      initial.noise_variance = std::max(log_uniform(kRestartNoise), options.min_noise_variance);
+      for (double& lengthscale : initial.lengthscales) lengthscale *= log_uniform(kRestartLengthscale);
+      initial.signal_variance *= log_uniform(kRestartSignal);
+      initial.noise_variance = std::max(informed.noise_variance * 10.0 * log_uniform(kRestartNoise), options.min_noise_variance);
     }
     result.starts.push_back(run_start(x, y, d, initial, start, options, observer, stop));
     if (start == 0 || result.starts.back().objective < result.objective) {

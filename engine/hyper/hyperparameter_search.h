@@ -9,10 +9,15 @@
 // targets), where one set of bounds and starts suits every dataset:
 //   lengthscales ℓ ∈ [1e-3, 1e5], signal variance s² ∈ [1e-3, 1e3],
 //   noise variance σ² ∈ [min_noise_variance, 10]
-// (the bounds of the reference files in shared/data/hyper), start ℓ = 1,
-// s² = 1, σ² = 0.1; restarts draw log θ uniformly from ℓ, s² ∈ [0.1, 10],
-// σ² ∈ [1e-3, 1]. The lower bound on σ² keeps K̄ well conditioned: an exact
-// GP with σ² → 0 interpolates and its Cholesky factor breaks down.
+// (the bounds of the reference files in shared/data/hyper). The first start
+// is informed by the data: ℓ_l = √d · std(x_l) (a typical scaled squared
+// distance of about 2 whatever d is; ℓ = 1 with 32 inputs makes K̄ ≈ (s² +
+// σ²)I, flat in every ℓ), s² = var(y), σ² = var(y)/10; restarts scale it by
+// log-uniform factors in [0.1, 10] (ℓ, s²) and [0.01, 10] (σ²). The lower
+// bound on σ² keeps K̄ well conditioned: an exact GP with σ² → 0
+// interpolates and its Cholesky factor breaks down. A trial point where K̄
+// is not positive definite is a rejected step; a search NLopt gives up
+// after progress returns the best point it evaluated.
 #pragma once
 
 #include "engine/core/stop_flag.h"

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 
 using namespace gpstream;
 using namespace gpstream::testing;
@@ -35,6 +36,17 @@ GridPoint grid_minimum(const Problem& p, const std::vector<double>& centre, doub
         if (value < best.objective) best = {value, theta};
       }
   return best;
+}
+
+// Each of the `columns` columns of the n×columns row-major `values` to zero mean and unit variance.
+void standardise_columns(std::vector<double>& values, std::size_t n, std::size_t columns) {
+  for (std::size_t j = 0; j < columns; ++j) {
+    double mean = 0.0, squares = 0.0;
+    for (std::size_t i = 0; i < n; ++i) mean += values[i * columns + j] / static_cast<double>(n);
+    for (std::size_t i = 0; i < n; ++i) squares += (values[i * columns + j] - mean) * (values[i * columns + j] - mean);
+    const double scale = std::sqrt(squares / static_cast<double>(n));
+    for (std::size_t i = 0; i < n; ++i) values[i * columns + j] = (values[i * columns + j] - mean) / scale;
+  }
 }
 
 }  // namespace
@@ -115,4 +127,53 @@ TEST_CASE("a stop request cancels the search") {
   StopFlag stop;
   stop.request();
   CHECK_THROWS_AS(learn_hyperparameters(p.x.data(), p.y, p.d, {}, {}, &stop), Cancelled);
+}
+
+TEST_CASE("ARD lengthscales find the 2 relevant inputs among 32 (the data-informed start moves every lengthscale)") {
+  // y = sin(6 x1) + 4 (x2 − ½)² + noise, x ~ U[0, 1]^32, standardised as train does.
+  constexpr std::size_t n = 500, d = 32;
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::normal_distribution<double> noise(0.0, 0.1);
+  std::vector<double> x(n * d), y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t l = 0; l < d; ++l) x[i * d + l] = uniform(random);
+    y[i] = std::sin(6.0 * x[i * d]) + 4.0 * (x[i * d + 1] - 0.5) * (x[i * d + 1] - 0.5) + noise(random);
+  }
+  standardise_columns(x, n, d);
+  standardise_columns(y, n, 1);
+  HyperparameterSearchOptions options;
+  options.restarts = 0;
+  const HyperparameterSearchResult result = learn_hyperparameters(x.data(), y, d, options);
+  const std::vector<double>& lengthscales = result.hyperparameters.lengthscales;
+  CAPTURE(lengthscales);
+  CHECK(lengthscales[0] < 5.0);
+  CHECK(lengthscales[1] < 10.0);
+  for (std::size_t l = 2; l < d; ++l) CHECK(lengthscales[l] > 50.0);
+}
+
+TEST_CASE("a trial point where K̄ is not positive definite is a rejected step, not the end of the search") {
+  // A quadratic in θ = (log s², log σ²) whose 2nd and 3rd evaluations fail as a singular K̄ would.
+  const std::vector<double> centre = {0.5, -1.0};
+  int calls = 0;
+  const LogParameterObjective objective = [&](std::span<const double> theta, std::span<double> gradient) {
+    ++calls;
+    if (calls == 2 || calls == 3) GPSTREAM_THROW("K̄ is not numerically positive definite (Cholesky failed at column 7 of 9)");
+    double value = 0.0;
+    for (std::size_t j = 0; j < 2; ++j) {
+      value += (theta[j] - centre[j]) * (theta[j] - centre[j]);
+      gradient[j] = 2.0 * (theta[j] - centre[j]);
+    }
+    return value;
+  };
+  const BoundedMinimum minimum = minimise_log_parameters(objective, {3.0, 1.5}, 1e-6, 1e-8, 200);
+  CHECK(minimum.theta[0] == doctest::Approx(centre[0]).epsilon(1e-3));
+  CHECK(minimum.theta[1] == doctest::Approx(centre[1]).epsilon(1e-3));
+  CHECK(minimum.stop_reason.find("2 trial points rejected") != std::string::npos);
+  // The start itself failing is still an error: there is no point to fall back on.
+  const LogParameterObjective failing = [](std::span<const double>, std::span<double>) -> double {
+    GPSTREAM_THROW("K̄ is not numerically positive definite");
+  };
+  CHECK_THROWS_WITH_AS(minimise_log_parameters(failing, {0.0, 0.0}, 1e-6, 1e-8, 200),
+                       doctest::Contains("not numerically positive definite"), Error);
 }
