@@ -358,3 +358,28 @@ TEST_CASE("the memory budget covers the n-vectors and says how it is split; a jo
         std::string::npos);
   CHECK_FALSE(std::filesystem::exists(directory.file("c.h5")));
 }
+
+TEST_CASE("--max-iter and --time-limit count over the whole job, resumptions included") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5"), checkpoint = directory.file("c.ckpt");
+  REQUIRE(run_gpstream("generate friedman1 --rows 1000 --seed 12 -q -o " + quote(train)).exit_code == 0);
+  REQUIRE(run_gpstream("train " + quote(train) + " -q --active-set 20 --max-iter 4 --checkpoint " + quote(checkpoint) +
+                       " -o " + quote(directory.file("four.h5")) + " " + join(kHyper)).exit_code == 0);
+  // The job asked for 4 iterations in all: resuming it has nothing left to do.
+  const auto same = run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(directory.file("again.h5")));
+  CAPTURE(same.err);
+  REQUIRE(same.exit_code == 0);
+  CHECK(same.err.find("at most 4 iterations in all") != std::string::npos);
+  CHECK(gpstream::read_dense_model(directory.file("again.h5")).training.iterations == 4);
+  // Raised to 10: six more, not ten.
+  const auto more = run_gpstream("train --resume " + quote(checkpoint) + " --max-iter 10 -q -o " + quote(directory.file("ten.h5")));
+  REQUIRE(more.exit_code == 0);
+  CHECK(gpstream::read_dense_model(directory.file("ten.h5")).training.iterations == 10);
+  // A time limit already spent ends a resumed run at once, with the model it has.
+  const auto spent = run_gpstream("train --resume " + quote(checkpoint) + " --max-iter 0 --time-limit 1e-9 -o " +
+                                  quote(directory.file("spent.h5")));
+  CAPTURE(spent.err);
+  REQUIRE(spent.exit_code == 0);
+  CHECK(spent.err.find("time limit reached") != std::string::npos);
+  CHECK(gpstream::read_dense_model(directory.file("spent.h5")).training.iterations == 10);
+}
