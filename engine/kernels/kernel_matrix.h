@@ -67,9 +67,13 @@ class KernelMatrix {
   // With `p_whitening` (a p×p lower triangular L, row-major), K_P is replaced
   // by the whitened features K_P L⁻ᵀ tile by tile (and K_Q too when Q is P):
   // sums of those are positive semi-definite to working precision, which the
-  // whitening of K_Pᵀ K_P after the fact is not.
+  // whitening of K_Pᵀ K_P after the fact is not. With `q_projection` too (U,
+  // p×q row-major; Q not P), K_Q is replaced by its residual K_Q − Φ U after
+  // the whitened features Φ, row by row, so that the products of residuals
+  // that are small against K_Q keep their digits (a greedy basis's candidates).
   CrossProducts cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q, const double* w,
-                               std::size_t r, const double* p_whitening = nullptr);
+                               std::size_t r, const double* p_whitening = nullptr,
+                               const double* q_projection = nullptr);
 
   // out = K̄ v over all n columns, in panels of columns (one pass each).
   void multiply(const double* v, double* out);

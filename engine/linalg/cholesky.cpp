@@ -74,6 +74,12 @@ void IncrementalCholesky::back_substitute(const double* b, double* x, std::size_
               static_cast<int>(capacity_), x, 1);
 }
 
+void IncrementalCholesky::multiply_transposed(double* x) const {
+  if (size_ == 0) return;
+  cblas_dtrmv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(size_), factor_.data(),
+              static_cast<int>(capacity_), x, 1);
+}
+
 void IncrementalCholesky::copy_factor(std::vector<double>& dense) const {
   dense.resize(size_ * size_);
   for (std::size_t i = 0; i < size_; ++i) {

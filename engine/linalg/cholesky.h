@@ -64,6 +64,9 @@ class IncrementalCholesky {
   // was before the last `size() − rows` appends); x may alias b.
   void back_substitute(const double* b, double* x, std::size_t rows) const;
 
+  // x = Lᵀx in place (size() values).
+  void multiply_transposed(double* x) const;
+
   // The factor into `dense` as a size()×size() row-major lower triangle (the
   // strict upper triangle is not written).
   void copy_factor(std::vector<double>& dense) const;

@@ -59,7 +59,7 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
       state_(state),
       d_(kernel.rows().columns()),
       noise_(kernel.kernel().noise_variance()),
-      system_(options.basis_size),
+      whitened_(options.basis_size),
       kernel_factor_(options.basis_size),
       dual_factor_(options.criterion == BasisCriterion::sggp ? options.basis_size : 0) {
   const std::size_t n = kernel.size();
@@ -68,7 +68,6 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
   GPSTREAM_CHECK(options.candidates > 0, "the number of candidates per step must be at least 1");
   GPSTREAM_CHECK(y.size() == n, "{} targets for {} training rows", y.size(), n);
   const std::size_t capacity = options.basis_size;
-  gram_.assign(checked_multiply(capacity, capacity), 0.0);
   in_basis_.assign(n, 0);
   if (options.criterion == BasisCriterion::sggp) in_dual_basis_.assign(n, 0);
   for (const double value : y) half_squared_norm_y_ += 0.5 * value * value;
@@ -88,17 +87,14 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
   basis_ = saved_row_indices(state, "basis", n, kOwner);
   const std::size_t m = basis_.size();
   GPSTREAM_CHECK(m <= capacity, "checkpoint: a basis of {} rows exceeds the basis size {}", m, capacity);
-  GPSTREAM_CHECK(get("gram").size() == m * m && get("z").size() == m, "checkpoint: the basis factors do not fit {} rows", m);
+  GPSTREAM_CHECK(get("z").size() == m, "checkpoint: the basis factors do not fit {} rows", m);
   for (const std::size_t i : basis_) in_basis_[i] = 1;
   basis_rows_.resize(m * d_);
   kernel.rows().gather_rows(basis_, basis_rows_.data(), nullptr);
-  system_.assign_factor(get("system_factor"), m);
+  whitened_.assign_factor(get("whitened_factor"), m);
   kernel_factor_.assign_factor(get("kernel_factor"), m);
-  for (std::size_t i = 0; i < m; ++i) std::copy_n(get("gram").data() + i * m, m, gram_.data() + i * capacity);
   z_ = get("z");
-  beta_.resize(m);
-  system_.back_substitute(z_.data(), beta_.data(), m);
-  objective_ = -0.5 * squared_norm(z_);
+  update_weights();
   trace_residual_ = get("trace_residual").at(0);
   exhausted_ = get("exhausted").at(0) != 0.0;
   fruitless_steps_ = static_cast<std::size_t>(get("exhausted").at(1));
@@ -168,66 +164,88 @@ void GreedyBasisSelection::primal_step() {
     return;
   }
   const std::size_t m = basis_.size();
-  const std::size_t capacity = options_.basis_size;
   std::vector<double> x_c(c * d_);
   kernel_.rows().gather_rows(candidates, x_c.data(), nullptr);
 
-  // One pass over the training rows: K_NBᵀ C (m×c), ‖c_j‖², c_jᵀ y.
-  const CrossProducts products = kernel_.cross_products(basis_rows_.data(), m, x_c.data(), c, y_.data(), 1);
+  // u_j = L_K⁻¹K(B, c_j), and the candidate's residual variance r_j = k_jj + jitter − ‖u_j‖²
+  // (its Nyström residual: what of it the basis cannot express).
   std::vector<double> k_bc(m * c);  // K(B, C)
   kernel_.block(basis_rows_.data(), m, x_c.data(), c, k_bc.data());
   std::vector<double> k_cc(c);
   for (std::size_t j = 0; j < c; ++j) k_cc[j] = kernel_.kernel().self_covariance(x_c.data() + j * d_);
   kernel_.count_kernel_evaluations(m * c + c);
-
-  // a_j = σ²K(B, c_j) + K_NBᵀc_j, columns of A's new row; l_j = L⁻¹a_j, u'_j = L_K⁻¹K(B, c_j).
-  std::vector<double> a(m * c);
-  for (std::size_t k = 0; k < m * c; ++k) a[k] = noise_ * k_bc[k] + products.pq[k];
-  std::vector<double> l(a), u(k_bc);
-  system_.solve_columns(l.data(), c, false);
+  std::vector<double> u(k_bc);
   kernel_factor_.solve_columns(u.data(), c, false);
   const double jitter = kBasisJitter * kernel_.kernel().hyperparameters().signal_variance;
 
-  // Nyström-residual norms ‖(K − K̃)[:, j]‖² for sgma and for the trace report:
-  // ‖c‖² − 2 (K_NBᵀc)ᵀ w + wᵀ G w with w = K_B⁻¹ K(B, c_j) = L_K⁻ᵀ u'_j.
-  std::vector<double> w(u), gw(m * c, 0.0);
-  kernel_factor_.solve_columns(w.data(), c, true);
-  if (m > 0) {
-    cblas_dsymm(CblasRowMajor, CblasLeft, CblasLower, static_cast<int>(m), static_cast<int>(c), 1.0, gram_.data(),
-                static_cast<int>(capacity), w.data(), static_cast<int>(c), 0.0, gw.data(), static_cast<int>(c));
+  // One pass over the training rows with the whitened features Φ = K_NB L_K⁻ᵀ
+  // and the candidates' residual features R = K_NC − ΦU formed row by row:
+  // ΦᵀR (m×c), ‖R_j‖², R_jᵀy. Candidate j's whitened feature is φ_j = R_j/√r_j.
+  std::vector<double> l_k;
+  kernel_factor_.copy_factor(l_k);
+  const CrossProducts residual =
+      kernel_.cross_products(basis_rows_.data(), m, x_c.data(), c, y_.data(), 1, m > 0 ? l_k.data() : nullptr,
+                             m > 0 ? u.data() : nullptr);
+  std::vector<double> residual_diagonal(c), scale(c);
+  for (std::size_t j = 0; j < c; ++j) {
+    double u_norm = 0.0;
+    for (std::size_t i = 0; i < m; ++i) u_norm += u[i * c + j] * u[i * c + j];
+    residual_diagonal[j] = k_cc[j] + jitter - u_norm;
+    scale[j] = residual_diagonal[j] > 0 ? 1.0 / std::sqrt(residual_diagonal[j]) : 0.0;
   }
+  // Φᵀφ_j, the new column of S = σ²I + ΦᵀΦ; l_j = L_S⁻¹Φᵀφ_j.
+  std::vector<double> cross(residual.pq);
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < c; ++j) cross[i * c + j] *= scale[j];
+  }
+  std::vector<double> l(cross);
+  whitened_.solve_columns(l.data(), c, false);
+  // β̃ = L_S⁻ᵀz = L_Kᵀβ, the weights of the whitened features, for mpgp.
+  std::vector<double> beta_whitened(m);
+  whitened_.back_substitute(z_.data(), beta_whitened.data(), m);
 
   struct Score {
     double value = -std::numeric_limits<double>::infinity();
-    double z = 0.0;               // the new z component, sggp
+    double z = 0.0;                // the new z component, sggp
     double trace_reduction = 0.0;  // ‖(K − K̃)[:, j]‖² / (K − K̃)_jj
+    double s_jj = 0.0;             // σ² + ‖φ_j‖², the new diagonal of S
   };
   std::vector<Score> scores(c);
   for (std::size_t j = 0; j < c; ++j) {
-    double l_norm = 0.0, u_norm = 0.0, lz = 0.0, m_beta = 0.0, k_beta = 0.0, m_w = 0.0, w_g_w = 0.0;
+    if (!(residual_diagonal[j] > 2.0 * kBasisIndependenceFloor * k_cc[j])) continue;  // in the span of B
+    double l_norm = 0.0, lz = 0.0, r_phi_beta = 0.0;
     for (std::size_t i = 0; i < m; ++i) {
       const std::size_t k = i * c + j;
       l_norm += l[k] * l[k];
-      u_norm += u[k] * u[k];
       lz += l[k] * z_[i];
-      m_beta += products.pq[k] * beta_[i];
-      k_beta += k_bc[k] * beta_[i];
-      m_w += products.pq[k] * w[k];
-      w_g_w += w[k] * gw[k];
+      r_phi_beta += residual.pq[k] * beta_whitened[i];
     }
-    const double a_jj = noise_ * k_cc[j] + products.q_squared_norms[j];
-    const double pivot_squared = a_jj - l_norm;
-    const double residual_diagonal = k_cc[j] + jitter - u_norm;
-    if (!(pivot_squared > kPivotFloor * a_jj) || !(residual_diagonal > 2.0 * kBasisIndependenceFloor * k_cc[j])) continue;
+    const double residual_squared_norm = residual.q_squared_norms[j];
+    const double s_jj = noise_ + residual_squared_norm / residual_diagonal[j];
+    const double pivot_squared = s_jj - l_norm;
+    if (!(pivot_squared > kPivotFloor * s_jj)) continue;
     Score& score = scores[j];
-    const double residual_squared_norm = std::max(products.q_squared_norms[j] - 2.0 * m_w + w_g_w, 0.0);
-    score.trace_reduction = residual_squared_norm / residual_diagonal;
-    score.z = (products.q_times_w[j] - lz) / std::sqrt(pivot_squared);
+    score.s_jj = s_jj;
+    score.trace_reduction = residual_squared_norm / residual_diagonal[j];
+    score.z = (residual.q_times_w[j] * scale[j] - lz) / std::sqrt(pivot_squared);
     switch (options_.criterion) {
       case BasisCriterion::sgma: score.value = score.trace_reduction; break;
       case BasisCriterion::mpgp: {
-        // Keerthi & Chu: only β_j moves; the objective falls by (c_jᵀr − σ²k_jBᵀβ)² / (2 A_jj), r = y − K_NB β.
-        const double slope = products.q_times_w[j] - m_beta - noise_ * k_beta;
+        // Keerthi & Chu: only β_j moves; the objective falls by (c_jᵀr − σ²k_jBᵀβ)² / (2 A_jj),
+        // r = y − K_NBβ. With c_j = R_j + Φu_j, Φᵀy = L_S z and ΦᵀΦβ̃ = L_S z − σ²β̃, the slope is
+        // R_jᵀy − (ΦᵀR_j)ᵀβ̃, and A_jj = σ²k_jj + ‖c_j‖² = σ²k_jj + ‖R_j‖² + 2u_jᵀΦᵀR_j + ‖Φu_j‖².
+        double u_cross = 0.0, u_s_u = 0.0, u_u = 0.0;
+        std::vector<double> s_u(m, 0.0);
+        for (std::size_t i = 0; i < m; ++i) {
+          u_cross += u[i * c + j] * residual.pq[i * c + j];
+          u_u += u[i * c + j] * u[i * c + j];
+        }
+        // ‖Φu‖² = uᵀ(S − σ²I)u = ‖L_Sᵀu‖² − σ²‖u‖².
+        for (std::size_t i = 0; i < m; ++i) s_u[i] = u[i * c + j];
+        whitened_.multiply_transposed(s_u.data());
+        for (const double value : s_u) u_s_u += value * value;
+        const double a_jj = noise_ * k_cc[j] + residual_squared_norm + 2.0 * u_cross + std::max(u_s_u - noise_ * u_u, 0.0);
+        const double slope = residual.q_times_w[j] - r_phi_beta;
         score.value = slope * slope / a_jj;
         break;
       }
@@ -245,26 +263,28 @@ void GreedyBasisSelection::primal_step() {
   const std::size_t j = static_cast<std::size_t>(best - scores.begin());
   std::vector<double> column(m), kernel_column(m);
   for (std::size_t i = 0; i < m; ++i) {
-    column[i] = a[i * c + j];
+    column[i] = cross[i * c + j];
     kernel_column[i] = k_bc[i * c + j];
   }
-  const bool appended = system_.append(column.data(), noise_ * k_cc[j] + products.q_squared_norms[j]) &&
+  const bool appended = whitened_.append(column.data(), best->s_jj) &&
                         kernel_factor_.append(kernel_column.data(), k_cc[j] + jitter, kBasisIndependenceFloor);
   GPSTREAM_CHECK(appended, "the basis factor lost positive definiteness at row {}", m + 1);
-  for (std::size_t i = 0; i < m; ++i) {
-    gram_[m * capacity + i] = products.pq[i * c + j];
-    gram_[i * capacity + m] = products.pq[i * c + j];
-  }
-  gram_[m * capacity + m] = products.q_squared_norms[j];
   z_.push_back(best->z);
-  beta_.resize(m + 1);
-  system_.back_substitute(z_.data(), beta_.data(), m + 1);
-  objective_ = -0.5 * squared_norm(z_);
+  update_weights();
   trace_residual_ = std::max(trace_residual_ - best->trace_reduction, 0.0);
   basis_.push_back(candidates[j]);
   in_basis_[candidates[j]] = 1;
   basis_rows_.insert(basis_rows_.end(), x_c.begin() + static_cast<std::ptrdiff_t>(j * d_),
                      x_c.begin() + static_cast<std::ptrdiff_t>((j + 1) * d_));
+}
+
+void GreedyBasisSelection::update_weights() {
+  // β = L_K⁻ᵀ L_S⁻ᵀ z, and Q = −½‖z‖².
+  const std::size_t m = z_.size();
+  beta_.resize(m);
+  whitened_.back_substitute(z_.data(), beta_.data(), m);
+  kernel_factor_.back_substitute(beta_.data(), beta_.data(), m);
+  objective_ = -0.5 * squared_norm(z_);
 }
 
 void GreedyBasisSelection::dual_step() {
@@ -321,13 +341,9 @@ std::string GreedyBasisSelection::measure_name() const {
 
 void GreedyBasisSelection::store_state() {
   auto& saved = state_.auxiliary;
-  const std::size_t m = basis_.size();
   saved["basis"] = as_doubles(basis_);
-  system_.copy_factor(saved["system_factor"]);
+  whitened_.copy_factor(saved["whitened_factor"]);
   kernel_factor_.copy_factor(saved["kernel_factor"]);
-  std::vector<double>& gram = saved["gram"];
-  gram.resize(m * m);
-  for (std::size_t i = 0; i < m; ++i) std::copy_n(gram_.data() + i * options_.basis_size, m, gram.data() + i * m);
   saved["z"] = z_;
   saved["trace_residual"] = {trace_residual_};
   saved["exhausted"] = {exhausted_ ? 1.0 : 0.0, static_cast<double>(fruitless_steps_)};

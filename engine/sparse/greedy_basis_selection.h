@@ -15,11 +15,17 @@
 // selected (Smola & Schölkopf's "59 for 95 % confidence of the best 5 %").
 // Each iteration is one streamed pass over the n training rows that forms
 // K_NBᵀ C for the candidates C (m×κ, one GEMM per tile) — memory O(m² + m·κ
-// + tile·m), never the n×m matrix K_NB. With the SR system
-// A = σ²K_B + K_NBᵀK_NB = L Lᵀ, b = K_NBᵀ y, z = L⁻¹ b, the weights are
-// β = L⁻ᵀ z and the SR objective is Q = ½βᵀAβ − bᵀβ = −½‖z‖²; adding j
-// appends l = L⁻¹ a_j (a_j = σ²k_Bj + K_NBᵀ c_j), p² = A_jj − ‖l‖² and
-// z_j = (c_jᵀy − lᵀz)/p, which decreases Q by ½ z_j² — sggp's score.
+// + tile·m), never the n×m matrix K_NB. The SR system A = σ²K_B + K_NBᵀK_NB
+// is kept whitened, as sparse_fit.h fits it: with L_K = chol(K_B + jitter·I)
+// and Φ = K_NB L_K⁻ᵀ, A = L_K S L_Kᵀ with S = σ²I + ΦᵀΦ = L_S L_Sᵀ (eigenvalues
+// ≥ σ², where A's condition number is κ(K_B)²); z = L_S⁻¹Φᵀy, β = L_K⁻ᵀL_S⁻ᵀz
+// and the SR objective is Q = ½βᵀAβ − yᵀK_NBβ = −½‖z‖². The pass forms each
+// candidate's residual feature R_j = K_Nj − Φu_j (u_j = L_K⁻¹k_Bj) row by row,
+// so its whitened feature φ_j = R_j/√r_j (r_j its Nyström residual variance)
+// keeps its digits; adding j appends l = L_S⁻¹Φᵀφ_j, p² = S_jj − ‖l‖² and
+// z_j = (φ_jᵀy − lᵀz)/p, which decreases Q by ½ z_j² — sggp's score. The basis
+// stops only where candidates' r_j are lost (kBasisIndependenceFloor), not
+// where A's pivots are, which stopped it short of the kernel's rank.
 //
 // The run is an IterativeMethod: the solver driver stops it (basis size
 // reached, gap below the tolerance, time, Ctrl-C) and checkpoints its
@@ -68,7 +74,7 @@ class GreedyBasisSelection final : public SparseTrainingMethod {
   bool complete() const override;
 
   std::size_t basis_size() const { return basis_.size(); }
-  // β = L⁻ᵀz as maintained by the incremental factor of A.
+  // β = L_K⁻ᵀ L_S⁻ᵀ z, as maintained by the incremental factors.
   const std::vector<double>& weights() const { return beta_; }
   double gap() const;                 // sggp only
   double dual_objective() const { return dual_objective_; }  // Q*(α*) = −½‖z*‖²
@@ -86,6 +92,8 @@ class GreedyBasisSelection final : public SparseTrainingMethod {
   // `count` distinct random rows not marked in `taken` (which marks `taken_count`), or all the rest.
   void draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t taken_count, std::size_t count);
   void primal_step();
+  // β and the objective from z and the two factors.
+  void update_weights();
   void dual_step();
 
   KernelMatrix& kernel_;
@@ -99,13 +107,10 @@ class GreedyBasisSelection final : public SparseTrainingMethod {
   std::vector<std::size_t> basis_;
   std::vector<char> in_basis_;
   std::vector<double> basis_rows_;  // m×d
-  IncrementalCholesky system_;      // L with L Lᵀ = A = σ²K_B + K_NBᵀ K_NB
-  IncrementalCholesky kernel_factor_;  // chol(K_B + jitter·I), for sgma's scores and the variance
-  // K_NBᵀ K_NB, capacity×capacity row-major (rows < m valid): sgma's score and,
-  // for every criterion, the trace residual reported (O(m²κ) per step, against the pass's O(nmκ)).
-  std::vector<double> gram_;
-  std::vector<double> z_;           // L⁻¹ b
-  std::vector<double> beta_;        // L⁻ᵀ z
+  IncrementalCholesky whitened_;       // L_S with L_S L_Sᵀ = S = σ²I + ΦᵀΦ, Φ = K_NB L_K⁻ᵀ (the SR system, whitened)
+  IncrementalCholesky kernel_factor_;  // L_K = chol(K_B + jitter·I)
+  std::vector<double> z_;           // L_S⁻¹ Φᵀy
+  std::vector<double> beta_;        // L_K⁻ᵀ L_S⁻ᵀ z
   double objective_ = 0.0;
   double trace_kernel_ = 0.0;
   double trace_residual_ = 0.0;

@@ -2,6 +2,7 @@
 // exact GP when the basis is every training row.
 #include "engine/core/error.h"
 #include "engine/data/k_means.h"
+#include "engine/data/row_source_utilities.h"
 #include "engine/data/standardisation.h"
 #include "engine/hyper/marginal_likelihood.h"
 #include "engine/kernels/kernel_matrix.h"
@@ -492,4 +493,28 @@ TEST_CASE("k-means separates well-separated blobs, its passes lower the inertia,
   CHECK(modules.size() == 9);
   for (const auto& module : modules) CHECK(module.size() <= 80);
   CHECK_THROWS_WITH_AS(k_means(rows, {.clusters = 301}), doctest::Contains("k-means needs 1 to 300 clusters"), Error);
+}
+
+TEST_CASE("on a smooth kernel every greedy basis reaches the kernel's numerical rank, and the SGGP bounds still hold") {
+  // Long lengthscales and a small noise: K has few directions above kBasisIndependenceFloor, and
+  // A = σ²K_B + K_NBᵀK_NB (condition number κ(K_B)²) lost its pivots long before K_B did.
+  const Problem problem = make_problem(600, 3, 71);
+  const KernelHyperparameters h = se_ard(3, 3.0, 1e-4);
+  Fixture fixture(problem, h, false);
+  // The rank: how many of 300 random rows a pivoted Cholesky of K_B keeps under the floor.
+  const std::vector<std::size_t> random_rows = random_row_subset(problem.rows(), 300, 5);
+  const std::size_t rank = independent_rows(*fixture.kernel, rows_of(problem, random_rows)).size();
+  CAPTURE(rank);
+  REQUIRE(rank < 200);  // the kernel is smooth enough for this test to mean something
+  for (const BasisCriterion criterion : {BasisCriterion::sgma, BasisCriterion::mpgp, BasisCriterion::sggp}) {
+    CAPTURE(basis_criterion_name(criterion));
+    SolverState state;
+    GreedyBasisSelection selection(fixture.matrix, problem.y, greedy(criterion, 300), state);
+    while (!selection.complete()) selection.iterate();
+    CHECK(selection.basis_size() >= rank * 9 / 10);
+    if (criterion == BasisCriterion::sggp) CHECK(selection.gap() >= -1e-9);
+    const SparseModel model = selection.model();
+    const SparseModel refit = fit_subset_of_regressors(fixture.matrix, problem.y, model.basis_rows);
+    CHECK(relative_difference(selection.weights(), refit.weights) < 1e-4);
+  }
 }
