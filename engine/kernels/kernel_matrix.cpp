@@ -156,8 +156,7 @@ CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, 
                        std::vector<double>(checked_multiply(q, r), 0.0)};
   if (q == 0 || size() == 0) return result;
   const bool same = q_rows == p_rows && q == p;
-  GPSTREAM_CHECK(q_projection == nullptr || (p_whitening != nullptr && !same),
-                 "cross_products: a projection of K_Q needs whitened features of another P");
+  GPSTREAM_CHECK(q_projection == nullptr || !same, "cross_products: a projection of K_Q onto K_P needs another P");
   PreparedRows prepared_p, prepared_q;
   kernel_.prepare(p_rows, p, prepared_p);
   kernel_.prepare(q_rows, q, prepared_q);
@@ -196,7 +195,7 @@ CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, 
         if (!same) {
           block_q.resize(rows * q);
           kernel_.evaluate(workspace.rows, prepared_q, block_q.data());
-          if (q_projection != nullptr && p > 0) {  // K_Q − Φ U
+          if (q_projection != nullptr && p > 0) {  // K_Q − K_P W
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(q),
                         static_cast<int>(p), -1.0, workspace.block.data(), static_cast<int>(p), q_projection,
                         static_cast<int>(q), 1.0, block_q.data(), static_cast<int>(q));

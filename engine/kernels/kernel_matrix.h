@@ -67,10 +67,10 @@ class KernelMatrix {
   // With `p_whitening` (a p×p lower triangular L, row-major), K_P is replaced
   // by the whitened features K_P L⁻ᵀ tile by tile (and K_Q too when Q is P):
   // sums of those are positive semi-definite to working precision, which the
-  // whitening of K_Pᵀ K_P after the fact is not. With `q_projection` too (U,
-  // p×q row-major; Q not P), K_Q is replaced by its residual K_Q − Φ U after
-  // the whitened features Φ, row by row, so that the products of residuals
-  // that are small against K_Q keep their digits (a greedy basis's candidates).
+  // whitening of K_Pᵀ K_P after the fact is not. With `q_projection` (W, p×q
+  // row-major; Q not P), K_Q is replaced by its residual K_Q − K_P W, row by
+  // row (K_P whitened or not), so that products of residuals that are small
+  // against K_Q keep their digits (a greedy basis's candidates: W = K_B⁻¹K_BC).
   CrossProducts cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q, const double* w,
                                std::size_t r, const double* p_whitening = nullptr,
                                const double* q_projection = nullptr);

@@ -178,14 +178,17 @@ void GreedyBasisSelection::primal_step() {
   kernel_factor_.solve_columns(u.data(), c, false);
   const double jitter = kBasisJitter * kernel_.kernel().hyperparameters().signal_variance;
 
-  // One pass over the training rows with the whitened features Φ = K_NB L_K⁻ᵀ
-  // and the candidates' residual features R = K_NC − ΦU formed row by row:
-  // ΦᵀR (m×c), ‖R_j‖², R_jᵀy. Candidate j's whitened feature is φ_j = R_j/√r_j.
-  std::vector<double> l_k;
-  kernel_factor_.copy_factor(l_k);
-  const CrossProducts residual =
-      kernel_.cross_products(basis_rows_.data(), m, x_c.data(), c, y_.data(), 1, m > 0 ? l_k.data() : nullptr,
-                             m > 0 ? u.data() : nullptr);
+  // One pass over the training rows with the candidates' residual features
+  // R = K_NC − K_NB W, W = K_B⁻¹K_BC = L_K⁻ᵀU, formed row by row (so they keep
+  // their digits where ‖K_Nj‖² − 2k_jᵀK_NBw_j + … would cancel): K_NBᵀR (m×c),
+  // ‖R_j‖², R_jᵀy; then ΦᵀR = L_K⁻¹K_NBᵀR with the whitened features
+  // Φ = K_NB L_K⁻ᵀ, and candidate j's whitened feature is φ_j = R_j/√r_j.
+  // (Whitening K_NB tile by tile instead would cost O(n m²) per step.)
+  std::vector<double> w(u);
+  kernel_factor_.solve_columns(w.data(), c, true);
+  CrossProducts residual =
+      kernel_.cross_products(basis_rows_.data(), m, x_c.data(), c, y_.data(), 1, nullptr, m > 0 ? w.data() : nullptr);
+  kernel_factor_.solve_columns(residual.pq.data(), c, false);
   std::vector<double> residual_diagonal(c), scale(c);
   for (std::size_t j = 0; j < c; ++j) {
     double u_norm = 0.0;
