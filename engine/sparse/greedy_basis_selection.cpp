@@ -214,6 +214,7 @@ void GreedyBasisSelection::primal_step() {
     double s_jj = 0.0;             // σ² + ‖φ_j‖², the new diagonal of S
   };
   std::vector<Score> scores(c);
+  std::vector<double> s_u(m);  // mpgp: L_Sᵀu_j
   for (std::size_t j = 0; j < c; ++j) {
     if (!(residual_diagonal[j] > 2.0 * kBasisIndependenceFloor * k_cc[j])) continue;  // in the span of B
     double l_norm = 0.0, lz = 0.0, r_phi_beta = 0.0;
@@ -238,7 +239,6 @@ void GreedyBasisSelection::primal_step() {
         // r = y − K_NBβ. With c_j = R_j + Φu_j, Φᵀy = L_S z and ΦᵀΦβ̃ = L_S z − σ²β̃, the slope is
         // R_jᵀy − (ΦᵀR_j)ᵀβ̃, and A_jj = σ²k_jj + ‖c_j‖² = σ²k_jj + ‖R_j‖² + 2u_jᵀΦᵀR_j + ‖Φu_j‖².
         double u_cross = 0.0, u_s_u = 0.0, u_u = 0.0;
-        std::vector<double> s_u(m, 0.0);
         for (std::size_t i = 0; i < m; ++i) {
           u_cross += u[i * c + j] * residual.pq[i * c + j];
           u_u += u[i * c + j] * u[i * c + j];
