@@ -38,13 +38,13 @@ struct Convergence {
 };
 
 // Records ‖α − α*‖_K̄ = sqrt(2 (f(α) − f(α*))) at every sweep (f from the report).
-class SweepRecorder final : public SolverObserver {
+class SweepRecorder final : public RunObserver {
  public:
   SweepRecorder(std::uint64_t sweep, double optimum) : sweep_(sweep), optimum_(optimum) {}
   void on_iteration(const IterationReport& report) override {
     if (report.iteration % sweep_ != 0) return;
     errors.push_back(std::sqrt(std::max(0.0, 2.0 * (report.objective - optimum_))));
-    gradients.push_back(report.gradient_max_norm);
+    gradients.push_back(report.convergence_measure);
   }
   std::vector<double> errors, gradients;
 
@@ -56,7 +56,8 @@ class SweepRecorder final : public SolverObserver {
 Convergence measure(const Problem& p, const std::string& solver, double optimum, double time_limit) {
   InMemoryRowSource rows(p.x, p.y, p.d);
   const auto kernel = make_kernel(p.hyper, p.d);
-  KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{1} << 28});
+  Context context({.memory_budget_bytes = std::size_t{1} << 28});
+  KernelMatrix matrix(context, rows, *kernel);
   const std::size_t m = 500;
   auto method = make_solver({.name = solver, .active_set_size = m, .candidates = 60}, matrix);
   SolverState state = initial_solver_state(p.y, 1);
@@ -65,12 +66,12 @@ Convergence measure(const Problem& p, const std::string& solver, double optimum,
   rule.time_limit_seconds = time_limit;
   const std::uint64_t sweep = std::max<std::uint64_t>(1, p.y.size() / m);
   SweepRecorder recorder(sweep, optimum);
-  SolverObserver* observers[] = {&recorder};
-  const SolverRun run = run_solver(*method, matrix, state, p.y, rule, observers, nullptr, true);
+  const Context::ObserverScope observe(context, {&recorder});
+  const SolverRun run = run_solver(*method, matrix, state, p.y, rule, true);
   Convergence c;
   c.iterations = run.last.iteration;
   c.seconds = run.last.elapsed_seconds;
-  c.gradient = run.last.gradient_max_norm;
+  c.gradient = run.last.convergence_measure;
   c.converged = run.reason == StopReason::converged;
   // Contraction: geometric mean over the second half of the recorded sweeps.
   const std::vector<double>& e = recorder.errors;
@@ -117,7 +118,8 @@ int main(int argc, char** argv) {
     // K̄ densely: its spectrum, and α* for the energy error.
     InMemoryRowSource rows(p.x, p.y, p.d);
     const auto kernel = make_kernel(p.hyper, p.d);
-    KernelMatrix matrix(rows, *kernel);
+    Context context;
+    KernelMatrix matrix(context, rows, *kernel);
     std::vector<double> k(n * n), eigenvalues(n);
     matrix.block(p.x.data(), n, p.x.data(), n, k.data());
     for (std::size_t i = 0; i < n; ++i) k[i * n + i] += p.hyper.noise_variance;

@@ -25,7 +25,7 @@
 #include "storage/hyper/hyperparameter_file.h"
 
 #include <boost/algorithm/string.hpp>
-#include "tools/blas_core.h"
+#include "engine/linalg/blas_core.h"
 
 #include <boost/program_options.hpp>
 #include <cblas.h>
@@ -47,7 +47,7 @@ namespace fs = std::filesystem;
 using namespace gpstream;
 using namespace gpstream::bench;
 
-class TraceRecorder final : public SolverObserver {
+class TraceRecorder final : public RunObserver {
  public:
   TraceRecorder(std::ofstream& out, std::string dataset, std::string solver)
       : out_(out), dataset_(std::move(dataset)), solver_(std::move(solver)) {}
@@ -64,7 +64,7 @@ class TraceRecorder final : public SolverObserver {
  private:
   void write(const IterationReport& r) {
     out_ << fmt::format("{},{},{},{:.6f},{:.10e},{:.17g}\n", dataset_, solver_, r.iteration, r.elapsed_seconds,
-                        r.gradient_max_norm, r.objective);
+                        r.convergence_measure, r.objective);
   }
   std::ofstream& out_;
   std::string dataset_, solver_;
@@ -80,26 +80,27 @@ struct Result {
 Result train_and_test(const Problem& p, const std::string& solver_name, double time_limit, std::ofstream* trace) {
   InMemoryRowSource rows(p.x, p.y, p.d);
   const auto kernel = make_kernel(p.hyper, p.d);
-  KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{4} << 30});
-  SolverOptions options{.name = solver_name, .active_set_size = 500, .candidates = 60,
-                        .memory_budget_bytes = std::size_t{4} << 30};
+  Context context({.memory_budget_bytes = std::size_t{4} << 30});
+  KernelMatrix matrix(context, rows, *kernel);
+  SolverOptions options{.name = solver_name, .active_set_size = 500, .candidates = 60};
   const auto start = Clock::now();
   auto solver = make_solver(options, matrix);
   SolverState state = initial_solver_state(p.y, 1);
   StoppingRule rule;
   rule.tolerance = 1e-4;
   rule.time_limit_seconds = time_limit;
-  std::vector<SolverObserver*> observers;
+  std::vector<RunObserver*> observers;
   std::unique_ptr<TraceRecorder> recorder;
   if (trace != nullptr) {
     recorder = std::make_unique<TraceRecorder>(*trace, p.name, solver_name);
     observers.push_back(recorder.get());
   }
-  const SolverRun run = run_solver(*solver, matrix, state, p.y, rule, observers, nullptr, true);
+  const Context::ObserverScope observe(context, observers);
+  const SolverRun run = run_solver(*solver, matrix, state, p.y, rule, true);
   Result result;
   result.seconds = seconds_since(start);  // set-up (diagonal) included
   result.iterations = state.iteration;
-  result.gradient = run.last.gradient_max_norm;
+  result.gradient = run.last.convergence_measure;
   result.stop = describe(run.reason);
   const std::vector<double> mean = predict_mean(matrix, state.alpha, p.test_x.data(), p.test_y.size());
   result.rmse = normalised_rmse(p.test_y, mean, 1.0);
@@ -118,7 +119,8 @@ void throughput(std::ofstream& csv) {
   const KernelHyperparameters hyper{KernelType::squared_exponential_ard, std::vector<double>(d, 1.5), 1.0, 0.01};
   const auto kernel = make_kernel(hyper, d);
   InMemoryRowSource rows(x, std::vector<double>(n, 0.0), d);
-  KernelMatrix matrix(rows, *kernel);
+  Context context;
+  KernelMatrix matrix(context, rows, *kernel);
   std::vector<std::size_t> b(m);
   for (std::size_t j = 0; j < m; ++j) b[j] = j * (n / m);
   std::vector<double> x_b(m * d);
@@ -176,7 +178,7 @@ void throughput(std::ofstream& csv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpstream::cli::select_blas_core(argv);
+  gpstream::select_blas_core(argv);
   namespace po = boost::program_options;
   std::string data_dir, out_dir, datasets_text, solvers_text, scaling_text;
   double time_limit = 1800;

@@ -21,8 +21,8 @@
 #include "engine/models/prediction_metrics.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_factory.h"
-#include "tools/blas_core.h"
-#include "tools/hyperparameter_learning.h"
+#include "engine/linalg/blas_core.h"
+#include "engine/hyper/subset_learning.h"
 
 #include <boost/algorithm/string.hpp>
 #include <boost/program_options.hpp>
@@ -53,7 +53,7 @@ Trained train_gbcd(KernelMatrix& matrix, const std::vector<double>& y) {
   SolverState state = initial_solver_state(y, 1);
   StoppingRule rule;
   rule.tolerance = 1e-4;
-  run_solver(*solver, matrix, state, y, rule, {}, nullptr, true);
+  run_solver(*solver, matrix, state, y, rule, true);
   return {state.alpha, seconds_since(start), state.iteration};
 }
 
@@ -100,16 +100,15 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
     if (name != "friedman1" && !fs::exists(data / (name + "_train.csv"))) continue;
     Problem p = name == "friedman1" ? make_friedman1(data, 100000, 10000) : load_real(name, data, 1u << 30, 0);
     InMemoryRowSource rows(p.x, p.y, p.d);
+    Context context({.memory_budget_bytes = std::size_t{8} << 30});
     // As `gpstream hyper --seed 0 --restarts R` does it, on the standardised rows.
-    cli::HyperparameterLearningOptions learning;
-    learning.restarts = restarts;
-    const cli::LearnedOnSubset on_subset =
-        cli::learn_on_subset(rows, name, KernelType::squared_exponential_ard, learning, 0, nullptr, nullptr);
+    const LearnedOnSubset on_subset = learn_on_subset(context, rows, KernelType::squared_exponential_ard,
+                                                      {.restarts = restarts}, 0);
     const HyperparameterSearchResult& learned = on_subset.search;
     const double learn_seconds = on_subset.seconds;
     p.hyper = learned.hyperparameters;
     const auto kernel = make_kernel(p.hyper, p.d);
-    KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{8} << 30});
+    KernelMatrix matrix(context, rows, *kernel);
     const Trained trained = train_gbcd(matrix, p.y);
     auto start = Clock::now();
     const std::vector<double> mean = predict_mean(matrix, trained.alpha, p.test_x.data(), p.test_y.size());
@@ -118,7 +117,7 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
     start = Clock::now();
     const VariancePrediction variance = predict_latent_variance(
         matrix, p.test_x.data(), v_rows,
-        {.tolerance = tolerance, .batch_rows = v_rows, .memory_budget_bytes = std::size_t{8} << 30});
+        {.tolerance = tolerance, .batch_rows = v_rows});
     const double variance_seconds = seconds_since(start);
     const PredictionMetrics all = evaluate_predictions(p.test_y, mean, {}, 0.0, 1.0);
     const PredictionMetrics with_variance =
@@ -155,11 +154,12 @@ void table3(const fs::path& data, const std::vector<std::string>& datasets, std:
     const std::size_t t = std::min(test_rows, p.test_y.size());
     InMemoryRowSource rows(p.x, p.y, p.d);
     const auto kernel = make_kernel(p.hyper, p.d);
-    KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{4} << 30});
+    Context context({.memory_budget_bytes = std::size_t{4} << 30});
+    KernelMatrix matrix(context, rows, *kernel);
     const Trained trained = train_gbcd(matrix, p.y);
     auto start = Clock::now();
     const VariancePrediction batched = predict_latent_variance(
-        matrix, p.test_x.data(), t, {.tolerance = tolerance, .batch_rows = t, .memory_budget_bytes = std::size_t{4} << 30});
+        matrix, p.test_x.data(), t, {.tolerance = tolerance, .batch_rows = t});
     const double batched_seconds = seconds_since(start);
     start = Clock::now();
     const VariancePrediction single =
@@ -188,7 +188,7 @@ void table3(const fs::path& data, const std::vector<std::string>& datasets, std:
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpstream::cli::select_blas_core(argv);
+  gpstream::select_blas_core(argv);
   namespace po = boost::program_options;
   std::string data_dir, out_dir, datasets_text, tables_text;
   std::size_t restarts = 2, variance_rows = 200, test_rows = 1000, per_row = 5;

@@ -14,7 +14,7 @@
 #include "engine/data/row_block_stream.h"
 #include "storage/dataset/hdf5_row_source.h"
 
-#include "tools/blas_core.h"
+#include "engine/linalg/blas_core.h"
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -124,7 +124,7 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpstream::cli::select_blas_core(argv);
+  gpstream::select_blas_core(argv);
   namespace po = boost::program_options;
   std::string gpstream_binary, data_dir, work_dir, csv_out;
   std::uint64_t rows = 10'000'000;

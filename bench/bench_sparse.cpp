@@ -32,8 +32,9 @@
 #include "engine/sparse/online_gp.h"
 #include "engine/sparse/sparse_fit.h"
 #include "engine/sparse/sparse_prediction.h"
-#include "tools/blas_core.h"
-#include "tools/hyperparameter_learning.h"
+#include "engine/linalg/blas_core.h"
+#include "engine/hyper/subset_learning.h"
+#include "engine/training/training_method.h"
 
 #include <boost/algorithm/string.hpp>
 #include <boost/program_options.hpp>
@@ -59,21 +60,16 @@ Fitted train(const std::string& method, KernelMatrix& matrix, const std::vector<
              std::uint64_t seed) {
   const auto start = Clock::now();
   Fitted fitted;
-  if (method == "sd" || method == "sr" || method == "nystrom") {
-    fitted.model = fit_on_random_basis(method, matrix, y, m, seed);
-  } else if (method == "online") {
-    SolverState state;
-    OnlineGp online(matrix, y, {.basis_size = m}, state);
-    StoppingRule rule;
-    run_iterations(online, matrix, rule, {}, nullptr, true);
-    fitted.model = online.model();
+  SparseMethodOptions options{.name = method, .basis_size = m, .seed = seed};
+  if (!find_training_method(method)->iterative()) {
+    fitted.model = fit_direct_sparse_model(options, matrix, y);
   } else {
     SolverState state = initial_solver_state({}, seed);
-    GreedyBasisSelection selection(matrix, y, {parse_basis_criterion(method), m, 59}, state);
+    const auto training = make_sparse_training_method(options, matrix, y, state);
     StoppingRule rule;
     rule.tolerance = -std::numeric_limits<double>::infinity();  // SGGP too is held to exactly m basis functions, as Schwaighofer & Tresp did
-    run_iterations(selection, matrix, rule, {}, nullptr, true);
-    fitted.model = selection.model();
+    run_iterations(*training, matrix, rule, true);
+    fitted.model = training->model();
   }
   fitted.train_seconds = seconds_since(start);
   fitted.model.columns = matrix.rows().columns();
@@ -104,14 +100,12 @@ Scored score(const SparseModel& model, const Kernel& kernel, const Problem& p, K
 Scored committee(KernelMatrix& matrix, const Kernel& kernel, const Problem& p, std::size_t m, double& seconds,
                  std::string& notes) {
   const auto start = Clock::now();
-  const std::size_t clusters = (p.y.size() + m - 1) / m;
-  InMemoryRowSource rows(p.x, p.y, p.d);
-  const KMeansResult clustering = k_means(rows, {.clusters = clusters, .seed = 1});
-  const auto modules = clusters_as_modules(clustering.labels, clusters, (p.y.size() + clusters - 1) / clusters);
-  const CommitteePrediction prediction = predict_committee(matrix, p.y, modules, p.test_x.data(), p.test_y.size(), m, true);
+  const CommitteePrediction prediction = predict_by_committee(
+      matrix, p.y, p.test_x.data(), p.test_y.size(), {.module_size = m, .query_block = m, .seed = 1}, true);
   seconds = seconds_since(start);
-  notes = fmt::format("{} modules, {} k-means passes; {} covariances needed extra jitter; trained per query block: "
-                      "the time is training and prediction", modules.size(), clustering.passes, prediction.extra_jitter);
+  notes = fmt::format("{} k-means modules of {}-{} rows; {} covariances needed extra jitter; trained per query block: "
+                      "the time is training and prediction", prediction.modules, prediction.smallest_module,
+                      prediction.largest_module, prediction.extra_jitter);
   return metrics_of(prediction, kernel.noise_variance(), p, seconds);
 }
 
@@ -125,9 +119,8 @@ Scored transductive(KernelMatrix& matrix, const Kernel& kernel, const Problem& p
 
 KernelHyperparameters learned_hyperparameters(const std::string& name, const Problem& p, std::size_t restarts) {
   InMemoryRowSource rows(p.x, p.y, p.d);
-  cli::HyperparameterLearningOptions learning;
-  learning.restarts = restarts;
-  return cli::learn_on_subset(rows, name, KernelType::squared_exponential_ard, learning, 0, nullptr, nullptr)
+  Context context({.memory_budget_bytes = std::size_t{8} << 30});
+  return learn_on_subset(context, rows, KernelType::squared_exponential_ard, {.restarts = restarts}, 0)
       .search.hyperparameters;
 }
 
@@ -141,7 +134,8 @@ struct LearnedKin40k {
       : problem(learned(data, restarts)),
         rows(problem.x, problem.y, problem.d),
         kernel(make_kernel(problem.hyper, problem.d)),
-        matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{8} << 30}) {}
+        context({.memory_budget_bytes = std::size_t{8} << 30}),
+        matrix(context, rows, *kernel) {}
   static Problem learned(const fs::path& data, std::size_t restarts) {
     Problem p = load("kin40k", data);
     p.hyper = learned_hyperparameters("kin40k", p, restarts);
@@ -150,6 +144,7 @@ struct LearnedKin40k {
   Problem problem;
   InMemoryRowSource rows;
   std::unique_ptr<Kernel> kernel;
+  Context context;
   KernelMatrix matrix;
 };
 
@@ -165,7 +160,8 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
     if (!reference_hyper) p.hyper = learned_hyperparameters(name, p, restarts);
     InMemoryRowSource rows(p.x, p.y, p.d);
     const auto kernel = make_kernel(p.hyper, p.d);
-    KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = std::size_t{8} << 30});
+    Context context({.memory_budget_bytes = std::size_t{8} << 30});
+    KernelMatrix matrix(context, rows, *kernel);
     for (const char* method : {"sd", "sr", "mpgp"}) {
       const Fitted fitted = train(method, matrix, p.y, basis, 0);
       const Scored scored = score(fitted.model, *kernel, p, matrix);
@@ -248,7 +244,7 @@ CholQrScore run_cholqr(KernelMatrix& matrix, const Problem& p, std::size_t m, bo
   StoppingRule rule;
   rule.tolerance = 1e-4;
   rule.max_iterations = max_epochs;
-  const SolverRun run = run_iterations(selection, matrix, rule, {}, nullptr, true);
+  const SolverRun run = run_iterations(selection, matrix, rule, true);
   CholQrScore result;
   result.seconds = seconds_since(start);
   SparseModel model = selection.model();
@@ -302,7 +298,7 @@ void cholqr_figure(LearnedKin40k& kin40k, const std::vector<std::size_t>& sizes,
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpstream::cli::select_blas_core(argv);
+  gpstream::select_blas_core(argv);
   namespace po = boost::program_options;
   std::string data_dir, out_dir, datasets_text, tables_text, sizes_text, hyper, csv_name, methods_text, table1_csv,
       cholqr_sizes_text;

@@ -1,13 +1,16 @@
 // gpstream hyper DATA.h5 -o HYPER.json [--kernel se-ard] [--subset 2000] [--restarts 2]
 #include "engine/core/error.h"
+#include "storage/dataset/training_rows.h"
+#include "storage/output/atomic_output_file.h"
 #include "tools/commands.h"
 #include "tools/hyperparameter_learning.h"
 #include "tools/interrupt_handler.h"
-#include "tools/training_data.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
+#include <optional>
 
 namespace gpstream::cli {
 
@@ -37,6 +40,8 @@ int run_hyper(const std::vector<std::string>& args) {
   spec.positional.add("dataset", 1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
+
+  // Validate.
   const KernelType kernel_type = parse_kernel_type(kernel);
   const bool overwrite = values.count("force") != 0;
   if (!overwrite && std::filesystem::exists(output)) {
@@ -44,20 +49,25 @@ int run_hyper(const std::vector<std::string>& args) {
   }
   check_output_directory(output, "-o");
   check_not_input(output, dataset, "-o");
-  const auto thread_limit = compute.apply();
 
+  // Configure.
+  Context context(compute.context_settings(seed));
   const DatasetDescription description = read_dataset_description(dataset);
   const Standardisation standardisation = dataset_standardisation(description);
-  TrainingData data(dataset, standardisation, compute.memory_budget_bytes());
-  StopFlag stop;
-  InterruptHandler interrupts(stop);
-  const LearnedOnSubset learned =
-      learn_on_subset(data.rows(), dataset, kernel_type, learning, seed, values.count("quiet") ? nullptr : stdout, &stop);
+  const std::unique_ptr<TrainingRows> data = open_training_rows(dataset, standardisation, context);
+  const SubsetLearningOptions& options = learning.checked(description.rows, dataset);
 
-  const KernelHyperparameters& h = learned.search.hyperparameters;
-  save_learned_hyperparameters(output, learned, learning, seed, dataset, description.fingerprint, standardisation,
+  // Run.
+  const ContextInterrupts interrupts(context);
+  SearchTraceObserver trace(stdout);
+  std::optional<Context::ObserverScope> observe;
+  if (values.count("quiet") == 0) observe.emplace(context, std::vector<RunObserver*>{&trace});
+  const LearnedOnSubset learned = learn_on_subset(context, data->rows(), kernel_type, options, seed);
+  save_learned_hyperparameters(output, learned, options, seed, dataset, description.fingerprint, standardisation,
                                overwrite);
 
+  // Report.
+  const KernelHyperparameters& h = learned.search.hyperparameters;
   for (std::size_t i = 0; i < learned.search.starts.size(); ++i) {
     const SearchStart& start = learned.search.starts[i];
     fmt::print("start {}: -log p(y|X) {:.6f} after {} evaluations ({}){}\n", i, start.objective, start.evaluations,
@@ -68,7 +78,7 @@ int run_hyper(const std::vector<std::string>& args) {
   std::vector<std::string> gamma;
   for (const double lengthscale : h.lengthscales) gamma.push_back(fmt::format("{:.4g}", gamma_from_lengthscale(lengthscale)));
   fmt::print("gamma [{}]; -log p(y|X) {:.6f}; wrote {}\n", fmt::join(gamma, ", "), learned.search.objective, output);
-  for (const std::string& note : values_on_bounds(h, learning.min_noise_variance)) fmt::print("note: {}\n", note);
+  for (const std::string& note : values_on_bounds(h, options.min_noise_variance)) fmt::print("note: {}\n", note);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "tools/command_line.h"
 
 #include "engine/linalg/blas_threads.h"
+#include "storage/dataset/dataset_writer.h"
 #include "tools/memory_limit.h"
 
 #include <fmt/format.h>
@@ -84,10 +85,9 @@ std::size_t ComputeOptions::memory_budget_bytes() const {
   return parse_byte_size(memory, "--memory");
 }
 
-std::unique_ptr<tbb::global_control> ComputeOptions::apply() const {
+Context::Settings ComputeOptions::context_settings(std::uint64_t seed) const {
   configure_blas();
-  if (threads == 0) return nullptr;
-  return std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
+  return {.threads = threads, .memory_budget_bytes = memory_budget_bytes(), .seed = seed};
 }
 
 std::uint64_t parse_byte_size(const std::string& text, const std::string& option) {
@@ -124,26 +124,6 @@ void reject_options(const po::variables_map& values, std::initializer_list<const
   for (const char* option : options) {
     if (given(values, option)) throw UsageError(fmt::format("--{} is for {}", option, purpose));
   }
-}
-
-std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  std::size_t unit = 0;
-  while (bytes >= 1024 && unit + 1 < std::size(units)) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.1f} {}", bytes, units[unit]);
-}
-
-std::string format_count(std::uint64_t count) {
-  const std::string digits = std::to_string(count);
-  std::string grouped;
-  for (std::size_t k = 0; k < digits.size(); ++k) {
-    if (k > 0 && (digits.size() - k) % 3 == 0) grouped.push_back(',');
-    grouped.push_back(digits[k]);
-  }
-  return grouped;
 }
 
 }  // namespace gpstream::cli

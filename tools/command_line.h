@@ -2,10 +2,10 @@
 // Boost.Program_options, usage errors, human-readable sizes.
 #pragma once
 
-#include "storage/dataset/dataset_writer.h"
+#include "engine/core/context.h"
+#include "engine/core/human_readable.h"
 
 #include <boost/program_options.hpp>
-#include <tbb/global_control.h>
 
 #include <cstdint>
 #include <memory>
@@ -13,6 +13,10 @@
 #include <initializer_list>
 #include <string>
 #include <vector>
+
+namespace gpstream {
+struct DatasetWriterOptions;  // storage/dataset/dataset_writer.h
+}  // namespace gpstream
 
 namespace gpstream::cli {
 
@@ -53,16 +57,16 @@ struct DatasetOutputOptions {
   DatasetWriterOptions writer_options(const po::variables_map& values) const;
 };
 
-// --memory and --threads, shared by the commands that compute. apply()
-// limits oneTBB to the requested threads for the lifetime of what it returns
-// and makes BLAS single-threaded inside the tasks.
+// --memory and --threads, shared by the commands that compute: the
+// settings of the command's Context (engine/core/context.h).
 struct ComputeOptions {
   std::string memory;  // "" for the default: 3/4 of the RAM or of the container's limit (tools/memory_limit.h)
   unsigned threads = 0;
 
   void add(po::options_description& options);
   std::size_t memory_budget_bytes() const;
-  std::unique_ptr<tbb::global_control> apply() const;
+  // Also makes BLAS single-threaded, as it must be inside oneTBB tasks.
+  Context::Settings context_settings(std::uint64_t seed = 1) const;
 };
 
 // True when the user gave `option` on the command line (not just its default).
@@ -74,9 +78,5 @@ void reject_options(const po::variables_map& values, std::initializer_list<const
 // Parses "512M", "2G", "1.5GiB", "1000000" (bytes) for an option such as --memory.
 std::uint64_t parse_byte_size(const std::string& text, const std::string& option);
 
-// "1.5 GiB", "830 KiB"
-std::string format_bytes(double bytes);
-// "12,345,678"
-std::string format_count(std::uint64_t count);
 
 }  // namespace gpstream::cli

@@ -1,19 +1,19 @@
 // gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv
 // gpstream predict --model srm-trans DATA.h5 INPUTS.h5|INPUTS.csv --hyper H.json -o PREDICTIONS.csv
 #include "engine/core/error.h"
-#include "engine/core/size_arithmetic.h"
-#include "engine/data/k_means.h"
 #include "engine/data/row_source_utilities.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/models/dense_prediction.h"
 #include "engine/models/dense_variance.h"
 #include "engine/models/prediction_metrics.h"
+#include "engine/models/predictive_distribution.h"
 #include "engine/sparse/committee_machine.h"
 #include "engine/sparse/sparse_prediction.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
 #include "storage/output/atomic_output_file.h"
 #include "storage/dataset/hdf5_row_source.h"
+#include "storage/dataset/training_rows.h"
 #include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
 #include "storage/model/sparse_model_file.h"
@@ -21,7 +21,7 @@
 #include "tools/commands.h"
 #include "tools/interrupt_handler.h"
 #include "tools/progress_line.h"
-#include "tools/training_data.h"
+#include "tools/training_observers.h"
 
 #include <fmt/format.h>
 
@@ -62,10 +62,9 @@ struct PredictOptions {
   std::string model, data, inputs, output, truth, hyper;
   std::vector<std::string> arguments;
   std::size_t basis = 1000;
-  std::size_t modules = 0, module_size = 1000, query_block = 0;  // bcm
+  CommitteeOptions committee;  // bcm
   VarianceOptions variance;
   bool with_variance = false, latent = false, quiet = false;
-  std::size_t memory_budget = 0;
 };
 
 // Standardised means and latent variances of the test rows.
@@ -81,30 +80,26 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 // A dense model: means streamed over its training rows; variances by batched GBCD solves.
-Predictions predict_with_dense_model(const DenseModel& model, const PredictOptions& options, const TestSet& test) {
-  TrainingData training(options.data.empty() ? model.dataset_path : options.data, model.standardisation,
-                        options.memory_budget, model.dataset_fingerprint, "model '" + options.model + "'");
-  GPSTREAM_CHECK(training.description().rows == model.rows, "the training dataset has {} rows but the model {} weights",
-                 training.description().rows, model.rows);
+Predictions predict_with_dense_model(Context& context, const DenseModel& model, const PredictOptions& options,
+                                     const TestSet& test) {
+  const std::unique_ptr<TrainingRows> training = open_training_rows(
+      options.data.empty() ? model.dataset_path : options.data, model.standardisation, context,
+      {.vectors_per_row = 1, .expected_fingerprint = model.dataset_fingerprint, .expected_by = "model '" + options.model + "'"});
+  GPSTREAM_CHECK(training->description().rows == model.rows, "the training dataset has {} rows but the model {} weights",
+                 training->description().rows, model.rows);
   const std::unique_ptr<Kernel> kernel = make_kernel(model.hyperparameters, model.columns);
-  KernelMatrix kernel_matrix(training.rows(), *kernel, {.memory_budget_bytes = options.memory_budget});
+  KernelMatrix kernel_matrix(context, training->rows(), *kernel);
   Predictions predictions;
   const auto start = std::chrono::steady_clock::now();
   predictions.mean = predict_mean(kernel_matrix, model.alpha, test.x.data(), test.rows);
   predictions.how = fmt::format("means in {:.2f} s", seconds_since(start));
   if (!options.with_variance) return predictions;
-  StopFlag stop;
-  InterruptHandler interrupts(stop);
+  const ContextInterrupts interrupts(context);
   ProgressLine progress(!options.quiet);
+  ProgressLineObserver observer(progress, "variance", 0.0, "max |g|inf of the open rows", 0, "rows done");
+  const Context::ObserverScope observe(context, {&observer});
   const auto variance_start = std::chrono::steady_clock::now();
-  VariancePrediction prediction = predict_latent_variance(
-      kernel_matrix, test.x.data(), test.rows, options.variance,
-      [&](const VarianceProgress& p) {
-        progress.update(fmt::format("variance: rows {}-{} of {}: iteration {}, {} rows open, max |g|inf {:.3e} (tol {:.0e})",
-                                    p.rows_done + 1, p.rows_done + p.batch_rows, p.rows_total, p.iteration, p.open_rows,
-                                    p.gradient_max_norm, options.variance.tolerance));
-      },
-      &stop);
+  VariancePrediction prediction = predict_latent_variance(kernel_matrix, test.x.data(), test.rows, options.variance);
   progress.finish();
   const double seconds = seconds_since(variance_start);
   predictions.latent = std::move(prediction.latent);
@@ -120,20 +115,22 @@ Predictions predict_with_dense_model(const DenseModel& model, const PredictOptio
 }
 
 // A sparse model: everything from its basis (the Nyström model streams its training rows).
-Predictions predict_with_sparse_model(const SparseModel& model, const PredictOptions& options, const TestSet& test) {
+Predictions predict_with_sparse_model(Context& context, const SparseModel& model, const PredictOptions& options,
+                                      const TestSet& test) {
   const std::unique_ptr<Kernel> kernel = make_kernel(model.hyperparameters, model.columns);
-  std::unique_ptr<TrainingData> training;
+  std::unique_ptr<TrainingRows> training;
   std::unique_ptr<KernelMatrix> kernel_matrix;
   if (model.variance_form == SparseVarianceForm::reduced_rank) {
-    training = std::make_unique<TrainingData>(options.data.empty() ? model.dataset_path : options.data,
-                                              model.standardisation, options.memory_budget, model.dataset_fingerprint,
-                                              "model '" + options.model + "'");
-    kernel_matrix = std::make_unique<KernelMatrix>(training->rows(), *kernel,
-                                                   KernelMatrixOptions{.memory_budget_bytes = options.memory_budget});
+    training = open_training_rows(options.data.empty() ? model.dataset_path : options.data, model.standardisation,
+                                  context,
+                                  {.vectors_per_row = 1,
+                                   .expected_fingerprint = model.dataset_fingerprint,
+                                   .expected_by = "model '" + options.model + "'"});
+    kernel_matrix = std::make_unique<KernelMatrix>(context, training->rows(), *kernel);
   }
   const auto start = std::chrono::steady_clock::now();
-  SparsePrediction prediction =
-      predict_sparse(model, *kernel, test.x.data(), test.rows, options.with_variance, kernel_matrix.get());
+  SparsePrediction prediction = context.execute(
+      [&] { return predict_sparse(model, *kernel, test.x.data(), test.rows, options.with_variance, kernel_matrix.get()); });
   const double seconds = seconds_since(start);
   return {std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances,
           fmt::format("{} model ({} basis rows): {} in {:.3f} s ({:.3g} ms per row)", model.method, model.basis_size(),
@@ -142,22 +139,18 @@ Predictions predict_with_sparse_model(const SparseModel& model, const PredictOpt
 }
 
 // SRM-Trans: each block of --basis test rows is the basis of its own SR fit (engine/sparse/sparse_prediction.h).
-Predictions predict_transductively(const PredictOptions& options, const TestSet& test,
-                                   const ModelDescription& model_description, TrainingData& training) {
+Predictions predict_transductively(Context& context, const PredictOptions& options, const TestSet& test,
+                                   const ModelDescription& model_description, TrainingRows& training) {
   const std::unique_ptr<Kernel> kernel = make_kernel(model_description.hyperparameters, model_description.columns);
-  KernelMatrix kernel_matrix(training.rows(), *kernel, {.memory_budget_bytes = options.memory_budget});
+  KernelMatrix kernel_matrix(context, training.rows(), *kernel);
   const std::vector<double> y = read_all_targets(training.rows());
-  StopFlag stop;
-  InterruptHandler interrupts(stop);
+  const ContextInterrupts interrupts(context);
   ProgressLine progress(!options.quiet);
+  ProgressLineObserver observer(progress, "srm-trans", 0.0, "", 0, "test rows");
+  const Context::ObserverScope observe(context, {&observer});
   const auto start = std::chrono::steady_clock::now();
-  SparsePrediction prediction = predict_transductive(
-      kernel_matrix, y, test.x.data(), test.rows, options.basis, options.with_variance,
-      [&](std::size_t done) {
-        progress.update(fmt::format("srm-trans: test rows {}-{} of {}", done + 1,
-                                    std::min(done + options.basis, test.rows), test.rows));
-      },
-      &stop);
+  SparsePrediction prediction =
+      predict_transductive(kernel_matrix, y, test.x.data(), test.rows, options.basis, options.with_variance);
   progress.finish();
   const double seconds = seconds_since(start);
   return {std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances,
@@ -167,42 +160,24 @@ Predictions predict_transductively(const PredictOptions& options, const TestSet&
 
 // --model bcm: k-means modules of the training rows, each an exact GP,
 // combined over query blocks of the test rows.
-Predictions predict_by_committee(const PredictOptions& options, const TestSet& test,
-                                 const ModelDescription& model_description, TrainingData& training) {
+Predictions predict_by_committee(Context& context, const PredictOptions& options, const TestSet& test,
+                                 const ModelDescription& model_description, TrainingRows& training) {
   const std::unique_ptr<Kernel> kernel = make_kernel(model_description.hyperparameters, model_description.columns);
-  KernelMatrix kernel_matrix(training.rows(), *kernel, {.memory_budget_bytes = options.memory_budget});
+  KernelMatrix kernel_matrix(context, training.rows(), *kernel);
   const std::vector<double> y = read_all_targets(training.rows());
-  const std::size_t n = y.size();
-  const std::size_t clusters = options.modules > 0 ? options.modules : (n + options.module_size - 1) / options.module_size;
-  GPSTREAM_CHECK(clusters <= n, "--modules {} is more than the {} training rows", clusters, n);
-  const std::size_t target_size = (n + clusters - 1) / clusters;
-  const std::size_t block = options.query_block > 0 ? options.query_block : target_size;
-  StopFlag stop;
-  InterruptHandler interrupts(stop);
+  const ContextInterrupts interrupts(context);
   ProgressLine progress(!options.quiet);
+  ProgressLineObserver observer(progress, "bcm", 0.0, "", 0, "done");
+  const Context::ObserverScope observe(context, {&observer});
   const auto start = std::chrono::steady_clock::now();
-  progress.update(fmt::format("bcm: k-means of {} training rows into {} modules", n, clusters));
-  const KMeansResult clustering = k_means(training.rows(), {.clusters = clusters, .seed = options.variance.seed}, &stop);
-  const std::vector<std::vector<std::size_t>> modules = clusters_as_modules(clustering.labels, clusters, target_size);
-  std::size_t smallest = n, largest = 0;
-  for (const auto& module : modules) smallest = std::min(smallest, module.size()), largest = std::max(largest, module.size());
-  // One module's factor and cross-covariances, the accumulated precisions of every query block.
-  const std::size_t needed = sizeof(double) * checked_add(checked_add(checked_multiply(largest, largest),
-                                                                     checked_multiply(largest, block)),
-                                                         checked_multiply(test.rows + block, block));
-  GPSTREAM_CHECK(needed <= options.memory_budget,
-                 "--model bcm needs {} (the largest module has {} rows, query blocks of {} over {} test rows), above "
-                 "the --memory budget of {}; use smaller --module-size or --query-block, or raise --memory",
-                 format_bytes(static_cast<double>(needed)), largest, block, test.rows,
-                 format_bytes(static_cast<double>(options.memory_budget)));
-  CommitteePrediction prediction = predict_committee(
-      kernel_matrix, y, modules, test.x.data(), test.rows, block, options.with_variance,
-      [&](std::size_t done) { progress.update(fmt::format("bcm: module {} of {}", done + 1, modules.size())); }, &stop);
+  CommitteePrediction prediction =
+      predict_by_committee(kernel_matrix, y, test.x.data(), test.rows, options.committee, options.with_variance);
   progress.finish();
   const double seconds = seconds_since(start);
   std::string how = fmt::format(
       "bcm with {} k-means modules of {}-{} rows, query blocks of {}: trained and predicted in {:.2f} s ({:.3g} ms per row)",
-      modules.size(), smallest, largest, block, seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)));
+      prediction.modules, prediction.smallest_module, prediction.largest_module, prediction.query_block, seconds,
+      1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)));
   if (prediction.extra_jitter > 0) {
     how += fmt::format("; {} module covariances needed extra jitter", prediction.extra_jitter);
   }
@@ -240,9 +215,9 @@ int run_predict(const std::vector<std::string>& args) {
       ("truth", po::value(&options.truth), "targets for the inputs (CSV or dataset), to report the RMSE")
       ("hyper", po::value(&options.hyper), "srm-trans, bcm: the hyperparameter file (from gpstream hyper)")
       ("basis", po::value(&options.basis)->default_value(1000), "srm-trans: test rows per block, the basis of each SR fit")
-      ("modules", po::value(&options.modules), "bcm: number of k-means modules (default: rows / --module-size)")
-      ("module-size", po::value(&options.module_size)->default_value(1000), "bcm: training rows per module")
-      ("query-block", po::value(&options.query_block), "bcm: test rows predicted jointly (default: the module size)")
+      ("modules", po::value(&options.committee.modules), "bcm: number of k-means modules (default: rows / --module-size)")
+      ("module-size", po::value(&options.committee.module_size)->default_value(1000), "bcm: training rows per module")
+      ("query-block", po::value(&options.committee.query_block), "bcm: test rows predicted jointly (default: the module size)")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "no summary on stderr")
       ("variance", "also write the predictive variance and standard deviation")
@@ -276,9 +251,11 @@ int run_predict(const std::vector<std::string>& args) {
     if (committee) reject_options(values, {"basis"}, "--model srm-trans; bcm takes --module-size");
     if (committee && values.count("modules") != 0 && given(values, "module-size"))
       throw UsageError("give --modules or --module-size, not both");
-    if (committee && values.count("modules") != 0 && options.modules == 0) throw UsageError("--modules must be at least 1");
-    if (options.module_size == 0) throw UsageError("--module-size must be at least 1");
-    if (committee && values.count("query-block") != 0 && options.query_block == 0)
+    if (committee && values.count("modules") != 0 && options.committee.modules == 0) {
+      throw UsageError("--modules must be at least 1");
+    }
+    if (options.committee.module_size == 0) throw UsageError("--module-size must be at least 1");
+    if (committee && values.count("query-block") != 0 && options.committee.query_block == 0)
       throw UsageError("--query-block must be at least 1");
   } else {
     if (!options.model.empty()) options.arguments.insert(options.arguments.begin(), options.model);
@@ -295,15 +272,14 @@ int run_predict(const std::vector<std::string>& args) {
   }
   if (options.variance.active_set_size == 0) throw UsageError("--active-set must be at least 1");
   if (options.variance.candidates == 0) throw UsageError("--candidates must be at least 1");
-  options.memory_budget = compute.memory_budget_bytes();
-  options.variance.memory_budget_bytes = options.memory_budget;
-  const auto thread_limit = compute.apply();
+  options.committee.seed = options.variance.seed;
+  Context context(compute.context_settings(options.variance.seed));
 
   // The model (or, for srm-trans, the hyperparameters and training data) and its description.
   ModelDescription model_description;
   std::optional<DenseModel> dense;
   std::optional<SparseModel> sparse;
-  std::unique_ptr<TrainingData> transductive_training;
+  std::unique_ptr<TrainingRows> transductive_training;
   if (transductive) {
     const HyperparameterFile file = read_hyperparameter_file(options.hyper);
     model_description.hyperparameters = file.hyperparameters;
@@ -312,7 +288,10 @@ int run_predict(const std::vector<std::string>& args) {
     GPSTREAM_CHECK(model_description.standardisation.x_mean.size() == dataset.columns,
                    "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper,
                    model_description.standardisation.x_mean.size(), data_path, dataset.columns);
-    transductive_training = std::make_unique<TrainingData>(data_path, model_description.standardisation, options.memory_budget);
+    if (committee && options.committee.modules > dataset.rows) {
+      throw UsageError(fmt::format("--modules {} is more than the {} training rows", options.committee.modules, dataset.rows));
+    }
+    transductive_training = open_training_rows(data_path, model_description.standardisation, context);
     model_description.columns = dataset.columns;
     model_description.feature_names = dataset.feature_names;
     model_description.target_name = dataset.target_name;
@@ -341,22 +320,20 @@ int run_predict(const std::vector<std::string>& args) {
                    values.count("force") != 0);
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
 
-  Predictions predictions = committee      ? predict_by_committee(options, test, model_description, *transductive_training)
-                            : transductive ? predict_transductively(options, test, model_description, *transductive_training)
-                            : sparse     ? predict_with_sparse_model(*sparse, options, test)
-                                         : predict_with_dense_model(*dense, options, test);
+  const Predictions predictions =
+      committee      ? predict_by_committee(context, options, test, model_description, *transductive_training)
+      : transductive ? predict_transductively(context, options, test, model_description, *transductive_training)
+      : sparse       ? predict_with_sparse_model(context, *sparse, options, test)
+                     : predict_with_dense_model(context, *dense, options, test);
 
-  // Back to the target's units: means restored, variances (of y*, or of f* with --latent) times y_std².
+  // Back to the target's units: variances of y*, or of f* with --latent.
   const Standardisation& standardisation = model_description.standardisation;
-  std::vector<double> variance;
-  if (options.with_variance) {
-    const double scale = standardisation.y_std * standardisation.y_std;
-    const double noise = options.latent ? 0.0 : model_description.hyperparameters.noise_variance;
-    for (const double latent : predictions.latent) variance.push_back(scale * (latent + noise));
-  }
-  std::vector<double>& mean = predictions.mean;
+  const PredictiveDistribution distribution =
+      in_target_units(standardisation, model_description.hyperparameters.noise_variance, options.latent,
+                      predictions.mean, options.with_variance ? predictions.latent : std::vector<double>{});
+  const std::vector<double>& mean = distribution.mean;
+  const std::vector<double>& variance = distribution.variance;
   for (std::size_t i = 0; i < test.rows; ++i) {
-    mean[i] = standardisation.restore_target(mean[i]);
     if (options.with_variance) {
       const double row[3] = {mean[i], variance[i], std::sqrt(variance[i])};
       writer.write_row(row);

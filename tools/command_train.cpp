@@ -4,7 +4,9 @@
 #include "engine/data/row_source_utilities.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/solvers/solver_driver.h"
+#include "engine/solvers/solver_factory.h"
 #include "engine/sparse/inducing_objective.h"
+#include "engine/training/training_method.h"
 #include "storage/checkpoint/checkpoint_file.h"
 #include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
@@ -14,15 +16,16 @@
 #include "tools/commands.h"
 #include "tools/hyperparameter_learning.h"
 #include "tools/interrupt_handler.h"
-#include "tools/sparse_training.h"
-#include "tools/training_data.h"
+#include "storage/dataset/training_rows.h"
 #include "tools/training_observers.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <boost/algorithm/string/classification.hpp>
 #include <boost/algorithm/string/split.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -55,6 +58,7 @@ struct TrainOptions {
   double tolerance = 1e-4, time_limit = 0, signal_variance = 1, noise_variance = 0, checkpoint_every = 60, gap = 0.025;
   ComputeOptions compute;
   HyperparameterLearningOptions learning;
+  bool quiet = false;
 };
 
 // The kernel from --hyper, overridden by any hyperparameter given on the command line.
@@ -128,8 +132,16 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
   }
 }
 
-// What --tol means for each method, and which option sets the tolerance.
-bool stops_at_tol(const std::string& method) { return !is_sparse_model(method) || method == "cholqr"; }
+// Which option sets a method's tolerance, from what the engine says it means.
+ToleranceMeaning tolerance_meaning(const std::string& method) {
+  const TrainingMethod* found = find_training_method(method);
+  return found != nullptr ? found->tolerance : ToleranceMeaning::gradient_norm;
+}
+bool stops_at_tol(const std::string& method) {
+  const ToleranceMeaning meaning = tolerance_meaning(method);
+  return meaning == ToleranceMeaning::gradient_norm || meaning == ToleranceMeaning::relative_decrease;
+}
+bool stops_at_gap(const std::string& method) { return tolerance_meaning(method) == ToleranceMeaning::gap; }
 
 // The job's stopping rule, output, log and checkpoint cadence: all from the
 // options for a fresh run; on resume, only those given again replace the
@@ -137,12 +149,11 @@ bool stops_at_tol(const std::string& method) { return !is_sparse_model(method) |
 void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_map& values, const std::string& method,
              bool fresh) {
   auto set = [&](const char* option) { return fresh || given(values, option); };
-  const bool sggp = method == "sggp";
   if (given(values, "tol") && !stops_at_tol(method)) {
-    throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}", sggp ? "sggp stops at --gap"
-                                                                                      : "--model " + method + " runs to --basis"));
+    throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}",
+                                 stops_at_gap(method) ? method + " stops at --gap" : "--model " + method + " runs to --basis"));
   }
-  if (given(values, "gap") && !sggp) throw UsageError("--gap is for --model sggp");
+  if (given(values, "gap") && !stops_at_gap(method)) throw UsageError("--gap is for --model sggp");
   if (stops_at_tol(method) && set("tol")) job.stopping.tolerance = options.tolerance;
   if (!stops_at_tol(method) && set("gap")) job.stopping.tolerance = options.gap;
   if (set("max-iter")) {
@@ -162,7 +173,7 @@ void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_
 
 // "tol 1e-06, no iteration limit, time limit 1h" for the resume message.
 std::string describe_stopping(const StoppingRule& rule, const std::string& method) {
-  std::string text = method == "sggp"     ? fmt::format("gap {:g}", rule.tolerance)
+  std::string text = stops_at_gap(method)   ? fmt::format("gap {:g}", rule.tolerance)
                      : stops_at_tol(method) ? fmt::format("tol {:g}", rule.tolerance)
                                             : std::string("to the basis size");
   text += rule.max_iterations == std::numeric_limits<std::uint64_t>::max()
@@ -171,33 +182,6 @@ std::string describe_stopping(const StoppingRule& rule, const std::string& metho
   text += std::isinf(rule.time_limit_seconds) ? ", no time limit"
                                               : fmt::format(", at most {:g} s of training in all", rule.time_limit_seconds);
   return text;
-}
-
-// --learn-hyper: learns on a subset of the (standardised) training rows,
-// reports the result and, with --save-hyper, writes it.
-KernelHyperparameters learn_and_report(TrainingData& data, const TrainOptions& options, const po::variables_map& values,
-                                       const StopFlag& stop) {
-  const bool quiet = values.count("quiet") != 0;
-  const KernelType kernel = parse_kernel_type(options.kernel);
-  if (!quiet) {
-    fmt::print(stderr, "train: learning {} hyperparameters on {} random rows ({} restarts)\n", kernel_type_name(kernel),
-               std::min(options.learning.subset, data.description().rows), options.learning.restarts);
-  }
-  const LearnedOnSubset learned = learn_on_subset(data.rows(), options.dataset, kernel, options.learning, options.seed,
-                                                  nullptr, &stop);
-  if (!quiet) {
-    fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations, -log p(y|X) {:.4f}): {}\n", learned.seconds,
-               learned.evaluations, learned.search.objective, describe_hyperparameters(learned.search.hyperparameters));
-    for (const std::string& note : values_on_bounds(learned.search.hyperparameters, options.learning.min_noise_variance)) {
-      fmt::print(stderr, "train: note: {}\n", note);
-    }
-  }
-  if (!options.save_hyper.empty()) {
-    save_learned_hyperparameters(options.save_hyper, learned, options.learning, options.seed, options.dataset,
-                                 data.description().fingerprint, dataset_standardisation(data.description()),
-                                 values.count("force") != 0);
-  }
-  return learned.search.hyperparameters;
 }
 
 // What a model file says about the run that made it, dense or sparse.
@@ -216,49 +200,280 @@ ModelDescription describe_model(const TrainingConfiguration& configuration, cons
   return description;
 }
 
-// --model sd, sr, …: trains, writes the model and reports.
-int train_sparse(const TrainOptions& options, const po::variables_map& values, const TrainingConfiguration& configuration,
-                 TrainingData& data, KernelMatrix& kernel_matrix, const std::vector<double>& y,
-                 std::optional<SolverState> resumed, const std::string& checkpoint_path, const StopFlag& stop) {
-  const bool quiet = values.count("quiet") != 0;
-  const DatasetDescription& dataset = data.description();
-  const std::string& name = configuration.solver.name;
-  GPSTREAM_CHECK(configuration.solver.active_set_size <= dataset.rows,
-                 "--basis {} is larger than the {} training rows; give at most {}", configuration.solver.active_set_size,
-                 dataset.rows, dataset.rows);
-  SparseTrainingRun run(configuration, kernel_matrix, y);
-  run.cholqr.information_pivots = options.information_pivots;
-  run.cholqr.objective = parse_inducing_objective(options.objective);
-  run.cholqr.learn_hyperparameters = values.count("fixed-hyper") == 0;
-  run.online.novelty = options.novelty;
-  run.online.passes = options.passes;
-  check_sparse_memory(run);
-  if (!quiet) {
-    fmt::print(stderr, "train: {} model, basis {}, on {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}\n",
-               name, configuration.solver.active_set_size, options.dataset, format_count(dataset.rows), dataset.columns,
-               kernel_type_name(configuration.hyperparameters.type), configuration.hyperparameters.noise_variance,
-               data.memory_summary());
+// A fresh run's configuration, from the options (and the dataset's description).
+TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables_map& values) {
+  if (options.dataset.empty()) throw UsageError("give the training dataset (or --resume CHECKPOINT)");
+  TrainingConfiguration configuration;
+  std::optional<Standardisation> file_standardisation;
+  const bool learn = values.count("learn-hyper") != 0;
+  if (learn) {
+    for (const char* option : {"hyper", "lengthscales", "gamma", "noise-var"}) {
+      if (values.count(option) != 0) throw UsageError(fmt::format("give --learn-hyper or --{}, not both", option));
+    }
+    if (values.count("no-standardise") != 0) throw UsageError("--learn-hyper learns on standardised data; drop --no-standardise");
+  } else {
+    if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
+    configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
   }
-  run.resumed = std::move(resumed);
-  run.checkpoint_path = checkpoint_path;
-  run.checkpoint_every = configuration.job.checkpoint_every_seconds;
-  run.rule = configuration.job.stopping;
-  run.log_path = configuration.job.log_path;
-  run.quiet = quiet;
-  run.stop = &stop;
-  run.output = options.output;
-  SparseTrainingResult result = train_sparse_model(run);
-  SparseModel& model = result.model;
+  if (options.model == "dense") {
+    const TrainingMethod* solver = find_training_method(options.solver);
+    if (solver == nullptr || !solver->dense) {
+      throw UsageError(fmt::format("--solver: unknown solver \"{}\" (choose {})", options.solver,
+                                   training_method_names(/*dense=*/true)));
+    }
+    configuration.solver = {options.solver, options.active_set_size, options.candidates};
+  } else {
+    const TrainingMethod* method = find_training_method(options.model);
+    if (method == nullptr || method->dense) {
+      throw UsageError(fmt::format("--model: '{}' is not dense or one of {} (srm-trans is trained by gpstream predict "
+                                   "--model srm-trans)",
+                                   options.model, training_method_names(/*dense=*/false)));
+    }
+    reject_options(values, {"solver"}, "--model dense; sparse models choose their own");
+    if (!method->iterative() && !options.checkpoint.empty()) {
+      throw UsageError(fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
+                                   "to checkpoint (sgma, mpgp, sggp, cholqr and online do)", options.model));
+    }
+    if (options.model == "online") {
+      if (options.passes == 0) throw UsageError("--passes must be at least 1");
+      if (!(options.novelty >= 0)) throw UsageError(fmt::format("--novelty must be non-negative, not {}", options.novelty));
+    } else {
+      reject_options(values, {"novelty", "passes"}, "--model online");
+    }
+    if (options.model == "cholqr") {
+      try {
+        configuration.cholqr.objective = parse_inducing_objective(options.objective);
+      } catch (const Error& error) {
+        throw UsageError(fmt::format("--objective: {}", error.what()));
+      }
+      if (options.information_pivots == 0) throw UsageError("--info-pivots must be at least 1");
+    } else {
+      reject_options(values, {"info-pivots", "objective", "fixed-hyper"}, "--model cholqr");
+    }
+    if (options.basis == 0) throw UsageError("--basis must be at least 1");
+    const std::size_t candidates = values["candidates"].defaulted() ? 59 : options.candidates;
+    configuration.solver = {options.model, options.basis, candidates};
+    configuration.cholqr.information_pivots = options.information_pivots;
+    configuration.cholqr.learn_hyperparameters = values.count("fixed-hyper") == 0;
+    configuration.online.novelty = options.novelty;
+    configuration.online.passes = options.passes;
+  }
+  configuration.seed = options.seed;
+  const DatasetDescription description = read_dataset_description(options.dataset);
+  if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
+    const std::size_t lengthscales = configuration.hyperparameters.lengthscales.size();
+    GPSTREAM_CHECK(lengthscales == default_lengthscale_count(configuration.hyperparameters.type, description.columns) ||
+                       lengthscales == 1 || lengthscales == description.columns,
+                   "--hyper: '{}' has {} lengthscales, but '{}' has {} inputs; learn hyperparameters for this "
+                   "dataset with gpstream hyper",
+                   options.hyper_file, lengthscales, options.dataset, description.columns);
+  }
+  if (values.count("no-standardise") != 0) {
+    configuration.standardisation = Standardisation::identity();
+  } else if (file_standardisation) {
+    GPSTREAM_CHECK(file_standardisation->x_mean.size() == description.columns,
+                   "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper_file,
+                   file_standardisation->x_mean.size(), options.dataset, description.columns);
+    configuration.standardisation = *file_standardisation;
+  } else {
+    configuration.standardisation = dataset_standardisation(description);
+  }
+  const TrainingMethod* method = find_training_method(configuration.solver.name);
+  if (method != nullptr && !method->dense && configuration.solver.active_set_size > description.rows) {
+    throw UsageError(fmt::format("--basis {} is larger than the {} training rows; give at most {}",
+                                 configuration.solver.active_set_size, description.rows, description.rows));
+  }
+  configuration.dataset_path = std::filesystem::absolute(options.dataset).string();
+  configuration.dataset_fingerprint = description.fingerprint;
+  configuration.rows = description.rows;
+  set_job(configuration.job, options, values, configuration.solver.name, /*fresh=*/true);
+  return configuration;
+}
+
+// A resumed run's configuration and state, from its checkpoint (options given again override the job).
+Checkpoint configure_resumed(TrainOptions& options, const po::variables_map& values) {
+  Checkpoint checkpoint = read_checkpoint(options.resume);
+  check_resume_compatible(options, values, checkpoint.configuration, options.resume);
+  TrainingConfiguration& configuration = checkpoint.configuration;
+  if (options.dataset.empty()) options.dataset = configuration.dataset_path;
+  GPSTREAM_CHECK(!configuration.job.output_path.empty() || !options.output.empty(),
+                 "checkpoint '{}' was written by an older gpstream that did not record the output: give -o MODEL.h5 "
+                 "(and --tol, --max-iter, --time-limit as the job was launched)",
+                 options.resume);
+  set_job(configuration.job, options, values, configuration.solver.name, /*fresh=*/false);
+  return checkpoint;
+}
+
+// The run's outputs: refused before any work when they exist (without
+// --force), cannot be written, name an input or each other; then locked.
+struct OutputLocks {
+  OutputLocks(const std::string& output_path, const std::string& checkpoint_path) : output(output_path, "-o") {
+    if (!checkpoint_path.empty()) checkpoint.emplace(checkpoint_path, "--checkpoint");
+  }
+  PathLock output;
+  std::optional<PathLock> checkpoint;
+};
+
+std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const TrainingJob& job,
+                                           const std::string& checkpoint_path) {
+  if (!job.overwrite_output && std::filesystem::exists(job.output_path)) {
+    throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", job.output_path));
+  }
+  const std::vector<std::pair<std::string, std::string>> outputs = {
+      {"-o", job.output_path}, {"--checkpoint", checkpoint_path}, {"--log", job.log_path}, {"--save-hyper", options.save_hyper}};
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const auto& [option, path] = outputs[k];
+    if (path.empty()) continue;
+    check_output_directory(path, option);
+    check_not_input(path, options.dataset, option);
+    for (std::size_t other = 0; other < k; ++other) {
+      if (!outputs[other].second.empty() && std::filesystem::absolute(outputs[other].second).lexically_normal() ==
+                                                std::filesystem::absolute(path).lexically_normal()) {
+        throw UsageError(fmt::format("{} and {} name the same file '{}'", outputs[other].first, option, path));
+      }
+    }
+  }
+  // Two runs may not write the same model or checkpoint at once.
+  return std::make_unique<OutputLocks>(job.output_path, checkpoint_path);
+}
+
+// --learn-hyper: learns on a subset of the (standardised) training rows,
+// reports the result and, with --save-hyper, writes it.
+KernelHyperparameters learn_and_report(Context& context, TrainingRows& data, const TrainOptions& options,
+                                       const po::variables_map& values) {
+  const KernelType kernel = parse_kernel_type(options.kernel);
+  const SubsetLearningOptions& learning = options.learning.checked(data.description().rows, options.dataset);
+  if (!options.quiet) {
+    fmt::print(stderr, "train: learning {} hyperparameters on {} random rows ({} restarts)\n", kernel_type_name(kernel),
+               learning.subset, learning.restarts);
+  }
+  const LearnedOnSubset learned = learn_on_subset(context, data.rows(), kernel, learning, options.seed);
+  if (!options.quiet) {
+    fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations, -log p(y|X) {:.4f}): {}\n", learned.seconds,
+               learned.evaluations, learned.search.objective, describe_hyperparameters(learned.search.hyperparameters));
+    for (const std::string& note : values_on_bounds(learned.search.hyperparameters, learning.min_noise_variance)) {
+      fmt::print(stderr, "train: note: {}\n", note);
+    }
+  }
+  if (!options.save_hyper.empty()) {
+    save_learned_hyperparameters(options.save_hyper, learned, learning, options.seed, options.dataset,
+                                 data.description().fingerprint, dataset_standardisation(data.description()),
+                                 values.count("force") != 0);
+  }
+  return learned.search.hyperparameters;
+}
+
+// The trained run, dense or sparse.
+struct TrainedRun {
+  SolverRun run;
+  std::optional<DenseModel> dense;
+  std::optional<SparseModel> sparse;
+};
+
+// The method on its state, made (and its memory held) before the run is announced.
+struct PreparedRun {
+  SolverState state;
+  std::unique_ptr<DenseSolver> solver;
+  std::unique_ptr<IterativeMethod> method;  // null for a direct sparse model
+  SparseTrainingMethod* sparse = nullptr;   // the method, when it is a sparse model's
+};
+
+PreparedRun prepare_run(KernelMatrix& kernel_matrix, std::span<const double> y, const TrainingConfiguration& configuration,
+                        std::optional<SolverState> resumed) {
+  const TrainingMethod& method = *find_training_method(configuration.solver.name);
+  PreparedRun prepared;
+  if (!method.iterative()) return prepared;
+  prepared.state = resumed ? std::move(*resumed)
+                           : initial_solver_state(method.dense ? y : std::span<const double>{}, configuration.seed);
+  if (method.dense) {
+    prepared.solver = make_solver(configuration.solver, kernel_matrix);
+    prepared.method = std::make_unique<DenseSolverRun>(*prepared.solver, kernel_matrix, prepared.state, y);
+  } else {
+    auto made = make_sparse_training_method(sparse_method_options(configuration), kernel_matrix, y, prepared.state);
+    prepared.sparse = made.get();
+    prepared.method = std::move(made);
+  }
+  return prepared;
+}
+
+// Runs the method under the driver with the progress line, the log and the
+// checkpoint cadence as observers (a direct sparse model in one call).
+TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span<const double> y,
+                        const TrainingConfiguration& configuration, PreparedRun& prepared, bool fresh,
+                        const std::string& checkpoint_path, const TrainOptions& options) {
+  const std::string& name = configuration.solver.name;
+  const TrainingMethod& method = *find_training_method(name);
+  const TrainingJob& job = configuration.job;
+  TrainedRun trained;
+  if (!method.iterative()) {
+    // One or two streamed passes on a random basis: nothing to checkpoint.
+    const auto start = std::chrono::steady_clock::now();
+    const std::uint64_t evaluations_before = kernel_matrix.kernel_evaluations();
+    trained.sparse = fit_direct_sparse_model(sparse_method_options(configuration), kernel_matrix, y);
+    trained.run.reason = StopReason::solved_directly;
+    trained.run.last.iteration = 1;
+    trained.run.last.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    trained.run.last.kernel_evaluations = kernel_matrix.kernel_evaluations() - evaluations_before;
+    return trained;
+  }
+  SolverState& state = prepared.state;
+  IterativeMethod* run = prepared.method.get();
+  SparseTrainingMethod* sparse = prepared.sparse;
+  const bool counts_to_basis = method.tolerance == ToleranceMeaning::none || method.tolerance == ToleranceMeaning::gap;
+  ProgressLine progress_line(!options.quiet);
+  const TrainingObservers observers(
+      std::make_unique<ProgressLineObserver>(progress_line, name, run->converges() ? job.stopping.tolerance : 0.0,
+                                             run->measure_name(),
+                                             counts_to_basis && name != "online" ? configuration.solver.active_set_size : 0),
+      job.log_path, !fresh, checkpoint_path, job.checkpoint_every_seconds, [&] {
+        if (sparse != nullptr) sparse->store_state();
+        write_checkpoint(checkpoint_path, Checkpoint{configuration, state});
+      });
+  const Context::ObserverScope observe(context, observers.all());
+  trained.run = run_iterations(*run, kernel_matrix, job.stopping, fresh);
+  if (trained.run.reason == StopReason::interrupted) {
+    throw interrupted_run(fmt::format("at iteration {}", state.iteration), checkpoint_path, job.output_path);
+  }
+  if (sparse != nullptr) {
+    trained.sparse = sparse->model();
+  } else {
+    trained.dense.emplace();
+    trained.dense->alpha = std::move(state.alpha);
+  }
+  return trained;
+}
+
+// Writes the model with its description and reports what was trained.
+void write_and_report(TrainedRun& trained, const TrainingConfiguration& configuration, const DatasetDescription& dataset,
+                      const TrainOptions& options) {
+  const std::string& name = configuration.solver.name;
+  const TrainingMethod& method = *find_training_method(name);
+  const TrainingJob& job = configuration.job;
+  const SolverRun& run = trained.run;
+  const ExistingOutput existing = job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep;
+  const bool has_tolerance = method.tolerance == ToleranceMeaning::gradient_norm || method.tolerance == ToleranceMeaning::gap;
+  const TrainingSummary summary{name, describe(run.reason), run.last.iteration, run.last.convergence_measure,
+                                has_tolerance ? job.stopping.tolerance : 0.0, run.last.elapsed_seconds,
+                                run.last.kernel_evaluations};
+  if (trained.dense) {
+    DenseModel& model = *trained.dense;
+    static_cast<ModelDescription&>(model) = describe_model(configuration, dataset, summary);
+    write_dense_model(job.output_path, model, existing);
+    if (options.quiet) return;
+    fmt::print(stderr, "train: {} after {} iterations in {:.2f} s, |g|inf {:.3e}; wrote {}\n", describe(run.reason),
+               run.last.iteration, run.last.elapsed_seconds, run.last.convergence_measure, job.output_path);
+    if (run.reason == StopReason::iteration_limit || run.reason == StopReason::time_limit) {
+      fmt::print(stderr, "train: warning: not converged to --tol {:.0e}; the model holds the current weights\n",
+                 job.stopping.tolerance);
+    }
+    return;
+  }
+  SparseModel& model = *trained.sparse;
   const KernelHyperparameters trained_kernel = model.hyperparameters;  // CholQR learns its own; keep it
-  static_cast<ModelDescription&>(model) = describe_model(
-      configuration, dataset,
-      {name, describe(result.run.reason), result.run.last.iteration, result.run.last.gradient_max_norm,
-       name == "sggp" ? configuration.job.stopping.tolerance : 0.0, result.run.last.elapsed_seconds,
-       result.run.last.kernel_evaluations});
+  static_cast<ModelDescription&>(model) = describe_model(configuration, dataset, summary);
   model.hyperparameters = trained_kernel;
-  write_sparse_model(options.output, model,
-                     configuration.job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep);
-  if (!quiet) {
+  write_sparse_model(job.output_path, model, existing);
+  if (!options.quiet) {
     // The diagnostics a user can act on, in words; the model file keeps them all.
     std::string details;
     const auto& diagnostics = model.diagnostics;
@@ -274,14 +489,14 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
       details += fmt::format(", {:.0f} basis rows dropped as numerically dependent", diagnostics.at("dropped_basis_rows"));
     }
     const bool short_basis = model.basis_size() < configuration.solver.active_set_size;
-    std::string how = describe(result.run.reason);
-    if (short_basis && name != "online" && is_iterative_sparse_model(name) && result.run.reason == StopReason::complete) {
+    std::string how = describe(run.reason);
+    if (short_basis && name != "online" && method.iterative() && run.reason == StopReason::complete) {
       how = "stopped early: every remaining row is numerically in the span of the basis, the kernel's numerical rank on "
             "these data";
     }
     fmt::print(stderr, "train: {} model with {} of {} basis rows ({}) in {:.2f} s{}; wrote {}\n", name,
-               model.basis_size(), configuration.solver.active_set_size, how, result.run.last.elapsed_seconds, details,
-               options.output);
+               model.basis_size(), configuration.solver.active_set_size, how, run.last.elapsed_seconds, details,
+               job.output_path);
     if (name == "cholqr") {
       const KernelHyperparameters& h = model.hyperparameters;
       fmt::print(stderr, "train: cholqr kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}\n",
@@ -289,10 +504,10 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
     }
     if (short_basis && name == "online") {
       fmt::print(stderr, "train: {} of {} basis vectors used: no other row's novelty exceeded --novelty {} of its prior "
-                 "variance\n", model.basis_size(), configuration.solver.active_set_size, options.novelty);
+                 "variance\n", model.basis_size(), configuration.solver.active_set_size, configuration.online.novelty);
     }
     const double gap = configuration.job.stopping.tolerance;
-    if (name == "sggp" && diagnostics.at("gap") > gap) {
+    if (stops_at_gap(name) && diagnostics.at("gap") > gap) {
       fmt::print(stderr, "train: the gap {:.3g} is above --gap {:g}: the model is further from the exact GP than asked\n",
                  diagnostics.at("gap"), gap);
     }
@@ -302,7 +517,6 @@ int train_sparse(const TrainOptions& options, const po::variables_map& values, c
                  model.diagnostics.at("max_abs_weight"), model.diagnostics.at("rms_weight"), model.basis_size());
     }
   }
-  return 0;
 }
 
 }  // namespace
@@ -358,199 +572,77 @@ int run_train(const std::vector<std::string>& args) {
   spec.positional.add("dataset", 1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
-  const bool quiet = values.count("quiet") != 0;
+
+  // Validate.
+  options.quiet = values.count("quiet") != 0;
   if (options.resume.empty() && options.output.empty()) throw UsageError("give the model file to write with -o MODEL.h5");
   if (options.tolerance <= 0) throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
   if (options.time_limit < 0) throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
   if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");
   if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
-  const std::size_t memory_budget = options.compute.memory_budget_bytes();
+  if (options.active_set_size == 0) throw UsageError("--active-set must be at least 1");
   if (values.count("force") == 0 && !options.save_hyper.empty() && std::filesystem::exists(options.save_hyper)) {
     throw Error(fmt::format("--save-hyper: '{}' already exists (use --force to overwrite it)", options.save_hyper));
   }
 
-  // The run's configuration: from the checkpoint, or from the options.
-  TrainingConfiguration configuration;
+  // Configure: from the checkpoint, or from the options.
   std::optional<SolverState> resumed_state;
-  std::string checkpoint_path = options.checkpoint;
+  TrainingConfiguration configuration;
   if (!options.resume.empty()) {
-    Checkpoint checkpoint = read_checkpoint(options.resume);
-    check_resume_compatible(options, values, checkpoint.configuration, options.resume);
+    Checkpoint checkpoint = configure_resumed(options, values);
     configuration = std::move(checkpoint.configuration);
     resumed_state = std::move(checkpoint.state);
-    if (options.dataset.empty()) options.dataset = configuration.dataset_path;
-    if (checkpoint_path.empty()) checkpoint_path = options.resume;
-    GPSTREAM_CHECK(!configuration.job.output_path.empty() || !options.output.empty(),
-                   "checkpoint '{}' was written by an older gpstream that did not record the output: give -o MODEL.h5 "
-                   "(and --tol, --max-iter, --time-limit as the job was launched)",
-                   options.resume);
-    set_job(configuration.job, options, values, configuration.solver.name, /*fresh=*/false);
   } else {
-    if (options.dataset.empty()) throw UsageError("give the training dataset (or --resume CHECKPOINT)");
-    std::optional<Standardisation> file_standardisation;
-    const bool learn = values.count("learn-hyper") != 0;
-    if (learn) {
-      for (const char* option : {"hyper", "lengthscales", "gamma", "noise-var"}) {
-        if (values.count(option) != 0) throw UsageError(fmt::format("give --learn-hyper or --{}, not both", option));
-      }
-      if (values.count("no-standardise") != 0) throw UsageError("--learn-hyper learns on standardised data; drop --no-standardise");
-    } else {
-      if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
-      configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
-    }
-    if (options.model == "dense") {
-      configuration.solver = {options.solver, options.active_set_size, options.candidates, memory_budget};
-    } else {
-      if (!is_sparse_model(options.model)) {
-        throw UsageError(fmt::format("--model: '{}' is not dense or one of {} (srm-trans is trained by gpstream predict "
-                                     "--model srm-trans)",
-                                     options.model, kSparseModelNames));
-      }
-      reject_options(values, {"solver"}, "--model dense; sparse models choose their own");
-      if (!is_iterative_sparse_model(options.model) && !options.checkpoint.empty()) {
-        throw UsageError(fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
-                                     "to checkpoint (sgma, mpgp, sggp, cholqr and online do)", options.model));
-      }
-      if (options.model == "online") {
-        if (options.passes == 0) throw UsageError("--passes must be at least 1");
-        if (!(options.novelty >= 0)) throw UsageError(fmt::format("--novelty must be non-negative, not {}", options.novelty));
-      } else {
-        reject_options(values, {"novelty", "passes"}, "--model online");
-      }
-      if (options.model == "cholqr") {
-        parse_inducing_objective(options.objective);  // a usage error before any data is read
-        if (options.information_pivots == 0) throw UsageError("--info-pivots must be at least 1");
-      } else {
-        reject_options(values, {"info-pivots", "objective", "fixed-hyper"}, "--model cholqr");
-      }
-      if (options.basis == 0) throw UsageError("--basis must be at least 1");
-      const std::size_t candidates = values["candidates"].defaulted() ? 59 : options.candidates;
-      configuration.solver = {options.model, options.basis, candidates, memory_budget};
-    }
-    configuration.seed = options.seed;
-    const DatasetDescription description = read_dataset_description(options.dataset);
-    if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
-      const std::size_t lengthscales = configuration.hyperparameters.lengthscales.size();
-      GPSTREAM_CHECK(lengthscales == default_lengthscale_count(configuration.hyperparameters.type, description.columns) ||
-                         lengthscales == 1 || lengthscales == description.columns,
-                     "--hyper: '{}' has {} lengthscales, but '{}' has {} inputs; learn hyperparameters for this "
-                     "dataset with gpstream hyper",
-                     options.hyper_file, lengthscales, options.dataset, description.columns);
-    }
-    if (values.count("no-standardise") != 0) {
-      configuration.standardisation = Standardisation::identity();
-    } else if (file_standardisation) {
-      GPSTREAM_CHECK(file_standardisation->x_mean.size() == description.columns,
-                     "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper_file,
-                     file_standardisation->x_mean.size(), options.dataset, description.columns);
-      configuration.standardisation = *file_standardisation;
-    } else {
-      configuration.standardisation = dataset_standardisation(description);
-    }
-    configuration.dataset_path = std::filesystem::absolute(options.dataset).string();
-    configuration.dataset_fingerprint = description.fingerprint;
-    configuration.rows = description.rows;
-    set_job(configuration.job, options, values, configuration.solver.name, /*fresh=*/true);
+    configuration = configure_fresh(options, values);
   }
-  configuration.solver.memory_budget_bytes = memory_budget;
+  const std::string checkpoint_path = !options.checkpoint.empty() ? options.checkpoint : options.resume;
   const TrainingJob& job = configuration.job;
-  options.output = job.output_path;
-  options.log = job.log_path;
-  // Fail on an existing model, an unwritable path or a path in use before spending hours on training.
-  if (!job.overwrite_output && std::filesystem::exists(job.output_path)) {
-    throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", job.output_path));
-  }
-  const std::vector<std::pair<std::string, std::string>> outputs = {
-      {"-o", job.output_path}, {"--checkpoint", checkpoint_path}, {"--log", job.log_path}, {"--save-hyper", options.save_hyper}};
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    const auto& [option, path] = outputs[k];
-    if (path.empty()) continue;
-    check_output_directory(path, option);
-    check_not_input(path, options.dataset, option);
-    for (std::size_t other = 0; other < k; ++other) {
-      if (!outputs[other].second.empty() && std::filesystem::absolute(outputs[other].second).lexically_normal() ==
-                                                std::filesystem::absolute(path).lexically_normal()) {
-        throw UsageError(fmt::format("{} and {} name the same file '{}'", outputs[other].first, option, path));
-      }
-    }
-  }
-  // Two runs may not write the same model or checkpoint at once.
-  const PathLock output_lock(job.output_path, "-o");
-  std::optional<PathLock> checkpoint_lock;
-  if (!checkpoint_path.empty()) checkpoint_lock.emplace(checkpoint_path, "--checkpoint");
+  const auto locks = claim_outputs(options, job, checkpoint_path);
   // From here on Ctrl-C, SIGTERM and SIGHUP stop the run at the next iteration, with a checkpoint.
-  StopFlag stop;
-  InterruptHandler interrupts(stop);
-  if (resumed_state && !quiet) {
+  Context context(options.compute.context_settings(configuration.seed));
+  const ContextInterrupts interrupts(context);
+  if (resumed_state && !options.quiet) {
     fmt::print(stderr, "train: resuming {} from '{}' at iteration {}: {}; writing {}{}\n", configuration.solver.name,
                options.resume, resumed_state->iteration, describe_stopping(job.stopping, configuration.solver.name),
                job.output_path, job.log_path.empty() ? "" : ", log " + job.log_path);
   }
-  if (!checkpoint_path.empty() && !quiet) {
+  if (!checkpoint_path.empty() && !options.quiet) {
     // Said at the start: after a crash or a reboot nothing else is printed.
     fmt::print(stderr, "train: a checkpoint every {:g} s to {}; if the run stops (Ctrl-C, a crash, a reboot), resume "
                "it with: gpstream train --resume {}\n",
                job.checkpoint_every_seconds, checkpoint_path, shell_quoted(checkpoint_path));
   }
-
-  const auto thread_limit = options.compute.apply();
-
   // The dense solvers keep α, g, y and diag(K̄), and CG two more vectors; the sparse models y and a workspace.
-  const bool sparse = is_sparse_model(configuration.solver.name);
-  TrainingData data(options.dataset, configuration.standardisation, memory_budget,
-                    resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
-                    "checkpoint '" + options.resume + "'", sparse ? 2 : 6);
-  const DatasetDescription& dataset = data.description();
+  const bool dense = find_training_method(configuration.solver.name)->dense;
+  const std::unique_ptr<TrainingRows> data = open_training_rows(
+      options.dataset, configuration.standardisation, context,
+      {.vectors_per_row = dense ? std::size_t{6} : std::size_t{2},
+       .expected_fingerprint = resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
+       .expected_by = "checkpoint '" + options.resume + "'"});
+  const DatasetDescription& dataset = data->description();
   GPSTREAM_CHECK(dataset.rows > 0, "'{}' has no rows to train on", options.dataset);
-  configuration.solver.memory_budget_bytes = data.working_budget();
   if (values.count("learn-hyper") != 0 && !resumed_state) {
-    configuration.hyperparameters = learn_and_report(data, options, values, stop);
+    configuration.hyperparameters = learn_and_report(context, *data, options, values);
   }
   const std::unique_ptr<Kernel> kernel = make_kernel(configuration.hyperparameters, dataset.columns);
-  KernelMatrix kernel_matrix(data.rows(), *kernel, {.memory_budget_bytes = data.working_budget()});
-  const std::vector<double> y = read_all_targets(data.rows());
-  if (sparse) {
-    return train_sparse(options, values, configuration, data, kernel_matrix, y, std::move(resumed_state), checkpoint_path,
-                        stop);
-  }
-  const std::unique_ptr<DenseSolver> solver = make_solver(configuration.solver, kernel_matrix);
-
+  KernelMatrix kernel_matrix(context, data->rows(), *kernel);
+  const std::vector<double> y = read_all_targets(data->rows());
   const bool fresh = !resumed_state;
-  SolverState state = fresh ? initial_solver_state(y, configuration.seed) : std::move(*resumed_state);
-  const StoppingRule& rule = job.stopping;
-
-  if (!quiet) {
-    fmt::print(stderr, "train: {} on {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}\n",
-               solver->name(), options.dataset, format_count(dataset.rows), dataset.columns, kernel->name(),
-               kernel->noise_variance(), data.memory_summary());
-  }
-  ProgressLine progress_line(!quiet);
-  const TrainingObservers observers(
-      std::make_unique<ProgressObserver>(progress_line, solver->name(), rule.tolerance), options.log, !fresh,
-      checkpoint_path, job.checkpoint_every_seconds,
-      [&] { write_checkpoint(checkpoint_path, Checkpoint{configuration, state}); });
-
-  const SolverRun run = run_solver(*solver, kernel_matrix, state, y, rule, observers.all(), &stop, fresh);
-
-  if (run.reason == StopReason::interrupted) {
-    throw interrupted_run(fmt::format("at iteration {}", state.iteration), checkpoint_path, options.output);
+  PreparedRun prepared = prepare_run(kernel_matrix, y, configuration, std::move(resumed_state));
+  if (!options.quiet) {
+    const std::string what = dense ? fmt::format("{} on", configuration.solver.name)
+                                   : fmt::format("{} model, basis {}, on", configuration.solver.name,
+                                                 configuration.solver.active_set_size);
+    fmt::print(stderr, "train: {} {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}; {}\n", what,
+               options.dataset, format_count(dataset.rows), dataset.columns, kernel->name(), kernel->noise_variance(),
+               context.memory().describe(), data->in_memory() ? "X held in memory" : "X streamed from the file in blocks");
   }
 
-  DenseModel model;
-  static_cast<ModelDescription&>(model) =
-      describe_model(configuration, dataset,
-                     {solver->name(), describe(run.reason), state.iteration, run.last.gradient_max_norm, rule.tolerance,
-                      state.elapsed_seconds, state.kernel_evaluations});
-  model.alpha = state.alpha;
-  write_dense_model(options.output, model, job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep);
-  if (!quiet) {
-    fmt::print(stderr, "train: {} after {} iterations in {:.2f} s, |g|inf {:.3e}; wrote {}\n", describe(run.reason),
-               state.iteration, state.elapsed_seconds, run.last.gradient_max_norm, options.output);
-    if (run.reason == StopReason::iteration_limit || run.reason == StopReason::time_limit) {
-      fmt::print(stderr, "train: warning: not converged to --tol {:.0e}; the model holds the current weights\n",
-                 rule.tolerance);
-    }
-  }
+  // Run.
+  TrainedRun trained = run_training(context, kernel_matrix, y, configuration, prepared, fresh, checkpoint_path, options);
+
+  // Report.
+  write_and_report(trained, configuration, dataset, options);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 // remove partial outputs or write a checkpoint. A second signal kills at once.
 #pragma once
 
+#include "engine/core/context.h"
 #include "engine/core/stop_flag.h"
 
 namespace gpstream::cli {
@@ -13,6 +14,20 @@ class InterruptHandler {
   ~InterruptHandler();
   InterruptHandler(const InterruptHandler&) = delete;
   InterruptHandler& operator=(const InterruptHandler&) = delete;
+};
+
+// While alive, those signals ask the work running in `context` to stop (its stop request).
+class ContextInterrupts {
+ public:
+  explicit ContextInterrupts(Context& context) : context_(context), handler_(flag_) { context.set_stop_flag(&flag_); }
+  ~ContextInterrupts() { context_.set_stop_flag(nullptr); }
+  ContextInterrupts(const ContextInterrupts&) = delete;
+  ContextInterrupts& operator=(const ContextInterrupts&) = delete;
+
+ private:
+  Context& context_;
+  StopFlag flag_;
+  InterruptHandler handler_;
 };
 
 }  // namespace gpstream::cli

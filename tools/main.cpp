@@ -1,9 +1,10 @@
 // gpstream: git-style front end. Every failure ends here as one line on
 // stderr and a non-zero exit code: 1 for errors, 2 for usage mistakes,
 // 130 when interrupted.
+#include "engine/core/context.h"
 #include "engine/core/error.h"
 #include "storage/hdf5/hdf5_handle.h"
-#include "tools/blas_core.h"
+#include "engine/linalg/blas_core.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 
@@ -25,7 +26,7 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpstream::cli::select_blas_core(argv);
+  gpstream::select_blas_core(argv);
   gpstream::hdf5::initialise_library();
   const std::vector<std::string> words(argv + 1, argv + argc);
   if (words.empty()) {
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (name == "--version") {
-    std::cout << "gpstream " GPSTREAM_VERSION " (OpenBLAS kernels: " << gpstream::cli::blas_core_name() << ")\n";
+    std::cout << "gpstream " GPSTREAM_VERSION " (OpenBLAS kernels: " << gpstream::blas_core_name() << ")\n";
     return 0;
   }
   if (name == "help" && !args.empty()) {
@@ -56,6 +57,9 @@ int main(int argc, char** argv) {
     } catch (const gpstream::Cancelled& error) {
       std::cerr << "gpstream " << name << ": " << error.what() << "\n";
       return 130;
+    } catch (const gpstream::MemoryBudgetExceeded& error) {
+      std::cerr << "gpstream " << name << ": error: " << error.what() << " (or raise --memory)\n";
+      return 1;
     } catch (const gpstream::Error& error) {
       std::cerr << "gpstream " << name << ": error: " << error.what();
       if (std::getenv("GPSTREAM_DEBUG") != nullptr && *error.source_file() != '\0') {

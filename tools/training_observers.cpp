@@ -23,15 +23,16 @@ std::string format_duration(double seconds) {
 
 }  // namespace
 
-ProgressObserver::ProgressObserver(ProgressLine& line, std::string solver, double tolerance, std::string measure,
-                                   std::uint64_t target_iterations)
+ProgressLineObserver::ProgressLineObserver(ProgressLine& line, std::string name, double tolerance, std::string measure,
+                                           std::uint64_t target_iterations, std::string work_unit)
     : line_(line),
-      solver_(std::move(solver)),
+      name_(std::move(name)),
       tolerance_(tolerance),
       measure_(std::move(measure)),
-      target_iterations_(target_iterations) {}
+      target_iterations_(target_iterations),
+      work_unit_(std::move(work_unit)) {}
 
-std::string ProgressObserver::line_text(const IterationReport& report) const {
+std::string ProgressLineObserver::line_text(const IterationReport& report) const {
   // Kernel evaluations per second over the last few iterations; ETA from the
   // slope of log ‖g‖∞ over the second half of the history so far (linear
   // convergence is the rule for these methods).
@@ -42,9 +43,12 @@ std::string ProgressObserver::line_text(const IterationReport& report) const {
     if (seconds > 0) rate = static_cast<double>(report.kernel_evaluations - recent.kernel_evaluations) / seconds;
     const IterationReport& middle = history_[history_.size() / 2];
     const double span = report.elapsed_seconds - middle.elapsed_seconds;
-    const double decades = std::log(middle.gradient_max_norm) - std::log(report.gradient_max_norm);
-    if (tolerance_ > 0 && span > 0 && decades > 0 && report.gradient_max_norm > 0) {
-      eta = (std::log(report.gradient_max_norm) - std::log(tolerance_)) * span / decades;
+    const double decades = std::log(middle.convergence_measure) - std::log(report.convergence_measure);
+    if (tolerance_ > 0 && span > 0 && decades > 0 && report.convergence_measure > 0) {
+      eta = (std::log(report.convergence_measure) - std::log(tolerance_)) * span / decades;
+    }
+    if (report.total > 0 && report.done > 0) {
+      eta = report.elapsed_seconds * static_cast<double>(report.total - report.done) / static_cast<double>(report.done);
     }
     if (target_iterations_ > 0 && report.iteration > 0) {
       // A basis that may converge first (sggp's gap) is done at the earlier of the two.
@@ -56,27 +60,29 @@ std::string ProgressObserver::line_text(const IterationReport& report) const {
   const std::string iteration = target_iterations_ > 0 ? fmt::format("{}/{}", report.iteration, target_iterations_)
                                                        : fmt::format("{}", report.iteration);
   const std::string tolerance = tolerance_ > 0 ? fmt::format(" (tol {:g})", tolerance_) : std::string();
-  return fmt::format("{} iter {}  {} {:.3e}{}  f {:.8e}  {:.3g} kernel evals/s  elapsed {}  ETA {}", solver_, iteration,
-                     measure_, report.gradient_max_norm, tolerance, report.objective, rate,
+  const std::string work =
+      report.total > 0 && !work_unit_.empty() ? fmt::format("  {} of {} {}", report.done, report.total, work_unit_) : "";
+  return fmt::format("{} iter {}{}  {} {:.3e}{}  f {:.8e}  {:.3g} kernel evals/s  elapsed {}  ETA {}", name_, iteration,
+                     work, measure_, report.convergence_measure, tolerance, report.objective, rate,
                      format_duration(report.elapsed_seconds), format_duration(eta));
 }
 
-void ProgressObserver::on_start(const IterationReport& report) {
+void ProgressLineObserver::on_start(const IterationReport& report) {
   history_.push_back(report);
   line_.update(line_text(report), true);
 }
 
-void ProgressObserver::on_iteration(const IterationReport& report) {
+void ProgressLineObserver::on_iteration(const IterationReport& report) {
   history_.push_back(report);
   line_.update(line_text(report));
   if (report.gradient_drift >= 0) {
     line_.finish();
-    fmt::print(stderr, "{} iter {}: gradient refreshed exactly, drift |g_maintained - g_exact|inf = {:.3e}\n", solver_,
+    fmt::print(stderr, "{} iter {}: gradient refreshed exactly, drift |g_maintained - g_exact|inf = {:.3e}\n", name_,
                report.iteration, report.gradient_drift);
   }
 }
 
-void ProgressObserver::on_stop(const IterationReport& report, StopReason) {
+void ProgressLineObserver::on_stop(const IterationReport& report, StopReason) {
   line_.update(line_text(report), true);
   line_.finish();
 }
@@ -85,12 +91,12 @@ TrainingLogObserver::TrainingLogObserver(const std::string& path, bool append) :
   const bool had_content = append && std::ifstream(path).peek() != std::ifstream::traits_type::eof();
   stream_.open(path, append ? std::ios::app : std::ios::trunc);
   GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}': {}", path, std::strerror(errno));
-  if (!had_content) stream_ << "iteration,seconds,objective,gradient_max_norm,kernel_evaluations,gradient_drift\n";
+  if (!had_content) stream_ << "iteration,seconds,objective,convergence_measure,kernel_evaluations,gradient_drift\n";
 }
 
 void TrainingLogObserver::write(const IterationReport& report) {
   stream_ << fmt::format("{},{:.6f},{:.17g},{:.17g},{},{}\n", report.iteration, report.elapsed_seconds, report.objective,
-                         report.gradient_max_norm, report.kernel_evaluations,
+                         report.convergence_measure, report.kernel_evaluations,
                          report.gradient_drift >= 0 ? fmt::format("{:.6g}", report.gradient_drift) : std::string());
   stream_.flush();  // so that a plot of a running job sees every line
   GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}'", path_);
@@ -120,7 +126,7 @@ void CheckpointObserver::on_iteration(const IterationReport&) {
 
 void CheckpointObserver::on_stop(const IterationReport&, StopReason) { write(); }
 
-TrainingObservers::TrainingObservers(std::unique_ptr<ProgressObserver> progress, const std::string& log_path,
+TrainingObservers::TrainingObservers(std::unique_ptr<ProgressLineObserver> progress, const std::string& log_path,
                                      bool append_log, const std::string& checkpoint_path, double checkpoint_every,
                                      std::function<void()> write_checkpoint)
     : progress_(std::move(progress)) {

@@ -1,9 +1,9 @@
-// Observers of a training run (engine/solvers/solver_driver.h): the live
-// progress line, the CSV training log, and the checkpoint cadence.
+// Observers of long work (engine/core/progress.h): the live progress line,
+// the CSV training log, and the checkpoint cadence.
 #pragma once
 
 #include "engine/core/error.h"
-#include "engine/solvers/solver_driver.h"
+#include "engine/core/progress.h"
 #include "tools/progress_line.h"
 
 #include <chrono>
@@ -20,11 +20,12 @@ namespace gpstream::cli {
 // objective, kernel evaluations/s, elapsed, and an ETA: extrapolated from the
 // trend of log ‖g‖∞ toward the tolerance, or — for a basis selection of
 // `target_iterations` steps, whose step cost grows with the basis — from
-// elapsed · ((target / done)² − 1).
-class ProgressObserver final : public SolverObserver {
+// elapsed · ((target / done)² − 1), or — for work of a known size (test
+// rows, modules; `work_unit` names them) — from the fraction done.
+class ProgressLineObserver final : public RunObserver {
  public:
-  ProgressObserver(ProgressLine& line, std::string solver, double tolerance, std::string measure = "|g|inf",
-                   std::uint64_t target_iterations = 0);
+  ProgressLineObserver(ProgressLine& line, std::string name, double tolerance, std::string measure = "|g|inf",
+                       std::uint64_t target_iterations = 0, std::string work_unit = "");
   void on_start(const IterationReport& report) override;
   void on_iteration(const IterationReport& report) override;
   void on_stop(const IterationReport& report, StopReason reason) override;
@@ -32,16 +33,17 @@ class ProgressObserver final : public SolverObserver {
  private:
   std::string line_text(const IterationReport& report) const;
   ProgressLine& line_;
-  std::string solver_;
+  std::string name_;
   double tolerance_;
   std::string measure_;
   std::uint64_t target_iterations_;
+  std::string work_unit_;
   std::vector<IterationReport> history_;
 };
 
-// CSV: iteration, seconds, objective, gradient_max_norm, kernel_evaluations,
+// CSV: iteration, seconds, objective, convergence_measure, kernel_evaluations,
 // gradient_drift. A resumed run appends to the log of the run it continues.
-class TrainingLogObserver final : public SolverObserver {
+class TrainingLogObserver final : public RunObserver {
  public:
   TrainingLogObserver(const std::string& path, bool append);
   void on_start(const IterationReport& report) override;
@@ -55,7 +57,7 @@ class TrainingLogObserver final : public SolverObserver {
 
 // Calls `write` (which writes the run's checkpoint) every `every_seconds` of
 // wall time and when the run stops.
-class CheckpointObserver final : public SolverObserver {
+class CheckpointObserver final : public RunObserver {
  public:
   CheckpointObserver(std::function<void()> write, double every_seconds);
   void on_start(const IterationReport& report) override;
@@ -75,15 +77,15 @@ class CheckpointObserver final : public SolverObserver {
 // and checkpoint cadence when a path is given for them.
 class TrainingObservers {
  public:
-  TrainingObservers(std::unique_ptr<ProgressObserver> progress, const std::string& log_path, bool append_log,
+  TrainingObservers(std::unique_ptr<ProgressLineObserver> progress, const std::string& log_path, bool append_log,
                     const std::string& checkpoint_path, double checkpoint_every, std::function<void()> write_checkpoint);
-  std::span<SolverObserver* const> all() const { return all_; }
+  const std::vector<RunObserver*>& all() const { return all_; }
 
  private:
-  std::unique_ptr<ProgressObserver> progress_;
+  std::unique_ptr<ProgressLineObserver> progress_;
   std::unique_ptr<TrainingLogObserver> log_;
   std::unique_ptr<CheckpointObserver> checkpoints_;
-  std::vector<SolverObserver*> all_;
+  std::vector<RunObserver*> all_;
 };
 
 // The path as one shell word: as it is when it has only safe characters, else single-quoted.

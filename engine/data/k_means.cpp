@@ -1,5 +1,7 @@
 #include "engine/data/k_means.h"
 
+#include "engine/core/work_progress.h"
+
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/data/row_source_utilities.h"
@@ -79,7 +81,7 @@ std::vector<double> seed_centres(const std::vector<double>& sample, std::size_t 
 
 }  // namespace
 
-KMeansResult k_means(RowSource& rows, const KMeansOptions& options, const StopFlag* stop) {
+KMeansResult k_means(Context& context, RowSource& rows, const KMeansOptions& options) {
   const std::size_t n = rows.rows(), d = rows.columns(), k = options.clusters;
   GPSTREAM_CHECK(k > 0 && k <= n, "k-means needs 1 to {} clusters (the rows), not {}", n, k);
   GPSTREAM_CHECK(k <= std::numeric_limits<std::uint32_t>::max(), "k-means supports at most 2^32 clusters");
@@ -94,8 +96,9 @@ KMeansResult k_means(RowSource& rows, const KMeansOptions& options, const StopFl
   result.labels.assign(n, std::numeric_limits<std::uint32_t>::max());
   std::vector<double> block(checked_multiply(std::min(kBlockRows, n), d)), products, distances(kBlockRows);
   std::vector<std::uint32_t> labels(kBlockRows);
+  WorkProgress progress(context, std::max<std::size_t>(options.max_passes, 1));
   for (std::size_t pass = 0; pass < std::max<std::size_t>(options.max_passes, 1); ++pass) {
-    if (stop != nullptr && stop->requested()) throw Cancelled("k-means stopped");
+    progress.throw_if_stopped("k-means");
     const std::vector<double> norms = squared_norms(result.centres, k, d);
     std::vector<double> sums(k * d, 0.0);
     std::vector<std::size_t> counts(k, 0);

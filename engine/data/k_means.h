@@ -8,7 +8,7 @@
 // random").
 #pragma once
 
-#include "engine/core/stop_flag.h"
+#include "engine/core/context.h"
 #include "engine/data/row_source.h"
 
 #include <cstdint>
@@ -29,7 +29,9 @@ struct KMeansResult {
   double inertia = 0.0;             // Σ squared distance of each row to its centre
 };
 
-KMeansResult k_means(RowSource& rows, const KMeansOptions& options, const StopFlag* stop = nullptr);
+// One progress report per Lloyd pass to the Context's observers; throws
+// Cancelled at its stop request.
+KMeansResult k_means(Context& context, RowSource& rows, const KMeansOptions& options);
 
 // The clusters as lists of row indices (ascending), without empty ones; a
 // cluster of more than 2 × `target_size` rows is cut into consecutive parts

@@ -1,5 +1,7 @@
 #include "engine/hyper/hyperparameter_search.h"
 
+#include "engine/core/work_progress.h"
+
 #include "engine/core/error.h"
 #include "engine/hyper/marginal_likelihood.h"
 
@@ -51,7 +53,7 @@ using Optimiser = std::unique_ptr<std::remove_pointer_t<nlopt_opt>, NloptDeleter
 // nlopt_optimize returns (they must not unwind through NLopt's C frames).
 struct CallbackData {
   const LogParameterObjective* objective = nullptr;
-  const StopFlag* stop = nullptr;
+  const Context* context = nullptr;
   nlopt_opt optimiser = nullptr;
   std::size_t evaluations = 0;
   std::exception_ptr failure;
@@ -65,7 +67,7 @@ struct CallbackData {
 double evaluate(unsigned dimension, const double* theta, double* gradient, void* data) {
   CallbackData& callback = *static_cast<CallbackData*>(data);
   try {
-    if (callback.stop != nullptr && callback.stop->requested()) throw Cancelled("hyperparameter search stopped");
+    if (callback.context != nullptr && callback.context->stop_requested()) throw Cancelled("hyperparameter search stopped");
     std::vector<double> local_gradient(dimension);
     double value = 0.0;
     try {
@@ -96,8 +98,8 @@ double evaluate(unsigned dimension, const double* theta, double* gradient, void*
 }
 
 SearchStart run_start(const double* x, std::span<const double> y, std::size_t d, const KernelHyperparameters& initial,
-                      std::size_t start, const HyperparameterSearchOptions& options, const SearchObserver& observer,
-                      const StopFlag* stop) {
+                      std::size_t start, const HyperparameterSearchOptions& options, Context& context,
+                      WorkProgress& progress) {
   std::size_t evaluations = 0;
   const LogParameterObjective objective = [&](std::span<const double> theta, std::span<double> gradient) {
     const KernelHyperparameters h = from_log_parameters(initial.type, theta);
@@ -111,12 +113,14 @@ SearchStart run_start(const double* x, std::span<const double> y, std::size_t d,
           value.value, h.signal_variance, h.noise_variance);
     }
     std::copy(value.gradient.begin(), value.gradient.end(), gradient.begin());
-    if (observer) observer({start, ++evaluations, value.value, gradient_norm, h});
+    const std::vector<double> point = hyperparameter_values(h);
+    progress.step({.iteration = ++evaluations, .objective = value.value, .convergence_measure = gradient_norm,
+                   .done = start, .point = point});
     return value.value;
   };
   const BoundedMinimum minimum =
       minimise_log_parameters(objective, log_parameters(initial), options.min_noise_variance, options.tolerance,
-                              options.max_evaluations, stop);
+                              options.max_evaluations, &context);
   return {initial, from_log_parameters(initial.type, minimum.theta), minimum.value, minimum.evaluations,
           minimum.stop_reason};
 }
@@ -164,7 +168,7 @@ KernelHyperparameters data_informed_start(KernelType kernel, const double* x, st
 
 BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, std::vector<double> theta,
                                        double min_noise_variance, double tolerance, std::size_t max_evaluations,
-                                       const StopFlag* stop) {
+                                       const Context* context) {
   const std::size_t p = theta.size();
   GPSTREAM_CHECK(p >= 2, "a kernel needs at least 2 parameters (log s², log σ²), not {}", p);
   std::vector<double> lower(p), upper(p);
@@ -177,7 +181,7 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
   GPSTREAM_CHECK(optimiser != nullptr, "NLopt could not create its L-BFGS optimiser");
   CallbackData callback;
   callback.objective = &objective;
-  callback.stop = stop;
+  callback.context = context;
   callback.optimiser = optimiser.get();
   nlopt_set_min_objective(optimiser.get(), evaluate, &callback);
   nlopt_set_lower_bounds(optimiser.get(), lower.data());
@@ -204,9 +208,8 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
   return {std::move(callback.best_theta), callback.best_value, callback.evaluations, reason};
 }
 
-HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<const double> y, std::size_t d,
-                                                 const HyperparameterSearchOptions& options,
-                                                 const SearchObserver& observer, const StopFlag* stop) {
+HyperparameterSearchResult learn_hyperparameters(Context& context, const double* x, std::span<const double> y,
+                                                 std::size_t d, const HyperparameterSearchOptions& options) {
   GPSTREAM_CHECK(y.size() >= 2, "hyperparameter learning needs at least 2 rows, not {}", y.size());
   GPSTREAM_CHECK(options.tolerance > 0.0, "the hyperparameter tolerance must be positive, not {}", options.tolerance);
   GPSTREAM_CHECK(options.min_noise_variance > 0.0 && options.min_noise_variance < kNoiseUpperBound,
@@ -216,6 +219,9 @@ HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<cons
     return std::exp(std::uniform_real_distribution<double>(std::log(range[0]), std::log(range[1]))(random));
   };
 
+  // One O(n³) factorisation after another: BLAS may use every thread of the context.
+  const ScopedBlasThreads blas_threads = context.parallel_blas();
+  WorkProgress progress(context, options.restarts + 1);
   HyperparameterSearchResult result;
   const KernelHyperparameters informed = data_informed_start(options.kernel, x, y, d, options.min_noise_variance);
   for (std::size_t start = 0; start <= options.restarts; ++start) {
@@ -226,7 +232,7 @@ HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<cons
       initial.signal_variance *= log_uniform(kRestartSignal);
       initial.noise_variance = std::max(informed.noise_variance * 10.0 * log_uniform(kRestartNoise), options.min_noise_variance);
     }
-    result.starts.push_back(run_start(x, y, d, initial, start, options, observer, stop));
+    result.starts.push_back(run_start(x, y, d, initial, start, options, context, progress));
     if (start == 0 || result.starts.back().objective < result.objective) {
       result.objective = result.starts.back().objective;
       result.hyperparameters = result.starts.back().optimum;

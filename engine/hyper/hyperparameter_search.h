@@ -20,7 +20,7 @@
 // after progress returns the best point it evaluated.
 #pragma once
 
-#include "engine/core/stop_flag.h"
+#include "engine/core/context.h"
 #include "engine/kernels/kernel.h"
 
 #include <cstddef>
@@ -41,15 +41,6 @@ struct HyperparameterSearchOptions {
   std::uint64_t seed = 0;             // of the restarts
 };
 
-// One objective evaluation, for the trace the CLI prints.
-struct SearchEvaluation {
-  std::size_t start = 0;       // 0 is the fixed start, 1 … restarts the random ones
-  std::size_t evaluation = 0;  // within this start, from 1
-  double objective = 0.0;      // −log p(y | X, θ)
-  double gradient_norm = 0.0;  // ‖∂/∂θ‖∞
-  KernelHyperparameters hyperparameters;
-};
-
 struct SearchStart {
   KernelHyperparameters initial, optimum;
   double objective = 0.0;
@@ -63,8 +54,6 @@ struct HyperparameterSearchResult {
   std::vector<SearchStart> starts;
   std::size_t best_start = 0;
 };
-
-using SearchObserver = std::function<void(const SearchEvaluation&)>;
 
 // An objective of θ = log_parameters() (marginal_likelihood.h) that writes
 // its gradient into the second argument; it may throw.
@@ -80,18 +69,22 @@ struct BoundedMinimum {
 // Minimises `objective` from θ with NLopt's L-BFGS inside the bounds above
 // (σ² ≥ min_noise_variance), stopping at a relative objective change or
 // absolute θ change of `tolerance` or after `max_evaluations`. An exception
-// thrown by the objective is re-thrown here; Cancelled when `stop` is requested.
+// thrown by the objective is re-thrown here; Cancelled when the `context`'s
+// stop is requested (none: never).
 BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, std::vector<double> theta,
                                        double min_noise_variance, double tolerance, std::size_t max_evaluations,
-                                       const StopFlag* stop = nullptr);
+                                       const Context* context = nullptr);
 
 // Learns hyperparameters for rows x (n×d, row-major, standardised) and
 // targets y (standardised). Throws when the objective is not finite (with
 // what to check) or K̄ is not numerically positive definite at a point the
-// optimiser tries, and Cancelled when `stop` is requested.
-HyperparameterSearchResult learn_hyperparameters(const double* x, std::span<const double> y, std::size_t d,
-                                                 const HyperparameterSearchOptions& options,
-                                                 const SearchObserver& observer = {}, const StopFlag* stop = nullptr);
+// optimiser tries, and Cancelled when the Context's stop is requested. Each
+// evaluation is reported to the Context's observers (iteration: the
+// evaluation within its start; done: the start, 0 for the fixed one;
+// objective −log p(y|X, θ); measure ‖∂/∂θ‖∞; point: [ℓ…, s², σ²]). The
+// factorisations use the Context's threads in BLAS.
+HyperparameterSearchResult learn_hyperparameters(Context& context, const double* x, std::span<const double> y,
+                                                 std::size_t d, const HyperparameterSearchOptions& options);
 
 // One sentence for each learned value that ended on a bound of the search
 // (lengthscale 3 on its upper bound 1e5, …), with why it may be harmless;

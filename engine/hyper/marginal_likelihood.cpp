@@ -11,11 +11,16 @@
 
 namespace gpstream {
 
+std::vector<double> hyperparameter_values(const KernelHyperparameters& hyperparameters) {
+  std::vector<double> values = hyperparameters.lengthscales;
+  values.push_back(hyperparameters.signal_variance);
+  values.push_back(hyperparameters.noise_variance);
+  return values;
+}
+
 std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters) {
-  std::vector<double> theta;
-  for (const double lengthscale : hyperparameters.lengthscales) theta.push_back(std::log(lengthscale));
-  theta.push_back(std::log(hyperparameters.signal_variance));
-  theta.push_back(std::log(hyperparameters.noise_variance));
+  std::vector<double> theta = hyperparameter_values(hyperparameters);
+  for (double& value : theta) value = std::log(value);
   return theta;
 }
 

@@ -17,6 +17,8 @@ namespace gpstream {
 
 // θ = [log ℓ_1 … log ℓ_L, log s², log σ²] and back.
 std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters);
+// [ℓ_1 … ℓ_L, s², σ²] as they are.
+std::vector<double> hyperparameter_values(const KernelHyperparameters& hyperparameters);
 KernelHyperparameters from_log_parameters(KernelType type, std::span<const double> theta);
 
 struct MarginalLikelihood {

@@ -23,14 +23,18 @@ struct KernelMatrix::TileWorkspaces {
   tbb::enumerable_thread_specific<TileWorkspace> per_thread;
 };
 
-KernelMatrix::KernelMatrix(RowSource& rows, const Kernel& kernel, const KernelMatrixOptions& options)
-    : rows_(rows), kernel_(kernel), options_(options), workspaces_(std::make_unique<TileWorkspaces>()) {
+KernelMatrix::KernelMatrix(Context& context, RowSource& rows, const Kernel& kernel, const KernelMatrixOptions& options)
+    : context_(context), rows_(rows), kernel_(kernel), options_(options), workspaces_(std::make_unique<TileWorkspaces>()) {
   GPSTREAM_CHECK(kernel.dimension() == rows.columns(), "the kernel expects {} inputs but the data have {}",
                  kernel.dimension(), rows.columns());
   GPSTREAM_CHECK(options_.tile_rows > 0 && options_.panel_columns > 0, "tile and panel sizes must be positive");
   if (rows.resident_rows() == nullptr && rows.rows() > 0) {
-    // Half the budget for row blocks in flight (two ring slots); the rest is tiles and caches.
-    const std::size_t block_rows = block_rows_for_budget(options_.memory_budget_bytes / 2, rows.columns(), 2,
+    // Up to half of what is free for row blocks in flight (two ring slots),
+    // and no more than one pass needs; the rest is for tiles and the method's workspaces.
+    const std::size_t row_bytes = checked_multiply(rows.columns() + 1, sizeof(double), 2);
+    block_memory_ = context.memory().reserve_up_to("row blocks in flight", checked_multiply(rows.rows(), row_bytes), 2,
+                                                   row_bytes);
+    const std::size_t block_rows = block_rows_for_budget(block_memory_.bytes(), rows.columns(), 2,
                                                          rows.preferred_block_alignment(), rows.rows());
     stream_ = std::make_unique<RowBlockStream>(
         rows, RowBlockStreamOptions{.block_rows = block_rows, .prefetch_depth = 1, .with_targets = false});
@@ -41,12 +45,14 @@ KernelMatrix::~KernelMatrix() = default;
 
 template <typename BlockFunction>
 void KernelMatrix::for_each_block(BlockFunction&& block) {
-  if (const double* resident = rows_.resident_rows()) {
-    block(0, rows_.rows(), resident);
-    return;
-  }
-  stream_->rewind();
-  while (const RowBlock* next = stream_->next()) block(next->first, next->count, next->x);
+  context_.execute([&] {
+    if (const double* resident = rows_.resident_rows()) {
+      block(0, rows_.rows(), resident);
+      return;
+    }
+    stream_->rewind();
+    while (const RowBlock* next = stream_->next()) block(next->first, next->count, next->x);
+  });
 }
 
 template <typename TileFunction>

@@ -10,6 +10,7 @@
 // scheduling: a resumed run repeats the same arithmetic.
 #pragma once
 
+#include "engine/core/context.h"
 #include "engine/data/row_block_stream.h"
 #include "engine/data/row_source.h"
 #include "engine/kernels/kernel.h"
@@ -31,17 +32,20 @@ struct CrossProducts {
 };
 
 struct KernelMatrixOptions {
-  std::size_t memory_budget_bytes = std::size_t{1} << 30;  // row blocks in flight and per-thread tiles
   std::size_t tile_rows = 256;                              // rows per task
   std::size_t panel_columns = 2048;                         // columns per pass in multiply()
 };
 
 class KernelMatrix {
  public:
-  // `rows` and `kernel` must outlive the KernelMatrix.
-  KernelMatrix(RowSource& rows, const Kernel& kernel, const KernelMatrixOptions& options = {});
+  // `context`, `rows` and `kernel` must outlive the KernelMatrix. Streamed
+  // rows take up to half of the context's free memory budget for the row
+  // blocks in flight, held while the KernelMatrix lives; its parallel work
+  // runs on the context's threads.
+  KernelMatrix(Context& context, RowSource& rows, const Kernel& kernel, const KernelMatrixOptions& options = {});
   ~KernelMatrix();
 
+  Context& context() const { return context_; }
   std::size_t size() const { return rows_.rows(); }
   RowSource& rows() { return rows_; }
   const Kernel& kernel() const { return kernel_; }
@@ -90,7 +94,8 @@ class KernelMatrix {
 
  private:
   // Calls block(first_row, count, x) for every block of rows in order: the
-  // resident rows as one block, or the blocks of one streamed pass.
+  // resident rows as one block, or the blocks of one streamed pass; inside
+  // the context's arena, so that every parallel loop of a block uses its threads.
   template <typename BlockFunction>
   void for_each_block(BlockFunction&& block);
   // Calls tile(first_row, count, x) for every tile of rows, in parallel; x
@@ -100,9 +105,11 @@ class KernelMatrix {
 
   struct TileWorkspaces;  // per-thread scratch for tiles, reused across calls
 
+  Context& context_;
   RowSource& rows_;
   const Kernel& kernel_;
   KernelMatrixOptions options_;
+  MemoryReservation block_memory_;
   std::unique_ptr<RowBlockStream> stream_;  // null when the rows are resident
   std::unique_ptr<TileWorkspaces> workspaces_;
   std::atomic<std::uint64_t> kernel_evaluations_{0};

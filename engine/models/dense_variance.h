@@ -19,11 +19,9 @@
 // (a first-order one for k*ᵀu), from below — the variance errs on the large side.
 #pragma once
 
-#include "engine/core/stop_flag.h"
 #include "engine/kernels/kernel_matrix.h"
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,16 +36,10 @@ struct VarianceOptions {
   // (bench/bench_hyper_variance): the error falls about as tol².
   double tolerance = 3e-5;
   std::uint64_t max_iterations = 100000;  // per batch
-  std::size_t batch_rows = 0;             // test rows solved together; 0: as many as memory_budget_bytes / 2 allows, ≤ 1024
-  std::size_t memory_budget_bytes = std::size_t{1} << 30;
+  // Test rows solved together; 0: as many as half of the Context's free
+  // memory budget holds (n doubles each), at most 1024.
+  std::size_t batch_rows = 0;
   std::uint64_t seed = 1;
-};
-
-struct VarianceProgress {
-  std::size_t rows_done = 0, rows_total = 0;  // test rows finished, of all
-  std::size_t batch_rows = 0, open_rows = 0;  // the current batch, and its rows still above tolerance
-  std::uint64_t iteration = 0;                // within the batch
-  double gradient_max_norm = 0.0;             // max over the open rows of ‖g_j‖∞
 };
 
 struct VariancePrediction {
@@ -59,10 +51,11 @@ struct VariancePrediction {
 };
 
 // Variances for `count` test rows (standardised, count×d) of the GP over the
-// training rows behind `training`. Throws Cancelled when `stop` is requested.
+// training rows behind `training`, run by the solver driver in the
+// training's Context: its observers see one report per GBCD step (done =
+// test rows finished, total = count, the measure the largest open ‖g_j‖∞).
+// Throws Cancelled when the Context's stop is requested.
 VariancePrediction predict_latent_variance(KernelMatrix& training, const double* test_rows, std::size_t count,
-                                           const VarianceOptions& options,
-                                           const std::function<void(const VarianceProgress&)>& progress = {},
-                                           const StopFlag* stop = nullptr);
+                                           const VarianceOptions& options);
 
 }  // namespace gpstream

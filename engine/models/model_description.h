@@ -19,7 +19,7 @@ struct TrainingSummary {
   std::uint64_t iterations = 0;
   // The convergence measure at the end: ‖K̄α − y‖∞ (standardised units) for
   // dense solvers; the gap (sggp) or relative trace residual of a greedy basis.
-  double gradient_max_norm = 0.0;
+  double convergence_measure = 0.0;  // its final value (IterativeMethod::convergence_measure)
   double tolerance = 0.0;
   double seconds = 0.0;
   std::uint64_t kernel_evaluations = 0;

@@ -10,14 +10,12 @@
 
 namespace gpstream {
 
-CholeskySolver::CholeskySolver(KernelMatrix& kernel, std::size_t memory_budget_bytes) : kernel_(kernel) {
-  const std::size_t n = kernel.size();
-  const double needed = static_cast<double>(n) * static_cast<double>(n) * sizeof(double);
-  GPSTREAM_CHECK(needed <= static_cast<double>(memory_budget_bytes),
-                 "the cholesky solver needs K̄ in memory: {} x {} doubles = {:.1f} GiB, more than the memory budget of "
-                 "{:.1f} GiB; use --solver gbcd (no n×n matrix) or raise --memory",
-                 n, n, needed / (1u << 30), static_cast<double>(memory_budget_bytes) / (1u << 30));
-}
+CholeskySolver::CholeskySolver(KernelMatrix& kernel)
+    : kernel_(kernel),
+      factor_memory_(kernel.context().memory().reserve(
+          fmt::format("the cholesky solver's K̄ ({} x {} doubles)", kernel.size(), kernel.size()),
+          checked_multiply(kernel.size(), kernel.size(), sizeof(double)),
+          "solve by block coordinate descent (gbcd), which forms no n×n matrix")) {}
 
 std::vector<double> dense_kernel_matrix(KernelMatrix& kernel) {
   const std::size_t n = kernel.size();
@@ -36,7 +34,7 @@ std::vector<double> dense_kernel_matrix(KernelMatrix& kernel) {
 void CholeskySolver::iterate(SolverState& state, std::span<const double> y) {
   const std::size_t n = kernel_.size();
   std::vector<double> factor = dense_kernel_matrix(kernel_);
-  ScopedBlasThreads all_cores;  // nothing else runs during the factorisation
+  const ScopedBlasThreads all_cores = kernel_.context().parallel_blas();  // nothing else runs during the factorisation
   cholesky_factor(factor.data(), n, "K̄ = K + σ²I");
   state.alpha.assign(y.begin(), y.end());
   cholesky_solve(factor.data(), n, state.alpha.data(), 1);

@@ -10,14 +10,16 @@ namespace gpstream {
 
 class CholeskySolver final : public DenseSolver {
  public:
-  // Throws when n² doubles exceed `memory_budget_bytes`, naming the sizes.
-  CholeskySolver(KernelMatrix& kernel, std::size_t memory_budget_bytes);
+  // Holds n² doubles of the Context's memory budget while it lives; throws
+  // MemoryBudgetExceeded when they do not fit.
+  explicit CholeskySolver(KernelMatrix& kernel);
   std::string name() const override { return "cholesky"; }
   bool is_direct() const override { return true; }
   void iterate(SolverState& state, std::span<const double> y) override;
 
  private:
   KernelMatrix& kernel_;
+  MemoryReservation factor_memory_;
 };
 
 // K̄ for all rows, n×n row-major (both triangles).

@@ -1,5 +1,6 @@
 #include "engine/solvers/solver_driver.h"
 
+#include "engine/core/context.h"
 #include "engine/core/error.h"
 
 #include <algorithm>
@@ -7,18 +8,6 @@
 #include <cmath>
 
 namespace gpstream {
-
-std::string describe(StopReason reason) {
-  switch (reason) {
-    case StopReason::converged: return "converged";
-    case StopReason::iteration_limit: return "iteration limit reached";
-    case StopReason::time_limit: return "time limit reached";
-    case StopReason::interrupted: return "interrupted";
-    case StopReason::solved_directly: return "solved directly";
-    case StopReason::complete: return "complete";
-  }
-  return "stopped";
-}
 
 double refresh_gradient(KernelMatrix& kernel, SolverState& state, std::span<const double> y) {
   std::vector<double> exact(state.alpha.size());
@@ -63,8 +52,11 @@ double DenseSolverRun::after_iteration(const StoppingRule& rule) {
   return drift;
 }
 
-SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule,
-                         std::span<SolverObserver* const> observers, const StopFlag* stop, bool fresh_start) {
+namespace {
+
+// The loop of run_iterations, inside the Context's arena.
+SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule, Context& context,
+                bool fresh_start) {
   using Clock = std::chrono::steady_clock;
   const auto run_start = Clock::now();
   const RunCounters before = method.counters();
@@ -74,8 +66,9 @@ SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const St
     counters.elapsed_seconds = before.elapsed_seconds + std::chrono::duration<double>(Clock::now() - run_start).count();
     counters.kernel_evaluations = before.kernel_evaluations + (kernel.kernel_evaluations() - evaluations_before);
     method.set_counters(counters);
+    const auto [done, total] = method.work_done();
     return IterationReport{counters.iteration, counters.elapsed_seconds, method.objective(),
-                           method.convergence_measure(), counters.kernel_evaluations, drift};
+                           method.convergence_measure(), counters.kernel_evaluations, drift, done, total};
   };
 
   // NaN compares false with everything: without this check a NaN measure
@@ -83,21 +76,21 @@ SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const St
   // measure not taken yet, as CholQR's decrease before its first epoch; a
   // dense gradient that overflows makes the objective non-finite.)
   auto check_finite = [](const IterationReport& r) {
-    GPSTREAM_CHECK(!std::isnan(r.gradient_max_norm) && std::isfinite(r.objective),
+    GPSTREAM_CHECK(!std::isnan(r.convergence_measure) && std::isfinite(r.objective),
                    "the run diverged at iteration {}: the convergence measure is {} and the objective {}; the data or "
                    "the hyperparameters produce values that are not finite (check for NaN/inf in the inputs, extreme "
                    "lengthscales, or a noise variance too small for K̄ to be positive definite)",
-                   r.iteration, r.gradient_max_norm, r.objective);
+                   r.iteration, r.convergence_measure, r.objective);
   };
 
   if (fresh_start) method.start();
   IterationReport current = report(-1.0);
   check_finite(current);
-  for (SolverObserver* observer : observers) observer->on_start(current);
+  for (RunObserver* observer : context.observers()) observer->on_start(current);
 
   StopReason reason = StopReason::converged;
   for (;;) {
-    if (method.converges() && current.gradient_max_norm <= rule.tolerance) {
+    if (method.converges() && current.convergence_measure <= rule.tolerance) {
       reason = StopReason::converged;
       break;
     }
@@ -114,7 +107,7 @@ SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const St
       reason = StopReason::time_limit;
       break;
     }
-    if (stop != nullptr && stop->requested()) {
+    if (context.stop_requested()) {
       reason = StopReason::interrupted;
       break;
     }
@@ -125,21 +118,27 @@ SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const St
     const double drift = method.after_iteration(rule);
     current = report(drift);
     check_finite(current);
-    for (SolverObserver* observer : observers) observer->on_iteration(current);
+    for (RunObserver* observer : context.observers()) observer->on_iteration(current);
     if (method.is_direct()) {
       reason = StopReason::solved_directly;
       break;
     }
   }
-  for (SolverObserver* observer : observers) observer->on_stop(current, reason);
+  for (RunObserver* observer : context.observers()) observer->on_stop(current, reason);
   return {reason, current};
 }
 
+}  // namespace
+
+SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule, bool fresh_start) {
+  Context& context = kernel.context();
+  return context.execute([&] { return drive(method, kernel, rule, context, fresh_start); });
+}
+
 SolverRun run_solver(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y,
-                     const StoppingRule& rule, std::span<SolverObserver* const> observers, const StopFlag* stop,
-                     bool fresh_start) {
+                     const StoppingRule& rule, bool fresh_start) {
   DenseSolverRun run(solver, kernel, state, y);
-  return run_iterations(run, kernel, rule, observers, stop, fresh_start);
+  return run_iterations(run, kernel, rule, fresh_start);
 }
 
 }  // namespace gpstream

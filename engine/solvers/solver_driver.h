@@ -6,7 +6,7 @@
 // in the way ensmallen's optimisers take callbacks.
 #pragma once
 
-#include "engine/core/stop_flag.h"
+#include "engine/core/progress.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/solvers/dense_solver.h"
 
@@ -14,6 +14,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
 
 namespace gpstream {
 
@@ -26,9 +27,6 @@ struct StoppingRule {
   // (0: never); the drift between the maintained and the exact gradient is reported.
   std::uint64_t refresh_every = 0;
 };
-
-enum class StopReason { converged, iteration_limit, time_limit, interrupted, solved_directly, complete };
-std::string describe(StopReason reason);
 
 // What a run has done so far, over all its resumptions (checkpointed with its state).
 struct RunCounters {
@@ -63,26 +61,12 @@ class IterativeMethod {
   virtual bool converges() const { return true; }
   // True for direct methods, whose one iteration is the exact solution.
   virtual bool is_direct() const { return false; }
+  // What convergence_measure() is, for progress displays ("|g|inf", "gap").
+  virtual std::string measure_name() const { return "|g|inf"; }
+  // Units of work done and to do (IterationReport::done, total), when known.
+  virtual std::pair<std::uint64_t, std::uint64_t> work_done() const { return {0, 0}; }
   // Called after each iteration; returns a drift to report, or −1.
   virtual double after_iteration(const StoppingRule& /*rule*/) { return -1.0; }
-};
-
-struct IterationReport {
-  std::uint64_t iteration = 0;
-  double elapsed_seconds = 0.0;  // training time over all runs
-  double objective = 0.0;
-  double gradient_max_norm = 0.0;  // the convergence measure (‖g‖∞ for dense solvers)
-  std::uint64_t kernel_evaluations = 0;
-  double gradient_drift = -1.0;  // ‖g_maintained − g_exact‖∞ when refreshed this iteration, else −1
-};
-
-class SolverObserver {
- public:
-  virtual ~SolverObserver() = default;
-  // Before the first iteration of this run (also when resuming).
-  virtual void on_start(const IterationReport& /*report*/) {}
-  virtual void on_iteration(const IterationReport& /*report*/) {}
-  virtual void on_stop(const IterationReport& /*report*/, StopReason /*reason*/) {}
 };
 
 struct SolverRun {
@@ -91,10 +75,10 @@ struct SolverRun {
 };
 
 // Runs `method` (fresh when `fresh_start`) until the rule stops it, counting
-// the kernel evaluations `kernel` makes. `stop` is polled between
-// iterations: the current iteration always completes.
-SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule,
-                         std::span<SolverObserver* const> observers, const StopFlag* stop, bool fresh_start);
+// the kernel evaluations `kernel` makes, inside the kernel's Context: its
+// threads, its observers (told of every iteration) and its stop request
+// (polled between iterations: the current iteration always completes).
+SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule, bool fresh_start);
 
 // A dense solver on its state, as the driver runs it.
 class DenseSolverRun final : public IterativeMethod {
@@ -118,8 +102,7 @@ class DenseSolverRun final : public IterativeMethod {
 
 // run_iterations on a DenseSolverRun.
 SolverRun run_solver(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y,
-                     const StoppingRule& rule, std::span<SolverObserver* const> observers, const StopFlag* stop,
-                     bool fresh_start);
+                     const StoppingRule& rule, bool fresh_start);
 
 // g = K̄α − y by one exact product; returns ‖g_old − g_new‖∞.
 double refresh_gradient(KernelMatrix& kernel, SolverState& state, std::span<const double> y);

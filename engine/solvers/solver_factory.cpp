@@ -23,7 +23,7 @@ std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMat
   }
   if (name == "cg") return std::make_unique<ConjugateGradient>(kernel);
   if (name == "smo") return std::make_unique<SequentialMinimalOptimization>(kernel);
-  if (name == "cholesky") return std::make_unique<CholeskySolver>(kernel, options.memory_budget_bytes);
+  if (name == "cholesky") return std::make_unique<CholeskySolver>(kernel);
   GPSTREAM_THROW("unknown solver \"{}\" (choose {})", name, fmt::join(solver_names(), ", "));
 }
 

@@ -14,7 +14,6 @@ struct SolverOptions {
   std::string name = "gbcd";           // gbcd, bcd-cyclic, bcd-gradient, cg, smo, cholesky
   std::size_t active_set_size = 500;   // m, for the BCD family (GBCD paper §3)
   std::size_t candidates = 60;         // κ, for gbcd (GBCD paper §3)
-  std::size_t memory_budget_bytes = std::size_t{1} << 30;  // cholesky refuses n² doubles beyond it
 };
 
 const std::vector<std::string>& solver_names();

@@ -54,6 +54,11 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
     const std::size_t parameters = hyperparameters_.lengthscales.size() + 2;
     options_.hyperparameter_evaluations = std::min<std::size_t>(20, std::max<std::size_t>(15, 2 * parameters));
   }
+  memory_ = kernel.context().memory().reserve(
+      fmt::format("CholQR's training rows and O(n m) factors (n = {}, m = {}, {} information pivots)", n_,
+                  options.basis_size, options.information_pivots),
+      cholqr_memory_bytes(n_, d_, options.basis_size, options.information_pivots),
+      "lower the basis size or the information pivots, or use fewer rows");
   x_.resize(checked_multiply(n_, d_));
   kernel.rows().read_rows(0, n_, x_.data(), nullptr);
   factorization_ = std::make_unique<CholQrFactorization>(x_.data(), n_, d_, y, options.basis_size);
@@ -71,27 +76,18 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
   std::copy_n(values.begin(), hyperparameters_.lengthscales.size(), hyperparameters_.lengthscales.begin());
   hyperparameters_.signal_variance = values[values.size() - 2];
   hyperparameters_.noise_variance = values.back();
-  // The run keeps the settings it was started with.
-  const std::vector<double>& settings = get("settings");
-  GPSTREAM_CHECK(settings.size() == 6, "checkpoint: the CholQR settings hold {} values, not 6", settings.size());
-  options_.information_pivots = static_cast<std::size_t>(settings[0]);
-  options_.objective = settings[1] == 0.0 ? InducingObjective::variational : InducingObjective::likelihood;
-  options_.learn_hyperparameters = settings[2] != 0.0;
-  options_.swaps_per_epoch = static_cast<std::size_t>(settings[3]);
-  options_.hyperparameter_evaluations = static_cast<std::size_t>(settings[4]);
-  options_.swap_inducing_rows = settings[5] != 0.0;
   const std::vector<double>& statistics = get("statistics");
   GPSTREAM_CHECK(statistics.size() == 2, "checkpoint: the CholQR statistics hold {} values, not 2", statistics.size());
   accepted_swaps_ = static_cast<std::uint64_t>(statistics[0]);
   last_decrease_ = statistics[1];
-  const ScopedBlasThreads all_cores;
+  const ScopedBlasThreads all_cores = matrix_.context().parallel_blas();
   rebuild(inducing);
 }
 
 CholQrSelection::~CholQrSelection() = default;
 
 void CholQrSelection::start() {
-  const ScopedBlasThreads all_cores;  // the BLAS calls here run one at a time
+  const ScopedBlasThreads all_cores = matrix_.context().parallel_blas();  // the BLAS calls here run one at a time
   // Algorithm 1 starts from a random subset of the training rows.
   std::vector<std::size_t> inducing = random_row_subset(n_, options_.basis_size, options_.seed);
   std::mt19937_64 random(options_.seed);
@@ -245,7 +241,7 @@ void CholQrSelection::rebuild(std::span<const std::size_t> inducing) {
 }
 
 void CholQrSelection::iterate() {
-  const ScopedBlasThreads all_cores;  // the BLAS calls here run one at a time
+  const ScopedBlasThreads all_cores = matrix_.context().parallel_blas();  // the BLAS calls here run one at a time
   const double epoch_start = objective_;
   // Each epoch draws from its own stream, so a resumed run repeats it.
   std::seed_seq seeds{options_.seed, static_cast<std::uint64_t>(state_.iteration), std::uint64_t{0xC401}};
@@ -270,15 +266,8 @@ void CholQrSelection::iterate() {
 void CholQrSelection::store_state() {
   auto& saved = state_.auxiliary;
   saved["inducing"] = as_values(factorization_->pivots());
-  std::vector<double> values = hyperparameters_.lengthscales;
-  values.push_back(hyperparameters_.signal_variance);
-  values.push_back(hyperparameters_.noise_variance);
-  saved["hyperparameters"] = std::move(values);
+  saved["hyperparameters"] = hyperparameter_values(hyperparameters_);
   saved["statistics"] = {static_cast<double>(accepted_swaps_), last_decrease_};
-  saved["settings"] = {static_cast<double>(options_.information_pivots),
-                       options_.objective == InducingObjective::variational ? 0.0 : 1.0,
-                       options_.learn_hyperparameters ? 1.0 : 0.0, static_cast<double>(options_.swaps_per_epoch),
-                       static_cast<double>(options_.hyperparameter_evaluations), options_.swap_inducing_rows ? 1.0 : 0.0};
 }
 
 SparseModel CholQrSelection::model() {

@@ -110,6 +110,7 @@ class CholQrSelection final : public SparseTrainingMethod {
   KernelMatrix& matrix_;
   std::span<const double> y_;
   CholQrOptions options_;
+  MemoryReservation memory_;
   SolverState& state_;
   std::size_t n_, d_;
   std::vector<double> x_;  // n×d, the standardised training rows

@@ -1,5 +1,8 @@
 #include "engine/sparse/committee_machine.h"
 
+#include "engine/core/work_progress.h"
+#include "engine/data/k_means.h"
+
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/linalg/blas_threads.h"
@@ -28,12 +31,11 @@ void inverse_from_factor(std::vector<double>& factor, std::size_t q) {
 
 CommitteePrediction predict_committee(KernelMatrix& training, std::span<const double> y,
                                       const std::vector<std::vector<std::size_t>>& modules, const double* test_rows,
-                                      std::size_t count, std::size_t block_rows, bool with_variance,
-                                      const std::function<void(std::size_t)>& progress, const StopFlag* stop) {
+                                      std::size_t count, std::size_t block_rows, bool with_variance) {
   GPSTREAM_CHECK(!modules.empty(), "the committee needs at least one module");
   GPSTREAM_CHECK(block_rows > 0, "the committee needs at least 1 test row per query block");
   GPSTREAM_CHECK(y.size() == training.size(), "{} targets for {} training rows", y.size(), training.size());
-  const ScopedBlasThreads all_cores;  // one BLAS-3 call at a time, nothing else running
+  const ScopedBlasThreads all_cores = training.context().parallel_blas();  // one BLAS-3 call at a time, nothing else running
   const Kernel& kernel = training.kernel();
   const std::size_t d = kernel.dimension();
   const double noise = kernel.noise_variance();
@@ -63,9 +65,10 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
     weighted_sums[b].assign(block_size(b), 0.0);
   }
 
+  WorkProgress progress(training.context(), modules.size());
   for (std::size_t module = 0; module < modules.size(); ++module) {
-    if (stop != nullptr && stop->requested()) throw Cancelled("interrupted; no predictions were written");
-    if (progress) progress(module);
+    progress.throw_if_stopped("the committee machine");
+    if (module > 0) progress.step({.done = module});
     const std::vector<std::size_t>& rows = modules[module];
     const std::size_t size = rows.size();
     GPSTREAM_CHECK(size > 0, "module {} is empty", module);
@@ -133,6 +136,32 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
       prediction.latent[b * block_rows + j] = latent;
     }
   }
+  return prediction;
+}
+
+CommitteePrediction predict_by_committee(KernelMatrix& training, std::span<const double> y, const double* test_rows,
+                                         std::size_t count, const CommitteeOptions& options, bool with_variance) {
+  const std::size_t n = training.size();
+  GPSTREAM_CHECK(options.modules > 0 || options.module_size > 0, "the committee's module size must be at least 1");
+  const std::size_t clusters = options.modules > 0 ? options.modules : (n + options.module_size - 1) / options.module_size;
+  GPSTREAM_CHECK(clusters <= n, "{} committee modules are more than the {} training rows", clusters, n);
+  const std::size_t target_size = (n + clusters - 1) / clusters;
+  const std::size_t block = options.query_block > 0 ? options.query_block : target_size;
+  const KMeansResult clustering = k_means(training.context(), training.rows(), {.clusters = clusters, .seed = options.seed});
+  const std::vector<std::vector<std::size_t>> modules = clusters_as_modules(clustering.labels, clusters, target_size);
+  std::size_t smallest = n, largest = 0;
+  for (const auto& module : modules) smallest = std::min(smallest, module.size()), largest = std::max(largest, module.size());
+  // One module's factor and cross-covariances, the accumulated precisions of every query block.
+  const MemoryReservation memory = training.context().memory().reserve(
+      fmt::format("the committee machine (its largest module has {} rows, query blocks of {} over {} test rows)",
+                  largest, block, count),
+      sizeof(double) * checked_add(checked_add(checked_multiply(largest, largest), checked_multiply(largest, block)),
+                                   checked_multiply(count + block, block)),
+      "use smaller modules or query blocks");
+  CommitteePrediction prediction = predict_committee(training, y, modules, test_rows, count, block, with_variance);
+  prediction.smallest_module = smallest;
+  prediction.largest_module = largest;
+  prediction.query_block = block;
   return prediction;
 }
 

@@ -15,11 +15,10 @@
 // combination stays consistent); a C_i that needs more is counted.
 #pragma once
 
-#include "engine/core/stop_flag.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/sparse/sparse_prediction.h"
 
-#include <functional>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -28,15 +27,28 @@ namespace gpstream {
 struct CommitteePrediction : SparsePrediction {
   std::size_t modules = 0;
   std::size_t extra_jitter = 0;  // module covariances C_i that needed more than the standard jitter
+  std::size_t smallest_module = 0, largest_module = 0, query_block = 0;  // rows
 };
+
+struct CommitteeOptions {
+  std::size_t modules = 0;        // M; 0: the training rows / module_size
+  std::size_t module_size = 1000; // rows per module, when `modules` is 0
+  std::size_t query_block = 0;    // test rows predicted jointly; 0: the module size
+  std::uint64_t seed = 1;         // of the k-means
+};
+
+// The whole committee: k-means modules of the training rows (data/k_means.h;
+// oversized clusters cut by clusters_as_modules), the memory they need held
+// in the training Context's budget, then predict_committee.
+CommitteePrediction predict_by_committee(KernelMatrix& training, std::span<const double> y, const double* test_rows,
+                                         std::size_t count, const CommitteeOptions& options, bool with_variance);
 
 // `modules` lists row indices of `training` (each ascending); test_rows are
 // count×d standardised inputs, predicted in blocks of `block_rows`.
-// `progress` is called with the number of modules done.
+// One progress report per module (done = modules done) to the training
+// Context's observers; throws Cancelled at its stop request.
 CommitteePrediction predict_committee(KernelMatrix& training, std::span<const double> y,
                                       const std::vector<std::vector<std::size_t>>& modules, const double* test_rows,
-                                      std::size_t count, std::size_t block_rows, bool with_variance,
-                                      const std::function<void(std::size_t)>& progress = {},
-                                      const StopFlag* stop = nullptr);
+                                      std::size_t count, std::size_t block_rows, bool with_variance);
 
 }  // namespace gpstream

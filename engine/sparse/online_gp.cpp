@@ -66,12 +66,6 @@ OnlineGp::OnlineGp(KernelMatrix& kernel, std::span<const double> y, const Online
     std::copy_n(&get("C")[i * m], m, &c_[i * stride_]);
     std::copy_n(&get("Q")[i * m], m, &q_[i * stride_]);
   }
-  // The run keeps the settings it was started with.
-  const std::vector<double>& settings = get("settings");
-  GPSTREAM_CHECK(settings.size() == 3, "checkpoint: the online GP's settings hold {} values, not 3", settings.size());
-  options_.novelty = settings[0];
-  options_.passes = static_cast<std::size_t>(settings[1]);
-  options_.rows_per_iteration = static_cast<std::size_t>(settings[2]);
   const std::vector<double>& progress = get("progress");
   GPSTREAM_CHECK(progress.size() == 3, "checkpoint: the online GP's progress holds {} values, not 3", progress.size());
   processed_ = static_cast<std::uint64_t>(progress[0]);
@@ -181,7 +175,7 @@ void OnlineGp::remove(std::size_t i) {
 }
 
 void OnlineGp::iterate() {
-  const ScopedBlasThreads all_cores;  // the BLAS calls here run one at a time
+  const ScopedBlasThreads all_cores = matrix_.context().parallel_blas();  // the BLAS calls here run one at a time
   const std::size_t first = static_cast<std::size_t>(processed_ % n_);
   const std::size_t count = static_cast<std::size_t>(
       std::min<std::uint64_t>({options_.rows_per_iteration, n_ - first, total_rows() - processed_}));
@@ -205,8 +199,6 @@ void OnlineGp::store_state() {
   saved["Q"] = compact(q_, stride_, m);
   saved["progress"] = {static_cast<double>(processed_), static_cast<double>(deleted_),
                        sequential_negative_log_likelihood_};
-  saved["settings"] = {options_.novelty, static_cast<double>(options_.passes),
-                       static_cast<double>(options_.rows_per_iteration)};
 }
 
 SparseModel OnlineGp::model() {

@@ -1,5 +1,7 @@
 #include "engine/sparse/sparse_prediction.h"
 
+#include "engine/core/work_progress.h"
+
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/sparse/sparse_fit.h"
@@ -112,17 +114,17 @@ SparsePrediction predict_sparse(const SparseModel& model, const Kernel& kernel, 
 }
 
 SparsePrediction predict_transductive(KernelMatrix& training, std::span<const double> y, const double* test_rows,
-                                      std::size_t count, std::size_t block_rows, bool with_variance,
-                                      const std::function<void(std::size_t)>& progress, const StopFlag* stop) {
+                                      std::size_t count, std::size_t block_rows, bool with_variance) {
   GPSTREAM_CHECK(block_rows > 0, "the transductive basis needs at least 1 test row per block");
   const Kernel& kernel = training.kernel();
   const std::size_t d = kernel.dimension();
   SparsePrediction prediction;
   prediction.mean.resize(count);
   if (with_variance) prediction.latent.resize(count);
+  WorkProgress progress(training.context(), count);
   for (std::size_t first = 0; first < count; first += block_rows) {
-    if (stop != nullptr && stop->requested()) throw Cancelled("interrupted; no predictions were written");
-    if (progress) progress(first);
+    progress.throw_if_stopped("SRM-Trans");
+    if (first > 0) progress.step({.done = first});
     const std::size_t rows = std::min(block_rows, count - first);
     std::vector<double> block(test_rows + first * d, test_rows + (first + rows) * d);
     SparseModel model = fit_subset_of_regressors(training, y, block);

@@ -5,11 +5,9 @@
 // all n training rows once per batch of test rows.
 #pragma once
 
-#include "engine/core/stop_flag.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/sparse/sparse_model.h"
 
-#include <functional>
 #include <span>
 #include <vector>
 
@@ -31,12 +29,10 @@ SparsePrediction predict_sparse(const SparseModel& model, const Kernel& kernel, 
 
 // SRM-Trans (Schwaighofer & Tresp 2003 §3.1): each block of `block_rows`
 // test rows is the basis of an SR model fitted to the training rows (one
-// streamed pass per block), which then predicts that block. `progress` is
-// called with the rows done before each block; `stop` is polled between
-// blocks (throws Cancelled).
+// streamed pass per block), which then predicts that block. One progress
+// report per block (done = test rows done) to the training Context's
+// observers; its stop request is honoured between blocks (throws Cancelled).
 SparsePrediction predict_transductive(KernelMatrix& training, std::span<const double> y, const double* test_rows,
-                                      std::size_t count, std::size_t block_rows, bool with_variance,
-                                      const std::function<void(std::size_t)>& progress = {},
-                                      const StopFlag* stop = nullptr);
+                                      std::size_t count, std::size_t block_rows, bool with_variance);
 
 }  // namespace gpstream

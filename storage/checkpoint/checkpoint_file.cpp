@@ -15,7 +15,77 @@ namespace {
 // needs no HDF5 iteration callbacks.
 constexpr const char* kAuxiliaryNames = "auxiliary_names";
 
+void write_method_settings(hid_t root, const TrainingConfiguration& configuration) {
+  const CholQrOptions& cholqr = configuration.cholqr;
+  hdf5::write_attribute(root, "cholqr_information_pivots", static_cast<std::int64_t>(cholqr.information_pivots));
+  hdf5::write_attribute(root, "cholqr_objective", std::string(inducing_objective_name(cholqr.objective)));
+  hdf5::write_attribute(root, "cholqr_learn_hyperparameters", static_cast<std::int64_t>(cholqr.learn_hyperparameters));
+  hdf5::write_attribute(root, "cholqr_swap_inducing_rows", static_cast<std::int64_t>(cholqr.swap_inducing_rows));
+  hdf5::write_attribute(root, "cholqr_swaps_per_epoch", static_cast<std::int64_t>(cholqr.swaps_per_epoch));
+  hdf5::write_attribute(root, "cholqr_hyperparameter_evaluations",
+                        static_cast<std::int64_t>(cholqr.hyperparameter_evaluations));
+  hdf5::write_attribute(root, "cholqr_min_noise_variance", cholqr.min_noise_variance);
+  const OnlineGpOptions& online = configuration.online;
+  hdf5::write_attribute(root, "online_novelty", online.novelty);
+  hdf5::write_attribute(root, "online_passes", static_cast<std::int64_t>(online.passes));
+  hdf5::write_attribute(root, "online_rows_per_iteration", static_cast<std::int64_t>(online.rows_per_iteration));
+}
+
+std::size_t read_count(hid_t root, const char* name, const std::string& path) {
+  const std::int64_t value = hdf5::read_integer_attribute(root, name, path);
+  GPSTREAM_CHECK(value >= 0, "{}: invalid {} {}", path, name, value);
+  return static_cast<std::size_t>(value);
+}
+
+void read_method_settings(hid_t root, const std::string& path, TrainingConfiguration& configuration) {
+  CholQrOptions& cholqr = configuration.cholqr;
+  cholqr.information_pivots = read_count(root, "cholqr_information_pivots", path);
+  cholqr.objective = parse_inducing_objective(hdf5::read_string_attribute(root, "cholqr_objective", path));
+  cholqr.learn_hyperparameters = read_count(root, "cholqr_learn_hyperparameters", path) != 0;
+  cholqr.swap_inducing_rows = read_count(root, "cholqr_swap_inducing_rows", path) != 0;
+  cholqr.swaps_per_epoch = read_count(root, "cholqr_swaps_per_epoch", path);
+  cholqr.hyperparameter_evaluations = read_count(root, "cholqr_hyperparameter_evaluations", path);
+  cholqr.min_noise_variance = hdf5::read_double_attribute(root, "cholqr_min_noise_variance", path);
+  OnlineGpOptions& online = configuration.online;
+  online.novelty = hdf5::read_double_attribute(root, "online_novelty", path);
+  online.passes = read_count(root, "online_passes", path);
+  online.rows_per_iteration = read_count(root, "online_rows_per_iteration", path);
+}
+
+// Version 2 kept CholQR's and the online GP's settings as positional vectors in /auxiliary/settings.
+void read_version_2_settings(SolverState& state, TrainingConfiguration& configuration, const std::string& path) {
+  const auto found = state.auxiliary.find("settings");
+  if (found == state.auxiliary.end()) return;
+  const std::vector<double> settings = found->second;
+  state.auxiliary.erase(found);
+  if (configuration.solver.name == "cholqr") {
+    GPSTREAM_CHECK(settings.size() == 6, "{}: the CholQR settings hold {} values, not 6", path, settings.size());
+    configuration.cholqr.information_pivots = static_cast<std::size_t>(settings[0]);
+    configuration.cholqr.objective = settings[1] == 0.0 ? InducingObjective::variational : InducingObjective::likelihood;
+    configuration.cholqr.learn_hyperparameters = settings[2] != 0.0;
+    configuration.cholqr.swaps_per_epoch = static_cast<std::size_t>(settings[3]);
+    configuration.cholqr.hyperparameter_evaluations = static_cast<std::size_t>(settings[4]);
+    configuration.cholqr.swap_inducing_rows = settings[5] != 0.0;
+  } else if (configuration.solver.name == "online") {
+    GPSTREAM_CHECK(settings.size() == 3, "{}: the online GP's settings hold {} values, not 3", path, settings.size());
+    configuration.online.novelty = settings[0];
+    configuration.online.passes = static_cast<std::size_t>(settings[1]);
+    configuration.online.rows_per_iteration = static_cast<std::size_t>(settings[2]);
+  }
+}
+
 }  // namespace
+
+SparseMethodOptions sparse_method_options(const TrainingConfiguration& configuration) {
+  SparseMethodOptions options;
+  options.name = configuration.solver.name;
+  options.basis_size = configuration.solver.active_set_size;
+  options.candidates = configuration.solver.candidates;
+  options.seed = configuration.seed;
+  options.cholqr = configuration.cholqr;
+  options.online = configuration.online;
+  return options;
+}
 
 void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   AtomicOutputFile output(path, /*overwrite=*/true);
@@ -50,6 +120,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     hdf5::write_attribute(root, "overwrite_output", static_cast<std::int64_t>(job.overwrite_output));
     hdf5::write_attribute(root, "log_path", job.log_path);
     hdf5::write_attribute(root, "checkpoint_every_seconds", job.checkpoint_every_seconds);
+    write_method_settings(root, configuration);
     if (!state.alpha.empty()) {  // dense solvers; a sparse basis selection keeps its state in /auxiliary
       hdf5::write_vector(root, "alpha", state.alpha);
       hdf5::write_vector(root, "gradient", state.gradient);
@@ -115,6 +186,11 @@ Checkpoint read_checkpoint(const std::string& path) {
   hdf5::Handle auxiliary = hdf5::open_group(root, "auxiliary", path);
   for (const std::string& name : hdf5::read_string_array_attribute(root, kAuxiliaryNames, path)) {
     state.auxiliary[name] = hdf5::read_vector(auxiliary.get(), name, path + ": auxiliary");
+  }
+  if (version >= 3) {
+    read_method_settings(root, path, configuration);
+  } else {
+    read_version_2_settings(state, configuration, path);
   }
   return checkpoint;
 }

@@ -9,7 +9,9 @@
 //     random_state (the RNG's text form); the job (version 2): tolerance,
 //     max_iterations (0: none), time_limit_seconds (inf: none),
 //     refresh_every, output_path, overwrite_output, log_path,
-//     checkpoint_every_seconds
+//     checkpoint_every_seconds; CholQR's and the online GP's settings
+//     (version 3; version 2 kept them in /auxiliary/settings): cholqr_*,
+//     online_*
 //   /alpha, /gradient   float64 [n] (dense solvers only)
 //   /auxiliary/<name>   solver-specific vectors (CG's search direction, …;
 //                       a sparse basis selection's basis, factors and bounds)
@@ -26,13 +28,14 @@
 #include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_factory.h"
 #include "engine/solvers/solver_state.h"
+#include "engine/training/training_method.h"
 
 #include <string>
 
 namespace gpstream {
 
 inline constexpr const char* kCheckpointFormat = "gpstream-checkpoint";
-inline constexpr std::int64_t kCheckpointVersion = 2;
+inline constexpr std::int64_t kCheckpointVersion = 3;
 
 // How the launched job ends and where its results go: kept in the checkpoint
 // so that `train --resume` continues the job that was launched; an option
@@ -52,7 +55,9 @@ struct TrainingJob {
 // What defines a training run: a resumed run must agree on all of it but the job.
 struct TrainingConfiguration {
   TrainingJob job;
-  SolverOptions solver;  // its memory budget is not part of the identity
+  SolverOptions solver;  // name: the solver or the sparse model; active_set_size: m, or the basis size
+  CholQrOptions cholqr;  // --model cholqr's settings (basis size and seed are the ones above)
+  OnlineGpOptions online;  // --model online's settings
   KernelHyperparameters hyperparameters;
   Standardisation standardisation;
   std::uint64_t seed = 1;
@@ -65,6 +70,9 @@ struct Checkpoint {
   TrainingConfiguration configuration;
   SolverState state;
 };
+
+// The sparse model's typed settings of a configuration.
+SparseMethodOptions sparse_method_options(const TrainingConfiguration& configuration);
 
 void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 Checkpoint read_checkpoint(const std::string& path);

@@ -5,7 +5,7 @@
 //     kernel, lengthscales, gamma, signal_variance, noise_variance,
 //     standardised, x_mean, x_std, y_mean, y_std,
 //     dataset_path, dataset_fingerprint, rows, columns, feature_names, target_name,
-//     solver, stop_reason, iterations, gradient_max_norm, tolerance,
+//     solver, stop_reason, iterations, convergence_measure, tolerance,
 //     training_seconds, kernel_evaluations, created_by
 //   /alpha  float64 [n]   weights α = K̄⁻¹y in standardised units
 #pragma once

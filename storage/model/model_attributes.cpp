@@ -50,7 +50,7 @@ void write_training_summary_attributes(hid_t object, const TrainingSummary& trai
   hdf5::write_attribute(object, "solver", training.solver);
   hdf5::write_attribute(object, "stop_reason", training.stop_reason);
   hdf5::write_attribute(object, "iterations", static_cast<std::int64_t>(training.iterations));
-  hdf5::write_attribute(object, "gradient_max_norm", training.gradient_max_norm);
+  hdf5::write_attribute(object, "convergence_measure", training.convergence_measure);
   hdf5::write_attribute(object, "tolerance", training.tolerance);
   hdf5::write_attribute(object, "training_seconds", training.seconds);
   hdf5::write_attribute(object, "kernel_evaluations", static_cast<std::int64_t>(training.kernel_evaluations));
@@ -61,7 +61,9 @@ TrainingSummary read_training_summary_attributes(hid_t object, const std::string
   training.solver = hdf5::read_string_attribute(object, "solver", context);
   training.stop_reason = hdf5::read_string_attribute(object, "stop_reason", context);
   training.iterations = static_cast<std::uint64_t>(hdf5::read_integer_attribute(object, "iterations", context));
-  training.gradient_max_norm = hdf5::read_double_attribute(object, "gradient_max_norm", context);
+  // Files written before the rename call it gradient_max_norm.
+  training.convergence_measure = hdf5::read_double_attribute(
+      object, hdf5::has_attribute(object, "convergence_measure") ? "convergence_measure" : "gradient_max_norm", context);
   training.tolerance = hdf5::read_double_attribute(object, "tolerance", context);
   training.seconds = hdf5::read_double_attribute(object, "training_seconds", context);
   training.kernel_evaluations =

@@ -20,7 +20,7 @@ KernelHyperparameters read_kernel_attributes(hid_t object, const std::string& co
 void write_standardisation_attributes(hid_t object, const Standardisation& standardisation);
 Standardisation read_standardisation_attributes(hid_t object, const std::string& context);
 
-// solver, stop_reason, iterations, gradient_max_norm, tolerance, training_seconds, kernel_evaluations.
+// solver, stop_reason, iterations, convergence_measure, tolerance, training_seconds, kernel_evaluations.
 void write_training_summary_attributes(hid_t object, const TrainingSummary& training);
 TrainingSummary read_training_summary_attributes(hid_t object, const std::string& context);
 

@@ -346,7 +346,7 @@ TEST_CASE("the memory budget covers the n-vectors and says how it is split; a jo
   const std::string base = "train " + quote(train) + " --max-iter 2 " + join(kHyper) + " -o ";
   const auto resident = run_gpstream(base + quote(directory.file("a.h5")) + " --memory 64M");
   CHECK(resident.exit_code == 0);
-  CHECK(resident.err.find("memory budget 64.0 MiB: 937.5 KiB for 6 vectors of 20,000 rows, X held in memory (1.7 MiB)") !=
+  CHECK(resident.err.find("memory budget 64.0 MiB: 937.5 KiB for 6 vectors of 20,000 values, 1.7 MiB for X held in memory") !=
         std::string::npos);
   const auto streamed = run_gpstream(base + quote(directory.file("b.h5")) + " --memory 3M");
   CHECK(streamed.exit_code == 0);
@@ -354,7 +354,7 @@ TEST_CASE("the memory budget covers the n-vectors and says how it is split; a jo
   CHECK(gpstream::read_dense_model(directory.file("a.h5")).alpha == gpstream::read_dense_model(directory.file("b.h5")).alpha);
   const auto refused = run_gpstream(base + quote(directory.file("c.h5")) + " --memory 500K");
   CHECK(refused.exit_code == 1);
-  CHECK(refused.err.find("the 6 vectors of n values this needs take 937.5 KiB alone, more than the memory budget of 500.0 KiB") !=
+  CHECK(refused.err.find("6 vectors of 20,000 values needs 937.5 KiB, but the memory budget is 500.0 KiB; use fewer training rows (or raise --memory)") !=
         std::string::npos);
   CHECK_FALSE(std::filesystem::exists(directory.file("c.h5")));
 }

@@ -166,7 +166,7 @@ TEST_CASE("bad training and prediction inputs give one clear line") {
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1", "give the --noise-var");
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver newton", "unknown solver \"newton\"");
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver cholesky --memory 100K",
-         "use --solver gbcd");
+         "solve by block coordinate descent (gbcd), which forms no n×n matrix (or raise --memory)");
 
   {  // A dataset file with no rows.
     gpstream::hdf5::Handle file = gpstream::hdf5::create_file(directory.file("empty.h5"));

@@ -209,7 +209,8 @@ CholQrRun run_cholqr(const Problem& p, const KernelHyperparameters& h, const Cho
                      SolverState& state, bool fresh) {
   InMemoryRowSource rows = p.source();
   const auto kernel = make_kernel(h, p.d);
-  KernelMatrix matrix(rows, *kernel);
+  Context context;
+  KernelMatrix matrix(context, rows, *kernel);
   CholQrSelection selection(matrix, p.y, options, state);
   if (fresh) selection.start();
   CholQrRun run;
@@ -270,14 +271,16 @@ TEST_CASE("the CholQR model is the projected-process model of its inducing set a
   SolverState state;
   InMemoryRowSource rows = p.source();
   const auto initial = make_kernel(se_ard(2, 1.0, 0.1), p.d);
-  KernelMatrix matrix(rows, *initial);
+  Context context;
+  KernelMatrix matrix(context, rows, *initial);
   CholQrSelection selection(matrix, p.y, options, state);
   selection.start();
   selection.iterate();
   const SparseModel model = selection.model();
   CHECK(log_parameters(model.hyperparameters) == log_parameters(selection.hyperparameters()));
   const auto learned = make_kernel(model.hyperparameters, p.d);
-  KernelMatrix learned_matrix(rows, *learned);
+  Context learned_matrix_context;
+  KernelMatrix learned_matrix(learned_matrix_context, rows, *learned);
   SparseModel reference = subset_of_regressors_on(learned_matrix, p.y, model.basis_rows);
   reference.columns = p.d;
   const SparsePrediction ours = predict_sparse(model, *learned, test.x.data(), test.rows(), true);
@@ -293,7 +296,8 @@ TEST_CASE("CholQR rejects a basis larger than the data, no information pivots an
   const Problem p = make_problem(20, 2, 48);
   InMemoryRowSource rows = p.source();
   const auto kernel = make_kernel(se_ard(2), p.d);
-  KernelMatrix matrix(rows, *kernel);
+  Context context;
+  KernelMatrix matrix(context, rows, *kernel);
   SolverState state;
   CHECK_THROWS_WITH_AS(CholQrSelection(matrix, p.y, {.basis_size = 21}, state),
                        doctest::Contains("CholQR needs 1 to 20 inducing rows"), Error);

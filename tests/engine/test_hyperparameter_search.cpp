@@ -14,6 +14,9 @@ using namespace gpstream::testing;
 
 namespace {
 
+// Tests without a budget, threads or observers of their own share this one.
+Context default_context;
+
 struct GridPoint {
   double objective = std::numeric_limits<double>::infinity();
   std::vector<double> theta;
@@ -56,7 +59,7 @@ TEST_CASE("the learned hyperparameters are the minimum a dense grid search finds
   HyperparameterSearchOptions options;
   options.kernel = KernelType::squared_exponential;
   options.tolerance = 1e-10;
-  const HyperparameterSearchResult learned = learn_hyperparameters(p.x.data(), p.y, p.d, options);
+  const HyperparameterSearchResult learned = learn_hyperparameters(default_context, p.x.data(), p.y, p.d, options);
 
   // A coarse grid over ℓ, s², σ² ∈ [e⁻⁶, e⁶], then a fine one around its best point.
   const GridPoint coarse = grid_minimum(p, {0.0, 0.0, 0.0}, 6.0, 25);
@@ -83,16 +86,21 @@ TEST_CASE("restarts report every start and keep the best optimum") {
   HyperparameterSearchOptions options;
   options.restarts = 3;
   options.seed = 7;
-  std::size_t evaluations = 0;
+  struct Counter final : RunObserver {
+    void on_iteration(const IterationReport&) override { ++evaluations; }
+    std::size_t evaluations = 0;
+  } counter;
+  Context context;
+  const Context::ObserverScope observe(context, {&counter});
   const HyperparameterSearchResult learned =
-      learn_hyperparameters(p.x.data(), p.y, p.d, options, [&](const SearchEvaluation&) { ++evaluations; });
+      learn_hyperparameters(context, p.x.data(), p.y, p.d, options);
   REQUIRE(learned.starts.size() == 4);
   std::size_t reported = 0;
   for (const SearchStart& start : learned.starts) {
     CHECK(learned.objective <= start.objective);
     reported += start.evaluations;
   }
-  CHECK(reported == evaluations);
+  CHECK(reported == counter.evaluations);
   CHECK(learned.objective == learned.starts[learned.best_start].objective);
   // Random starts differ from the fixed one and from each other.
   CHECK(learned.starts[1].initial.signal_variance != learned.starts[2].initial.signal_variance);
@@ -105,7 +113,7 @@ TEST_CASE("the noise variance stays at or above its lower bound") {
   for (std::size_t i = 0; i < p.rows(); ++i) p.y[i] = std::sin(p.x[i]);
   HyperparameterSearchOptions options;
   options.min_noise_variance = 1e-3;
-  const HyperparameterSearchResult learned = learn_hyperparameters(p.x.data(), p.y, p.d, options);
+  const HyperparameterSearchResult learned = learn_hyperparameters(default_context, p.x.data(), p.y, p.d, options);
   CHECK(learned.hyperparameters.noise_variance >= 1e-3 * (1.0 - 1e-12));
   CHECK(learned.hyperparameters.noise_variance <= 1.1e-3);
 }
@@ -114,19 +122,21 @@ TEST_CASE("a non-finite objective stops the search with a clear error") {
   Problem p = make_problem(30, 2, 44);
   p.y[5] = std::numeric_limits<double>::quiet_NaN();
   try {
-    learn_hyperparameters(p.x.data(), p.y, p.d, {});
+    learn_hyperparameters(default_context, p.x.data(), p.y, p.d, {});
     FAIL("expected an error");
   } catch (const Error& error) {
     CHECK(std::string(error.what()).find("not finite") != std::string::npos);
   }
-  CHECK_THROWS_AS(learn_hyperparameters(p.x.data(), std::span(p.y).first(1), p.d, {}), Error);
+  CHECK_THROWS_AS(learn_hyperparameters(default_context, p.x.data(), std::span(p.y).first(1), p.d, {}), Error);
 }
 
 TEST_CASE("a stop request cancels the search") {
   const Problem p = make_problem(30, 2, 45);
   StopFlag stop;
   stop.request();
-  CHECK_THROWS_AS(learn_hyperparameters(p.x.data(), p.y, p.d, {}, {}, &stop), Cancelled);
+  Context context;
+  context.set_stop_flag(&stop);
+  CHECK_THROWS_AS(learn_hyperparameters(context, p.x.data(), p.y, p.d, {}), Cancelled);
 }
 
 TEST_CASE("ARD lengthscales find the 2 relevant inputs among 32 (the data-informed start moves every lengthscale)") {
@@ -144,7 +154,7 @@ TEST_CASE("ARD lengthscales find the 2 relevant inputs among 32 (the data-inform
   standardise_columns(y, n, 1);
   HyperparameterSearchOptions options;
   options.restarts = 0;
-  const HyperparameterSearchResult result = learn_hyperparameters(x.data(), y, d, options);
+  const HyperparameterSearchResult result = learn_hyperparameters(default_context, x.data(), y, d, options);
   const std::vector<double>& lengthscales = result.hyperparameters.lengthscales;
   CAPTURE(lengthscales);
   CHECK(lengthscales[0] < 5.0);

@@ -93,7 +93,8 @@ TEST_CASE("KernelMatrix products equal dense K̄ products, resident and streamed
   for (RowSource* rows : {static_cast<RowSource*>(&resident), static_cast<RowSource*>(&streamed)}) {
     CAPTURE(rows == &resident);
     // A tiny budget forces many small blocks; odd tile and panel sizes cut them unevenly.
-    KernelMatrix matrix(*rows, *kernel, {.memory_budget_bytes = 64 * 1024, .tile_rows = 37, .panel_columns = 129});
+    Context context({.memory_budget_bytes = 64 * 1024});
+    KernelMatrix matrix(context, *rows, *kernel, {.tile_rows = 37, .panel_columns = 129});
     std::vector<double> v(n), out(n), expected(n, 0.0);
     for (std::size_t i = 0; i < n; ++i) v[i] = std::sin(static_cast<double>(i));
     matrix.multiply(v.data(), out.data());
@@ -133,7 +134,8 @@ TEST_CASE("the transposed product (predictive means) is bit-identical across cal
   const KernelHyperparameters h = se_ard(4, 0.9, 0.1);
   const auto kernel = make_kernel(h, 4);
   InMemoryRowSource rows = p.source();
-  KernelMatrix matrix(rows, *kernel, {.tile_rows = 64});
+  Context context;
+  KernelMatrix matrix(context, rows, *kernel, {.tile_rows = 64});
   std::vector<double> first(40), again(40), single(40);
   matrix.multiply_columns_transposed(z.x.data(), 40, p.y.data(), 1, first.data());
   matrix.multiply_columns_transposed(z.x.data(), 40, p.y.data(), 1, again.data());

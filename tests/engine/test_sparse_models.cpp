@@ -69,10 +69,12 @@ struct Fixture {
       : resident(problem.source()),
         wrapped(resident, Standardisation::identity()),
         kernel(make_kernel(h, problem.d)),
-        matrix(streamed ? static_cast<RowSource&>(wrapped) : resident, *kernel, {.memory_budget_bytes = 1u << 15}) {}
+        context({.memory_budget_bytes = 1u << 15}),
+        matrix(context, streamed ? static_cast<RowSource&>(wrapped) : resident, *kernel) {}
   InMemoryRowSource resident;
   StandardisedRowSource wrapped;
   std::unique_ptr<Kernel> kernel;
+  Context context;
   KernelMatrix matrix;
 };
 
@@ -238,7 +240,7 @@ TEST_CASE("with every training row in the basis, SR, Nystrom and SGGP give the e
     GreedyBasisSelection driven(fixture.matrix, problem.y, greedy(BasisCriterion::sggp, n), driven_state);
     StoppingRule rule;
     rule.tolerance = 0.0;
-    const SolverRun run = run_iterations(driven, fixture.matrix, rule, {}, nullptr, true);
+    const SolverRun run = run_iterations(driven, fixture.matrix, rule, true);
     CAPTURE(describe(run.reason));
     CHECK((run.reason == StopReason::complete || (run.reason == StopReason::converged && driven.gap() <= 0.0)));
     SparseModel driven_model = driven.model();
@@ -297,7 +299,7 @@ TEST_CASE("every greedy criterion yields the SR fit of its basis, and SGMA track
     GreedyBasisSelection selection(fixture.matrix, problem.y, greedy(criterion, 40), state);
     StoppingRule rule;
     rule.tolerance = 0.0;
-    run_iterations(selection, fixture.matrix, rule, {}, nullptr, true);
+    run_iterations(selection, fixture.matrix, rule, true);
     REQUIRE(selection.basis_size() == 40);
     const SparseModel model = selection.model();
     const SparseModel refit = fit_subset_of_regressors(fixture.matrix, problem.y, model.basis_rows);
@@ -315,7 +317,7 @@ TEST_CASE("every greedy criterion yields the SR fit of its basis, and SGMA track
   GreedyBasisSelection sgma(fixture.matrix, problem.y, greedy(BasisCriterion::sgma, 40), state);
   StoppingRule rule;
   rule.tolerance = 0.0;
-  run_iterations(sgma, fixture.matrix, rule, {}, nullptr, true);
+  run_iterations(sgma, fixture.matrix, rule, true);
   const double random_trace = nystrom_trace_residual(h, problem, rows_of(problem, first_rows(40)));
   CHECK(sgma.trace_residual() < 0.7 * random_trace);
 }
@@ -369,7 +371,7 @@ SolverRun run_online(Fixture& fixture, const Problem& problem, const OnlineGpOpt
   StoppingRule rule;
   rule.tolerance = 0.0;
   rule.max_iterations = max_iterations;
-  const SolverRun run = run_iterations(online, fixture.matrix, rule, {}, nullptr, state.auxiliary.empty());
+  const SolverRun run = run_iterations(online, fixture.matrix, rule, state.auxiliary.empty());
   online.store_state();
   return run;
 }
@@ -458,7 +460,7 @@ TEST_CASE("the committee machine with one module is the exact GP, and with k-mea
   CHECK(max_difference(one.mean, exact.mean) < 1e-6);
   CHECK(max_difference(one.latent, exact.latent) < 1e-6);
 
-  const KMeansResult clusters = k_means(fixture.resident, {.clusters = 4, .max_passes = 20, .seed = 3});
+  const KMeansResult clusters = k_means(fixture.context, fixture.resident, {.clusters = 4, .max_passes = 20, .seed = 3});
   const auto modules = clusters_as_modules(clusters.labels, 4, 60);
   REQUIRE(modules.size() == 4);
   std::size_t covered = 0;
@@ -483,8 +485,9 @@ TEST_CASE("k-means separates well-separated blobs, its passes lower the inertia,
     blobs.y.push_back(0.0);
   }
   InMemoryRowSource rows = blobs.source();
-  const KMeansResult one_pass = k_means(rows, {.clusters = 3, .max_passes = 1, .seed = 1});
-  const KMeansResult result = k_means(rows, {.clusters = 3, .max_passes = 20, .seed = 1});
+  Context context;
+  const KMeansResult one_pass = k_means(context, rows, {.clusters = 3, .max_passes = 1, .seed = 1});
+  const KMeansResult result = k_means(context, rows, {.clusters = 3, .max_passes = 20, .seed = 1});
   CHECK(result.inertia <= one_pass.inertia);
   for (std::size_t i = 3; i < 300; ++i) CHECK(result.labels[i] == result.labels[i % 3]);
   CHECK(result.labels[0] != result.labels[1]);
@@ -492,7 +495,7 @@ TEST_CASE("k-means separates well-separated blobs, its passes lower the inertia,
   const auto modules = clusters_as_modules(result.labels, 3, 40);  // 100-row clusters > 2·40: cut into 3 parts
   CHECK(modules.size() == 9);
   for (const auto& module : modules) CHECK(module.size() <= 80);
-  CHECK_THROWS_WITH_AS(k_means(rows, {.clusters = 301}), doctest::Contains("k-means needs 1 to 300 clusters"), Error);
+  CHECK_THROWS_WITH_AS(k_means(context, rows, {.clusters = 301}), doctest::Contains("k-means needs 1 to 300 clusters"), Error);
 }
 
 TEST_CASE("on a smooth kernel every greedy basis reaches the kernel's numerical rank, and the SGGP bounds still hold") {

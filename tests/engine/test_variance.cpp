@@ -36,13 +36,16 @@ std::vector<double> closed_form_variance(const KernelHyperparameters& h, const P
 
 VariancePrediction batched(const Problem& training, const Problem& test, const KernelHyperparameters& h,
                            VarianceOptions options, bool streamed = false,
-                           const std::function<void(const VarianceProgress&)>& progress = {}) {
+                           RunObserver* observer = nullptr) {
   InMemoryRowSource resident = training.source();
   StandardisedRowSource wrapped(resident, Standardisation::identity());
   RowSource& rows = streamed ? static_cast<RowSource&>(wrapped) : resident;
   const auto kernel = make_kernel(h, training.d);
-  KernelMatrix matrix(rows, *kernel, {.memory_budget_bytes = 1u << 20});
-  return predict_latent_variance(matrix, test.x.data(), test.rows(), options, progress);
+  Context context({.memory_budget_bytes = 1u << 20});
+  KernelMatrix matrix(context, rows, *kernel);
+  const Context::ObserverScope observe(context, observer != nullptr ? std::vector<RunObserver*>{observer}
+                                                                    : std::vector<RunObserver*>{});
+  return predict_latent_variance(matrix, test.x.data(), test.rows(), options);
 }
 
 double max_relative_error(const std::vector<double>& a, const std::vector<double>& b) {
@@ -108,9 +111,14 @@ TEST_CASE("rows converge and leave the batch one by one, and a row far from the 
   VarianceOptions options;
   options.tolerance = 1e-8;
   options.active_set_size = 40;
-  std::vector<std::size_t> open_rows;
-  const VariancePrediction prediction =
-      batched(training, test, h, options, false, [&](const VarianceProgress& p) { open_rows.push_back(p.open_rows); });
+  // One batch: the rows still open are the total less the rows done.
+  struct OpenRows final : RunObserver {
+    void on_start(const IterationReport& r) override { open_rows.push_back(r.total - r.done); }
+    void on_iteration(const IterationReport& r) override { open_rows.push_back(r.total - r.done); }
+    std::vector<std::size_t> open_rows;
+  } recorder;
+  const VariancePrediction prediction = batched(training, test, h, options, false, &recorder);
+  const std::vector<std::size_t>& open_rows = recorder.open_rows;
   REQUIRE(!open_rows.empty());
   CHECK(open_rows.front() == 9);  // the far row is done before the first iteration
   CHECK(open_rows.back() == 0);

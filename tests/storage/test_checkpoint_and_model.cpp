@@ -36,12 +36,13 @@ void run(const Problem& problem, const TrainingConfiguration& configuration, Sol
          bool fresh) {
   InMemoryRowSource rows = problem.source();
   const auto kernel = make_kernel(configuration.hyperparameters, problem.d);
-  KernelMatrix matrix(rows, *kernel);
+  Context context;
+  KernelMatrix matrix(context, rows, *kernel);
   auto solver = make_solver(configuration.solver, matrix);
   StoppingRule rule;
   rule.tolerance = 1e-10;
   rule.max_iterations = iterations;
-  run_solver(*solver, matrix, state, problem.y, rule, {}, nullptr, fresh);
+  run_solver(*solver, matrix, state, problem.y, rule, fresh);
 }
 
 }  // namespace

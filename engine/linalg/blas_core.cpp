@@ -1,4 +1,4 @@
-#include "tools/blas_core.h"
+#include "engine/linalg/blas_core.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 
 extern "C" char* openblas_get_corename();
 
-namespace gpstream::cli {
+namespace gpstream {
 
 const char* blas_core_name() { return openblas_get_corename(); }
 
@@ -31,4 +31,4 @@ void select_blas_core(char** argv) {
   execv(self.c_str(), argv);  // only returns on failure: carry on with the slow kernels
 }
 
-}  // namespace gpstream::cli
+}  // namespace gpstream

@@ -9,7 +9,7 @@
 // AVX2 + FMA), the process sets it and re-executes itself, once.
 #pragma once
 
-namespace gpstream::cli {
+namespace gpstream {
 
 // Call first thing in main(); returns only if no re-execution was needed.
 void select_blas_core(char** argv);
@@ -17,4 +17,4 @@ void select_blas_core(char** argv);
 // The kernels OpenBLAS uses (e.g. "SkylakeX").
 const char* blas_core_name();
 
-}  // namespace gpstream::cli
+}  // namespace gpstream

@@ -1,0 +1,89 @@
+#include "engine/core/context.h"
+
+#include "engine/core/human_readable.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace gpstream {
+
+MemoryReservation& MemoryReservation::operator=(MemoryReservation&& other) noexcept {
+  if (this != &other) {
+    release();
+    budget_ = std::exchange(other.budget_, nullptr);
+    id_ = other.id_;
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void MemoryReservation::release() {
+  if (budget_ != nullptr) budget_->release(id_);
+  budget_ = nullptr;
+  bytes_ = 0;
+}
+
+std::size_t MemoryBudget::available() const {
+  const std::lock_guard lock(mutex_);
+  return total_ - reserved_;
+}
+
+MemoryReservation MemoryBudget::reserve(const std::string& purpose, std::size_t bytes, const std::string& advice) {
+  const std::lock_guard lock(mutex_);
+  if (bytes > total_ - reserved_) {
+    std::vector<std::string> held;
+    for (const Part& part : parts_) held.push_back(fmt::format("{} for {}", format_bytes(double(part.bytes)), part.purpose));
+    throw MemoryBudgetExceeded(fmt::format("{} needs {}, but the memory budget is {}{}{}", purpose,
+                                           format_bytes(static_cast<double>(bytes)),
+                                           format_bytes(static_cast<double>(total_)),
+                                           held.empty() ? "" : fmt::format(" and holds {} already", fmt::join(held, ", ")),
+                                           advice.empty() ? "" : "; " + advice),
+                               __FILE__, __LINE__);
+  }
+  reserved_ += bytes;
+  parts_.push_back({next_id_, purpose, bytes});
+  return MemoryReservation(this, next_id_++, bytes);
+}
+
+MemoryReservation MemoryBudget::reserve_up_to(const std::string& purpose, std::size_t wanted, std::size_t divisor,
+                                              std::size_t minimum) {
+  const std::size_t share = available() / std::max<std::size_t>(divisor, 1);
+  return reserve(purpose, std::max(minimum, std::min(wanted, share)));
+}
+
+std::string MemoryBudget::describe() const {
+  const std::lock_guard lock(mutex_);
+  std::string text = fmt::format("memory budget {}", format_bytes(static_cast<double>(total_)));
+  const char* separator = ": ";
+  for (const Part& part : parts_) {
+    text += fmt::format("{}{} for {}", separator, format_bytes(static_cast<double>(part.bytes)), part.purpose);
+    separator = ", ";
+  }
+  return text + fmt::format("{}{} free", separator, format_bytes(static_cast<double>(total_ - reserved_)));
+}
+
+void MemoryBudget::release(std::uint64_t id) {
+  const std::lock_guard lock(mutex_);
+  const auto part = std::find_if(parts_.begin(), parts_.end(), [id](const Part& p) { return p.id == id; });
+  if (part == parts_.end()) return;
+  reserved_ -= part->bytes;
+  parts_.erase(part);
+}
+
+Context::Context(const Settings& settings)
+    : threads_(settings.threads > 0 ? settings.threads
+                                    : static_cast<unsigned>(std::max(1, tbb::this_task_arena::max_concurrency()))),
+      seed_(settings.seed),
+      memory_(settings.memory_budget_bytes),
+      arena_(std::make_unique<tbb::task_arena>(static_cast<int>(threads_))) {}
+
+Context::~Context() = default;
+
+Context::ObserverScope::ObserverScope(Context& context, std::vector<RunObserver*> observers)
+    : context_(context), previous_(std::exchange(context.observers_, std::move(observers))) {}
+
+Context::ObserverScope::~ObserverScope() { context_.observers_ = std::move(previous_); }
+
+}  // namespace gpstream

@@ -1,0 +1,44 @@
+// How long work tells the outside world how it is going: one report per
+// iteration and one observer interface, for everything iterative in the
+// engine — the dense solvers, the greedy sparse bases, CholQR's epochs, the
+// online GP's passes, batches of predictive variances, the modules of a
+// committee machine, k-means, the evaluations of a hyperparameter search.
+// The CLI's progress line, training log and checkpoint cadence implement it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace gpstream {
+
+enum class StopReason { converged, iteration_limit, time_limit, interrupted, solved_directly, complete };
+std::string describe(StopReason reason);
+
+struct IterationReport {
+  std::uint64_t iteration = 0;
+  double elapsed_seconds = 0.0;  // work time over all runs of a job (a resumed run continues the clock)
+  double objective = 0.0;
+  // What the work compares with its tolerance: ‖g‖∞ for the dense solvers,
+  // a greedy basis's gap, CholQR's relative decrease, the largest open
+  // residual of a variance batch (IterativeMethod::measure_name says which).
+  double convergence_measure = 0.0;
+  std::uint64_t kernel_evaluations = 0;
+  double gradient_drift = -1.0;  // ‖g_maintained − g_exact‖∞ when refreshed this iteration, else −1
+  // Units of work done and to do (test rows, modules, search starts) when the
+  // work has a known size; 0 and 0 otherwise.
+  std::uint64_t done = 0, total = 0;
+  // The current point of a search (a hyperparameter search's [ℓ…, s², σ²]); empty otherwise.
+  std::span<const double> point;
+};
+
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  // Before the first iteration of this run (also when resuming).
+  virtual void on_start(const IterationReport& /*report*/) {}
+  virtual void on_iteration(const IterationReport& /*report*/) {}
+  virtual void on_stop(const IterationReport& /*report*/, StopReason /*reason*/) {}
+};
+
+}  // namespace gpstream

@@ -1,0 +1,46 @@
+#include "engine/hyper/subset_learning.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+#include "engine/data/row_source_utilities.h"
+
+#include <chrono>
+
+namespace gpstream {
+
+LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType kernel,
+                                const SubsetLearningOptions& options, std::uint64_t seed) {
+  const std::size_t n = rows.rows();
+  GPSTREAM_CHECK(options.subset >= 2, "the hyperparameter subset needs at least 2 rows, not {}", options.subset);
+  GPSTREAM_CHECK(options.subset <= n, "the hyperparameter subset of {} rows is larger than the {} training rows",
+                 options.subset, n);
+  GPSTREAM_CHECK(rows.has_targets(), "the training rows have no targets to learn hyperparameters from");
+
+  const std::size_t d = rows.columns();
+  const std::vector<std::size_t> subset = random_row_subset(n, options.subset, seed);
+  const MemoryReservation memory = context.memory().reserve(
+      fmt::format("the hyperparameter search on {} rows", subset.size()),
+      // the rows and targets, and K̄ with its derivative workspace (two n×n matrices)
+      sizeof(double) * checked_add(checked_multiply(subset.size(), d + 1),
+                                   checked_multiply(subset.size(), subset.size(), 2)),
+      "use a smaller subset");
+  std::vector<double> x(checked_multiply(subset.size(), d)), y(subset.size());
+  rows.gather_rows(subset, x.data(), y.data());
+
+  HyperparameterSearchOptions search;
+  search.kernel = kernel;
+  search.restarts = options.restarts;
+  search.tolerance = options.tolerance;
+  search.max_evaluations = options.max_evaluations;
+  search.min_noise_variance = options.min_noise_variance;
+  search.seed = seed;
+  const auto started = std::chrono::steady_clock::now();
+  LearnedOnSubset learned;
+  learned.search = learn_hyperparameters(context, x.data(), y, d, search);
+  learned.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  learned.subset_size = subset.size();
+  for (const SearchStart& start : learned.search.starts) learned.evaluations += start.evaluations;
+  return learned;
+}
+
+}  // namespace gpstream

@@ -1,0 +1,36 @@
+// Hyperparameter learning as `gpstream hyper` and `train --learn-hyper` do
+// it (GBCD paper §3): a seeded random subset of the (standardised) training
+// rows, gathered into memory, and the marginal-likelihood search of
+// hyperparameter_search.h on it.
+#pragma once
+
+#include "engine/core/context.h"
+#include "engine/data/row_source.h"
+#include "engine/hyper/hyperparameter_search.h"
+
+#include <cstdint>
+
+namespace gpstream {
+
+struct SubsetLearningOptions {
+  std::size_t subset = 2000;  // rows, GBCD paper §3
+  std::size_t restarts = 2;   // as the reference files in shared/data/hyper
+  double tolerance = 1e-4;    // GBCD paper §3
+  double min_noise_variance = 1e-6;
+  std::size_t max_evaluations = 500;  // per start
+};
+
+struct LearnedOnSubset {
+  HyperparameterSearchResult search;
+  std::size_t subset_size = 0;
+  std::size_t evaluations = 0;
+  double seconds = 0.0;
+};
+
+// Draws `subset` rows without replacement (seeded), gathers them and learns
+// `kernel`'s hyperparameters, reporting each evaluation to the Context's
+// observers. A subset larger than the rows is an error naming both.
+LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType kernel,
+                                const SubsetLearningOptions& options, std::uint64_t seed);
+
+}  // namespace gpstream

@@ -1,0 +1,23 @@
+// Predictions in the target's own units: the engine predicts in the
+// standardised units it trains in; this undoes the standardisation of the
+// targets (data/standardisation.h) for the means and variances it returns.
+#pragma once
+
+#include "engine/data/standardisation.h"
+
+#include <span>
+#include <vector>
+
+namespace gpstream {
+
+struct PredictiveDistribution {
+  std::vector<double> mean;      // in the target's units
+  std::vector<double> variance;  // of y* (noise included) or of f* (latent); empty when not asked for
+};
+
+// Means restored; variances of y* = f* + noise (or of f* when `latent`)
+// times y_std². `latent_variance` (standardised, of f*) may be empty.
+PredictiveDistribution in_target_units(const Standardisation& standardisation, double noise_variance, bool latent,
+                                       std::span<const double> mean, std::span<const double> latent_variance);
+
+}  // namespace gpstream

@@ -1,0 +1,85 @@
+#include "engine/training/training_method.h"
+
+#include "engine/core/error.h"
+#include "engine/sparse/greedy_basis_selection.h"
+#include "engine/sparse/sparse_fit.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace gpstream {
+namespace {
+
+constexpr TrainingMethod kMethods[] = {
+    {"gbcd", true, ToleranceMeaning::gradient_norm},
+    {"bcd-cyclic", true, ToleranceMeaning::gradient_norm},
+    {"bcd-gradient", true, ToleranceMeaning::gradient_norm},
+    {"cg", true, ToleranceMeaning::gradient_norm},
+    {"smo", true, ToleranceMeaning::gradient_norm},
+    {"cholesky", true, ToleranceMeaning::gradient_norm},
+    {"sd", false, ToleranceMeaning::direct},
+    {"sr", false, ToleranceMeaning::direct},
+    {"sgma", false, ToleranceMeaning::none},
+    {"mpgp", false, ToleranceMeaning::none},
+    {"sggp", false, ToleranceMeaning::gap},
+    {"nystrom", false, ToleranceMeaning::direct},
+    {"cholqr", false, ToleranceMeaning::relative_decrease},
+    {"online", false, ToleranceMeaning::none},
+};
+
+void check_basis_size(const SparseMethodOptions& options, const KernelMatrix& kernel) {
+  GPSTREAM_CHECK(options.basis_size > 0, "the basis size of {} must be at least 1", options.name);
+  GPSTREAM_CHECK(options.basis_size <= kernel.size(),
+                 "the basis size {} of {} is larger than the {} training rows; give at most {}", options.basis_size,
+                 options.name, kernel.size(), kernel.size());
+}
+
+}  // namespace
+
+std::span<const TrainingMethod> training_methods() { return kMethods; }
+
+const TrainingMethod* find_training_method(const std::string& name) {
+  const auto found = std::find_if(std::begin(kMethods), std::end(kMethods),
+                                  [&](const TrainingMethod& method) { return name == method.name; });
+  return found == std::end(kMethods) ? nullptr : found;
+}
+
+std::string training_method_names(bool dense) {
+  std::vector<std::string> names;
+  for (const TrainingMethod& method : kMethods) {
+    if (method.dense == dense) names.emplace_back(method.name);
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::unique_ptr<SparseTrainingMethod> make_sparse_training_method(const SparseMethodOptions& options,
+                                                                  KernelMatrix& kernel, std::span<const double> y,
+                                                                  SolverState& state) {
+  const TrainingMethod* method = find_training_method(options.name);
+  GPSTREAM_CHECK(method != nullptr && !method->dense && method->iterative(), "'{}' is not an iterative sparse model",
+                 options.name);
+  check_basis_size(options, kernel);
+  if (options.name == "cholqr") {
+    CholQrOptions cholqr = options.cholqr;
+    cholqr.basis_size = options.basis_size;
+    cholqr.seed = options.seed;
+    return std::make_unique<CholQrSelection>(kernel, y, cholqr, state);
+  }
+  if (options.name == "online") {
+    OnlineGpOptions online = options.online;
+    online.basis_size = options.basis_size;
+    return std::make_unique<OnlineGp>(kernel, y, online, state);
+  }
+  const GreedyBasisOptions greedy{parse_basis_criterion(options.name), options.basis_size, options.candidates};
+  return std::make_unique<GreedyBasisSelection>(kernel, y, greedy, state);
+}
+
+SparseModel fit_direct_sparse_model(const SparseMethodOptions& options, KernelMatrix& kernel, std::span<const double> y) {
+  check_basis_size(options, kernel);
+  return kernel.context().execute(
+      [&] { return fit_on_random_basis(options.name, kernel, y, options.basis_size, options.seed); });
+}
+
+}  // namespace gpstream
