@@ -3,7 +3,7 @@
 // its parallel work, the memory budget and how it is split, the seed, and
 // the progress/stop sink (where reports go, where stop requests come from).
 //
-// The CLI makes one per command from --threads, --memory and --seed; tests
+// The CLI makes one per command from its thread, memory and seed options; tests
 // and benchmarks make their own. Solvers and models reach it through the
 // KernelMatrix they work on (KernelMatrix::context()); entry points without
 // one take it as their first argument.

@@ -272,8 +272,8 @@ std::vector<std::string> values_on_bounds(const KernelHyperparameters& hyperpara
                                 kSignalBounds[0]));
   }
   if (on(hyperparameters.noise_variance, min_noise_variance)) {
-    notes.push_back(fmt::format("the noise variance is on its lower bound {:g} (--min-noise): the data are (nearly) "
-                                "noise-free; a lower --min-noise may fit better but makes K̄ worse conditioned",
+    notes.push_back(fmt::format("the noise variance is on its lower bound {:g}, the minimum noise variance: the data are "
+                                "(nearly) noise-free; a lower minimum may fit better but makes K̄ worse conditioned",
                                 min_noise_variance));
   }
   if (on(hyperparameters.noise_variance, kNoiseUpperBound)) {

@@ -1,4 +1,4 @@
-// Hyperparameter learning as `gpstream hyper` and `train --learn-hyper` do
+// Hyperparameter learning as the hyper command and train (when it learns them) do
 // it (GBCD paper §3): a seeded random subset of the (standardised) training
 // rows, gathered into memory, and the marginal-likelihood search of
 // hyperparameter_search.h on it.

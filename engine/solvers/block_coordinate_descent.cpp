@@ -86,7 +86,7 @@ void add_product(std::size_t rows, std::size_t inner, const double* a, std::size
 BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique_ptr<ActiveSetPolicy> policy,
                                                std::size_t active_set_size)
     : kernel_(kernel), policy_(std::move(policy)), active_set_size_(active_set_size), diagonal_(kernel.size()) {
-  GPSTREAM_CHECK(active_set_size > 0, "--active-set must be at least 1");
+  GPSTREAM_CHECK(active_set_size > 0, "the active set size m must be at least 1");
   kernel_.diagonal(diagonal_.data());
 }
 
@@ -327,7 +327,7 @@ void GradientSelection::select(SelectionContext& context, ActiveSet& out) {
 
 std::unique_ptr<ActiveSetPolicy> make_active_set_policy(const std::string& name, std::size_t candidates) {
   if (name == "gbcd") {
-    GPSTREAM_CHECK(candidates > 0, "--candidates must be at least 1");
+    GPSTREAM_CHECK(candidates > 0, "the number of greedy candidates κ must be at least 1");
     return std::make_unique<GreedySelection>(candidates);
   }
   if (name == "bcd-cyclic") return std::make_unique<CyclicSelection>();

@@ -67,7 +67,7 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
   constexpr const char* kOwner = "the CholQR run";
   auto get = [&](const char* name) -> const std::vector<double>& { return saved_entry(state, name, kOwner); };
   const std::vector<std::size_t> inducing = saved_row_indices(state, "inducing", n_, kOwner);
-  GPSTREAM_CHECK(inducing.size() == options.basis_size, "checkpoint: {} inducing rows, but --basis is {}",
+  GPSTREAM_CHECK(inducing.size() == options.basis_size, "checkpoint: {} inducing rows, but the basis size is {}",
                  inducing.size(), options.basis_size);
   const std::vector<double>& values = get("hyperparameters");  // [ℓ…, s², σ²] as they were, not their logarithms
   GPSTREAM_CHECK(values.size() == hyperparameters_.lengthscales.size() + 2,

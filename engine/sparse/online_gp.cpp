@@ -171,7 +171,7 @@ void OnlineGp::remove(std::size_t i) {
   raw_basis_rows_.resize(last * d_);
   basis_rows_.values.resize(last * d_);
   basis_rows_.squared_norms.pop_back();
-  --basis_rows_.count;
+  basis_rows_.count -= 1;
 }
 
 void OnlineGp::iterate() {
