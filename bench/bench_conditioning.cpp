@@ -94,12 +94,14 @@ int main(int argc, char** argv) {
   std::size_t subset = 3000;
   double time_limit = 120;
   po::options_description options("bench_conditioning options");
+  // clang-format off
   options.add_options()("help,h", "show this help")
       ("data", po::value(&data_dir)->default_value("../shared/data"), "directory of the shared datasets")
       ("out", po::value(&out_dir)->default_value("out/bench"), "where to write the CSV file")
       ("datasets", po::value(&datasets_text)->default_value("kin40k,calhouse,friedman1"), "datasets")
       ("subset", po::value(&subset)->default_value(subset), "training rows per dataset")
       ("time-limit", po::value(&time_limit)->default_value(time_limit), "seconds per solver run");
+  // clang-format on
   po::variables_map values;
   if (!parse_bench_options(argc, argv, options, values)) return 0;
   configure_blas();

@@ -184,6 +184,7 @@ int main(int argc, char** argv) {
   double time_limit = 1800;
   std::size_t subset = 10000;
   po::options_description options("bench_dense options");
+  // clang-format off
   options.add_options()("help,h", "show this help")
       ("data", po::value(&data_dir)->default_value("../shared/data"), "directory of the shared datasets")
       ("out", po::value(&out_dir)->default_value("out/bench"), "where to write CSV files")
@@ -193,6 +194,7 @@ int main(int argc, char** argv) {
       ("time-limit", po::value(&time_limit)->default_value(time_limit), "seconds per solver run")
       ("scaling", po::value(&scaling_text)->default_value("10000,20000,50000,100000"), "Fig 4 sizes (empty: skip)")
       ("skip-throughput", "skip the kernel-product throughput measurement");
+  // clang-format on
   po::variables_map values;
   if (!gpstream::bench::parse_bench_options(argc, argv, options, values)) return 0;
   configure_blas();

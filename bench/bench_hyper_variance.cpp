@@ -194,6 +194,7 @@ int main(int argc, char** argv) {
   std::size_t restarts = 2, variance_rows = 200, test_rows = 1000, per_row = 5;
   double variance_tolerance = VarianceOptions{}.tolerance;
   po::options_description options("bench_hyper_variance options");
+  // clang-format off
   options.add_options()("help,h", "show this help")
       ("data", po::value(&data_dir)->default_value("../shared/data"), "directory of the shared datasets")
       ("out", po::value(&out_dir)->default_value("out/bench"), "where to write CSV files")
@@ -204,6 +205,7 @@ int main(int argc, char** argv) {
       ("test-rows", po::value(&test_rows)->default_value(test_rows), "Table 3: test rows in the batch")
       ("per-row", po::value(&per_row)->default_value(per_row), "Table 3: rows solved one at a time, for comparison")
       ("variance-tol", po::value(&variance_tolerance)->default_value(variance_tolerance), "per-row tolerance of the variance solves");
+  // clang-format on
   po::variables_map values;
   if (!gpstream::bench::parse_bench_options(argc, argv, options, values)) return 0;
   configure_blas();

@@ -130,6 +130,7 @@ int main(int argc, char** argv) {
   std::uint64_t rows = 10'000'000;
   int repeats = 3;
   po::options_description options("bench_io options");
+  // clang-format off
   options.add_options()("help,h", "show this help")
       ("gpstream", po::value(&gpstream_binary)->required(), "path of the gpstream binary")
       ("data", po::value(&data_dir)->default_value("../shared/data"), "directory with kin40k_train.csv (skipped if absent)")
@@ -137,6 +138,7 @@ int main(int argc, char** argv) {
       ("rows", po::value(&rows)->default_value(rows), "rows of the generated Friedman1 CSV")
       ("repeats", po::value(&repeats)->default_value(repeats), "repetitions of each timing (the best is reported)")
       ("csv", po::value(&csv_out)->default_value("out/bench/io.csv"), "where to write the results");
+  // clang-format on
   po::variables_map values;
   if (!gpstream::bench::parse_bench_options(argc, argv, options, values)) return 0;
   fs::create_directories(work_dir);

@@ -60,7 +60,10 @@ Fitted train(const std::string& method, KernelMatrix& matrix, const std::vector<
              std::uint64_t seed) {
   const auto start = Clock::now();
   Fitted fitted;
-  SparseMethodOptions options{.name = method, .basis_size = m, .seed = seed};
+  SparseMethodOptions options;
+  options.name = method;
+  options.basis_size = m;
+  options.seed = seed;
   if (!find_training_method(method)->iterative()) {
     fitted.model = fit_direct_sparse_model(options, matrix, y);
   } else {
@@ -117,7 +120,7 @@ Scored transductive(KernelMatrix& matrix, const Kernel& kernel, const Problem& p
   return metrics_of(prediction, kernel.noise_variance(), p, seconds);
 }
 
-KernelHyperparameters learned_hyperparameters(const std::string& name, const Problem& p, std::size_t restarts) {
+KernelHyperparameters learned_hyperparameters(const Problem& p, std::size_t restarts) {
   InMemoryRowSource rows(p.x, p.y, p.d);
   Context context({.memory_budget_bytes = std::size_t{8} << 30});
   return learn_on_subset(context, rows, KernelType::squared_exponential_ard, {.restarts = restarts}, 0)
@@ -138,7 +141,7 @@ struct LearnedKin40k {
         matrix(context, rows, *kernel) {}
   static Problem learned(const fs::path& data, std::size_t restarts) {
     Problem p = load("kin40k", data);
-    p.hyper = learned_hyperparameters("kin40k", p, restarts);
+    p.hyper = learned_hyperparameters(p, restarts);
     return p;
   }
   Problem problem;
@@ -157,7 +160,7 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
   for (const std::string& name : datasets) {
     if (name != "friedman1" && !fs::exists(data / (name + "_train.csv"))) continue;
     Problem p = load(name, data);
-    if (!reference_hyper) p.hyper = learned_hyperparameters(name, p, restarts);
+    if (!reference_hyper) p.hyper = learned_hyperparameters(p, restarts);
     InMemoryRowSource rows(p.x, p.y, p.d);
     const auto kernel = make_kernel(p.hyper, p.d);
     Context context({.memory_budget_bytes = std::size_t{8} << 30});
@@ -305,6 +308,7 @@ int main(int argc, char** argv) {
   std::size_t max_epochs = 10;
   std::size_t restarts = 2, basis = 2000;
   po::options_description options("bench_sparse options");
+  // clang-format off
   options.add_options()("help,h", "show this help")
       ("data", po::value(&data_dir)->default_value("../shared/data"), "directory of the shared datasets")
       ("out", po::value(&out_dir)->default_value("out/bench"), "where to write CSV files")
@@ -319,6 +323,7 @@ int main(int argc, char** argv) {
       ("restarts", po::value(&restarts)->default_value(restarts), "random restarts of the hyperparameter search")
       ("hyper", po::value(&hyper)->default_value("learned"), "Table 4: learned (as bench_hyper_variance) or reference (../shared/data/hyper)")
       ("table4-csv", po::value(&csv_name)->default_value("sparse_table4.csv"), "Table 4: the CSV file's name");
+  // clang-format on
   po::variables_map values;
   if (!gpstream::bench::parse_bench_options(argc, argv, options, values)) return 0;
   configure_blas();

@@ -14,7 +14,7 @@ done
 "$root/scripts/install-deps.sh"
 
 echo "== Release build and tests"
-"$root/scripts/build.sh" "$root/build" -DGPSTREAM_BUILD_TESTS=ON
+"$root/scripts/build.sh" "$root/build" -DGPSTREAM_BUILD_TESTS=ON -DGPSTREAM_WERROR=ON
 ctest --test-dir "$root/build" -j "$(nproc)" --output-on-failure
 
 if [ "$sanitize" -eq 1 ]; then

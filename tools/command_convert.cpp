@@ -48,6 +48,7 @@ int run_convert(const std::vector<std::string>& args) {
   std::string target;
   std::string columns;
   DatasetOutputOptions output_options;
+  // clang-format off
   spec.options.add_options()
       ("input", po::value(&input)->required(), "CSV file, or - for standard input")
       ("output,o", po::value(&output)->required(), "dataset file to write (HDF5)")
@@ -58,6 +59,7 @@ int run_convert(const std::vector<std::string>& args) {
       ("columns", po::value(&columns), "input columns, comma-separated names or numbers (default: all but the target)")
       ("drop-invalid", "skip rows with a missing, NaN or infinite value instead of failing")
       ("quiet,q", "no progress or summary on stderr");
+  // clang-format on
   output_options.add(spec.options);
   spec.positional.add("input", 1);
   po::variables_map values;

@@ -29,6 +29,7 @@ int run_generate(const std::vector<std::string>& args) {
   std::uint64_t seed = 1;
   double noise = 1.0;
   DatasetOutputOptions output_options;
+  // clang-format off
   spec.options.add_options()
       ("problem", po::value(&problem)->required(), "the dataset to generate: friedman1")
       ("output,o", po::value(&output)->required(), "file to write (.h5 dataset or .csv)")
@@ -37,6 +38,7 @@ int run_generate(const std::vector<std::string>& args) {
       ("noise", po::value(&noise)->default_value(1.0), "standard deviation of the Gaussian noise on y")
       ("noise-free", "no noise on y (for test sets); the inputs equal those of the same seed with noise")
       ("quiet,q", "no progress or summary on stderr");
+  // clang-format on
   output_options.add(spec.options);
   spec.positional.add("problem", 1);
   po::variables_map values;

@@ -28,6 +28,7 @@ int run_hyper(const std::vector<std::string>& args) {
   std::uint64_t seed = 0;
   HyperparameterLearningOptions learning;
   ComputeOptions compute;
+  // clang-format off
   spec.options.add_options()
       ("dataset", po::value(&dataset)->required(), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&output)->required(), "hyperparameter file to write (JSON)")
@@ -35,6 +36,7 @@ int run_hyper(const std::vector<std::string>& args) {
       ("seed", po::value(&seed)->default_value(0), "random seed of the subset and of the restarts")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "print only the learned values, not the objective trace");
+  // clang-format on
   learning.add(spec.options);
   compute.add(spec.options);
   spec.positional.add("dataset", 1);

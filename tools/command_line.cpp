@@ -56,10 +56,12 @@ void check_numeric_options(const po::variables_map& values) {
 }
 
 void DatasetOutputOptions::add(po::options_description& options) {
+  // clang-format off
   options.add_options()
       ("chunk-rows", po::value(&chunk_rows), "rows per HDF5 chunk (default: about 1 MiB of /X per chunk)")
       ("compress", po::value(&compression_level)->default_value(0), "deflate level 0 (off) to 9")
       ("force", po::bool_switch(&overwrite), "overwrite the output if it exists");
+  // clang-format on
 }
 
 DatasetWriterOptions DatasetOutputOptions::writer_options(const po::variables_map& values) const {
@@ -75,9 +77,11 @@ DatasetWriterOptions DatasetOutputOptions::writer_options(const po::variables_ma
 }
 
 void ComputeOptions::add(po::options_description& options) {
+  // clang-format off
   options.add_options()
       ("memory", po::value(&memory), "memory budget of the whole process (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit)")
       ("threads", po::value(&threads)->default_value(threads), "threads (0: all cores)");
+  // clang-format on
 }
 
 std::size_t ComputeOptions::memory_budget_bytes() const {

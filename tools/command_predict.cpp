@@ -207,6 +207,7 @@ int run_predict(const std::vector<std::string>& args) {
       "SNLP (cholqr paper eq. 22) and the coverage of mean +- 2 std.";
   PredictOptions options;
   ComputeOptions compute;
+  // clang-format off
   spec.options.add_options()
       ("model", po::value(&options.model), "model file from gpstream train (or the first argument), or srm-trans or bcm")
       ("arguments", po::value(&options.arguments)->multitoken(), "MODEL.h5 INPUTS, or DATA.h5 INPUTS with --model srm-trans or bcm")
@@ -227,6 +228,7 @@ int run_predict(const std::vector<std::string>& args) {
       ("active-set", po::value(&options.variance.active_set_size)->default_value(500), "dense models: active set size m of the variance solves")
       ("candidates", po::value(&options.variance.candidates)->default_value(60), "dense models: random candidates kappa per greedy step")
       ("seed", po::value(&options.variance.seed)->default_value(1), "dense models: random seed of the variance solves; bcm: of the k-means");
+  // clang-format on
   compute.add(spec.options);
   spec.positional.add("arguments", -1);
   po::variables_map values;

@@ -531,6 +531,7 @@ int run_train(const std::vector<std::string>& args) {
       "standardised with the dataset's statistics (or those of the --hyper file). Ctrl-C writes a\n"
       "checkpoint (with --checkpoint) and prints the command that resumes the run.";
   TrainOptions options;
+  // clang-format off
   spec.options.add_options()
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&options.output), "model file to write (on --resume: the one the job was launched with, unless given)")
@@ -565,6 +566,7 @@ int run_train(const std::vector<std::string>& args) {
       ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations)")
       ("force", "overwrite the model file if it exists")
       ("quiet,q", "no progress on stderr");
+  // clang-format on
   options.compute.add(spec.options);
   po::options_description learning_options("Hyperparameter learning (with --learn-hyper)");
   options.learning.add(learning_options);

@@ -11,12 +11,14 @@
 namespace gpstream::cli {
 
 void HyperparameterLearningOptions::add(po::options_description& options) {
+  // clang-format off
   options.add_options()
       ("subset", po::value(&learning.subset)->default_value(learning.subset), "rows the marginal likelihood is computed on (random, without replacement)")
       ("restarts", po::value(&learning.restarts)->default_value(learning.restarts), "random restarts of the optimiser after the fixed start")
       ("hyper-tol", po::value(&learning.tolerance)->default_value(learning.tolerance, "1e-4"), "stop when the objective and every log-hyperparameter change by less")
       ("min-noise", po::value(&learning.min_noise_variance)->default_value(learning.min_noise_variance, "1e-6"), "lower bound of the noise variance (standardised targets)")
       ("max-evaluations", po::value(&learning.max_evaluations)->default_value(learning.max_evaluations), "objective evaluations per start");
+  // clang-format on
 }
 
 const SubsetLearningOptions& HyperparameterLearningOptions::checked(std::size_t rows, const std::string& dataset) const {

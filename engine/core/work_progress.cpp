@@ -27,6 +27,12 @@ void WorkProgress::step(IterationReport report) {
   for (RunObserver* observer : context_.observers()) observer->on_iteration(last_);
 }
 
+void WorkProgress::advance(std::uint64_t done) {
+  IterationReport report;
+  report.done = done;
+  step(report);
+}
+
 void WorkProgress::throw_if_stopped(const std::string& what) const {
   if (context_.stop_requested()) throw Cancelled(what + " stopped");
 }

@@ -25,6 +25,8 @@ class WorkProgress {
   // One step done: on_iteration with `report` (its iteration counted here
   // when 0, its elapsed time and total filled in).
   void step(IterationReport report);
+  // step() with only the units of work done.
+  void advance(std::uint64_t done);
   // Throws Cancelled("<what> stopped") when the Context's stop was requested.
   void throw_if_stopped(const std::string& what) const;
 

@@ -68,7 +68,7 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
     method.set_counters(counters);
     const auto [done, total] = method.work_done();
     return IterationReport{counters.iteration, counters.elapsed_seconds, method.objective(),
-                           method.convergence_measure(), counters.kernel_evaluations, drift, done, total};
+                           method.convergence_measure(), counters.kernel_evaluations, drift, done, total, {}};
   };
 
   // NaN compares false with everything: without this check a NaN measure

@@ -68,7 +68,7 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
   WorkProgress progress(training.context(), modules.size());
   for (std::size_t module = 0; module < modules.size(); ++module) {
     progress.throw_if_stopped("the committee machine");
-    if (module > 0) progress.step({.done = module});
+    if (module > 0) progress.advance(module);
     const std::vector<std::size_t>& rows = modules[module];
     const std::size_t size = rows.size();
     GPSTREAM_CHECK(size > 0, "module {} is empty", module);

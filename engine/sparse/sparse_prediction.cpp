@@ -124,7 +124,7 @@ SparsePrediction predict_transductive(KernelMatrix& training, std::span<const do
   WorkProgress progress(training.context(), count);
   for (std::size_t first = 0; first < count; first += block_rows) {
     progress.throw_if_stopped("SRM-Trans");
-    if (first > 0) progress.step({.done = first});
+    if (first > 0) progress.advance(first);
     const std::size_t rows = std::min(block_rows, count - first);
     std::vector<double> block(test_rows + first * d, test_rows + (first + rows) * d);
     SparseModel model = fit_subset_of_regressors(training, y, block);
