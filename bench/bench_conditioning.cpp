@@ -111,11 +111,13 @@ int main(int argc, char** argv) {
   std::ofstream csv((fs::path(out_dir) / "conditioning.csv").string());
   csv << "dataset,rows,lambda_min,lambda_max,kappa,solver,iterations,seconds,gradient_max_norm,converged,"
          "contraction_per_sweep,sweeps_to_tolerance\n";
-  fmt::print("{:<10} {:>6} {:>10} {:>10} {:>10}  {:<11} {:>9} {:>8} {:>10} {:>12} {:>14}\n", "dataset", "n", "lambda_min",
-             "lambda_max", "kappa", "solver", "iters", "seconds", "|g|inf", "rate/sweep", "sweeps to 1e-4");
+  fmt::print("{:<10} {:>6} {:>10} {:>10} {:>10}  {:<11} {:>9} {:>8} {:>10} {:>12} {:>14}\n", "dataset", "n",
+             "lambda_min", "lambda_max", "kappa", "solver", "iters", "seconds", "|g|inf", "rate/sweep",
+             "sweeps to 1e-4");
   for (const std::string& name : datasets) {
     if (name != "friedman1" && !fs::exists(fs::path(data_dir) / (name + "_train.csv"))) continue;
-    const Problem p = name == "friedman1" ? make_friedman1(data_dir, subset, 100) : load_real(name, data_dir, subset, 0);
+    const Problem p =
+        name == "friedman1" ? make_friedman1(data_dir, subset, 100) : load_real(name, data_dir, subset, 0);
     const std::size_t n = p.y.size();
     // K̄ densely: its spectrum, and α* for the energy error.
     InMemoryRowSource rows(p.x, p.y, p.d);
@@ -136,13 +138,13 @@ int main(int argc, char** argv) {
     const double low = eigenvalues.front(), high = eigenvalues.back();
     for (const char* solver : {"gbcd", "bcd-cyclic"}) {
       const Convergence c = measure(p, solver, optimum, time_limit);
-      fmt::print("{:<10} {:>6} {:>10.3e} {:>10.3e} {:>10.3e}  {:<11} {:>9} {:>8.1f} {:>10.2e} {:>12.6f} {:>14.3g}\n", name,
-                 n, low, high, high / low, solver, c.iterations, c.seconds, c.gradient, c.contraction_per_sweep,
+      fmt::print("{:<10} {:>6} {:>10.3e} {:>10.3e} {:>10.3e}  {:<11} {:>9} {:>8.1f} {:>10.2e} {:>12.6f} {:>14.3g}\n",
+                 name, n, low, high, high / low, solver, c.iterations, c.seconds, c.gradient, c.contraction_per_sweep,
                  c.sweeps_to_tolerance);
       std::fflush(stdout);
-      csv << fmt::format("{},{},{:.6e},{:.6e},{:.6e},{},{},{:.3f},{:.4e},{},{:.8f},{:.4g}\n", name, n, low, high, high / low,
-                         solver, c.iterations, c.seconds, c.gradient, c.converged ? 1 : 0, c.contraction_per_sweep,
-                         c.sweeps_to_tolerance);
+      csv << fmt::format("{},{},{:.6e},{:.6e},{:.6e},{},{},{:.3f},{:.4e},{},{:.8f},{:.4g}\n", name, n, low, high,
+                         high / low, solver, c.iterations, c.seconds, c.gradient, c.converged ? 1 : 0,
+                         c.contraction_per_sweep, c.sweeps_to_tolerance);
     }
   }
   return 0;

@@ -144,8 +144,8 @@ void throughput(std::ofstream& csv) {
     for (std::size_t first = 0; first < n; first += tile) {
       const int tile_count = static_cast<int>(std::min(tile, n - first));
       auto start = Clock::now();
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tile_count, m, d, -2.0, x.data() + first * d, d, x_b.data(), d,
-                  0.0, block.data(), m);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tile_count, m, d, -2.0, x.data() + first * d, d, x_b.data(),
+                  d, 0.0, block.data(), m);
       gemm += seconds_since(start);
       start = Clock::now();
       for (int i = 0; i < tile_count; ++i) {
@@ -153,7 +153,8 @@ void throughput(std::ofstream& csv) {
       }
       exp_pass += seconds_since(start);
       start = Clock::now();
-      cblas_dgemv(CblasRowMajor, CblasNoTrans, tile_count, m, 1.0, block.data(), m, v.data(), 1, 0.0, out.data() + first, 1);
+      cblas_dgemv(CblasRowMajor, CblasNoTrans, tile_count, m, 1.0, block.data(), m, v.data(), 1, 0.0,
+                  out.data() + first, 1);
       gemv += seconds_since(start);
     }
     best_gemm = std::min(best_gemm, gemm);
@@ -168,8 +169,9 @@ void throughput(std::ofstream& csv) {
   fmt::print("  one core, in 256-row tiles: dgemm {:.1f} ms, exp pass {:.1f} ms, dgemv {:.1f} ms\n", 1e3 * best_gemm,
              1e3 * best_exp, 1e3 * best_gemv);
   fmt::print("  bound (parts on one core x {} cores): {:.3g} kernel evaluations/s\n", cores, bound);
-  fmt::print("  streamed KernelMatrix::multiply_columns: {:.1f} ms = {:.3g} kernel evaluations/s = {:.0f} % of the bound\n",
-             1e3 * best_streamed, streamed, 100.0 * streamed / bound);
+  fmt::print(
+      "  streamed KernelMatrix::multiply_columns: {:.1f} ms = {:.3g} kernel evaluations/s = {:.0f} % of the bound\n",
+      1e3 * best_streamed, streamed, 100.0 * streamed / bound);
   csv << fmt::format("throughput,bound,{},{},{},{:.6g}\n", n, m, d, bound);
   csv << fmt::format("throughput,streamed,{},{},{},{:.6g}\n", n, m, d, streamed);
   csv.flush();
@@ -214,9 +216,10 @@ int main(int argc, char** argv) {
 
   if (!values.count("skip-throughput")) throughput(other);
 
-  fmt::print("\nTable 2: training time (s) and test RMSE (eq. 16), {} training rows, tol 1e-4, m = 500, kappa = 60\n", subset);
-  fmt::print("{:<10} {:<13} {:>10} {:>10} {:>12} {:>9}  {}\n", "dataset", "solver", "seconds", "iterations", "|g|inf", "RMSE",
-             "stop");
+  fmt::print("\nTable 2: training time (s) and test RMSE (eq. 16), {} training rows, tol 1e-4, m = 500, kappa = 60\n",
+             subset);
+  fmt::print("{:<10} {:<13} {:>10} {:>10} {:>12} {:>9}  {}\n", "dataset", "solver", "seconds", "iterations", "|g|inf",
+             "RMSE", "stop");
   for (const std::string& name : datasets) {
     if (name != "friedman1" && !fs::exists(data / (name + "_train.csv"))) {
       fmt::print("(skipping {}: not in {})\n", name, data_dir);
@@ -225,18 +228,19 @@ int main(int argc, char** argv) {
     const Problem problem = name == "friedman1" ? make_friedman1(data, subset, 5000) : load_real(name, data, subset, 0);
     for (const std::string& solver : solvers) {
       const Result r = train_and_test(problem, solver, time_limit, &trace);
-      fmt::print("{:<10} {:<13} {:>10.2f} {:>10} {:>12.3e} {:>9.4f}  {}\n", name, solver, r.seconds, r.iterations, r.gradient,
-                 r.rmse, r.stop);
+      fmt::print("{:<10} {:<13} {:>10.2f} {:>10} {:>12.3e} {:>9.4f}  {}\n", name, solver, r.seconds, r.iterations,
+                 r.gradient, r.rmse, r.stop);
       std::fflush(stdout);
-      table << fmt::format("{},{},{},{:.3f},{},{:.4e},{},{:.5f}\n", name, solver, problem.y.size(), r.seconds, r.iterations,
-                           r.gradient, r.stop, r.rmse);
+      table << fmt::format("{},{},{},{:.3f},{},{:.4e},{},{:.5f}\n", name, solver, problem.y.size(), r.seconds,
+                           r.iterations, r.gradient, r.stop, r.rmse);
       table.flush();
       trace.flush();
     }
   }
 
   if (!sizes.empty()) {
-    fmt::print("\nFig 4: training time (s) against n on Friedman1, tol 1e-4\n{:>8} {:>10} {:>10}\n", "n", "gbcd", "bcd-cyclic");
+    fmt::print("\nFig 4: training time (s) against n on Friedman1, tol 1e-4\n{:>8} {:>10} {:>10}\n", "n", "gbcd",
+               "bcd-cyclic");
     for (const std::string& size_text : sizes) {
       const std::size_t n = std::stoul(size_text);
       const Problem problem = make_friedman1(data, n, 1000);

@@ -92,8 +92,10 @@ std::vector<double> plus(std::vector<double> v, double c) {
 
 void table4(const fs::path& data, const std::vector<std::string>& datasets, std::size_t restarts,
             std::size_t variance_rows, double tolerance, std::ofstream& csv) {
-  fmt::print("\nTable 4 (GBCD column): hyperparameters learned on 2000 random rows, GBCD on the full training set, "
-             "variance tol {:g}\n", tolerance);
+  fmt::print(
+      "\nTable 4 (GBCD column): hyperparameters learned on 2000 random rows, GBCD on the full training set, "
+      "variance tol {:g}\n",
+      tolerance);
   fmt::print("{:<10} {:>7} {:>8} {:>8} {:>9} {:>9} {:>12} {:>8} {:>8} {:>9}\n", "dataset", "rows", "learn s", "train s",
              "iters", "mean s", "var s/row", "RMSE", "SNLP", "coverage");
   for (const std::string& name : datasets) {
@@ -102,8 +104,8 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
     InMemoryRowSource rows(p.x, p.y, p.d);
     Context context({.memory_budget_bytes = std::size_t{8} << 30});
     // As `gpstream hyper --seed 0 --restarts R` does it, on the standardised rows.
-    const LearnedOnSubset on_subset = learn_on_subset(context, rows, KernelType::squared_exponential_ard,
-                                                      {.restarts = restarts}, 0);
+    const LearnedOnSubset on_subset =
+        learn_on_subset(context, rows, KernelType::squared_exponential_ard, {.restarts = restarts}, 0);
     const HyperparameterSearchResult& learned = on_subset.search;
     const double learn_seconds = on_subset.seconds;
     p.hyper = learned.hyperparameters;
@@ -115,9 +117,8 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
     const double mean_seconds = seconds_since(start);
     const std::size_t v_rows = std::min(variance_rows, p.test_y.size());
     start = Clock::now();
-    const VariancePrediction variance = predict_latent_variance(
-        matrix, p.test_x.data(), v_rows,
-        {.tolerance = tolerance, .batch_rows = v_rows});
+    const VariancePrediction variance =
+        predict_latent_variance(matrix, p.test_x.data(), v_rows, {.tolerance = tolerance, .batch_rows = v_rows});
     const double variance_seconds = seconds_since(start);
     const PredictionMetrics all = evaluate_predictions(p.test_y, mean, {}, 0.0, 1.0);
     const PredictionMetrics with_variance =
@@ -144,8 +145,10 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
 
 void table3(const fs::path& data, const std::vector<std::string>& datasets, std::size_t test_rows, std::size_t per_row,
             double tolerance, std::ofstream& csv) {
-  fmt::print("\nTable 3: variances of {} test rows, 10,000 training rows, reference hyperparameters, GBCD tol 1e-4, "
-             "variance tol {:g}\n", test_rows, tolerance);
+  fmt::print(
+      "\nTable 3: variances of {} test rows, 10,000 training rows, reference hyperparameters, GBCD tol 1e-4, "
+      "variance tol {:g}\n",
+      test_rows, tolerance);
   fmt::print("{:<10} {:>8} {:>9} {:>10} {:>8} {:>11} {:>13} {:>12} {:>11}\n", "dataset", "mean s", "batched s",
              "x mean", "iters", "rel RMSE y*", "rel RMSE f*", "per-row s", "x mean/row");
   for (const std::string& name : datasets) {
@@ -158,8 +161,8 @@ void table3(const fs::path& data, const std::vector<std::string>& datasets, std:
     KernelMatrix matrix(context, rows, *kernel);
     const Trained trained = train_gbcd(matrix, p.y);
     auto start = Clock::now();
-    const VariancePrediction batched = predict_latent_variance(
-        matrix, p.test_x.data(), t, {.tolerance = tolerance, .batch_rows = t});
+    const VariancePrediction batched =
+        predict_latent_variance(matrix, p.test_x.data(), t, {.tolerance = tolerance, .batch_rows = t});
     const double batched_seconds = seconds_since(start);
     start = Clock::now();
     const VariancePrediction single =
@@ -169,15 +172,16 @@ void table3(const fs::path& data, const std::vector<std::string>& datasets, std:
     const double noise = p.hyper.noise_variance;
     const double noisy = relative_rmse(plus(batched.latent, noise), plus(reference, noise));
     const double latent = relative_rmse(batched.latent, reference);
-    const double single_error =
-        relative_rmse(single.latent, std::vector<double>(reference.begin(), reference.begin() + static_cast<long>(per_row)));
-    fmt::print("{:<10} {:>8.2f} {:>9.1f} {:>10.1f} {:>8} {:>11.2e} {:>13.2e} {:>12.2f} {:>11.2f}\n", name, trained.seconds,
-               batched_seconds, batched_seconds / trained.seconds, batched.iterations, noisy, latent, per_row_seconds,
-               per_row_seconds / trained.seconds);
-    fmt::print("           per-row solves: relative RMSE of f* {:.2e}; the batch as {} per-row solves would take {:.0f} s "
-               "({:.0f}x the batch)\n",
-               single_error, t, per_row_seconds * static_cast<double>(t),
-               per_row_seconds * static_cast<double>(t) / batched_seconds);
+    const double single_error = relative_rmse(
+        single.latent, std::vector<double>(reference.begin(), reference.begin() + static_cast<long>(per_row)));
+    fmt::print("{:<10} {:>8.2f} {:>9.1f} {:>10.1f} {:>8} {:>11.2e} {:>13.2e} {:>12.2f} {:>11.2f}\n", name,
+               trained.seconds, batched_seconds, batched_seconds / trained.seconds, batched.iterations, noisy, latent,
+               per_row_seconds, per_row_seconds / trained.seconds);
+    fmt::print(
+        "           per-row solves: relative RMSE of f* {:.2e}; the batch as {} per-row solves would take {:.0f} s "
+        "({:.0f}x the batch)\n",
+        single_error, t, per_row_seconds * static_cast<double>(t),
+        per_row_seconds * static_cast<double>(t) / batched_seconds);
     std::fflush(stdout);
     csv << fmt::format("{},{},{:.3f},{},{:.3f},{},{:.4e},{:.4e},{:.4f},{}\n", name, p.y.size(), trained.seconds, t,
                        batched_seconds, batched.iterations, noisy, latent, per_row_seconds, per_row);

@@ -176,8 +176,8 @@ int main(int argc, char** argv) {
   }
   const std::string friedman_csv = (fs::path(work_dir) / fmt::format("friedman1_{}.csv", rows)).string();
   if (!fs::exists(friedman_csv)) {
-    run_child({gpstream_binary, "generate", "friedman1", "--rows", std::to_string(rows), "--seed", "1", "-o", friedman_csv,
-               "--quiet"});
+    run_child({gpstream_binary, "generate", "friedman1", "--rows", std::to_string(rows), "--seed", "1", "-o",
+               friedman_csv, "--quiet"});
   }
   const std::string friedman_h5 = convert(friedman_csv, fmt::format("friedman1_{}", rows));
 
@@ -215,7 +215,8 @@ int main(int argc, char** argv) {
   fs::create_directories(fs::path(csv_out).parent_path());
   std::ofstream csv(csv_out);
   csv << "benchmark,dataset,metric,value,unit\n";
-  for (const Row& row : results) csv << fmt::format("{},{},{},{},{}\n", row.benchmark, row.dataset, row.metric, row.value, row.unit);
+  for (const Row& row : results)
+    csv << fmt::format("{},{},{},{},{}\n", row.benchmark, row.dataset, row.metric, row.value, row.unit);
   fmt::print("(checksum {:.3g})\nwrote {}\n", checksum, csv_out);
   return 0;
 }

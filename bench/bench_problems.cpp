@@ -79,7 +79,8 @@ Problem make_friedman1(const fs::path& data, std::size_t rows, std::size_t test_
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t l = 0; l < problem.d; ++l) s.x_mean[l] += problem.x[i * problem.d + l] / static_cast<double>(rows);
   for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t l = 0; l < problem.d; ++l) s.x_std[l] += std::pow(problem.x[i * problem.d + l] - s.x_mean[l], 2) / static_cast<double>(rows);
+    for (std::size_t l = 0; l < problem.d; ++l)
+      s.x_std[l] += std::pow(problem.x[i * problem.d + l] - s.x_mean[l], 2) / static_cast<double>(rows);
   for (double& v : s.x_std) v = std::sqrt(v);
   for (const double v : problem.y) s.y_mean += v / static_cast<double>(rows);
   double variance = 0;

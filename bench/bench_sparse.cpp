@@ -70,7 +70,8 @@ Fitted train(const std::string& method, KernelMatrix& matrix, const std::vector<
     SolverState state = initial_solver_state({}, seed);
     const auto training = make_sparse_training_method(options, matrix, y, state);
     StoppingRule rule;
-    rule.tolerance = -std::numeric_limits<double>::infinity();  // SGGP too is held to exactly m basis functions, as Schwaighofer & Tresp did
+    rule.tolerance = -std::numeric_limits<
+        double>::infinity();  // SGGP too is held to exactly m basis functions, as Schwaighofer & Tresp did
     run_iterations(*training, matrix, rule, true);
     fitted.model = training->model();
   }
@@ -103,12 +104,13 @@ Scored score(const SparseModel& model, const Kernel& kernel, const Problem& p, K
 Scored committee(KernelMatrix& matrix, const Kernel& kernel, const Problem& p, std::size_t m, double& seconds,
                  std::string& notes) {
   const auto start = Clock::now();
-  const CommitteePrediction prediction = predict_by_committee(
-      matrix, p.y, p.test_x.data(), p.test_y.size(), {.module_size = m, .query_block = m, .seed = 1}, true);
+  const CommitteePrediction prediction = predict_by_committee(matrix, p.y, p.test_x.data(), p.test_y.size(),
+                                                              {.module_size = m, .query_block = m, .seed = 1}, true);
   seconds = seconds_since(start);
-  notes = fmt::format("{} k-means modules of {}-{} rows; {} covariances needed extra jitter; trained per query block: "
-                      "the time is training and prediction", prediction.modules, prediction.smallest_module,
-                      prediction.largest_module, prediction.extra_jitter);
+  notes = fmt::format(
+      "{} k-means modules of {}-{} rows; {} covariances needed extra jitter; trained per query block: "
+      "the time is training and prediction",
+      prediction.modules, prediction.smallest_module, prediction.largest_module, prediction.extra_jitter);
   return metrics_of(prediction, kernel.noise_variance(), p, seconds);
 }
 
@@ -185,10 +187,11 @@ void table1(LearnedKin40k& kin40k, const std::vector<std::size_t>& sizes, const 
   const Problem& p = kin40k.problem;
   const auto& kernel = kin40k.kernel;
   KernelMatrix& matrix = kin40k.matrix;
-  fmt::print("\nSchwaighofer & Tresp 2003 Table 1, kin40k ({} training rows, {} test rows): remaining variance "
-             "100 MSE / MSE_mean, %\nlearned kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}\n",
-             p.y.size(), p.test_y.size(), fmt::join(p.hyper.lengthscales, ", "), p.hyper.signal_variance,
-             p.hyper.noise_variance);
+  fmt::print(
+      "\nSchwaighofer & Tresp 2003 Table 1, kin40k ({} training rows, {} test rows): remaining variance "
+      "100 MSE / MSE_mean, %\nlearned kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}\n",
+      p.y.size(), p.test_y.size(), fmt::join(p.hyper.lengthscales, ", "), p.hyper.signal_variance,
+      p.hyper.noise_variance);
   fmt::print("{:<10} {:>6} {:>10} {:>9} {:>14} {:>8}  {}\n", "method", "B", "remaining", "train s", "predict ms/row",
              "SNLP", "notes");
   for (const std::size_t b : sizes) {
@@ -207,7 +210,8 @@ void table1(LearnedKin40k& kin40k, const std::vector<std::size_t>& sizes, const 
         seconds = fitted.train_seconds;
         basis = fitted.model.basis_size();
         scored = score(fitted.model, *kernel, p, matrix);
-        if (fitted.model.diagnostics.count("gap") != 0) notes += fmt::format("gap {:.4f}", fitted.model.diagnostics.at("gap"));
+        if (fitted.model.diagnostics.count("gap") != 0)
+          notes += fmt::format("gap {:.4f}", fitted.model.diagnostics.at("gap"));
         if (fitted.model.diagnostics.count("deleted_basis_vectors") != 0) {
           notes += fmt::format("{} basis vectors deleted", fitted.model.diagnostics.at("deleted_basis_vectors"));
         }
@@ -267,25 +271,30 @@ void cholqr_figure(LearnedKin40k& kin40k, const std::vector<std::size_t>& sizes,
   const Problem& p = kin40k.problem;
   const auto& kernel = kin40k.kernel;
   KernelMatrix& matrix = kin40k.matrix;
-  fmt::print("\nCao et al. 2015 Fig. 5, kin40k ({} training rows, {} test rows): F is the variational free energy "
-             "(nats; lower is better), at most {} epochs\n", p.y.size(), p.test_y.size(), max_epochs);
-  fmt::print("{:<8} {:>6} {:>12} {:>8} {:>8} {:>9} {:>7}  {}\n", "method", "m", "F", "SMSE", "SNLP", "train s", "epochs",
-             "notes");
+  fmt::print(
+      "\nCao et al. 2015 Fig. 5, kin40k ({} training rows, {} test rows): F is the variational free energy "
+      "(nats; lower is better), at most {} epochs\n",
+      p.y.size(), p.test_y.size(), max_epochs);
+  fmt::print("{:<8} {:>6} {:>12} {:>8} {:>8} {:>9} {:>7}  {}\n", "method", "m", "F", "SMSE", "SNLP", "train s",
+             "epochs", "notes");
   for (const std::size_t m : sizes) {
     for (const char* method : {"random", "cholqr", "sggp", "mpgp"}) {
       CholQrScore result;
       std::string notes;
       if (std::string(method) == "random" || std::string(method) == "cholqr") {
         result = run_cholqr(matrix, p, m, std::string(method) == "cholqr", max_epochs);
-        if (std::string(method) == "cholqr") notes = fmt::format("{} swaps accepted, z = 128", result.accepted);
-        else notes = "random inducing set, hyperparameter steps only";
+        if (std::string(method) == "cholqr")
+          notes = fmt::format("{} swaps accepted, z = 128", result.accepted);
+        else
+          notes = "random inducing set, hyperparameter steps only";
       } else {
         const Fitted fitted = train(method, matrix, p.y, m, 0);
         result.seconds = fitted.train_seconds;
         result.scored = score(fitted.model, *kernel, p, matrix);
-        result.objective = evaluate_inducing_objective(p.hyper, p.x.data(), p.y.size(), p.d, p.y,
-                                                       fitted.model.basis_indices, InducingObjective::variational, false)
-                               .value;
+        result.objective =
+            evaluate_inducing_objective(p.hyper, p.x.data(), p.y.size(), p.d, p.y, fitted.model.basis_indices,
+                                        InducingObjective::variational, false)
+                .value;
         notes = fmt::format("{} basis rows, the 2000-row hyperparameters", fitted.model.basis_size());
       }
       fmt::print("{:<8} {:>6} {:>12.2f} {:>8.4f} {:>8.4f} {:>9.1f} {:>7}  {}\n", method, m, result.objective,
@@ -342,7 +351,8 @@ int main(int argc, char** argv) {
   const bool table_1 = std::find(tables.begin(), tables.end(), "1") != tables.end();
   const bool figure_5 = std::find(tables.begin(), tables.end(), "cholqr") != tables.end();
   std::unique_ptr<LearnedKin40k> kin40k;
-  if ((table_1 || figure_5) && fs::exists(data / "kin40k_train.csv")) kin40k = std::make_unique<LearnedKin40k>(data, restarts);
+  if ((table_1 || figure_5) && fs::exists(data / "kin40k_train.csv"))
+    kin40k = std::make_unique<LearnedKin40k>(data, restarts);
   if (table_1 && kin40k) {
     std::vector<std::size_t> basis_sizes;
     for (const std::string& size : sizes) basis_sizes.push_back(std::stoul(size));

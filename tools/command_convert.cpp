@@ -18,13 +18,15 @@ constexpr std::uint64_t kProgressThresholdBytes = 8u << 20;  // smaller inputs f
 
 char parse_delimiter(const std::string& text) {
   if (text == "tab" || text == "\\t" || text == "\t") return '\t';
-  if (text.size() != 1) throw UsageError(fmt::format("--delimiter: \"{}\" is not one character (use 'tab' for a tab)", text));
+  if (text.size() != 1)
+    throw UsageError(fmt::format("--delimiter: \"{}\" is not one character (use 'tab' for a tab)", text));
   return text.front();
 }
 
 std::string progress_text(const CsvImportProgress& progress, double seconds) {
   const double rate = seconds > 0 ? static_cast<double>(progress.bytes) / seconds : 0.0;
-  std::string text = fmt::format("convert: {} rows, {}", format_count(progress.rows), format_bytes(static_cast<double>(progress.bytes)));
+  std::string text = fmt::format("convert: {} rows, {}", format_count(progress.rows),
+                                 format_bytes(static_cast<double>(progress.bytes)));
   if (progress.total_bytes && *progress.total_bytes > 0) {
     text += fmt::format(" of {} ({:.0f}%)", format_bytes(static_cast<double>(*progress.total_bytes)),
                         100.0 * static_cast<double>(progress.bytes) / static_cast<double>(*progress.total_bytes));
@@ -67,7 +69,8 @@ int run_convert(const std::vector<std::string>& args) {
 
   CsvImportOptions options;
   options.delimiter = parse_delimiter(delimiter);
-  if (values.count("header") != 0 && values.count("no-header") != 0) throw UsageError("--header and --no-header contradict each other");
+  if (values.count("header") != 0 && values.count("no-header") != 0)
+    throw UsageError("--header and --no-header contradict each other");
   if (values.count("header") != 0) options.header = HeaderMode::present;
   if (values.count("no-header") != 0) options.header = HeaderMode::absent;
   options.target = target;
@@ -93,9 +96,10 @@ int run_convert(const std::vector<std::string>& args) {
     fmt::print(stderr, "wrote {}: {} rows x {} inputs, target \"{}\", {}{}\n", dataset.path, format_count(dataset.rows),
                dataset.columns, dataset.target_name, format_bytes(static_cast<double>(dataset.file_bytes)),
                result.had_header ? "" : " (no header line: columns named col1, col2, ...)");
-    if (result.rows_dropped > 0) fmt::print(stderr, "dropped {} rows with invalid values\n", format_count(result.rows_dropped));
-    fmt::print(stderr, "read {} of CSV in {:.2f} s ({}/s)\n", format_bytes(static_cast<double>(result.bytes_read)), seconds,
-               format_bytes(seconds > 0 ? static_cast<double>(result.bytes_read) / seconds : 0.0));
+    if (result.rows_dropped > 0)
+      fmt::print(stderr, "dropped {} rows with invalid values\n", format_count(result.rows_dropped));
+    fmt::print(stderr, "read {} of CSV in {:.2f} s ({}/s)\n", format_bytes(static_cast<double>(result.bytes_read)),
+               seconds, format_bytes(seconds > 0 ? static_cast<double>(result.bytes_read) / seconds : 0.0));
   }
   return 0;
 }

@@ -78,7 +78,8 @@ int run_hyper(const std::vector<std::string>& args) {
   fmt::print("learned on {} of {} rows in {:.1f} s: {}\n", learned.subset_size, description.rows, learned.seconds,
              describe_hyperparameters(h));
   std::vector<std::string> gamma;
-  for (const double lengthscale : h.lengthscales) gamma.push_back(fmt::format("{:.4g}", gamma_from_lengthscale(lengthscale)));
+  for (const double lengthscale : h.lengthscales)
+    gamma.push_back(fmt::format("{:.4g}", gamma_from_lengthscale(lengthscale)));
   fmt::print("gamma [{}]; -log p(y|X) {:.6f}; wrote {}\n", fmt::join(gamma, ", "), learned.search.objective, output);
   for (const std::string& note : values_on_bounds(h, options.min_noise_variance)) fmt::print("note: {}\n", note);
   return 0;

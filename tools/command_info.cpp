@@ -33,9 +33,11 @@ int run_info(const std::vector<std::string>& args) {
   fmt::print("chunks       {} rows x {} columns ({}), {}\n", format_count(dataset.chunk_rows), dataset.columns,
              format_bytes(static_cast<double>(chunk_bytes)),
              dataset.compression_level > 0 ? fmt::format("deflate level {} with shuffle", dataset.compression_level)
-                                            : std::string("uncompressed"));
-  const double raw_bytes = static_cast<double>(dataset.rows) * static_cast<double>(dataset.columns + 1) * sizeof(double);
-  fmt::print("size         {} on disk, {} of data ({} uncompressed)\n", format_bytes(static_cast<double>(dataset.file_bytes)),
+                                           : std::string("uncompressed"));
+  const double raw_bytes =
+      static_cast<double>(dataset.rows) * static_cast<double>(dataset.columns + 1) * sizeof(double);
+  fmt::print("size         {} on disk, {} of data ({} uncompressed)\n",
+             format_bytes(static_cast<double>(dataset.file_bytes)),
              format_bytes(static_cast<double>(dataset.data_bytes)), format_bytes(raw_bytes));
 
   std::size_t width = dataset.target_name.size();

@@ -107,11 +107,16 @@ std::uint64_t parse_byte_size(const std::string& text, const std::string& option
   if (unit.ends_with("IB")) unit.resize(unit.size() - 2);
   if (unit.ends_with("B")) unit.resize(unit.size() - 1);
   double scale = 1;
-  if (unit == "K") scale = 1024.0;
-  else if (unit == "M") scale = 1024.0 * 1024;
-  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (!unit.empty()) throw UsageError(fmt::format("{}: unknown unit in \"{}\" (use K, M, G or T)", option, text));
+  if (unit == "K")
+    scale = 1024.0;
+  else if (unit == "M")
+    scale = 1024.0 * 1024;
+  else if (unit == "G")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!unit.empty())
+    throw UsageError(fmt::format("{}: unknown unit in \"{}\" (use K, M, G or T)", option, text));
   const double bytes = number * scale;
   if (!(bytes > 0) || !std::isfinite(bytes) || bytes > 1e18) {
     throw UsageError(fmt::format("{}: \"{}\" is not a positive size", option, text));

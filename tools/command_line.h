@@ -78,5 +78,4 @@ void reject_options(const po::variables_map& values, std::initializer_list<const
 // Parses "512M", "2G", "1.5GiB", "1000000" (bytes) for an option such as --memory.
 std::uint64_t parse_byte_size(const std::string& text, const std::string& option);
 
-
 }  // namespace gpstream::cli

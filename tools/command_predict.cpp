@@ -49,8 +49,8 @@ TestSet read_test_set(const std::string& path, const ModelDescription& model_des
   }
   Hdf5RowSource source(path);
   GPSTREAM_CHECK(source.columns() == model_description.columns,
-                 "'{}' has {} inputs but the model was trained on {} (columns {}); use inputs with the same columns", path,
-                 source.columns(), model_description.columns, fmt::join(model_description.feature_names, ", "));
+                 "'{}' has {} inputs but the model was trained on {} (columns {}); use inputs with the same columns",
+                 path, source.columns(), model_description.columns, fmt::join(model_description.feature_names, ", "));
   test.rows = source.rows();
   test.x.resize(test.rows * source.columns());
   test.y.emplace(test.rows);
@@ -82,11 +82,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // A dense model: means streamed over its training rows; variances by batched GBCD solves.
 Predictions predict_with_dense_model(Context& context, const DenseModel& model, const PredictOptions& options,
                                      const TestSet& test) {
-  const std::unique_ptr<TrainingRows> training = open_training_rows(
-      options.data.empty() ? model.dataset_path : options.data, model.standardisation, context,
-      {.vectors_per_row = 1, .expected_fingerprint = model.dataset_fingerprint, .expected_by = "model '" + options.model + "'"});
-  GPSTREAM_CHECK(training->description().rows == model.rows, "the training dataset has {} rows but the model {} weights",
-                 training->description().rows, model.rows);
+  const std::unique_ptr<TrainingRows> training =
+      open_training_rows(options.data.empty() ? model.dataset_path : options.data, model.standardisation, context,
+                         {.vectors_per_row = 1,
+                          .expected_fingerprint = model.dataset_fingerprint,
+                          .expected_by = "model '" + options.model + "'"});
+  GPSTREAM_CHECK(training->description().rows == model.rows,
+                 "the training dataset has {} rows but the model {} weights", training->description().rows, model.rows);
   const std::unique_ptr<Kernel> kernel = make_kernel(model.hyperparameters, model.columns);
   KernelMatrix kernel_matrix(context, training->rows(), *kernel);
   Predictions predictions;
@@ -103,11 +105,11 @@ Predictions predict_with_dense_model(Context& context, const DenseModel& model, 
   progress.finish();
   const double seconds = seconds_since(variance_start);
   predictions.latent = std::move(prediction.latent);
-  predictions.how += fmt::format(", variances in {:.2f} s ({:.3g} ms per row): {} batches of up to {} rows, {} iterations, "
-                                 "max |g|inf {:.2e}",
-                                 seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)),
-                                 prediction.batches, prediction.batch_rows, prediction.iterations,
-                                 prediction.gradient_max_norm);
+  predictions.how += fmt::format(
+      ", variances in {:.2f} s ({:.3g} ms per row): {} batches of up to {} rows, {} iterations, "
+      "max |g|inf {:.2e}",
+      seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)), prediction.batches,
+      prediction.batch_rows, prediction.iterations, prediction.gradient_max_norm);
   if (prediction.unconverged_rows > 0 && !options.quiet) {
     fmt::print(stderr, "predict: warning: {} rows stopped above --variance-tol\n", prediction.unconverged_rows);
   }
@@ -121,16 +123,17 @@ Predictions predict_with_sparse_model(Context& context, const SparseModel& model
   std::unique_ptr<TrainingRows> training;
   std::unique_ptr<KernelMatrix> kernel_matrix;
   if (model.variance_form == SparseVarianceForm::reduced_rank) {
-    training = open_training_rows(options.data.empty() ? model.dataset_path : options.data, model.standardisation,
-                                  context,
-                                  {.vectors_per_row = 1,
-                                   .expected_fingerprint = model.dataset_fingerprint,
-                                   .expected_by = "model '" + options.model + "'"});
+    training =
+        open_training_rows(options.data.empty() ? model.dataset_path : options.data, model.standardisation, context,
+                           {.vectors_per_row = 1,
+                            .expected_fingerprint = model.dataset_fingerprint,
+                            .expected_by = "model '" + options.model + "'"});
     kernel_matrix = std::make_unique<KernelMatrix>(context, training->rows(), *kernel);
   }
   const auto start = std::chrono::steady_clock::now();
-  SparsePrediction prediction = context.execute(
-      [&] { return predict_sparse(model, *kernel, test.x.data(), test.rows, options.with_variance, kernel_matrix.get()); });
+  SparsePrediction prediction = context.execute([&] {
+    return predict_sparse(model, *kernel, test.x.data(), test.rows, options.with_variance, kernel_matrix.get());
+  });
   const double seconds = seconds_since(start);
   return {std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances,
           fmt::format("{} model ({} basis rows): {} in {:.3f} s ({:.3g} ms per row)", model.method, model.basis_size(),
@@ -153,9 +156,10 @@ Predictions predict_transductively(Context& context, const PredictOptions& optio
       predict_transductive(kernel_matrix, y, test.x.data(), test.rows, options.basis, options.with_variance);
   progress.finish();
   const double seconds = seconds_since(start);
-  return {std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances,
-          fmt::format("srm-trans on blocks of {} test rows: trained and predicted in {:.2f} s ({:.3g} ms per row)",
-                      options.basis, seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)))};
+  return {
+      std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances,
+      fmt::format("srm-trans on blocks of {} test rows: trained and predicted in {:.2f} s ({:.3g} ms per row)",
+                  options.basis, seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)))};
 }
 
 // --model bcm: k-means modules of the training rows, each an exact GP,
@@ -291,7 +295,8 @@ int run_predict(const std::vector<std::string>& args) {
                    "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper,
                    model_description.standardisation.x_mean.size(), data_path, dataset.columns);
     if (committee && options.committee.modules > dataset.rows) {
-      throw UsageError(fmt::format("--modules {} is more than the {} training rows", options.committee.modules, dataset.rows));
+      throw UsageError(
+          fmt::format("--modules {} is more than the {} training rows", options.committee.modules, dataset.rows));
     }
     transductive_training = open_training_rows(data_path, model_description.standardisation, context);
     model_description.columns = dataset.columns;
@@ -305,7 +310,8 @@ int run_predict(const std::vector<std::string>& args) {
     model_description = *dense;
   }
   if (options.output != "-") {
-    for (const std::string& input : {options.model, options.inputs, data_path, options.data, options.truth, options.hyper}) {
+    for (const std::string& input :
+         {options.model, options.inputs, data_path, options.data, options.truth, options.hyper}) {
       if (!input.empty()) check_not_input(options.output, input, "-o");
     }
   }
@@ -317,9 +323,10 @@ int run_predict(const std::vector<std::string>& args) {
                    options.truth, test.rows, model_description.target_name);
     test.y = truth.y;
   }
-  CsvWriter writer(options.output,
-                   options.with_variance ? std::vector<std::string>{"mean", "variance", "std"} : std::vector<std::string>{"mean"},
-                   values.count("force") != 0);
+  CsvWriter writer(
+      options.output,
+      options.with_variance ? std::vector<std::string>{"mean", "variance", "std"} : std::vector<std::string>{"mean"},
+      values.count("force") != 0);
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
 
   const Predictions predictions =
@@ -347,7 +354,8 @@ int run_predict(const std::vector<std::string>& args) {
   if (!options.quiet) {
     fmt::print(stderr, "predict: {} rows; {}\n", format_count(test.rows), predictions.how);
     if (options.with_variance) {
-      fmt::print(stderr, "predict: variances of {}\n", options.latent ? "f* (latent, noise excluded)" : "y* (noise included)");
+      fmt::print(stderr, "predict: variances of {}\n",
+                 options.latent ? "f* (latent, noise excluded)" : "y* (noise included)");
     }
     if (predictions.negative_variances > 0) {
       fmt::print(stderr, "predict: warning: the variance formula gave {} negative latent variances, written as 0{}\n",
@@ -365,7 +373,8 @@ int run_predict(const std::vector<std::string>& args) {
                  metrics.normalised_rmse);
       fmt::print(stderr, "predict: SMSE {:.6f}, MAE {:.6g}\n", metrics.smse, metrics.mae);
       if (metrics.snlp) {
-        fmt::print(stderr, "predict: SNLP (cholqr paper eq. 22; below 0 beats predicting the training mean) {:.6f}, coverage "
+        fmt::print(stderr,
+                   "predict: SNLP (cholqr paper eq. 22; below 0 beats predicting the training mean) {:.6f}, coverage "
                    "of mean +- 2 std {:.4f} (variance of {}; 0.954 for calibrated error bars)\n",
                    *metrics.snlp, *metrics.coverage, options.latent ? "f*" : "y*");
       }

@@ -50,7 +50,8 @@ std::vector<double> parse_number_list(const std::string& text, const char* optio
 }
 
 struct TrainOptions {
-  std::string dataset, output, solver, model, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log, save_hyper;
+  std::string dataset, output, solver, model, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log,
+      save_hyper;
   std::string objective = "var";
   std::size_t active_set_size = 500, candidates = 60, basis = 1000, information_pivots = 16, passes = 1;
   double novelty = 1e-6;
@@ -73,7 +74,8 @@ KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po
     have_lengthscales = have_noise = true;
   }
   if (!values["kernel"].defaulted() || options.hyper_file.empty()) hyper.type = parse_kernel_type(options.kernel);
-  if (!options.lengthscales.empty() && !options.gamma.empty()) throw UsageError("give --lengthscales or --gamma, not both");
+  if (!options.lengthscales.empty() && !options.gamma.empty())
+    throw UsageError("give --lengthscales or --gamma, not both");
   if (!options.lengthscales.empty()) {
     hyper.lengthscales = parse_number_list(options.lengthscales, "--lengthscales");
     have_lengthscales = true;
@@ -106,9 +108,10 @@ KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po
 void check_resume_compatible(const TrainOptions& options, const po::variables_map& values,
                              const TrainingConfiguration& saved, const std::string& checkpoint) {
   auto conflict = [&](const char* option, const std::string& given, const std::string& kept) {
-    throw Error(fmt::format("--{} {} conflicts with checkpoint '{}', which was started with {}; a resumed run keeps "
-                            "its configuration (start a new run without --resume to change it)",
-                            option, given, checkpoint, kept));
+    throw Error(
+        fmt::format("--{} {} conflicts with checkpoint '{}', which was started with {}; a resumed run keeps "
+                    "its configuration (start a new run without --resume to change it)",
+                    option, given, checkpoint, kept));
   };
   auto given = [&](const char* option) { return cli::given(values, option); };
   if (given("solver") && options.solver != saved.solver.name) conflict("solver", options.solver, saved.solver.name);
@@ -122,9 +125,10 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
   if (given("candidates") && options.candidates != saved.solver.candidates) {
     conflict("candidates", std::to_string(options.candidates), std::to_string(saved.solver.candidates));
   }
-  if (given("seed") && options.seed != saved.seed) conflict("seed", std::to_string(options.seed), std::to_string(saved.seed));
-  for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise",
-                             "learn-hyper"}) {
+  if (given("seed") && options.seed != saved.seed)
+    conflict("seed", std::to_string(options.seed), std::to_string(saved.seed));
+  for (const char* option :
+       {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise", "learn-hyper"}) {
     if (given(option)) conflict(option, "", "the kernel and standardisation saved in it");
   }
   for (const char* option : {"info-pivots", "objective", "fixed-hyper", "novelty", "passes"}) {
@@ -150,8 +154,9 @@ void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_
              bool fresh) {
   auto set = [&](const char* option) { return fresh || given(values, option); };
   if (given(values, "tol") && !stops_at_tol(method)) {
-    throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}",
-                                 stops_at_gap(method) ? method + " stops at --gap" : "--model " + method + " runs to --basis"));
+    throw UsageError(
+        fmt::format("--tol is for the dense solvers and cholqr; {}",
+                    stops_at_gap(method) ? method + " stops at --gap" : "--model " + method + " runs to --basis"));
   }
   if (given(values, "gap") && !stops_at_gap(method)) throw UsageError("--gap is for --model sggp");
   if (stops_at_tol(method) && set("tol")) job.stopping.tolerance = options.tolerance;
@@ -179,8 +184,9 @@ std::string describe_stopping(const StoppingRule& rule, const std::string& metho
   text += rule.max_iterations == std::numeric_limits<std::uint64_t>::max()
               ? ", no iteration limit"
               : fmt::format(", at most {} iterations in all", rule.max_iterations);
-  text += std::isinf(rule.time_limit_seconds) ? ", no time limit"
-                                              : fmt::format(", at most {:g} s of training in all", rule.time_limit_seconds);
+  text += std::isinf(rule.time_limit_seconds)
+              ? ", no time limit"
+              : fmt::format(", at most {:g} s of training in all", rule.time_limit_seconds);
   return text;
 }
 
@@ -210,7 +216,8 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     for (const char* option : {"hyper", "lengthscales", "gamma", "noise-var"}) {
       if (values.count(option) != 0) throw UsageError(fmt::format("give --learn-hyper or --{}, not both", option));
     }
-    if (values.count("no-standardise") != 0) throw UsageError("--learn-hyper learns on standardised data; drop --no-standardise");
+    if (values.count("no-standardise") != 0)
+      throw UsageError("--learn-hyper learns on standardised data; drop --no-standardise");
   } else {
     if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
     configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
@@ -225,18 +232,22 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
   } else {
     const TrainingMethod* method = find_training_method(options.model);
     if (method == nullptr || method->dense) {
-      throw UsageError(fmt::format("--model: '{}' is not dense or one of {} (srm-trans is trained by gpstream predict "
-                                   "--model srm-trans)",
-                                   options.model, training_method_names(/*dense=*/false)));
+      throw UsageError(
+          fmt::format("--model: '{}' is not dense or one of {} (srm-trans is trained by gpstream predict "
+                      "--model srm-trans)",
+                      options.model, training_method_names(/*dense=*/false)));
     }
     reject_options(values, {"solver"}, "--model dense; sparse models choose their own");
     if (!method->iterative() && !options.checkpoint.empty()) {
-      throw UsageError(fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
-                                   "to checkpoint (sgma, mpgp, sggp, cholqr and online do)", options.model));
+      throw UsageError(
+          fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
+                      "to checkpoint (sgma, mpgp, sggp, cholqr and online do)",
+                      options.model));
     }
     if (options.model == "online") {
       if (options.passes == 0) throw UsageError("--passes must be at least 1");
-      if (!(options.novelty >= 0)) throw UsageError(fmt::format("--novelty must be non-negative, not {}", options.novelty));
+      if (!(options.novelty >= 0))
+        throw UsageError(fmt::format("--novelty must be non-negative, not {}", options.novelty));
     } else {
       reject_options(values, {"novelty", "passes"}, "--model online");
     }
@@ -319,8 +330,10 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
   if (!job.overwrite_output && std::filesystem::exists(job.output_path)) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", job.output_path));
   }
-  const std::vector<std::pair<std::string, std::string>> outputs = {
-      {"-o", job.output_path}, {"--checkpoint", checkpoint_path}, {"--log", job.log_path}, {"--save-hyper", options.save_hyper}};
+  const std::vector<std::pair<std::string, std::string>> outputs = {{"-o", job.output_path},
+                                                                    {"--checkpoint", checkpoint_path},
+                                                                    {"--log", job.log_path},
+                                                                    {"--save-hyper", options.save_hyper}};
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const auto& [option, path] = outputs[k];
     if (path.empty()) continue;
@@ -378,8 +391,8 @@ struct PreparedRun {
   SparseTrainingMethod* sparse = nullptr;   // the method, when it is a sparse model's
 };
 
-PreparedRun prepare_run(KernelMatrix& kernel_matrix, std::span<const double> y, const TrainingConfiguration& configuration,
-                        std::optional<SolverState> resumed) {
+PreparedRun prepare_run(KernelMatrix& kernel_matrix, std::span<const double> y,
+                        const TrainingConfiguration& configuration, std::optional<SolverState> resumed) {
   const TrainingMethod& method = *find_training_method(configuration.solver.name);
   PreparedRun prepared;
   if (!method.iterative()) return prepared;
@@ -422,9 +435,9 @@ TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span
   const bool counts_to_basis = method.tolerance == ToleranceMeaning::none || method.tolerance == ToleranceMeaning::gap;
   ProgressLine progress_line(!options.quiet);
   const TrainingObservers observers(
-      std::make_unique<ProgressLineObserver>(progress_line, name, run->converges() ? job.stopping.tolerance : 0.0,
-                                             run->measure_name(),
-                                             counts_to_basis && name != "online" ? configuration.solver.active_set_size : 0),
+      std::make_unique<ProgressLineObserver>(
+          progress_line, name, run->converges() ? job.stopping.tolerance : 0.0, run->measure_name(),
+          counts_to_basis && name != "online" ? configuration.solver.active_set_size : 0),
       job.log_path, !fresh, checkpoint_path, job.checkpoint_every_seconds, [&] {
         if (sparse != nullptr) sparse->store_state();
         write_checkpoint(checkpoint_path, Checkpoint{configuration, state});
@@ -444,16 +457,21 @@ TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span
 }
 
 // Writes the model with its description and reports what was trained.
-void write_and_report(TrainedRun& trained, const TrainingConfiguration& configuration, const DatasetDescription& dataset,
-                      const TrainOptions& options) {
+void write_and_report(TrainedRun& trained, const TrainingConfiguration& configuration,
+                      const DatasetDescription& dataset, const TrainOptions& options) {
   const std::string& name = configuration.solver.name;
   const TrainingMethod& method = *find_training_method(name);
   const TrainingJob& job = configuration.job;
   const SolverRun& run = trained.run;
   const ExistingOutput existing = job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep;
-  const bool has_tolerance = method.tolerance == ToleranceMeaning::gradient_norm || method.tolerance == ToleranceMeaning::gap;
-  const TrainingSummary summary{name, describe(run.reason), run.last.iteration, run.last.convergence_measure,
-                                has_tolerance ? job.stopping.tolerance : 0.0, run.last.elapsed_seconds,
+  const bool has_tolerance =
+      method.tolerance == ToleranceMeaning::gradient_norm || method.tolerance == ToleranceMeaning::gap;
+  const TrainingSummary summary{name,
+                                describe(run.reason),
+                                run.last.iteration,
+                                run.last.convergence_measure,
+                                has_tolerance ? job.stopping.tolerance : 0.0,
+                                run.last.elapsed_seconds,
                                 run.last.kernel_evaluations};
   if (trained.dense) {
     DenseModel& model = *trained.dense;
@@ -479,20 +497,24 @@ void write_and_report(TrainedRun& trained, const TrainingConfiguration& configur
     const auto& diagnostics = model.diagnostics;
     if (diagnostics.contains("gap")) details += fmt::format(", gap of the bounds {:.3g}", diagnostics.at("gap"));
     if (diagnostics.contains("relative_trace_residual") && name != "sggp") {
-      details += fmt::format(", {:.3g} of the kernel's trace left unexplained", diagnostics.at("relative_trace_residual"));
+      details +=
+          fmt::format(", {:.3g} of the kernel's trace left unexplained", diagnostics.at("relative_trace_residual"));
     }
-    if (diagnostics.contains("accepted_swaps")) details += fmt::format(", {:.0f} swaps accepted", diagnostics.at("accepted_swaps"));
+    if (diagnostics.contains("accepted_swaps"))
+      details += fmt::format(", {:.0f} swaps accepted", diagnostics.at("accepted_swaps"));
     if (diagnostics.contains("deleted_basis_vectors")) {
       details += fmt::format(", {:.0f} basis vectors deleted", diagnostics.at("deleted_basis_vectors"));
     }
     if (diagnostics.contains("dropped_basis_rows") && diagnostics.at("dropped_basis_rows") > 0) {
-      details += fmt::format(", {:.0f} basis rows dropped as numerically dependent", diagnostics.at("dropped_basis_rows"));
+      details +=
+          fmt::format(", {:.0f} basis rows dropped as numerically dependent", diagnostics.at("dropped_basis_rows"));
     }
     const bool short_basis = model.basis_size() < configuration.solver.active_set_size;
     std::string how = describe(run.reason);
     if (short_basis && name != "online" && method.iterative() && run.reason == StopReason::complete) {
-      how = "stopped early: every remaining row is numerically in the span of the basis, the kernel's numerical rank on "
-            "these data";
+      how =
+          "stopped early: every remaining row is numerically in the span of the basis, the kernel's numerical rank on "
+          "these data";
     }
     fmt::print(stderr, "train: {} model with {} of {} basis rows ({}) in {:.2f} s{}; wrote {}\n", name,
                model.basis_size(), configuration.solver.active_set_size, how, run.last.elapsed_seconds, details,
@@ -503,16 +525,20 @@ void write_and_report(TrainedRun& trained, const TrainingConfiguration& configur
                  fmt::join(h.lengthscales, ", "), h.signal_variance, h.noise_variance);
     }
     if (short_basis && name == "online") {
-      fmt::print(stderr, "train: {} of {} basis vectors used: no other row's novelty exceeded --novelty {} of its prior "
-                 "variance\n", model.basis_size(), configuration.solver.active_set_size, configuration.online.novelty);
+      fmt::print(stderr,
+                 "train: {} of {} basis vectors used: no other row's novelty exceeded --novelty {} of its prior "
+                 "variance\n",
+                 model.basis_size(), configuration.solver.active_set_size, configuration.online.novelty);
     }
     const double gap = configuration.job.stopping.tolerance;
     if (stops_at_gap(name) && diagnostics.at("gap") > gap) {
-      fmt::print(stderr, "train: the gap {:.3g} is above --gap {:g}: the model is further from the exact GP than asked\n",
+      fmt::print(stderr,
+                 "train: the gap {:.3g} is above --gap {:g}: the model is further from the exact GP than asked\n",
                  diagnostics.at("gap"), gap);
     }
     if (name == "nystrom") {
-      fmt::print(stderr, "train: nystrom weights: max |w| {:.4g}, rms {:.4g} (large weights mean the rank-{} "
+      fmt::print(stderr,
+                 "train: nystrom weights: max |w| {:.4g}, rms {:.4g} (large weights mean the rank-{} "
                  "approximation underestimates K; Schwaighofer & Tresp 2003 section 4.2)\n",
                  model.diagnostics.at("max_abs_weight"), model.diagnostics.at("rms_weight"), model.basis_size());
     }
@@ -577,9 +603,11 @@ int run_train(const std::vector<std::string>& args) {
 
   // Validate.
   options.quiet = values.count("quiet") != 0;
-  if (options.resume.empty() && options.output.empty()) throw UsageError("give the model file to write with -o MODEL.h5");
+  if (options.resume.empty() && options.output.empty())
+    throw UsageError("give the model file to write with -o MODEL.h5");
   if (options.tolerance <= 0) throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
-  if (options.time_limit < 0) throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
+  if (options.time_limit < 0)
+    throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
   if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");
   if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
   if (options.active_set_size == 0) throw UsageError("--active-set must be at least 1");
@@ -610,7 +638,8 @@ int run_train(const std::vector<std::string>& args) {
   }
   if (!checkpoint_path.empty() && !options.quiet) {
     // Said at the start: after a crash or a reboot nothing else is printed.
-    fmt::print(stderr, "train: a checkpoint every {:g} s to {}; if the run stops (Ctrl-C, a crash, a reboot), resume "
+    fmt::print(stderr,
+               "train: a checkpoint every {:g} s to {}; if the run stops (Ctrl-C, a crash, a reboot), resume "
                "it with: gpstream train --resume {}\n",
                job.checkpoint_every_seconds, checkpoint_path, shell_quoted(checkpoint_path));
   }
@@ -619,7 +648,8 @@ int run_train(const std::vector<std::string>& args) {
   const std::unique_ptr<TrainingRows> data = open_training_rows(
       options.dataset, configuration.standardisation, context,
       {.vectors_per_row = dense ? std::size_t{6} : std::size_t{2},
-       .expected_fingerprint = resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
+       .expected_fingerprint =
+           resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
        .expected_by = "checkpoint '" + options.resume + "'"});
   const DatasetDescription& dataset = data->description();
   GPSTREAM_CHECK(dataset.rows > 0, "'{}' has no rows to train on", options.dataset);
@@ -632,16 +662,18 @@ int run_train(const std::vector<std::string>& args) {
   const bool fresh = !resumed_state;
   PreparedRun prepared = prepare_run(kernel_matrix, y, configuration, std::move(resumed_state));
   if (!options.quiet) {
-    const std::string what = dense ? fmt::format("{} on", configuration.solver.name)
-                                   : fmt::format("{} model, basis {}, on", configuration.solver.name,
-                                                 configuration.solver.active_set_size);
+    const std::string what =
+        dense ? fmt::format("{} on", configuration.solver.name)
+              : fmt::format("{} model, basis {}, on", configuration.solver.name, configuration.solver.active_set_size);
     fmt::print(stderr, "train: {} {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}; {}\n", what,
                options.dataset, format_count(dataset.rows), dataset.columns, kernel->name(), kernel->noise_variance(),
-               context.memory().describe(), data->in_memory() ? "X held in memory" : "X streamed from the file in blocks");
+               context.memory().describe(),
+               data->in_memory() ? "X held in memory" : "X streamed from the file in blocks");
   }
 
   // Run.
-  TrainedRun trained = run_training(context, kernel_matrix, y, configuration, prepared, fresh, checkpoint_path, options);
+  TrainedRun trained =
+      run_training(context, kernel_matrix, y, configuration, prepared, fresh, checkpoint_path, options);
 
   // Report.
   write_and_report(trained, configuration, dataset, options);

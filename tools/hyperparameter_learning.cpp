@@ -21,13 +21,15 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
   // clang-format on
 }
 
-const SubsetLearningOptions& HyperparameterLearningOptions::checked(std::size_t rows, const std::string& dataset) const {
+const SubsetLearningOptions& HyperparameterLearningOptions::checked(std::size_t rows,
+                                                                    const std::string& dataset) const {
   if (learning.subset < 2) throw UsageError(fmt::format("--subset must be at least 2, not {}", learning.subset));
   if (learning.subset > rows) {
     throw UsageError(fmt::format("--subset {} is larger than the {} rows of '{}'; give --subset {} or less",
                                  learning.subset, rows, dataset, rows));
   }
-  if (!(learning.tolerance > 0)) throw UsageError(fmt::format("--hyper-tol must be positive, not {}", learning.tolerance));
+  if (!(learning.tolerance > 0))
+    throw UsageError(fmt::format("--hyper-tol must be positive, not {}", learning.tolerance));
   if (!(learning.min_noise_variance > 0)) {
     throw UsageError(fmt::format("--min-noise must be positive, not {}", learning.min_noise_variance));
   }
@@ -35,8 +37,8 @@ const SubsetLearningOptions& HyperparameterLearningOptions::checked(std::size_t 
 }
 
 void SearchTraceObserver::on_start(const IterationReport&) {
-  fmt::print(out_, "{:>5} {:>5} {:>16} {:>10} {:>11} {:>11}\n", "start", "eval", "-log p(y|X)", "|grad|inf", "signal var",
-             "noise var");
+  fmt::print(out_, "{:>5} {:>5} {:>16} {:>10} {:>11} {:>11}\n", "start", "eval", "-log p(y|X)", "|grad|inf",
+             "signal var", "noise var");
 }
 
 void SearchTraceObserver::on_iteration(const IterationReport& report) {
@@ -49,7 +51,8 @@ void SearchTraceObserver::on_iteration(const IterationReport& report) {
 
 void save_learned_hyperparameters(const std::string& path, const LearnedOnSubset& learned,
                                   const SubsetLearningOptions& options, std::uint64_t seed, const std::string& dataset,
-                                  const std::string& fingerprint, const Standardisation& standardisation, bool overwrite) {
+                                  const std::string& fingerprint, const Standardisation& standardisation,
+                                  bool overwrite) {
   HyperparameterProvenance provenance;
   provenance.negative_log_marginal_likelihood = learned.search.objective;
   provenance.subset_size = learned.subset_size;

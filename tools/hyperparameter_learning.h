@@ -38,7 +38,8 @@ class SearchTraceObserver final : public RunObserver {
 // storage/hyper/hyperparameter_file.h).
 void save_learned_hyperparameters(const std::string& path, const LearnedOnSubset& learned,
                                   const SubsetLearningOptions& options, std::uint64_t seed, const std::string& dataset,
-                                  const std::string& fingerprint, const Standardisation& standardisation, bool overwrite);
+                                  const std::string& fingerprint, const Standardisation& standardisation,
+                                  bool overwrite);
 
 // "lengthscales [...], signal variance s², noise variance σ²" for reports.
 std::string describe_hyperparameters(const KernelHyperparameters& hyperparameters);

@@ -18,7 +18,8 @@ void print_usage(std::ostream& out) {
   out << "Usage: gpstream <command> [options]\n\n"
          "Out-of-core Gaussian-process regression.\n\nCommands:\n";
   for (const auto& command : gpstream::cli::kCommands) {
-    out << "  " << command.name << std::string(12 - std::string_view(command.name).size(), ' ') << command.summary << "\n";
+    out << "  " << command.name << std::string(12 - std::string_view(command.name).size(), ' ') << command.summary
+        << "\n";
   }
   out << "\nRun 'gpstream <command> --help' for a command's options.\n";
 }

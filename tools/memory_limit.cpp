@@ -64,8 +64,9 @@ std::optional<std::uint64_t> cgroup_memory_limit(const std::string& proc_self_cg
 
 MemoryLimit process_memory_limit() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
-  MemoryLimit limit{pages > 0 && page_size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size)
-                                               : std::uint64_t{2} << 30,
+  MemoryLimit limit{pages > 0 && page_size > 0
+                        ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size)
+                        : std::uint64_t{2} << 30,
                     "the machine's RAM"};
   std::ifstream stream("/proc/self/cgroup");
   std::stringstream text;

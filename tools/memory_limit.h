@@ -18,8 +18,8 @@ namespace gpstream::cli {
 std::optional<std::uint64_t> cgroup_memory_limit(const std::string& proc_self_cgroup, const std::string& cgroup_root);
 
 struct MemoryLimit {
-  std::uint64_t bytes = 0;         // what the process may use
-  std::string source;              // "the machine's RAM" or "the container's memory limit"
+  std::uint64_t bytes = 0;  // what the process may use
+  std::string source;       // "the machine's RAM" or "the container's memory limit"
 };
 MemoryLimit process_memory_limit();
 

@@ -7,7 +7,10 @@
 namespace gpstream::cli {
 
 ProgressLine::ProgressLine(bool enabled)
-    : enabled_(enabled), terminal_(::isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()), last_shown_(start_) {}
+    : enabled_(enabled),
+      terminal_(::isatty(STDERR_FILENO) == 1),
+      start_(std::chrono::steady_clock::now()),
+      last_shown_(start_) {}
 
 ProgressLine::~ProgressLine() { finish(); }
 

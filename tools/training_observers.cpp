@@ -60,8 +60,9 @@ std::string ProgressLineObserver::line_text(const IterationReport& report) const
   const std::string iteration = target_iterations_ > 0 ? fmt::format("{}/{}", report.iteration, target_iterations_)
                                                        : fmt::format("{}", report.iteration);
   const std::string tolerance = tolerance_ > 0 ? fmt::format(" (tol {:g})", tolerance_) : std::string();
-  const std::string work =
-      report.total > 0 && !work_unit_.empty() ? fmt::format("  {} of {} {}", report.done, report.total, work_unit_) : "";
+  const std::string work = report.total > 0 && !work_unit_.empty()
+                               ? fmt::format("  {} of {} {}", report.done, report.total, work_unit_)
+                               : "";
   return fmt::format("{} iter {}{}  {} {:.3e}{}  f {:.8e}  {:.3g} kernel evals/s  elapsed {}  ETA {}", name_, iteration,
                      work, measure_, report.convergence_measure, tolerance, report.objective, rate,
                      format_duration(report.elapsed_seconds), format_duration(eta));
@@ -95,8 +96,8 @@ TrainingLogObserver::TrainingLogObserver(const std::string& path, bool append) :
 }
 
 void TrainingLogObserver::write(const IterationReport& report) {
-  stream_ << fmt::format("{},{:.6f},{:.17g},{:.17g},{},{}\n", report.iteration, report.elapsed_seconds, report.objective,
-                         report.convergence_measure, report.kernel_evaluations,
+  stream_ << fmt::format("{},{:.6f},{:.17g},{:.17g},{},{}\n", report.iteration, report.elapsed_seconds,
+                         report.objective, report.convergence_measure, report.kernel_evaluations,
                          report.gradient_drift >= 0 ? fmt::format("{:.6g}", report.gradient_drift) : std::string());
   stream_.flush();  // so that a plot of a running job sees every line
   GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}'", path_);
@@ -153,10 +154,12 @@ std::string shell_quoted(const std::string& path) {
 
 Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output) {
   if (checkpoint_path.empty()) {
-    return Cancelled(fmt::format("interrupted {}; nothing was saved (give --checkpoint FILE to be able to resume)", where));
+    return Cancelled(
+        fmt::format("interrupted {}; nothing was saved (give --checkpoint FILE to be able to resume)", where));
   }
-  return Cancelled(fmt::format("interrupted {}; checkpoint written to {}. Resume with:\n  gpstream train --resume {} -o {}",
-                               where, checkpoint_path, shell_quoted(checkpoint_path), shell_quoted(output)));
+  return Cancelled(
+      fmt::format("interrupted {}; checkpoint written to {}. Resume with:\n  gpstream train --resume {} -o {}", where,
+                  checkpoint_path, shell_quoted(checkpoint_path), shell_quoted(output)));
 }
 
 }  // namespace gpstream::cli

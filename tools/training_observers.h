@@ -78,7 +78,8 @@ class CheckpointObserver final : public RunObserver {
 class TrainingObservers {
  public:
   TrainingObservers(std::unique_ptr<ProgressLineObserver> progress, const std::string& log_path, bool append_log,
-                    const std::string& checkpoint_path, double checkpoint_every, std::function<void()> write_checkpoint);
+                    const std::string& checkpoint_path, double checkpoint_every,
+                    std::function<void()> write_checkpoint);
   const std::vector<RunObserver*>& all() const { return all_; }
 
  private:

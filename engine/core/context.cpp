@@ -34,13 +34,14 @@ MemoryReservation MemoryBudget::reserve(const std::string& purpose, std::size_t 
   const std::lock_guard lock(mutex_);
   if (bytes > total_ - reserved_) {
     std::vector<std::string> held;
-    for (const Part& part : parts_) held.push_back(fmt::format("{} for {}", format_bytes(double(part.bytes)), part.purpose));
-    throw MemoryBudgetExceeded(fmt::format("{} needs {}, but the memory budget is {}{}{}", purpose,
-                                           format_bytes(static_cast<double>(bytes)),
-                                           format_bytes(static_cast<double>(total_)),
-                                           held.empty() ? "" : fmt::format(" and holds {} already", fmt::join(held, ", ")),
-                                           advice.empty() ? "" : "; " + advice),
-                               __FILE__, __LINE__);
+    for (const Part& part : parts_)
+      held.push_back(fmt::format("{} for {}", format_bytes(double(part.bytes)), part.purpose));
+    throw MemoryBudgetExceeded(
+        fmt::format("{} needs {}, but the memory budget is {}{}{}", purpose, format_bytes(static_cast<double>(bytes)),
+                    format_bytes(static_cast<double>(total_)),
+                    held.empty() ? "" : fmt::format(" and holds {} already", fmt::join(held, ", ")),
+                    advice.empty() ? "" : "; " + advice),
+        __FILE__, __LINE__);
   }
   reserved_ += bytes;
   parts_.push_back({next_id_, purpose, bytes});

@@ -51,7 +51,8 @@ class MemoryReservation {
 
  private:
   friend class MemoryBudget;
-  MemoryReservation(MemoryBudget* budget, std::uint64_t id, std::size_t bytes) : budget_(budget), id_(id), bytes_(bytes) {}
+  MemoryReservation(MemoryBudget* budget, std::uint64_t id, std::size_t bytes)
+      : budget_(budget), id_(id), bytes_(bytes) {}
   MemoryBudget* budget_ = nullptr;
   std::uint64_t id_ = 0;
   std::size_t bytes_ = 0;

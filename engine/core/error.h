@@ -40,9 +40,9 @@ class Cancelled : public Error {
 #define GPSTREAM_THROW(...) throw ::gpstream::Error(::fmt::format(__VA_ARGS__), __FILE__, __LINE__)
 
 // Throws gpstream::Error with the formatted message unless `condition` holds.
-#define GPSTREAM_CHECK(condition, ...)  \
-  do {                                  \
-    if (!(condition)) {                 \
-      GPSTREAM_THROW(__VA_ARGS__);      \
-    }                                   \
+#define GPSTREAM_CHECK(condition, ...) \
+  do {                                 \
+    if (!(condition)) {                \
+      GPSTREAM_THROW(__VA_ARGS__);     \
+    }                                  \
   } while (false)

@@ -5,14 +5,17 @@
 namespace gpstream {
 
 WorkProgress::WorkProgress(Context& context, std::uint64_t total)
-    : context_(context), total_(total), start_(std::chrono::steady_clock::now()),
+    : context_(context),
+      total_(total),
+      start_(std::chrono::steady_clock::now()),
       exceptions_at_start_(std::uncaught_exceptions()) {
   last_.total = total;
   for (RunObserver* observer : context_.observers()) observer->on_start(last_);
 }
 
 WorkProgress::~WorkProgress() {
-  const StopReason reason = std::uncaught_exceptions() > exceptions_at_start_ ? StopReason::interrupted : StopReason::complete;
+  const StopReason reason =
+      std::uncaught_exceptions() > exceptions_at_start_ ? StopReason::interrupted : StopReason::complete;
   try {
     for (RunObserver* observer : context_.observers()) observer->on_stop(last_, reason);
   } catch (...) {  // a destructor must not throw; the work's own outcome stands

@@ -8,8 +8,8 @@
 namespace gpstream {
 
 Friedman1Generator::Friedman1Generator(std::uint64_t seed, double noise_std) : engine_(seed), noise_std_(noise_std) {
-  GPSTREAM_CHECK(noise_std >= 0.0 && std::isfinite(noise_std), "the noise standard deviation must be finite and >= 0, not {}",
-                 noise_std);
+  GPSTREAM_CHECK(noise_std >= 0.0 && std::isfinite(noise_std),
+                 "the noise standard deviation must be finite and >= 0, not {}", noise_std);
 }
 
 double Friedman1Generator::target(const double* x) {

@@ -23,8 +23,9 @@ void assign(const double* x, std::size_t count, std::size_t d, const std::vector
             double* distances) {
   const std::size_t k = centre_norms.size();
   products.resize(count * k);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(count), static_cast<int>(k), static_cast<int>(d),
-              -2.0, x, static_cast<int>(d), centres.data(), static_cast<int>(d), 0.0, products.data(), static_cast<int>(k));
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(count), static_cast<int>(k),
+              static_cast<int>(d), -2.0, x, static_cast<int>(d), centres.data(), static_cast<int>(d), 0.0,
+              products.data(), static_cast<int>(k));
   for (std::size_t i = 0; i < count; ++i) {
     double norm = 0.0;
     for (std::size_t l = 0; l < d; ++l) norm += x[i * d + l] * x[i * d + l];

@@ -23,10 +23,10 @@ struct KMeansOptions {
 };
 
 struct KMeansResult {
-  std::vector<double> centres;      // k×d, row-major
+  std::vector<double> centres;        // k×d, row-major
   std::vector<std::uint32_t> labels;  // n, the cluster of each row
   std::size_t passes = 0;
-  double inertia = 0.0;             // Σ squared distance of each row to its centre
+  double inertia = 0.0;  // Σ squared distance of each row to its centre
 };
 
 // One progress report per Lloyd pass to the Context's observers; throws

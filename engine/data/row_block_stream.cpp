@@ -67,10 +67,11 @@ const RowBlock* RowBlockStream::next() {
 
 std::size_t block_rows_for_budget(std::size_t budget_bytes, std::size_t columns, std::size_t ring_buffers,
                                   std::size_t alignment, std::size_t total_rows) {
-  const std::size_t bytes_per_row = checked_multiply(checked_add(columns, 1), sizeof(double), std::max<std::size_t>(ring_buffers, 1));
+  const std::size_t bytes_per_row =
+      checked_multiply(checked_add(columns, 1), sizeof(double), std::max<std::size_t>(ring_buffers, 1));
   std::size_t rows = budget_bytes / bytes_per_row;
-  GPSTREAM_CHECK(rows > 0, "the memory budget of {} bytes cannot hold {} buffers of one row of {} columns", budget_bytes,
-                 ring_buffers, columns);
+  GPSTREAM_CHECK(rows > 0, "the memory budget of {} bytes cannot hold {} buffers of one row of {} columns",
+                 budget_bytes, ring_buffers, columns);
   if (alignment > 1 && rows >= alignment) rows -= rows % alignment;
   return std::max<std::size_t>(1, std::min(rows, total_rows));
 }

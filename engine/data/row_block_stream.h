@@ -26,10 +26,10 @@ struct RowBlock {
 };
 
 struct RowBlockStreamOptions {
-  std::size_t block_rows = 0;          // rows per block (the last may be shorter); > 0
-  std::size_t prefetch_depth = 1;      // blocks read ahead of the one in use; 0 reads synchronously
-  bool with_targets = true;            // also read y
-  std::size_t first_row = 0;           // stream rows [first_row, end_row)
+  std::size_t block_rows = 0;                          // rows per block (the last may be shorter); > 0
+  std::size_t prefetch_depth = 1;                      // blocks read ahead of the one in use; 0 reads synchronously
+  bool with_targets = true;                            // also read y
+  std::size_t first_row = 0;                           // stream rows [first_row, end_row)
   std::size_t end_row = static_cast<std::size_t>(-1);  // clamped to rows()
 };
 

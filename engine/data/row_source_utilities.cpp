@@ -43,7 +43,9 @@ std::vector<double> read_all_targets(RowSource& source) {
   GPSTREAM_CHECK(source.has_targets(), "the dataset has no targets");
   if (const double* resident = source.resident_targets()) return {resident, resident + source.rows()};
   std::vector<double> y(source.rows());
-  for_each_block(source, [&](const RowBlock& block) { std::memcpy(y.data() + block.first, block.y, block.count * sizeof(double)); });
+  for_each_block(source, [&](const RowBlock& block) {
+    std::memcpy(y.data() + block.first, block.y, block.count * sizeof(double));
+  });
   return y;
 }
 

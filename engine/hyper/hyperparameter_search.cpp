@@ -29,18 +29,30 @@ constexpr double kRestartNoise[2] = {1e-3, 1.0};
 
 std::string describe_nlopt_result(nlopt_result result) {
   switch (result) {
-    case NLOPT_SUCCESS: return "converged";
-    case NLOPT_STOPVAL_REACHED: return "objective reached the stop value";
-    case NLOPT_FTOL_REACHED: return "objective changed by less than the tolerance";
-    case NLOPT_XTOL_REACHED: return "hyperparameters changed by less than the tolerance";
-    case NLOPT_MAXEVAL_REACHED: return "evaluation limit reached";
-    case NLOPT_MAXTIME_REACHED: return "time limit reached";
-    case NLOPT_ROUNDOFF_LIMITED: return "stopped by rounding errors (the optimum is as good as double precision gives)";
-    case NLOPT_FORCED_STOP: return "stopped";
-    case NLOPT_OUT_OF_MEMORY: return "out of memory";
-    case NLOPT_INVALID_ARGS: return "invalid arguments";
-    case NLOPT_FAILURE: return "failed";
-    default: return "ended";
+    case NLOPT_SUCCESS:
+      return "converged";
+    case NLOPT_STOPVAL_REACHED:
+      return "objective reached the stop value";
+    case NLOPT_FTOL_REACHED:
+      return "objective changed by less than the tolerance";
+    case NLOPT_XTOL_REACHED:
+      return "hyperparameters changed by less than the tolerance";
+    case NLOPT_MAXEVAL_REACHED:
+      return "evaluation limit reached";
+    case NLOPT_MAXTIME_REACHED:
+      return "time limit reached";
+    case NLOPT_ROUNDOFF_LIMITED:
+      return "stopped by rounding errors (the optimum is as good as double precision gives)";
+    case NLOPT_FORCED_STOP:
+      return "stopped";
+    case NLOPT_OUT_OF_MEMORY:
+      return "out of memory";
+    case NLOPT_INVALID_ARGS:
+      return "invalid arguments";
+    case NLOPT_FAILURE:
+      return "failed";
+    default:
+      return "ended";
   }
 }
 
@@ -67,7 +79,8 @@ struct CallbackData {
 double evaluate(unsigned dimension, const double* theta, double* gradient, void* data) {
   CallbackData& callback = *static_cast<CallbackData*>(data);
   try {
-    if (callback.context != nullptr && callback.context->stop_requested()) throw Cancelled("hyperparameter search stopped");
+    if (callback.context != nullptr && callback.context->stop_requested())
+      throw Cancelled("hyperparameter search stopped");
     std::vector<double> local_gradient(dimension);
     double value = 0.0;
     try {
@@ -114,13 +127,15 @@ SearchStart run_start(const double* x, std::span<const double> y, std::size_t d,
     }
     std::copy(value.gradient.begin(), value.gradient.end(), gradient.begin());
     const std::vector<double> point = hyperparameter_values(h);
-    progress.step({.iteration = ++evaluations, .objective = value.value, .convergence_measure = gradient_norm,
-                   .done = start, .point = point});
+    progress.step({.iteration = ++evaluations,
+                   .objective = value.value,
+                   .convergence_measure = gradient_norm,
+                   .done = start,
+                   .point = point});
     return value.value;
   };
-  const BoundedMinimum minimum =
-      minimise_log_parameters(objective, log_parameters(initial), options.min_noise_variance, options.tolerance,
-                              options.max_evaluations, &context);
+  const BoundedMinimum minimum = minimise_log_parameters(objective, log_parameters(initial), options.min_noise_variance,
+                                                         options.tolerance, options.max_evaluations, &context);
   return {initial, from_log_parameters(initial.type, minimum.theta), minimum.value, minimum.evaluations,
           minimum.stop_reason};
 }
@@ -158,7 +173,8 @@ KernelHyperparameters data_informed_start(KernelType kernel, const double* x, st
     for (const double value : spread) mean_spread += value / static_cast<double>(d);
     h.lengthscales.push_back(scale * mean_spread);
   }
-  for (double& lengthscale : h.lengthscales) lengthscale = std::clamp(lengthscale, kLengthscaleBounds[0], kLengthscaleBounds[1]);
+  for (double& lengthscale : h.lengthscales)
+    lengthscale = std::clamp(lengthscale, kLengthscaleBounds[0], kLengthscaleBounds[1]);
   h.signal_variance = std::clamp(y_variance, kSignalBounds[0], kSignalBounds[1]);
   h.noise_variance = std::clamp(0.1 * y_variance, min_noise_variance, kNoiseUpperBound);
   return h;
@@ -172,7 +188,8 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
   const std::size_t p = theta.size();
   GPSTREAM_CHECK(p >= 2, "a kernel needs at least 2 parameters (log s², log σ²), not {}", p);
   std::vector<double> lower(p), upper(p);
-  for (std::size_t j = 0; j + 2 < p; ++j) lower[j] = std::log(kLengthscaleBounds[0]), upper[j] = std::log(kLengthscaleBounds[1]);
+  for (std::size_t j = 0; j + 2 < p; ++j)
+    lower[j] = std::log(kLengthscaleBounds[0]), upper[j] = std::log(kLengthscaleBounds[1]);
   lower[p - 2] = std::log(kSignalBounds[0]), upper[p - 2] = std::log(kSignalBounds[1]);
   lower[p - 1] = std::log(min_noise_variance), upper[p - 1] = std::log(kNoiseUpperBound);
   for (std::size_t j = 0; j < p; ++j) theta[j] = std::clamp(theta[j], lower[j], upper[j]);
@@ -197,7 +214,8 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
                  describe_nlopt_result(result), static_cast<int>(result));
   std::string reason = describe_nlopt_result(result);
   if (result < 0 && result != NLOPT_ROUNDOFF_LIMITED) {
-    reason = fmt::format("NLopt {} (code {}) after progress; the best point found is kept", reason, static_cast<int>(result));
+    reason = fmt::format("NLopt {} (code {}) after progress; the best point found is kept", reason,
+                         static_cast<int>(result));
   }
   if (callback.rejected > 0) {
     reason += fmt::format("; {} trial points rejected (K̄ not positive definite or the objective not finite there)",
@@ -213,9 +231,10 @@ HyperparameterSearchResult learn_hyperparameters(Context& context, const double*
   GPSTREAM_CHECK(y.size() >= 2, "hyperparameter learning needs at least 2 rows, not {}", y.size());
   GPSTREAM_CHECK(options.tolerance > 0.0, "the hyperparameter tolerance must be positive, not {}", options.tolerance);
   GPSTREAM_CHECK(options.min_noise_variance > 0.0 && options.min_noise_variance < kNoiseUpperBound,
-                 "the minimum noise variance must lie in (0, {}), not {}", kNoiseUpperBound, options.min_noise_variance);
+                 "the minimum noise variance must lie in (0, {}), not {}", kNoiseUpperBound,
+                 options.min_noise_variance);
   std::mt19937_64 random(options.seed);
-  auto log_uniform = [&](const double (&range)[2]) {
+  auto log_uniform = [&](const double(&range)[2]) {
     return std::exp(std::uniform_real_distribution<double>(std::log(range[0]), std::log(range[1]))(random));
   };
 
@@ -230,7 +249,8 @@ HyperparameterSearchResult learn_hyperparameters(Context& context, const double*
     if (start > 0) {
       for (double& lengthscale : initial.lengthscales) lengthscale *= log_uniform(kRestartLengthscale);
       initial.signal_variance *= log_uniform(kRestartSignal);
-      initial.noise_variance = std::max(informed.noise_variance * 10.0 * log_uniform(kRestartNoise), options.min_noise_variance);
+      initial.noise_variance =
+          std::max(informed.noise_variance * 10.0 * log_uniform(kRestartNoise), options.min_noise_variance);
     }
     result.starts.push_back(run_start(x, y, d, initial, start, options, context, progress));
     if (start == 0 || result.starts.back().objective < result.objective) {
@@ -251,35 +271,41 @@ std::vector<std::string> values_on_bounds(const KernelHyperparameters& hyperpara
     const double lengthscale = hyperparameters.lengthscales[l];
     if (on(lengthscale, kLengthscaleBounds[1])) long_inputs.push_back(l + 1);
     if (on(lengthscale, kLengthscaleBounds[0])) {
-      notes.push_back(fmt::format("lengthscale {} is on its lower bound {:g}: input {} varies faster than the data can "
-                                  "show (or holds noise); check that input",
-                                  l + 1, kLengthscaleBounds[0], l + 1));
+      notes.push_back(
+          fmt::format("lengthscale {} is on its lower bound {:g}: input {} varies faster than the data can "
+                      "show (or holds noise); check that input",
+                      l + 1, kLengthscaleBounds[0], l + 1));
     }
   }
   if (!long_inputs.empty()) {
-    notes.push_back(fmt::format("lengthscales of inputs {} are on their upper bound {:g}: those inputs are irrelevant to "
-                                "the target (harmless: they no longer affect the kernel)",
-                                fmt::join(long_inputs, ", "), kLengthscaleBounds[1]));
+    notes.push_back(
+        fmt::format("lengthscales of inputs {} are on their upper bound {:g}: those inputs are irrelevant to "
+                    "the target (harmless: they no longer affect the kernel)",
+                    fmt::join(long_inputs, ", "), kLengthscaleBounds[1]));
   }
   if (on(hyperparameters.signal_variance, kSignalBounds[1])) {
-    notes.push_back(fmt::format("the signal variance is on its upper bound {:g}: usually harmless — with long "
-                                "lengthscales s² and ℓ trade off (a nearly linear trend), and predictions hardly change",
-                                kSignalBounds[1]));
+    notes.push_back(
+        fmt::format("the signal variance is on its upper bound {:g}: usually harmless — with long "
+                    "lengthscales s² and ℓ trade off (a nearly linear trend), and predictions hardly change",
+                    kSignalBounds[1]));
   }
   if (on(hyperparameters.signal_variance, kSignalBounds[0])) {
-    notes.push_back(fmt::format("the signal variance is on its lower bound {:g}: the inputs explain almost none of the "
-                                "target's variance",
-                                kSignalBounds[0]));
+    notes.push_back(
+        fmt::format("the signal variance is on its lower bound {:g}: the inputs explain almost none of the "
+                    "target's variance",
+                    kSignalBounds[0]));
   }
   if (on(hyperparameters.noise_variance, min_noise_variance)) {
-    notes.push_back(fmt::format("the noise variance is on its lower bound {:g}, the minimum noise variance: the data are "
-                                "(nearly) noise-free; a lower minimum may fit better but makes K̄ worse conditioned",
-                                min_noise_variance));
+    notes.push_back(
+        fmt::format("the noise variance is on its lower bound {:g}, the minimum noise variance: the data are "
+                    "(nearly) noise-free; a lower minimum may fit better but makes K̄ worse conditioned",
+                    min_noise_variance));
   }
   if (on(hyperparameters.noise_variance, kNoiseUpperBound)) {
-    notes.push_back(fmt::format("the noise variance is on its upper bound {:g}: the kernel explains nothing; check the "
-                                "inputs and the kernel",
-                                kNoiseUpperBound));
+    notes.push_back(
+        fmt::format("the noise variance is on its upper bound {:g}: the kernel explains nothing; check the "
+                    "inputs and the kernel",
+                    kNoiseUpperBound));
   }
   return notes;
 }

@@ -60,8 +60,8 @@ MarginalLikelihood negative_log_marginal_likelihood(const KernelHyperparameters&
   // The trace term needs K̄⁻¹ itself (every entry meets ∂K̄/∂θ), computed
   // from the factor by LAPACK dpotri — an inverse that is the quantity
   // wanted. Row-major lower = column-major upper, as in cholesky.cpp.
-  const lapack_int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), factor.data(),
-                                              static_cast<lapack_int>(n));
+  const lapack_int info =
+      LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), factor.data(), static_cast<lapack_int>(n));
   GPSTREAM_CHECK(info == 0, "LAPACK dpotri failed (info {})", info);
   // Q = ααᵀ − K̄⁻¹ in place, both triangles (dpotri filled the lower one in row-major terms).
   std::vector<double>& q = factor;

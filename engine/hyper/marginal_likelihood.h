@@ -22,8 +22,8 @@ std::vector<double> hyperparameter_values(const KernelHyperparameters& hyperpara
 KernelHyperparameters from_log_parameters(KernelType type, std::span<const double> theta);
 
 struct MarginalLikelihood {
-  double value = 0.0;             // −log p(y | X, θ)
-  std::vector<double> gradient;   // ∂/∂θ, in the order of log_parameters()
+  double value = 0.0;            // −log p(y | X, θ)
+  std::vector<double> gradient;  // ∂/∂θ, in the order of log_parameters()
 };
 
 // Over n rows x (n×d, row-major, standardised) with targets y. O(n³) time and

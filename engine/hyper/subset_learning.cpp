@@ -18,12 +18,12 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType ke
 
   const std::size_t d = rows.columns();
   const std::vector<std::size_t> subset = random_row_subset(n, options.subset, seed);
-  const MemoryReservation memory = context.memory().reserve(
-      fmt::format("the hyperparameter search on {} rows", subset.size()),
-      // the rows and targets, and K̄ with its derivative workspace (two n×n matrices)
-      sizeof(double) * checked_add(checked_multiply(subset.size(), d + 1),
-                                   checked_multiply(subset.size(), subset.size(), 2)),
-      "use a smaller subset");
+  const MemoryReservation memory =
+      context.memory().reserve(fmt::format("the hyperparameter search on {} rows", subset.size()),
+                               // the rows and targets, and K̄ with its derivative workspace (two n×n matrices)
+                               sizeof(double) * checked_add(checked_multiply(subset.size(), d + 1),
+                                                            checked_multiply(subset.size(), subset.size(), 2)),
+                               "use a smaller subset");
   std::vector<double> x(checked_multiply(subset.size(), d)), y(subset.size());
   rows.gather_rows(subset, x.data(), y.data());
 

@@ -12,8 +12,7 @@ namespace {
 class HistogramIntersectionKernel final : public Kernel {
  public:
   HistogramIntersectionKernel(const KernelHyperparameters& hyperparameters, std::size_t dimension)
-      : Kernel(hyperparameters, dimension),
-        scale_(hyperparameters.signal_variance / static_cast<double>(dimension)) {}
+      : Kernel(hyperparameters, dimension), scale_(hyperparameters.signal_variance / static_cast<double>(dimension)) {}
 
   // values = Φ(x); squared_norms (unused by the min) holds k(x, x).
   void prepare(const double* rows, std::size_t count, PreparedRows& out) const override {

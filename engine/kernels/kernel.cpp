@@ -22,11 +22,16 @@ void check_positive(double value, const char* what) {
 
 std::string kernel_type_name(KernelType type) {
   switch (type) {
-    case KernelType::squared_exponential_ard: return "se-ard";
-    case KernelType::squared_exponential: return "se";
-    case KernelType::matern52: return "matern52";
-    case KernelType::exponential: return "exponential";
-    case KernelType::histogram_intersection: return "hik";
+    case KernelType::squared_exponential_ard:
+      return "se-ard";
+    case KernelType::squared_exponential:
+      return "se";
+    case KernelType::matern52:
+      return "matern52";
+    case KernelType::exponential:
+      return "exponential";
+    case KernelType::histogram_intersection:
+      return "hik";
   }
   return "unknown";
 }
@@ -40,9 +45,12 @@ KernelType parse_kernel_type(const std::string& name) {
 
 std::size_t default_lengthscale_count(KernelType type, std::size_t d) {
   switch (type) {
-    case KernelType::squared_exponential: return 1;
-    case KernelType::histogram_intersection: return 0;
-    default: return d;
+    case KernelType::squared_exponential:
+      return 1;
+    case KernelType::histogram_intersection:
+      return 0;
+    default:
+      return d;
   }
 }
 
@@ -71,15 +79,17 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
   check_positive(hyperparameters.signal_variance, "signal variance");
   check_positive(hyperparameters.noise_variance, "noise variance");
   GPSTREAM_CHECK(std::isfinite(hyperparameters.signal_variance + hyperparameters.noise_variance),
-                 "the signal variance {} plus the noise variance {} overflows a double", hyperparameters.signal_variance,
-                 hyperparameters.noise_variance);
+                 "the signal variance {} plus the noise variance {} overflows a double",
+                 hyperparameters.signal_variance, hyperparameters.noise_variance);
   for (const double lengthscale : hyperparameters.lengthscales) {
     check_positive(lengthscale, "lengthscale");
     // Inputs are scaled by 1/ℓ and squared norms of scaled rows are summed:
     // below 1e-100 they overflow and the kernel values become NaN.
-    GPSTREAM_CHECK(lengthscale >= 1e-100, "the lengthscale {:g} is too small: distances scaled by 1/lengthscale overflow "
-                   "a double (give lengthscales of at least 1e-100; with standardised inputs, useful ones are 1e-3 to 1e5)",
-                   lengthscale);
+    GPSTREAM_CHECK(
+        lengthscale >= 1e-100,
+        "the lengthscale {:g} is too small: distances scaled by 1/lengthscale overflow "
+        "a double (give lengthscales of at least 1e-100; with standardised inputs, useful ones are 1e-3 to 1e5)",
+        lengthscale);
   }
   const std::size_t given = hyperparameters.lengthscales.size();
   const std::string name = kernel_type_name(hyperparameters.type);

@@ -24,7 +24,11 @@ struct KernelMatrix::TileWorkspaces {
 };
 
 KernelMatrix::KernelMatrix(Context& context, RowSource& rows, const Kernel& kernel, const KernelMatrixOptions& options)
-    : context_(context), rows_(rows), kernel_(kernel), options_(options), workspaces_(std::make_unique<TileWorkspaces>()) {
+    : context_(context),
+      rows_(rows),
+      kernel_(kernel),
+      options_(options),
+      workspaces_(std::make_unique<TileWorkspaces>()) {
   GPSTREAM_CHECK(kernel.dimension() == rows.columns(), "the kernel expects {} inputs but the data have {}",
                  kernel.dimension(), rows.columns());
   GPSTREAM_CHECK(options_.tile_rows > 0 && options_.panel_columns > 0, "tile and panel sizes must be positive");
@@ -32,10 +36,10 @@ KernelMatrix::KernelMatrix(Context& context, RowSource& rows, const Kernel& kern
     // Up to half of what is free for row blocks in flight (two ring slots),
     // and no more than one pass needs; the rest is for tiles and the method's workspaces.
     const std::size_t row_bytes = checked_multiply(rows.columns() + 1, sizeof(double), 2);
-    block_memory_ = context.memory().reserve_up_to("row blocks in flight", checked_multiply(rows.rows(), row_bytes), 2,
-                                                   row_bytes);
-    const std::size_t block_rows = block_rows_for_budget(block_memory_.bytes(), rows.columns(), 2,
-                                                         rows.preferred_block_alignment(), rows.rows());
+    block_memory_ =
+        context.memory().reserve_up_to("row blocks in flight", checked_multiply(rows.rows(), row_bytes), 2, row_bytes);
+    const std::size_t block_rows =
+        block_rows_for_budget(block_memory_.bytes(), rows.columns(), 2, rows.preferred_block_alignment(), rows.rows());
     stream_ = std::make_unique<RowBlockStream>(
         rows, RowBlockStreamOptions{.block_rows = block_rows, .prefetch_depth = 1, .with_targets = false});
   }
@@ -88,12 +92,12 @@ void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double
     kernel_.evaluate(workspace.rows, prepared_b, workspace.block.data());
     double* target = out + first * r;
     if (r == 1) {
-      cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(count), static_cast<int>(m), 1.0, workspace.block.data(),
-                  static_cast<int>(m), v, 1, beta, target, 1);
+      cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(count), static_cast<int>(m), 1.0,
+                  workspace.block.data(), static_cast<int>(m), v, 1, beta, target, 1);
     } else {
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count), static_cast<int>(r),
-                  static_cast<int>(m), 1.0, workspace.block.data(), static_cast<int>(m), v, static_cast<int>(r), beta, target,
-                  static_cast<int>(r));
+                  static_cast<int>(m), 1.0, workspace.block.data(), static_cast<int>(m), v, static_cast<int>(r), beta,
+                  target, static_cast<int>(r));
     }
   });
   // The σ²I part of K̄[:, B]: row b_j of the output gains σ² V[j].

@@ -32,8 +32,8 @@ struct CrossProducts {
 };
 
 struct KernelMatrixOptions {
-  std::size_t tile_rows = 256;                              // rows per task
-  std::size_t panel_columns = 2048;                         // columns per pass in multiply()
+  std::size_t tile_rows = 256;       // rows per task
+  std::size_t panel_columns = 2048;  // columns per pass in multiply()
 };
 
 class KernelMatrix {
@@ -75,8 +75,8 @@ class KernelMatrix {
   // row-major; Q not P), K_Q is replaced by its residual K_Q − K_P W, row by
   // row (K_P whitened or not), so that products of residuals that are small
   // against K_Q keep their digits (a greedy basis's candidates: W = K_B⁻¹K_BC).
-  CrossProducts cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q, const double* w,
-                               std::size_t r, const double* p_whitening = nullptr,
+  CrossProducts cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q,
+                               const double* w, std::size_t r, const double* p_whitening = nullptr,
                                const double* q_projection = nullptr);
 
   // out = K̄ v over all n columns, in panels of columns (one pass each).

@@ -16,23 +16,27 @@ namespace gpstream {
 // transpose (copy) the matrix on the way in and out.
 void cholesky_factor(double* a, std::size_t n, const char* what) {
   if (n == 0) return;
-  const lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), a, static_cast<lapack_int>(n));
+  const lapack_int info =
+      LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), a, static_cast<lapack_int>(n));
   GPSTREAM_CHECK(info >= 0, "LAPACK dpotrf rejected its arguments (argument {})", -info);
   if (info != 0) throw_not_positive_definite(what, fmt::format("Cholesky failed at column {} of {}", info, n));
 }
 
 void throw_not_positive_definite(const std::string& what, const std::string& evidence) {
-  GPSTREAM_THROW("{} is not numerically positive definite ({}): raise the noise variance, or look for duplicate rows "
-                 "and very long lengthscales",
-                 what, evidence);
+  GPSTREAM_THROW(
+      "{} is not numerically positive definite ({}): raise the noise variance, or look for duplicate rows "
+      "and very long lengthscales",
+      what, evidence);
 }
 
 void cholesky_solve(const double* factor, std::size_t n, double* b, std::size_t r) {
   if (n == 0 || r == 0) return;
   // L Lᵀ X = B as two triangular solves on the row-major data, in place.
   const int size = static_cast<int>(n), columns = static_cast<int>(r);
-  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, size, columns, 1.0, factor, size, b, columns);
-  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, size, columns, 1.0, factor, size, b, columns);
+  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, size, columns, 1.0, factor, size, b,
+              columns);
+  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, size, columns, 1.0, factor, size, b,
+              columns);
 }
 
 IncrementalCholesky::IncrementalCholesky(std::size_t capacity)
@@ -94,7 +98,8 @@ void IncrementalCholesky::assign_factor(const std::vector<double>& dense, std::s
   size_ = size;
 }
 
-int cholesky_factor_with_jitter(std::vector<double>& a, std::size_t n, double jitter, int escalations, const char* what) {
+int cholesky_factor_with_jitter(std::vector<double>& a, std::size_t n, double jitter, int escalations,
+                                const char* what) {
   const std::vector<double> original = a;
   for (int escalation = 0;; ++escalation) {
     try {

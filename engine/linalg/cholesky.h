@@ -30,7 +30,8 @@ inline constexpr double kSingularRelativeFloor = 1e-12;
 // jitter · 100^(k−1) added to the original diagonal for k = 1 … escalations;
 // throws like cholesky_factor when even the last fails. Returns k, the number
 // of escalations needed (0: none), for callers to report.
-int cholesky_factor_with_jitter(std::vector<double>& a, std::size_t n, double jitter, int escalations, const char* what);
+int cholesky_factor_with_jitter(std::vector<double>& a, std::size_t n, double jitter, int escalations,
+                                const char* what);
 
 // Solves L Lᵀ X = B in place for B (n×r, row-major), given the factor above
 // (only its lower triangle is read).

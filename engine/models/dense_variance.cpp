@@ -155,8 +155,8 @@ class VarianceBatches final : public IterativeMethod {
       keep_columns(gradient_, n(), r, keep_positions);
       // P keeps the rows of the open columns.
       for (std::size_t j = 0; j < keep_positions.size(); ++j) {
-        std::copy_n(projection_.begin() + static_cast<std::ptrdiff_t>(keep_positions[j] * kSketchColumns), kSketchColumns,
-                    projection_.begin() + static_cast<std::ptrdiff_t>(j * kSketchColumns));
+        std::copy_n(projection_.begin() + static_cast<std::ptrdiff_t>(keep_positions[j] * kSketchColumns),
+                    kSketchColumns, projection_.begin() + static_cast<std::ptrdiff_t>(j * kSketchColumns));
       }
     }
     open_ = std::move(still_open);

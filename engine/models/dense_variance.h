@@ -43,7 +43,7 @@ struct VarianceOptions {
 };
 
 struct VariancePrediction {
-  std::vector<double> latent;  // K** − k*ᵀK̄⁻¹k* per test row (standardised units); add σ² for y*
+  std::vector<double> latent;    // K** − k*ᵀK̄⁻¹k* per test row (standardised units); add σ² for y*
   std::uint64_t iterations = 0;  // over all batches
   std::size_t batches = 0, batch_rows = 0;
   std::size_t unconverged_rows = 0;  // stopped by max_iterations above tolerance

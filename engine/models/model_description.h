@@ -28,10 +28,10 @@ struct TrainingSummary {
 struct ModelDescription {
   KernelHyperparameters hyperparameters;
   Standardisation standardisation;
-  std::string dataset_path;         // the training dataset
+  std::string dataset_path;  // the training dataset
   std::string dataset_fingerprint;
-  std::size_t rows = 0;             // n, its rows
-  std::size_t columns = 0;          // d, its inputs
+  std::size_t rows = 0;     // n, its rows
+  std::size_t columns = 0;  // d, its inputs
   std::vector<std::string> feature_names;
   std::string target_name;
   TrainingSummary training;

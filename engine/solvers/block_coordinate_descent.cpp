@@ -192,7 +192,7 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
   active_.values.reserve(m * d);
   active_.squared_norms.reserve(m);
   auto compute_block = [this, &covariance, d](ChunkBlock& block, std::size_t chunk_first, std::size_t chunk_last,
-                                             PreparedView columns) {
+                                              PreparedView columns) {
     block.row0 = (chunk_first - 1) * candidates_;
     block.rows = (chunk_last - chunk_first) * candidates_;
     block.columns = columns.count;
@@ -216,7 +216,8 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       ChunkBlock& following = chunks_[(chunk + 1) % 2];
       const PreparedView columns = active_.view(d);
       const std::size_t following_last = std::min(m, chunk_last + kStepsPerChunk);
-      next_block.run([&, columns, chunk_last, following_last] { compute_block(following, chunk_last, following_last, columns); });
+      next_block.run(
+          [&, columns, chunk_last, following_last] { compute_block(following, chunk_last, following_last, columns); });
     }
     const std::size_t t0 = current.columns;
     const std::size_t chunk_row0 = current.row0;
@@ -256,8 +257,9 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       // precision (duplicate rows with a negligible noise variance): the
       // system has no well-defined solution, and descent would go on for ever.
       if (!factor.append(k_s_.data(), diagonal[s])) {
-        throw_not_positive_definite("K̄", fmt::format("gbcd's factor of K̄_BB failed at column {} of {}: pivot² ≤ {:.0e}·K̄_ss",
-                                                      t + 1, m, kSingularRelativeFloor));
+        throw_not_positive_definite(
+            "K̄", fmt::format("gbcd's factor of K̄_BB failed at column {} of {}: pivot² ≤ {:.0e}·K̄_ss", t + 1, m,
+                             kSingularRelativeFloor));
       }
 
       // Eq. (13) with β = K̄_BB⁻¹ k̄_s = L⁻ᵀ (L⁻¹ k̄_s) and η = 1 / (K̄_ss − k̄_sᵀβ) = 1 / pivot²,
@@ -268,8 +270,8 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       coefficients_.assign(g + s * r, g + (s + 1) * r);
       cblas_dgemv(CblasRowMajor, CblasTrans, static_cast<int>(t), static_cast<int>(r), eta, g_b_.data(),
                   static_cast<int>(r), beta_.data(), 1, -eta, coefficients_.data(), 1);
-      cblas_dger(CblasRowMajor, static_cast<int>(t), static_cast<int>(r), -1.0, beta_.data(), 1, coefficients_.data(), 1,
-                 delta_.data(), static_cast<int>(r));
+      cblas_dger(CblasRowMajor, static_cast<int>(t), static_cast<int>(r), -1.0, beta_.data(), 1, coefficients_.data(),
+                 1, delta_.data(), static_cast<int>(r));
       delta_.insert(delta_.end(), coefficients_.begin(), coefficients_.end());
       b.push_back(s);
       in_b.insert(s);

@@ -40,8 +40,8 @@ void CholeskySolver::iterate(SolverState& state, std::span<const double> y) {
   cholesky_solve(factor.data(), n, state.alpha.data(), 1);
   // g = K̄α − y = L(Lᵀα) − y: the residual left by rounding.
   std::vector<double> product(state.alpha);
-  cblas_dtrmv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(n), factor.data(), static_cast<int>(n),
-              product.data(), 1);
+  cblas_dtrmv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(n), factor.data(),
+              static_cast<int>(n), product.data(), 1);
   cblas_dtrmv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, static_cast<int>(n), factor.data(),
               static_cast<int>(n), product.data(), 1);
   for (std::size_t i = 0; i < n; ++i) state.gradient[i] = product[i] - y[i];

@@ -20,8 +20,10 @@ struct Extremes {
 
 Extremes join(const Extremes& a, const Extremes& b) {
   Extremes result = a;
-  if (b.high > a.high || (b.high == a.high && b.high_index < a.high_index)) result.high = b.high, result.high_index = b.high_index;
-  if (b.low < a.low || (b.low == a.low && b.low_index < a.low_index)) result.low = b.low, result.low_index = b.low_index;
+  if (b.high > a.high || (b.high == a.high && b.high_index < a.high_index))
+    result.high = b.high, result.high_index = b.high_index;
+  if (b.low < a.low || (b.low == a.low && b.low_index < a.low_index))
+    result.low = b.low, result.low_index = b.low_index;
   return result;
 }
 
@@ -62,8 +64,8 @@ void SequentialMinimalOptimization::iterate(SolverState& state, std::span<const 
     kernel_.count_kernel_evaluations(1);
     const double determinant = diagonal_[i] * diagonal_[j] - k_ij * k_ij;
     if (!(determinant > kSingularRelativeFloor * diagonal_[i] * diagonal_[j])) {
-      throw_not_positive_definite("K̄", fmt::format("smo's 2×2 block at rows {} and {} has determinant {:.3g}", i, j,
-                                                   determinant));
+      throw_not_positive_definite(
+          "K̄", fmt::format("smo's 2×2 block at rows {} and {} has determinant {:.3g}", i, j, determinant));
     }
     delta[0] = (-g[i] * diagonal_[j] + g[j] * k_ij) / determinant;
     delta[1] = (-g[j] * diagonal_[i] + g[i] * k_ij) / determinant;

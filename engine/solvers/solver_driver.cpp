@@ -23,8 +23,9 @@ double refresh_gradient(KernelMatrix& kernel, SolverState& state, std::span<cons
 
 DenseSolverRun::DenseSolverRun(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y)
     : solver_(solver), kernel_(kernel), state_(state), y_(y) {
-  GPSTREAM_CHECK(state.alpha.size() == kernel.size() && state.gradient.size() == kernel.size() && y.size() == kernel.size(),
-                 "solver state for {} rows does not fit a problem of {} rows", state.alpha.size(), kernel.size());
+  GPSTREAM_CHECK(
+      state.alpha.size() == kernel.size() && state.gradient.size() == kernel.size() && y.size() == kernel.size(),
+      "solver state for {} rows does not fit a problem of {} rows", state.alpha.size(), kernel.size());
 }
 
 RunCounters counters_of(const SolverState& state) {
@@ -67,8 +68,15 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
     counters.kernel_evaluations = before.kernel_evaluations + (kernel.kernel_evaluations() - evaluations_before);
     method.set_counters(counters);
     const auto [done, total] = method.work_done();
-    return IterationReport{counters.iteration, counters.elapsed_seconds, method.objective(),
-                           method.convergence_measure(), counters.kernel_evaluations, drift, done, total, {}};
+    return IterationReport{counters.iteration,
+                           counters.elapsed_seconds,
+                           method.objective(),
+                           method.convergence_measure(),
+                           counters.kernel_evaluations,
+                           drift,
+                           done,
+                           total,
+                           {}};
   };
 
   // NaN compares false with everything: without this check a NaN measure

@@ -19,7 +19,8 @@ std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMat
   const std::string& name = options.name;
   if (name == "gbcd" || name == "bcd-cyclic" || name == "bcd-gradient") {
     GPSTREAM_CHECK(options.active_set_size > 0, "the active set size m of {} must be at least 1", name);
-    return std::make_unique<BlockCoordinateDescent>(kernel, make_active_set_policy(name, options.candidates), options.active_set_size);
+    return std::make_unique<BlockCoordinateDescent>(kernel, make_active_set_policy(name, options.candidates),
+                                                    options.active_set_size);
   }
   if (name == "cg") return std::make_unique<ConjugateGradient>(kernel);
   if (name == "smo") return std::make_unique<SequentialMinimalOptimization>(kernel);

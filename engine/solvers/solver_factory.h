@@ -11,9 +11,9 @@
 namespace gpstream {
 
 struct SolverOptions {
-  std::string name = "gbcd";           // gbcd, bcd-cyclic, bcd-gradient, cg, smo, cholesky
-  std::size_t active_set_size = 500;   // m, for the BCD family (GBCD paper §3)
-  std::size_t candidates = 60;         // κ, for gbcd (GBCD paper §3)
+  std::string name = "gbcd";          // gbcd, bcd-cyclic, bcd-gradient, cg, smo, cholesky
+  std::size_t active_set_size = 500;  // m, for the BCD family (GBCD paper §3)
+  std::size_t candidates = 60;        // κ, for gbcd (GBCD paper §3)
 };
 
 const std::vector<std::string>& solver_names();

@@ -40,7 +40,9 @@ double objective(const SolverState& state, std::span<const double> y) {
 namespace {
 
 // max(a, b), NaN when either is: std::max(a, NaN) is a, which would hide a diverged gradient.
-double nan_propagating_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); }
+double nan_propagating_max(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b);
+}
 
 }  // namespace
 
@@ -48,7 +50,8 @@ double gradient_max_norm(const SolverState& state) {
   return tbb::parallel_reduce(
       tbb::blocked_range<std::size_t>(0, state.gradient.size(), 1u << 14), 0.0,
       [&](const tbb::blocked_range<std::size_t>& range, double best) {
-        for (std::size_t i = range.begin(); i != range.end(); ++i) best = nan_propagating_max(best, std::abs(state.gradient[i]));
+        for (std::size_t i = range.begin(); i != range.end(); ++i)
+          best = nan_propagating_max(best, std::abs(state.gradient[i]));
         return best;
       },
       nan_propagating_max);

@@ -17,11 +17,11 @@ namespace gpstream {
 struct SolverState {
   // α, n values (empty for a sparse basis selection, whose state is all in `auxiliary`)
   std::vector<double> alpha;
-  std::vector<double> gradient;    // g = K̄α − y, n values
-  std::uint64_t iteration = 0;     // outer iterations completed
+  std::vector<double> gradient;  // g = K̄α − y, n values
+  std::uint64_t iteration = 0;   // outer iterations completed
   std::uint64_t kernel_evaluations = 0;
-  double elapsed_seconds = 0.0;    // solver time over all runs of this problem
-  std::mt19937_64 random;          // every random choice of a solver comes from here
+  double elapsed_seconds = 0.0;  // solver time over all runs of this problem
+  std::mt19937_64 random;        // every random choice of a solver comes from here
   // Solver-specific state that must survive a restart (CG's search
   // direction, the cyclic cursor), by name.
   std::map<std::string, std::vector<double>> auxiliary;

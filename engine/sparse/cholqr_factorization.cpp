@@ -242,7 +242,8 @@ double CholQrFactorization::trace_term() const {
 
 double CholQrFactorization::objective(InducingObjective objective) const {
   const double trace = objective == InducingObjective::variational ? trace_term() : 0.0;
-  return 0.5 * (data_term() + complexity_term() + trace) + 0.5 * static_cast<double>(n_) * std::log(2.0 * std::numbers::pi);
+  return 0.5 * (data_term() + complexity_term() + trace) +
+         0.5 * static_cast<double>(n_) * std::log(2.0 * std::numbers::pi);
 }
 
 void CholQrFactorization::residual_columns(std::span<const std::size_t> columns, double* out) const {

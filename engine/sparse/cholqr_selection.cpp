@@ -22,9 +22,7 @@ constexpr double kResidualFloor = 1e-10;
 // "Resample after a random number of swapping iterations (on average once per five swaps)" (§3.3.2).
 constexpr double kResampleProbability = 0.2;
 
-std::vector<double> as_values(std::span<const std::size_t> indices) {
-  return {indices.begin(), indices.end()};
-}
+std::vector<double> as_values(std::span<const std::size_t> indices) { return {indices.begin(), indices.end()}; }
 
 }  // namespace
 
@@ -110,7 +108,8 @@ void CholQrSelection::top_up_information_pivots(std::mt19937_64& random) {
   while (information_pivots_.size() < wanted) {
     const std::size_t candidate = row(random);
     if (factorization_->is_pivot(candidate)) continue;
-    if (std::find(information_pivots_.begin(), information_pivots_.end(), candidate) != information_pivots_.end()) continue;
+    if (std::find(information_pivots_.begin(), information_pivots_.end(), candidate) != information_pivots_.end())
+      continue;
     information_pivots_.push_back(candidate);
   }
 }
@@ -146,17 +145,21 @@ std::size_t CholQrSelection::best_candidate(std::size_t excluded) {
   // of eqs. 16–18 need G = L_zᵀL_z, W = Q[:n]ᵀL_z (M = WᵀW), L_zᵀy and Wᵀc.
   const int ni = static_cast<int>(n_), ui = static_cast<int>(u), zi = static_cast<int>(z), ki = static_cast<int>(k);
   std::vector<double> g(u * u), w(std::max<std::size_t>(k, 1) * u, 0.0), m(u * u, 0.0), l_y(u), w_c(u, 0.0);
-  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ui, ui, ni, 1.0, l_z.data(), zi, l_z.data(), zi, 0.0, g.data(), ui);
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ui, ui, ni, 1.0, l_z.data(), zi, l_z.data(), zi, 0.0, g.data(),
+              ui);
   cblas_dgemv(CblasRowMajor, CblasTrans, ni, ui, 1.0, l_z.data(), zi, y_.data(), 1, 0.0, l_y.data(), 1);
   if (k > 0) {
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ki, ui, ni, 1.0, f.q_column(0),
                 static_cast<int>(f.q_stride()), l_z.data(), zi, 0.0, w.data(), ui);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ui, ui, ki, 1.0, w.data(), ui, w.data(), ui, 0.0, m.data(), ui);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ui, ui, ki, 1.0, w.data(), ui, w.data(), ui, 0.0, m.data(),
+                ui);
     cblas_dgemv(CblasRowMajor, CblasTrans, ki, ui, 1.0, w.data(), ui, f.q_times_y().data(), 1, 0.0, w_c.data(), 1);
   }
   std::vector<double> l_g(checked_multiply(n_, u)), l_m(checked_multiply(n_, u));
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ui, ui, 1.0, l_z.data(), zi, g.data(), ui, 0.0, l_g.data(), ui);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ui, ui, 1.0, l_z.data(), zi, m.data(), ui, 0.0, l_m.data(), ui);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ui, ui, 1.0, l_z.data(), zi, g.data(), ui, 0.0, l_g.data(),
+              ui);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ui, ui, 1.0, l_z.data(), zi, m.data(), ui, 0.0, l_m.data(),
+              ui);
 
   const double noise = f.noise_variance(), log_noise = std::log(noise);
   const bool variational = options_.objective == InducingObjective::variational;
@@ -219,8 +222,8 @@ void CholQrSelection::hyperparameter_step() {
   const std::vector<std::size_t> inducing(factorization_->pivots().begin(), factorization_->pivots().end());
   const KernelType type = hyperparameters_.type;
   const LogParameterObjective objective = [&](std::span<const double> theta, std::span<double> gradient) {
-    const InducingObjectiveValue value = evaluate_inducing_objective(from_log_parameters(type, theta), x_.data(), n_, d_,
-                                                                     y_, inducing, options_.objective, true);
+    const InducingObjectiveValue value = evaluate_inducing_objective(from_log_parameters(type, theta), x_.data(), n_,
+                                                                     d_, y_, inducing, options_.objective, true);
     matrix_.count_kernel_evaluations(checked_multiply(n_, inducing.size()));
     GPSTREAM_CHECK(std::isfinite(value.value), "the CholQR objective is not finite ({}) during the hyperparameter step",
                    value.value);

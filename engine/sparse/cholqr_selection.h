@@ -46,14 +46,14 @@
 namespace gpstream {
 
 struct CholQrOptions {
-  std::size_t basis_size = 500;          // m
-  std::size_t information_pivots = 16;   // z (the paper: 16; 128 for KIN40K)
+  std::size_t basis_size = 500;         // m
+  std::size_t information_pivots = 16;  // z (the paper: 16; 128 for KIN40K)
   InducingObjective objective = InducingObjective::variational;
-  std::size_t swaps_per_epoch = 0;       // 0: min(60, m)
-  bool learn_hyperparameters = true;     // the continuous steps of Algorithm 1
-  bool swap_inducing_rows = true;        // the discrete steps (off: the paper's "Random" baseline)
+  std::size_t swaps_per_epoch = 0;             // 0: min(60, m)
+  bool learn_hyperparameters = true;           // the continuous steps of Algorithm 1
+  bool swap_inducing_rows = true;              // the discrete steps (off: the paper's "Random" baseline)
   std::size_t hyperparameter_evaluations = 0;  // per epoch; 0: min(20, max(15, 2p))
-  double min_noise_variance = 1e-6;      // lower bound of σ² in the continuous steps
+  double min_noise_variance = 1e-6;            // lower bound of σ² in the continuous steps
   std::uint64_t seed = 1;
 };
 

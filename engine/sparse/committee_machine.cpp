@@ -20,8 +20,8 @@ namespace {
 // M⁻¹ (q×q, row-major, full) from its Cholesky factor (LAPACK dpotri): the
 // precisions are what the committee sums, so the inverse is the quantity wanted.
 void inverse_from_factor(std::vector<double>& factor, std::size_t q) {
-  const lapack_int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(q), factor.data(),
-                                              static_cast<lapack_int>(q));
+  const lapack_int info =
+      LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(q), factor.data(), static_cast<lapack_int>(q));
   GPSTREAM_CHECK(info == 0, "LAPACK dpotri failed (info {})", info);
   for (std::size_t i = 0; i < q; ++i)
     for (std::size_t j = 0; j < i; ++j) factor[j * q + i] = factor[i * q + j];
@@ -35,7 +35,8 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
   GPSTREAM_CHECK(!modules.empty(), "the committee needs at least one module");
   GPSTREAM_CHECK(block_rows > 0, "the committee needs at least 1 test row per query block");
   GPSTREAM_CHECK(y.size() == training.size(), "{} targets for {} training rows", y.size(), training.size());
-  const ScopedBlasThreads all_cores = training.context().parallel_blas();  // one BLAS-3 call at a time, nothing else running
+  const ScopedBlasThreads all_cores =
+      training.context().parallel_blas();  // one BLAS-3 call at a time, nothing else running
   const Kernel& kernel = training.kernel();
   const std::size_t d = kernel.dimension();
   const double noise = kernel.noise_variance();
@@ -143,14 +144,17 @@ CommitteePrediction predict_by_committee(KernelMatrix& training, std::span<const
                                          std::size_t count, const CommitteeOptions& options, bool with_variance) {
   const std::size_t n = training.size();
   GPSTREAM_CHECK(options.modules > 0 || options.module_size > 0, "the committee's module size must be at least 1");
-  const std::size_t clusters = options.modules > 0 ? options.modules : (n + options.module_size - 1) / options.module_size;
+  const std::size_t clusters =
+      options.modules > 0 ? options.modules : (n + options.module_size - 1) / options.module_size;
   GPSTREAM_CHECK(clusters <= n, "{} committee modules are more than the {} training rows", clusters, n);
   const std::size_t target_size = (n + clusters - 1) / clusters;
   const std::size_t block = options.query_block > 0 ? options.query_block : target_size;
-  const KMeansResult clustering = k_means(training.context(), training.rows(), {.clusters = clusters, .seed = options.seed});
+  const KMeansResult clustering =
+      k_means(training.context(), training.rows(), {.clusters = clusters, .seed = options.seed});
   const std::vector<std::vector<std::size_t>> modules = clusters_as_modules(clustering.labels, clusters, target_size);
   std::size_t smallest = n, largest = 0;
-  for (const auto& module : modules) smallest = std::min(smallest, module.size()), largest = std::max(largest, module.size());
+  for (const auto& module : modules)
+    smallest = std::min(smallest, module.size()), largest = std::max(largest, module.size());
   // One module's factor and cross-covariances, the accumulated precisions of every query block.
   const MemoryReservation memory = training.context().memory().reserve(
       fmt::format("the committee machine (its largest module has {} rows, query blocks of {} over {} test rows)",

@@ -31,10 +31,10 @@ struct CommitteePrediction : SparsePrediction {
 };
 
 struct CommitteeOptions {
-  std::size_t modules = 0;        // M; 0: the training rows / module_size
-  std::size_t module_size = 1000; // rows per module, when `modules` is 0
-  std::size_t query_block = 0;    // test rows predicted jointly; 0: the module size
-  std::uint64_t seed = 1;         // of the k-means
+  std::size_t modules = 0;         // M; 0: the training rows / module_size
+  std::size_t module_size = 1000;  // rows per module, when `modules` is 0
+  std::size_t query_block = 0;     // test rows predicted jointly; 0: the module size
+  std::uint64_t seed = 1;          // of the k-means
 };
 
 // The whole committee: k-means modules of the training rows (data/k_means.h;

@@ -37,9 +37,12 @@ double squared_norm(const std::vector<double>& v) {
 
 std::string basis_criterion_name(BasisCriterion criterion) {
   switch (criterion) {
-    case BasisCriterion::sgma: return "sgma";
-    case BasisCriterion::mpgp: return "mpgp";
-    case BasisCriterion::sggp: return "sggp";
+    case BasisCriterion::sgma:
+      return "sgma";
+    case BasisCriterion::mpgp:
+      return "mpgp";
+    case BasisCriterion::sggp:
+      return "sggp";
   }
   return "unknown";
 }
@@ -64,7 +67,8 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
       dual_factor_(options.criterion == BasisCriterion::sggp ? options.basis_size : 0) {
   const std::size_t n = kernel.size();
   GPSTREAM_CHECK(options.basis_size > 0, "the basis size must be at least 1");
-  GPSTREAM_CHECK(options.basis_size <= n, "a basis of {} rows is larger than the {} training rows", options.basis_size, n);
+  GPSTREAM_CHECK(options.basis_size <= n, "a basis of {} rows is larger than the {} training rows", options.basis_size,
+                 n);
   GPSTREAM_CHECK(options.candidates > 0, "the number of candidates per step must be at least 1");
   GPSTREAM_CHECK(y.size() == n, "{} targets for {} training rows", y.size(), n);
   const std::size_t capacity = options.basis_size;
@@ -132,8 +136,8 @@ bool GreedyBasisSelection::complete() const {
   return exhausted_ || basis_.size() >= options_.basis_size || basis_.size() == kernel_.size();
 }
 
-void GreedyBasisSelection::draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t taken_count,
-                                std::size_t count) {
+void GreedyBasisSelection::draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken,
+                                std::size_t taken_count, std::size_t count) {
   const std::size_t n = taken.size();
   chosen.clear();
   const std::size_t free = n - taken_count;
@@ -233,7 +237,9 @@ void GreedyBasisSelection::primal_step() {
     score.trace_reduction = residual_squared_norm / residual_diagonal[j];
     score.z = (residual.q_times_w[j] * scale[j] - lz) / std::sqrt(pivot_squared);
     switch (options_.criterion) {
-      case BasisCriterion::sgma: score.value = score.trace_reduction; break;
+      case BasisCriterion::sgma:
+        score.value = score.trace_reduction;
+        break;
       case BasisCriterion::mpgp: {
         // Keerthi & Chu: only β_j moves; the objective falls by (c_jᵀr − σ²k_jBᵀβ)² / (2 A_jj),
         // r = y − K_NBβ. With c_j = R_j + Φu_j, Φᵀy = L_S z and ΦᵀΦβ̃ = L_S z − σ²β̃, the slope is
@@ -247,16 +253,19 @@ void GreedyBasisSelection::primal_step() {
         for (std::size_t i = 0; i < m; ++i) s_u[i] = u[i * c + j];
         whitened_.multiply_transposed(s_u.data());
         for (const double value : s_u) u_s_u += value * value;
-        const double a_jj = noise_ * k_cc[j] + residual_squared_norm + 2.0 * u_cross + std::max(u_s_u - noise_ * u_u, 0.0);
+        const double a_jj =
+            noise_ * k_cc[j] + residual_squared_norm + 2.0 * u_cross + std::max(u_s_u - noise_ * u_u, 0.0);
         const double slope = residual.q_times_w[j] - r_phi_beta;
         score.value = slope * slope / a_jj;
         break;
       }
-      case BasisCriterion::sggp: score.value = score.z * score.z; break;  // Q falls by ½ z_j² (eq. 12 re-fitted)
+      case BasisCriterion::sggp:
+        score.value = score.z * score.z;
+        break;  // Q falls by ½ z_j² (eq. 12 re-fitted)
     }
   }
-  const auto best = std::max_element(scores.begin(), scores.end(),
-                                     [](const Score& p, const Score& q) { return p.value < q.value; });
+  const auto best =
+      std::max_element(scores.begin(), scores.end(), [](const Score& p, const Score& q) { return p.value < q.value; });
   if (!std::isfinite(best->value)) {
     // Every candidate is (numerically) in the span of the basis already.
     if (++fruitless_steps_ >= kFruitlessStepLimit) exhausted_ = true;
@@ -373,7 +382,8 @@ SparseModel GreedyBasisSelection::model() {
     // Error bars: Q* minimised with y = k* over α* on the basis (Smola & Bartlett eq. 10), i.e.
     // K** − k_Bᵀ(K_BB + σ²I)⁻¹k_B, an upper bound on the exact variance.
     model.variance_form = SparseVarianceForm::exact_on_subset;
-    model.variance_factor = basis_kernel_factor(kernel_, basis_rows_, basis_.size(), noise_, "the basis's K + sigma^2 I");
+    model.variance_factor =
+        basis_kernel_factor(kernel_, basis_rows_, basis_.size(), noise_, "the basis's K + sigma^2 I");
     model.basis_factor.clear();
     model.diagnostics["gap"] = gap();
     model.diagnostics["dual_objective"] = dual_objective_;

@@ -76,7 +76,7 @@ class GreedyBasisSelection final : public SparseTrainingMethod {
   std::size_t basis_size() const { return basis_.size(); }
   // β = L_K⁻ᵀ L_S⁻ᵀ z, as maintained by the incremental factors.
   const std::vector<double>& weights() const { return beta_; }
-  double gap() const;                 // sggp only
+  double gap() const;                                        // sggp only
   double dual_objective() const { return dual_objective_; }  // Q*(α*) = −½‖z*‖²
   double trace_residual() const { return trace_residual_; }  // tr(K − K_NB K_B⁻¹ K_BN)
 
@@ -90,7 +90,8 @@ class GreedyBasisSelection final : public SparseTrainingMethod {
 
  private:
   // `count` distinct random rows not marked in `taken` (which marks `taken_count`), or all the rest.
-  void draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t taken_count, std::size_t count);
+  void draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t taken_count,
+            std::size_t count);
   void primal_step();
   // β and the objective from z and the two factors.
   void update_weights();
@@ -107,14 +108,14 @@ class GreedyBasisSelection final : public SparseTrainingMethod {
   std::vector<std::size_t> basis_;
   std::vector<char> in_basis_;
   std::vector<double> basis_rows_;  // m×d
-  IncrementalCholesky whitened_;       // L_S with L_S L_Sᵀ = S = σ²I + ΦᵀΦ, Φ = K_NB L_K⁻ᵀ (the SR system, whitened)
+  IncrementalCholesky whitened_;  // L_S with L_S L_Sᵀ = S = σ²I + ΦᵀΦ, Φ = K_NB L_K⁻ᵀ (the SR system, whitened)
   IncrementalCholesky kernel_factor_;  // L_K = chol(K_B + jitter·I)
-  std::vector<double> z_;           // L_S⁻¹ Φᵀy
-  std::vector<double> beta_;        // L_K⁻ᵀ L_S⁻ᵀ z
+  std::vector<double> z_;              // L_S⁻¹ Φᵀy
+  std::vector<double> beta_;           // L_K⁻ᵀ L_S⁻ᵀ z
   double objective_ = 0.0;
   double trace_kernel_ = 0.0;
   double trace_residual_ = 0.0;
-  bool exhausted_ = false;          // no candidate can be added
+  bool exhausted_ = false;           // no candidate can be added
   std::size_t fruitless_steps_ = 0;  // consecutive steps without an acceptable candidate
 
   // sggp's dual: α* on B*, with chol(K̄_{B*B*}) and z* = L*⁻¹ y_{B*}.

@@ -21,9 +21,10 @@ std::string inducing_objective_name(InducingObjective objective) {
 InducingObjective parse_inducing_objective(const std::string& name) {
   if (name == "var") return InducingObjective::variational;
   if (name == "mle") return InducingObjective::likelihood;
-  GPSTREAM_THROW("unknown objective \"{}\" (choose var, the variational free energy, or mle, the projected-process "
-                 "likelihood)",
-                 name);
+  GPSTREAM_THROW(
+      "unknown objective \"{}\" (choose var, the variational free energy, or mle, the projected-process "
+      "likelihood)",
+      name);
 }
 
 std::vector<double> inducing_kernel_factor(const Kernel& kernel, const PreparedRows& rows, const char* what) {
@@ -136,9 +137,8 @@ InducingObjectiveValue evaluate_inducing_objective(const KernelHyperparameters& 
   kernel->add_parameter_gradient(inducing_rows.view(d), inducing_rows.view(d), weights_i.data(),
                                  result.gradient.data());
   result.gradient[kernel_parameters - 1] += 0.5 * variational * trace_k / noise;  // ∂k_ii/∂log s² = k_ii
-  const double noise_derivative =
-      0.5 * (static_cast<double>(n - m) / noise + trace_s_inverse - squared_norm_alpha -
-             variational * trace_residual / (noise * noise));
+  const double noise_derivative = 0.5 * (static_cast<double>(n - m) / noise + trace_s_inverse - squared_norm_alpha -
+                                         variational * trace_residual / (noise * noise));
   result.gradient[kernel_parameters] = noise * noise_derivative;
   return result;
 }

@@ -28,10 +28,10 @@
 namespace gpstream {
 
 struct OnlineGpOptions {
-  std::size_t basis_size = 1000;         // the budget of basis vectors
-  double novelty = 1e-6;                 // relative novelty below which a row does not join BV
-  std::size_t passes = 1;                // passes over the data
-  std::size_t rows_per_iteration = 1000; // rows per driver iteration (progress, checkpoints)
+  std::size_t basis_size = 1000;          // the budget of basis vectors
+  double novelty = 1e-6;                  // relative novelty below which a row does not join BV
+  std::size_t passes = 1;                 // passes over the data
+  std::size_t rows_per_iteration = 1000;  // rows per driver iteration (progress, checkpoints)
 };
 
 class OnlineGp final : public SparseTrainingMethod {
@@ -74,10 +74,10 @@ class OnlineGp final : public SparseTrainingMethod {
   double noise_;
   std::size_t stride_;  // budget + 1: room for the vector that may be deleted at once
   std::vector<std::size_t> basis_;
-  PreparedRows basis_rows_;  // prepared, in basis order
+  PreparedRows basis_rows_;             // prepared, in basis order
   std::vector<double> raw_basis_rows_;  // m×d as given, for the model
   std::vector<double> a_;
-  std::vector<double> c_, q_;  // stride×stride row-major, leading m×m valid
+  std::vector<double> c_, q_;      // stride×stride row-major, leading m×m valid
   std::vector<double> raw_block_;  // the rows of the current iteration, as read
   std::uint64_t processed_ = 0;
   std::uint64_t deleted_ = 0;

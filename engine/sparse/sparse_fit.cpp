@@ -20,8 +20,8 @@ void check_basis(const KernelMatrix& kernel, std::size_t m) {
 
 }  // namespace
 
-std::vector<double> basis_kernel_factor(const KernelMatrix& kernel, const std::vector<double>& basis_rows, std::size_t m,
-                                        double diagonal, const char* what) {
+std::vector<double> basis_kernel_factor(const KernelMatrix& kernel, const std::vector<double>& basis_rows,
+                                        std::size_t m, double diagonal, const char* what) {
   std::vector<double> factor(checked_multiply(m, m));
   kernel.block(basis_rows.data(), m, basis_rows.data(), m, factor.data());
   for (std::size_t i = 0; i < m; ++i) factor[i * m + i] += diagonal;
@@ -34,9 +34,9 @@ SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double
   GPSTREAM_CHECK(y.size() == kernel.size(), "{} targets for {} training rows", y.size(), kernel.size());
   SparseModel model;
   // L_K = chol(K_B + jitter·s²·I).
-  model.basis_factor = basis_kernel_factor(kernel, basis_rows, m,
-                                           kBasisJitter * kernel.kernel().hyperparameters().signal_variance,
-                                           "the basis kernel matrix K_B");
+  model.basis_factor =
+      basis_kernel_factor(kernel, basis_rows, m, kBasisJitter * kernel.kernel().hyperparameters().signal_variance,
+                          "the basis kernel matrix K_B");
   const double* l_k = model.basis_factor.data();
   CrossProducts whitened = kernel.cross_products(basis_rows.data(), m, basis_rows.data(), m, y.data(), 1, l_k);
   std::vector<double>& s = whitened.pq;  // ΦᵀΦ, then S = σ²I + ΦᵀΦ
@@ -66,8 +66,8 @@ SparseModel fit_subset_of_data(KernelMatrix& kernel, std::span<const double> y, 
   SparseModel model;
   model.basis_indices.assign(subset.begin(), subset.end());
   model.basis_rows = gather_basis_rows(kernel, subset);
-  model.variance_factor = basis_kernel_factor(kernel, model.basis_rows, m, kernel.kernel().noise_variance(),
-                                              "the subset's K + sigma^2 I");
+  model.variance_factor =
+      basis_kernel_factor(kernel, model.basis_rows, m, kernel.kernel().noise_variance(), "the subset's K + sigma^2 I");
   model.weights.resize(m);
   for (std::size_t i = 0; i < m; ++i) model.weights[i] = y[subset[i]];
   cholesky_solve(model.variance_factor.data(), m, model.weights.data(), 1);
@@ -144,11 +144,11 @@ SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, st
   return model;
 }
 
-SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel, std::span<const double> y, std::size_t m,
-                                std::uint64_t seed) {
+SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel, std::span<const double> y,
+                                std::size_t m, std::uint64_t seed) {
   const std::vector<std::size_t> subset = random_row_subset(kernel.size(), m, seed);
-  SparseModel model = method == "sd"        ? fit_subset_of_data(kernel, y, subset)
-                      : method == "sr"      ? fit_subset_of_regressors(kernel, y, gather_basis_rows(kernel, subset), subset)
+  SparseModel model = method == "sd"   ? fit_subset_of_data(kernel, y, subset)
+                      : method == "sr" ? fit_subset_of_regressors(kernel, y, gather_basis_rows(kernel, subset), subset)
                       : method == "nystrom" ? fit_reduced_rank(kernel, y, subset)
                                             : throw Error(fmt::format("'{}' is not sd, sr or nystrom", method));
   model.method = method;

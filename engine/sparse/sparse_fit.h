@@ -52,13 +52,13 @@ SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, st
 
 // sd, sr or nystrom on `m` training rows drawn by random_row_subset(n, m, seed),
 // with the kernel it was fitted with.
-SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel, std::span<const double> y, std::size_t m,
-                                std::uint64_t seed);
+SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel, std::span<const double> y,
+                                std::size_t m, std::uint64_t seed);
 
 // chol(K(B, B) + diagonal·I) for m rows B (m×d), lower triangle row-major;
 // throws naming `what` when it is not positive definite.
-std::vector<double> basis_kernel_factor(const KernelMatrix& kernel, const std::vector<double>& basis_rows, std::size_t m,
-                                        double diagonal, const char* what);
+std::vector<double> basis_kernel_factor(const KernelMatrix& kernel, const std::vector<double>& basis_rows,
+                                        std::size_t m, double diagonal, const char* what);
 
 // The rows `indices` of the kernel's row source (m×d).
 std::vector<double> gather_basis_rows(KernelMatrix& kernel, std::span<const std::size_t> indices);

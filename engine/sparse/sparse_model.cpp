@@ -7,10 +7,14 @@ namespace gpstream {
 
 std::string sparse_variance_form_name(SparseVarianceForm form) {
   switch (form) {
-    case SparseVarianceForm::exact_on_subset: return "exact-on-subset";
-    case SparseVarianceForm::projected_process: return "projected-process";
-    case SparseVarianceForm::reduced_rank: return "reduced-rank";
-    case SparseVarianceForm::online_posterior: return "online-posterior";
+    case SparseVarianceForm::exact_on_subset:
+      return "exact-on-subset";
+    case SparseVarianceForm::projected_process:
+      return "projected-process";
+    case SparseVarianceForm::reduced_rank:
+      return "reduced-rank";
+    case SparseVarianceForm::online_posterior:
+      return "online-posterior";
   }
   return "unknown";
 }
@@ -20,7 +24,8 @@ SparseVarianceForm parse_sparse_variance_form(const std::string& name) {
                                   SparseVarianceForm::reduced_rank, SparseVarianceForm::online_posterior}) {
     if (sparse_variance_form_name(form) == name) return form;
   }
-  GPSTREAM_THROW("unknown variance form '{}' (exact-on-subset, projected-process, reduced-rank or online-posterior)", name);
+  GPSTREAM_THROW("unknown variance form '{}' (exact-on-subset, projected-process, reduced-rank or online-posterior)",
+                 name);
 }
 
 void validate_sparse_model(const SparseModel& model, const std::string& context) {
@@ -29,8 +34,8 @@ void validate_sparse_model(const SparseModel& model, const std::string& context)
   GPSTREAM_CHECK(model.basis_rows.size() == checked_multiply(m, model.columns),
                  "{}: {} basis values do not make {} rows of {} inputs", context, model.basis_rows.size(), m,
                  model.columns);
-  GPSTREAM_CHECK(model.variance_factor.size() == checked_multiply(m, m), "{}: the variance factor is not {} x {}", context,
-                 m, m);
+  GPSTREAM_CHECK(model.variance_factor.size() == checked_multiply(m, m), "{}: the variance factor is not {} x {}",
+                 context, m, m);
   if (model.variance_form == SparseVarianceForm::projected_process ||
       model.variance_form == SparseVarianceForm::reduced_rank) {
     GPSTREAM_CHECK(model.basis_factor.size() == m * m, "{}: the basis factor is not {} x {}", context, m, m);

@@ -17,8 +17,8 @@ namespace {
 // K = L⁻¹ K in place (m×t, row-major), and out[j] = Σ_i K[i, j]² afterwards.
 void squared_column_norms_after_solve(const std::vector<double>& factor, std::size_t m, double* k, std::size_t t,
                                       double* out) {
-  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, static_cast<int>(m), static_cast<int>(t),
-              1.0, factor.data(), static_cast<int>(m), k, static_cast<int>(t));
+  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, static_cast<int>(m),
+              static_cast<int>(t), 1.0, factor.data(), static_cast<int>(m), k, static_cast<int>(t));
   std::fill(out, out + t, 0.0);
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t j = 0; j < t; ++j) out[j] += k[i * t + j] * k[i * t + j];
@@ -33,8 +33,8 @@ void predict_from_basis(const SparseModel& model, const Kernel& kernel, const Pr
   kernel.prepare(test, t, prepared);
   std::vector<double> k_bz(m * t);  // K(B, Z), m×t
   kernel.evaluate(basis, prepared, k_bz.data());
-  cblas_dgemv(CblasRowMajor, CblasTrans, static_cast<int>(m), static_cast<int>(t), 1.0, k_bz.data(), static_cast<int>(t),
-              model.weights.data(), 1, 0.0, mean, 1);
+  cblas_dgemv(CblasRowMajor, CblasTrans, static_cast<int>(m), static_cast<int>(t), 1.0, k_bz.data(),
+              static_cast<int>(t), model.weights.data(), 1, 0.0, mean, 1);
   if (!with_variance) return;
   const std::size_t d = model.columns;
   for (std::size_t j = 0; j < t; ++j) latent[j] = kernel.self_covariance(test + j * d);
@@ -44,9 +44,9 @@ void predict_from_basis(const SparseModel& model, const Kernel& kernel, const Pr
     for (std::size_t j = 0; j < t; ++j) latent[j] -= norms[j];
   } else if (model.variance_form == SparseVarianceForm::online_posterior) {  // K** + k_Bᵀ C k_B
     std::vector<double> c_k(m * t);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(t), static_cast<int>(m),
-                1.0, model.variance_factor.data(), static_cast<int>(m), k_bz.data(), static_cast<int>(t), 0.0, c_k.data(),
-                static_cast<int>(t));
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(t),
+                static_cast<int>(m), 1.0, model.variance_factor.data(), static_cast<int>(m), k_bz.data(),
+                static_cast<int>(t), 0.0, c_k.data(), static_cast<int>(t));
     for (std::size_t i = 0; i < m; ++i)
       for (std::size_t j = 0; j < t; ++j) latent[j] += k_bz[i * t + j] * c_k[i * t + j];
   } else {  // projected process: K** − ‖u‖² + σ²‖L_F⁻¹u‖², u = L_K⁻¹k_B
@@ -80,8 +80,8 @@ SparsePrediction predict_sparse(const SparseModel& model, const Kernel& kernel, 
     for (std::size_t first = 0; first < count; first += batch) {
       const std::size_t t = std::min(batch, count - first);
       const double* z = test_rows + first * d;
-      CrossProducts products = training->cross_products(model.basis_rows.data(), m, z, t, model.training_weights.data(), 1,
-                                                        model.basis_factor.data());
+      CrossProducts products = training->cross_products(model.basis_rows.data(), m, z, t, model.training_weights.data(),
+                                                        1, model.basis_factor.data());
       std::copy_n(products.q_times_w.data(), t, prediction.mean.begin() + static_cast<std::ptrdiff_t>(first));
       if (!with_variance) continue;
       // (K_BN k_N)ᵀ A⁻¹ (K_BN k_N) = ‖L_F⁻¹ Φᵀ k_N‖², Φᵀk_N = L_K⁻¹ K_BN k_N from the whitened pass.

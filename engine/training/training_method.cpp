@@ -76,7 +76,8 @@ std::unique_ptr<SparseTrainingMethod> make_sparse_training_method(const SparseMe
   return std::make_unique<GreedyBasisSelection>(kernel, y, greedy, state);
 }
 
-SparseModel fit_direct_sparse_model(const SparseMethodOptions& options, KernelMatrix& kernel, std::span<const double> y) {
+SparseModel fit_direct_sparse_model(const SparseMethodOptions& options, KernelMatrix& kernel,
+                                    std::span<const double> y) {
   check_basis_size(options, kernel);
   return kernel.context().execute(
       [&] { return fit_on_random_basis(options.name, kernel, y, options.basis_size, options.seed); });

@@ -62,6 +62,7 @@ std::unique_ptr<SparseTrainingMethod> make_sparse_training_method(const SparseMe
                                                                   SolverState& state);
 
 // A direct sparse model (sd, sr, nystrom) on `basis_size` random training rows.
-SparseModel fit_direct_sparse_model(const SparseMethodOptions& options, KernelMatrix& kernel, std::span<const double> y);
+SparseModel fit_direct_sparse_model(const SparseMethodOptions& options, KernelMatrix& kernel,
+                                    std::span<const double> y);
 
 }  // namespace gpstream

@@ -61,7 +61,8 @@ void read_version_2_settings(SolverState& state, TrainingConfiguration& configur
   if (configuration.solver.name == "cholqr") {
     GPSTREAM_CHECK(settings.size() == 6, "{}: the CholQR settings hold {} values, not 6", path, settings.size());
     configuration.cholqr.information_pivots = static_cast<std::size_t>(settings[0]);
-    configuration.cholqr.objective = settings[1] == 0.0 ? InducingObjective::variational : InducingObjective::likelihood;
+    configuration.cholqr.objective =
+        settings[1] == 0.0 ? InducingObjective::variational : InducingObjective::likelihood;
     configuration.cholqr.learn_hyperparameters = settings[2] != 0.0;
     configuration.cholqr.swaps_per_epoch = static_cast<std::size_t>(settings[3]);
     configuration.cholqr.hyperparameter_evaluations = static_cast<std::size_t>(settings[4]);
@@ -146,7 +147,8 @@ Checkpoint read_checkpoint(const std::string& path) {
   TrainingConfiguration& configuration = checkpoint.configuration;
   SolverState& state = checkpoint.state;
   configuration.solver.name = hdf5::read_string_attribute(root, "solver", path);
-  configuration.solver.active_set_size = static_cast<std::size_t>(hdf5::read_integer_attribute(root, "active_set_size", path));
+  configuration.solver.active_set_size =
+      static_cast<std::size_t>(hdf5::read_integer_attribute(root, "active_set_size", path));
   configuration.solver.candidates = static_cast<std::size_t>(hdf5::read_integer_attribute(root, "candidates", path));
   configuration.seed = static_cast<std::uint64_t>(hdf5::read_integer_attribute(root, "seed", path));
   configuration.dataset_path = hdf5::read_string_attribute(root, "dataset_path", path);
@@ -174,10 +176,10 @@ Checkpoint read_checkpoint(const std::string& path) {
     job.overwrite_output = hdf5::read_integer_attribute(root, "overwrite_output", path) != 0;
     job.log_path = hdf5::read_string_attribute(root, "log_path", path);
     job.checkpoint_every_seconds = hdf5::read_double_attribute(root, "checkpoint_every_seconds", path);
-    GPSTREAM_CHECK(!std::isnan(job.stopping.tolerance) && job.stopping.time_limit_seconds > 0 &&
-                       job.checkpoint_every_seconds > 0,
-                   "{}: the saved stopping rule is invalid (tolerance {}, time limit {}, checkpoint every {} s)", path,
-                   job.stopping.tolerance, job.stopping.time_limit_seconds, job.checkpoint_every_seconds);
+    GPSTREAM_CHECK(
+        !std::isnan(job.stopping.tolerance) && job.stopping.time_limit_seconds > 0 && job.checkpoint_every_seconds > 0,
+        "{}: the saved stopping rule is invalid (tolerance {}, time limit {}, checkpoint every {} s)", path,
+        job.stopping.tolerance, job.stopping.time_limit_seconds, job.checkpoint_every_seconds);
   }
   if (hdf5::has_link(root, "alpha")) {
     state.alpha = hdf5::read_vector(root, "alpha", path, configuration.rows);

@@ -55,8 +55,8 @@ struct TrainingJob {
 // What defines a training run: a resumed run must agree on all of it but the job.
 struct TrainingConfiguration {
   TrainingJob job;
-  SolverOptions solver;  // name: the solver or the sparse model; active_set_size: m, or the basis size
-  CholQrOptions cholqr;  // --model cholqr's settings (basis size and seed are the ones above)
+  SolverOptions solver;    // name: the solver or the sparse model; active_set_size: m, or the basis size
+  CholQrOptions cholqr;    // --model cholqr's settings (basis size and seed are the ones above)
   OnlineGpOptions online;  // --model online's settings
   KernelHyperparameters hyperparameters;
   Standardisation standardisation;

@@ -29,8 +29,9 @@ std::size_t resolve_column(const std::string& spec, const std::vector<std::strin
   std::size_t number = 0;
   const auto [end, error] = std::from_chars(spec.data(), spec.data() + spec.size(), number);
   if (error == std::errc() && end == spec.data() + spec.size() && !spec.empty()) {
-    GPSTREAM_CHECK(number >= 1 && number <= names.size(), "{}: column {} does not exist; {} has {} columns (numbered from 1)",
-                   option, number, file, names.size());
+    GPSTREAM_CHECK(number >= 1 && number <= names.size(),
+                   "{}: column {} does not exist; {} has {} columns (numbered from 1)", option, number, file,
+                   names.size());
     return number - 1;
   }
   GPSTREAM_THROW("{}: no column named \"{}\" in {} (columns: {})", option, spec, file, list_names(names));
@@ -66,8 +67,8 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
                    quoted(names[k]), where->second + 1);
   }
 
-  const std::size_t target = options.target.empty() ? field_count - 1
-                                                    : resolve_column(options.target, names, "--target", file);
+  const std::size_t target =
+      options.target.empty() ? field_count - 1 : resolve_column(options.target, names, "--target", file);
   std::vector<std::size_t> inputs;
   if (options.inputs.empty()) {
     for (std::size_t k = 0; k < field_count; ++k) {
@@ -76,7 +77,8 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
   } else {
     for (const std::string& spec : options.inputs) {
       const std::size_t column = resolve_column(spec, names, "--columns", file);
-      GPSTREAM_CHECK(column != target, "--columns: column {} is the target; it cannot also be an input", quoted(names[column]));
+      GPSTREAM_CHECK(column != target, "--columns: column {} is the target; it cannot also be an input",
+                     quoted(names[column]));
       for (const std::size_t chosen : inputs) {
         GPSTREAM_CHECK(chosen != column, "--columns: column {} is listed twice", quoted(names[column]));
       }
@@ -111,16 +113,20 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
       double value = 0;
       switch (parse_number(fields[column], value)) {
         case FieldKind::number:
-          if (j < inputs.size()) x[j] = value; else writer.append_row(x.data(), value);
+          if (j < inputs.size())
+            x[j] = value;
+          else
+            writer.append_row(x.data(), value);
           break;
         case FieldKind::not_a_number:
           GPSTREAM_THROW("{}:{}:{}: column {}: {} is not a number", file, csv.line_number(), column + 1,
                          quoted(names[column]), quoted(fields[column]));
         case FieldKind::empty:
         case FieldKind::non_finite:
-          GPSTREAM_CHECK(options.drop_invalid, "{}:{}:{}: column {}: {} (use --drop-invalid to skip such rows)", file,
-                         csv.line_number(), column + 1, quoted(names[column]),
-                         fields[column].empty() ? std::string("missing value") : "invalid value " + quoted(fields[column]));
+          GPSTREAM_CHECK(
+              options.drop_invalid, "{}:{}:{}: column {}: {} (use --drop-invalid to skip such rows)", file,
+              csv.line_number(), column + 1, quoted(names[column]),
+              fields[column].empty() ? std::string("missing value") : "invalid value " + quoted(fields[column]));
           valid = false;
           ++result.rows_dropped;
           break;

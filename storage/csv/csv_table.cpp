@@ -36,8 +36,8 @@ CsvInputs read_csv_inputs(const std::string& path, const std::vector<std::string
     GPSTREAM_CHECK(csv.next(fields), "{}: the file has a header line but no data rows", file);
   } else {
     GPSTREAM_CHECK(field_count == d || field_count == d + 1,
-                   "{}: the model takes {} inputs, but the file has {} columns and no header to pick them by name", file,
-                   d, field_count);
+                   "{}: the model takes {} inputs, but the file has {} columns and no header to pick them by name",
+                   file, d, field_count);
     for (std::size_t j = 0; j < d; ++j) columns[j] = j;
     if (field_count == d + 1) target_column = d;
   }
@@ -45,12 +45,13 @@ CsvInputs read_csv_inputs(const std::string& path, const std::vector<std::string
   CsvInputs inputs;
   if (target_column) inputs.y.emplace();
   do {
-    GPSTREAM_CHECK(fields.size() == field_count, "{}:{}:{}: expected {} fields but found {}: {}", file, csv.line_number(),
-                   std::min(fields.size(), field_count) + 1, field_count, fields.size(), quoted(csv.line()));
+    GPSTREAM_CHECK(fields.size() == field_count, "{}:{}:{}: expected {} fields but found {}: {}", file,
+                   csv.line_number(), std::min(fields.size(), field_count) + 1, field_count, fields.size(),
+                   quoted(csv.line()));
     auto read = [&](std::size_t column) {
       double value = 0;
-      GPSTREAM_CHECK(parse_number(fields[column], value) == FieldKind::number, "{}:{}:{}: {} is not a finite number", file,
-                     csv.line_number(), column + 1, quoted(fields[column]));
+      GPSTREAM_CHECK(parse_number(fields[column], value) == FieldKind::number, "{}:{}:{}: {} is not a finite number",
+                     file, csv.line_number(), column + 1, quoted(fields[column]));
       return value;
     };
     for (const std::size_t column : columns) inputs.x.push_back(read(column));

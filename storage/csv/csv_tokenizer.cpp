@@ -97,16 +97,18 @@ bool CsvTokenizer::next(std::vector<std::string_view>& fields) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line_number_ == 1 && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
     if (line_number_ == 1 && (line.starts_with("\xFF\xFE") || line.starts_with("\xFE\xFF"))) {
-      GPSTREAM_THROW("{}: the file is UTF-16 text, which is not supported; convert it to UTF-8 (for example with "
-                     "iconv -f UTF-16 -t UTF-8)",
-                     name_);
+      GPSTREAM_THROW(
+          "{}: the file is UTF-16 text, which is not supported; convert it to UTF-8 (for example with "
+          "iconv -f UTF-16 -t UTF-8)",
+          name_);
     }
     // A NUL byte would cut every message that quotes the line short, and no
     // text CSV holds one: UTF-16 without a byte-order mark, or a binary file.
     if (const std::size_t nul = line.find('\0'); nul != std::string_view::npos) {
-      GPSTREAM_THROW("{}:{}:{}: a NUL byte: this is not UTF-8 text (a UTF-16 file, which is not supported, or a binary "
-                     "file); convert it to UTF-8",
-                     name_, line_number_, nul + 1);
+      GPSTREAM_THROW(
+          "{}:{}:{}: a NUL byte: this is not UTF-8 text (a UTF-16 file, which is not supported, or a binary "
+          "file); convert it to UTF-8",
+          name_, line_number_, nul + 1);
     }
     if (line.empty()) continue;
     line_ = line;

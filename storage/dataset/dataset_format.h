@@ -40,10 +40,10 @@ struct DatasetDescription {
   std::string source;
   std::string created_by;
   std::int64_t version = 0;
-  std::size_t chunk_rows = 0;       // rows per HDF5 chunk of /X
-  int compression_level = 0;        // deflate level, 0 when uncompressed
-  std::uint64_t file_bytes = 0;     // size of the file on disk
-  std::uint64_t data_bytes = 0;     // bytes /X and /y occupy in the file
+  std::size_t chunk_rows = 0;    // rows per HDF5 chunk of /X
+  int compression_level = 0;     // deflate level, 0 when uncompressed
+  std::uint64_t file_bytes = 0;  // size of the file on disk
+  std::uint64_t data_bytes = 0;  // bytes /X and /y occupy in the file
 };
 
 // Reads and validates the description; throws a clear error for a file that

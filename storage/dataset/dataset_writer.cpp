@@ -71,7 +71,8 @@ DatasetWriter::DatasetWriter(std::string path, std::vector<std::string> feature_
                  "--chunk-rows: {} rows of {} columns exceed HDF5's 4 GiB chunk limit", options_.chunk_rows, columns);
 
   const std::size_t row_bytes = checked_multiply(columns, sizeof(double));
-  buffer_capacity_rows_ = std::max(options_.chunk_rows, kWriteBufferBytes / row_bytes / options_.chunk_rows * options_.chunk_rows);
+  buffer_capacity_rows_ =
+      std::max(options_.chunk_rows, kWriteBufferBytes / row_bytes / options_.chunk_rows * options_.chunk_rows);
   x_buffer_.resize(checked_multiply(buffer_capacity_rows_, columns));
   y_buffer_.resize(buffer_capacity_rows_);
 

@@ -15,10 +15,10 @@
 namespace gpstream {
 
 struct DatasetWriterOptions {
-  std::size_t chunk_rows = 0;   // 0: default_chunk_rows(d)
-  int compression_level = 0;    // deflate 0 (off) … 9
-  bool overwrite = false;       // replace an existing file
-  std::string source;           // recorded in the 'source' attribute
+  std::size_t chunk_rows = 0;  // 0: default_chunk_rows(d)
+  int compression_level = 0;   // deflate 0 (off) … 9
+  bool overwrite = false;      // replace an existing file
+  std::string source;          // recorded in the 'source' attribute
 };
 
 class DatasetWriter {

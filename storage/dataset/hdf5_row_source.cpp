@@ -55,15 +55,17 @@ void check_finite(const DatasetDescription& description, std::size_t rows, const
     for (std::size_t j = 0; j < columns; ++j) {
       const double value = x[k * columns + j];
       if (!std::isfinite(value)) {
-        GPSTREAM_THROW("{}: /X row {} column {} (\"{}\") is {}: a dataset must hold finite numbers (gpstream convert "
-                       "refuses NaN and inf, or drops their rows with --drop-invalid)",
-                       description.path, row_of(k) + 1, j + 1, description.feature_names[j], value);
+        GPSTREAM_THROW(
+            "{}: /X row {} column {} (\"{}\") is {}: a dataset must hold finite numbers (gpstream convert "
+            "refuses NaN and inf, or drops their rows with --drop-invalid)",
+            description.path, row_of(k) + 1, j + 1, description.feature_names[j], value);
       }
     }
     if (y != nullptr && !std::isfinite(y[k])) {
-      GPSTREAM_THROW("{}: /y row {} (\"{}\") is {}: a dataset must hold finite numbers (gpstream convert refuses NaN "
-                     "and inf, or drops their rows with --drop-invalid)",
-                     description.path, row_of(k) + 1, description.target_name, y[k]);
+      GPSTREAM_THROW(
+          "{}: /y row {} (\"{}\") is {}: a dataset must hold finite numbers (gpstream convert refuses NaN "
+          "and inf, or drops their rows with --drop-invalid)",
+          description.path, row_of(k) + 1, description.target_name, y[k]);
     }
   }
 }
@@ -131,8 +133,8 @@ void Hdf5RowSource::do_gather_rows(std::span<const std::size_t> indices, double*
       read_selection(y_.get(), y_space.get(), distinct, 0, dense_y.data(), description_.path + ": /y");
     }
   }
-  check_finite(description_, indices.size() == 0 ? 0 : distinct, dense_x.data(), y != nullptr ? dense_y.data() : nullptr,
-               [&](std::size_t k) { return nth_distinct_row(runs, k); });
+  check_finite(description_, indices.size() == 0 ? 0 : distinct, dense_x.data(),
+               y != nullptr ? dense_y.data() : nullptr, [&](std::size_t k) { return nth_distinct_row(runs, k); });
   for (std::size_t k = 0; k < indices.size(); ++k) {
     std::memcpy(x + k * columns, dense_x.data() + position[k] * columns, columns * sizeof(double));
     if (y != nullptr) y[k] = dense_y[position[k]];

@@ -62,7 +62,8 @@ struct OpenAttribute {
 OpenAttribute open_attribute(hid_t object, const std::string& name, const std::string& context) {
   GPSTREAM_CHECK(has_attribute(object, name), "{}: attribute '{}' is missing", context, name);
   OpenAttribute result;
-  result.attribute = check_handle(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, context + ": attribute " + name);
+  result.attribute =
+      check_handle(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, context + ": attribute " + name);
   result.type = check_handle(H5Aget_type(result.attribute.get()), H5Tclose, context + ": attribute " + name);
   result.space = check_handle(H5Aget_space(result.attribute.get()), H5Sclose, context + ": attribute " + name);
   result.elements = H5Sget_simple_extent_npoints(result.space.get());
@@ -76,7 +77,8 @@ void require_class(const OpenAttribute& attribute, H5T_class_t expected, const c
                  expected_name);
 }
 
-std::vector<std::string> read_strings(const OpenAttribute& attribute, const std::string& name, const std::string& context) {
+std::vector<std::string> read_strings(const OpenAttribute& attribute, const std::string& name,
+                                      const std::string& context) {
   require_class(attribute, H5T_STRING, "text", name, context);
   const std::size_t count = static_cast<std::size_t>(attribute.elements);
   std::vector<std::string> result;
@@ -85,14 +87,16 @@ std::vector<std::string> read_strings(const OpenAttribute& attribute, const std:
   if (H5Tis_variable_str(attribute.type.get()) > 0) {
     Handle memory_type = string_type();
     std::vector<char*> pointers(count, nullptr);
-    check_status(H5Aread(attribute.attribute.get(), memory_type.get(), pointers.data()), context + ": attribute " + name);
+    check_status(H5Aread(attribute.attribute.get(), memory_type.get(), pointers.data()),
+                 context + ": attribute " + name);
     for (char* text : pointers) result.emplace_back(text == nullptr ? "" : text);
     H5Dvlen_reclaim(memory_type.get(), attribute.space.get(), H5P_DEFAULT, pointers.data());
   } else {
     // Fixed-length strings, as other tools (h5py's np.bytes_) may write them.
     const std::size_t width = H5Tget_size(attribute.type.get());
     std::vector<char> buffer(count * width + 1, '\0');
-    check_status(H5Aread(attribute.attribute.get(), attribute.type.get(), buffer.data()), context + ": attribute " + name);
+    check_status(H5Aread(attribute.attribute.get(), attribute.type.get(), buffer.data()),
+                 context + ": attribute " + name);
     for (std::size_t i = 0; i < count; ++i) {
       const char* start = buffer.data() + i * width;
       result.emplace_back(start, strnlen(start, width));
@@ -178,9 +182,10 @@ void check_numeric(hid_t dataset, const std::string& what) {
                      : type_class == H5T_ENUM     ? "enumerated values"
                      : type_class == H5T_ARRAY    ? "arrays"
                                                   : "values that are not numbers";
-  GPSTREAM_THROW("{} holds {}, not numbers: a gpstream dataset stores float64 values (write them as float64, or "
-                 "convert a CSV with gpstream convert)",
-                 what, held);
+  GPSTREAM_THROW(
+      "{} holds {}, not numbers: a gpstream dataset stores float64 values (write them as float64, or "
+      "convert a CSV with gpstream convert)",
+      what, held);
 }
 
 std::vector<hsize_t> dataset_dimensions(hid_t dataset, const std::string& what) {
@@ -193,7 +198,8 @@ std::vector<hsize_t> dataset_dimensions(hid_t dataset, const std::string& what) 
 }
 
 Handle create_group(hid_t parent, const std::string& name) {
-  return check_handle(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "group " + name);
+  return check_handle(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+                      "group " + name);
 }
 
 Handle open_group(hid_t parent, const std::string& name, const std::string& context) {
@@ -214,8 +220,8 @@ void write_vector(hid_t parent, const std::string& name, const std::vector<doubl
     check_status(H5Pset_deflate(properties.get(), static_cast<unsigned>(compression_level)), name);
   }
   Handle dataset = check_handle(
-      H5Dcreate2(parent, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, properties.get(), H5P_DEFAULT), H5Dclose,
-      name);
+      H5Dcreate2(parent, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, properties.get(), H5P_DEFAULT),
+      H5Dclose, name);
   if (!values.empty()) {
     check_status(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), name);
   }
@@ -242,8 +248,8 @@ std::int64_t check_format(hid_t file, const std::string& path, const char* forma
   const std::string found = read_string_attribute(file, "format", path);
   GPSTREAM_CHECK(found == format, "'{}' is a '{}' file, not a {}", path, found, format);
   const std::int64_t version = read_integer_attribute(file, "version", path);
-  GPSTREAM_CHECK(version >= 1 && version <= newest_version, "'{}' is {} version {}; this gpstream reads versions 1 to {}",
-                 path, format, version, newest_version);
+  GPSTREAM_CHECK(version >= 1 && version <= newest_version,
+                 "'{}' is {} version {}; this gpstream reads versions 1 to {}", path, format, version, newest_version);
   return version;
 }
 
@@ -318,7 +324,8 @@ std::vector<double> read_double_array_attribute(hid_t object, const std::string&
   return values;
 }
 
-std::vector<std::string> read_string_array_attribute(hid_t object, const std::string& name, const std::string& context) {
+std::vector<std::string> read_string_array_attribute(hid_t object, const std::string& name,
+                                                     const std::string& context) {
   OpenAttribute attribute = open_attribute(object, name, context);
   return read_strings(attribute, name, context);
 }

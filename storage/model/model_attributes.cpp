@@ -9,7 +9,8 @@ namespace gpstream {
 void write_kernel_attributes(hid_t object, const KernelHyperparameters& hyperparameters) {
   hdf5::write_attribute(object, "kernel", kernel_type_name(hyperparameters.type));
   hdf5::write_attribute(object, "lengthscales", hyperparameters.lengthscales);
-  if (hyperparameters.type == KernelType::squared_exponential_ard || hyperparameters.type == KernelType::squared_exponential) {
+  if (hyperparameters.type == KernelType::squared_exponential_ard ||
+      hyperparameters.type == KernelType::squared_exponential) {
     std::vector<double> gamma;
     for (const double lengthscale : hyperparameters.lengthscales) gamma.push_back(gamma_from_lengthscale(lengthscale));
     hdf5::write_attribute(object, "gamma", gamma);
@@ -63,7 +64,8 @@ TrainingSummary read_training_summary_attributes(hid_t object, const std::string
   training.iterations = static_cast<std::uint64_t>(hdf5::read_integer_attribute(object, "iterations", context));
   // Files written before the rename call it gradient_max_norm.
   training.convergence_measure = hdf5::read_double_attribute(
-      object, hdf5::has_attribute(object, "convergence_measure") ? "convergence_measure" : "gradient_max_norm", context);
+      object, hdf5::has_attribute(object, "convergence_measure") ? "convergence_measure" : "gradient_max_norm",
+      context);
   training.tolerance = hdf5::read_double_attribute(object, "tolerance", context);
   training.seconds = hdf5::read_double_attribute(object, "training_seconds", context);
   training.kernel_evaluations =

@@ -28,7 +28,8 @@ void write_sparse_model(const std::string& path, const SparseModel& model, Exist
     hdf5::write_attribute(root, "diagnostic_names", names);
     hdf5::write_attribute(root, "diagnostic_values", values);
     hdf5::write_vector(root, "basis_rows", model.basis_rows);
-    hdf5::write_vector(root, "basis_indices", std::vector<double>(model.basis_indices.begin(), model.basis_indices.end()));
+    hdf5::write_vector(root, "basis_indices",
+                       std::vector<double>(model.basis_indices.begin(), model.basis_indices.end()));
     hdf5::write_vector(root, "weights", model.weights);
     hdf5::write_vector(root, "variance_factor", model.variance_factor);
     if (!model.basis_factor.empty()) hdf5::write_vector(root, "basis_factor", model.basis_factor);
@@ -54,7 +55,8 @@ SparseModel read_sparse_model(const std::string& path) {
   const std::size_t m = static_cast<std::size_t>(basis);
   const std::vector<std::string> names = hdf5::read_string_array_attribute(root, "diagnostic_names", path);
   const std::vector<double> values = hdf5::read_double_array_attribute(root, "diagnostic_values", path);
-  GPSTREAM_CHECK(names.size() == values.size(), "{}: {} diagnostic names for {} values", path, names.size(), values.size());
+  GPSTREAM_CHECK(names.size() == values.size(), "{}: {} diagnostic names for {} values", path, names.size(),
+                 values.size());
   for (std::size_t i = 0; i < names.size(); ++i) model.diagnostics[names[i]] = values[i];
   model.basis_rows = hdf5::read_vector(root, "basis_rows", path, checked_multiply(m, model.columns));
   for (const double index : hdf5::read_vector(root, "basis_indices", path)) {

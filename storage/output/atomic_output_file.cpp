@@ -79,7 +79,8 @@ void check_output_directory(const std::string& path, const std::string& option) 
   std::error_code error;
   GPSTREAM_CHECK(fs::is_directory(directory, error), "{}: cannot write '{}': the directory '{}' does not exist", option,
                  path, directory.string());
-  GPSTREAM_CHECK(::access(directory.c_str(), W_OK) == 0, "{}: cannot write '{}': {}", option, path, system_error_text());
+  GPSTREAM_CHECK(::access(directory.c_str(), W_OK) == 0, "{}: cannot write '{}': {}", option, path,
+                 system_error_text());
   GPSTREAM_CHECK(!fs::is_directory(path, error), "{}: '{}' is a directory", option, path);
 }
 
@@ -90,7 +91,8 @@ void check_not_input(const std::string& output, const std::string& input, const 
                  option, output, input);
 }
 
-AtomicOutputFile::AtomicOutputFile(std::string path, ExistingOutput existing) : path_(std::move(path)), existing_(existing) {
+AtomicOutputFile::AtomicOutputFile(std::string path, ExistingOutput existing)
+    : path_(std::move(path)), existing_(existing) {
   GPSTREAM_CHECK(!path_.empty(), "the output path is empty");
   std::error_code ignored;
   const fs::file_status status = fs::status(path_, ignored);
@@ -135,13 +137,15 @@ void AtomicOutputFile::commit() {
     const std::string kept = fmt::format("{}.{}", path_, ::getpid());
     if (::renameat2(AT_FDCWD, temporary_path_.c_str(), AT_FDCWD, kept.c_str(), RENAME_NOREPLACE) == 0) {
       committed_ = true;
-      GPSTREAM_THROW("output '{}' appeared while this run was working (another run writing it?) and was left as it "
-                     "is; this run's result is in '{}'",
-                     path_, kept);
+      GPSTREAM_THROW(
+          "output '{}' appeared while this run was working (another run writing it?) and was left as it "
+          "is; this run's result is in '{}'",
+          path_, kept);
     }
-    GPSTREAM_THROW("output '{}' appeared while this run was working (another run writing it?) and was left as it is; "
-                   "use --force to replace it",
-                   path_);
+    GPSTREAM_THROW(
+        "output '{}' appeared while this run was working (another run writing it?) and was left as it is; "
+        "use --force to replace it",
+        path_);
   }
   committed_ = true;
   sync_path(directory_of(path_).string(), true);
@@ -160,9 +164,10 @@ PathLock::PathLock(const std::string& path, const std::string& option)
     }
     // The holder before us may have removed the lock file between our open
     // and our lock: then we hold a lock on a file nobody else sees. Retry.
-    struct stat opened {}, named {};
-    if (::fstat(descriptor_, &opened) == 0 && ::stat(lock_path_.c_str(), &named) == 0 && opened.st_ino == named.st_ino &&
-        opened.st_dev == named.st_dev) {
+    struct stat opened {
+    }, named{};
+    if (::fstat(descriptor_, &opened) == 0 && ::stat(lock_path_.c_str(), &named) == 0 &&
+        opened.st_ino == named.st_ino && opened.st_dev == named.st_dev) {
       return;
     }
     ::close(descriptor_);

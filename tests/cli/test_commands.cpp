@@ -57,9 +57,9 @@ TEST_CASE("generate friedman1 as HDF5 and as CSV - converting the CSV gives the 
 TEST_CASE("convert reads standard input, tabs, no header, and honours --chunk-rows and --compress") {
   ScratchDirectory directory;
   write_file(directory.file("in.tsv"), "1\t2\t3\n4\t5\t6\n7\t8\t9\n");
-  const auto result = run_gpstream("convert - --delimiter tab --no-header --chunk-rows 2 --compress 4 -o '" +
-                                       directory.file("out.h5") + "'",
-                                   directory.file("in.tsv"));
+  const auto result = run_gpstream(
+      "convert - --delimiter tab --no-header --chunk-rows 2 --compress 4 -o '" + directory.file("out.h5") + "'",
+      directory.file("in.tsv"));
   CAPTURE(result.err);
   REQUIRE(result.exit_code == 0);
   const gpstream::DatasetDescription description = gpstream::read_dataset_description(directory.file("out.h5"));
@@ -76,8 +76,8 @@ TEST_CASE("info describes a dataset and refuses other files") {
   REQUIRE(run_gpstream("generate friedman1 --rows 500 -o '" + directory.file("d.h5") + "'").exit_code == 0);
   const auto info = run_gpstream("info '" + directory.file("d.h5") + "'");
   CHECK(info.exit_code == 0);
-  for (const char* piece : {"gpstream-dataset (version 1)", "rows (n)     500", "inputs (d)   10", "fingerprint", "chunks",
-                            "uncompressed", "x10", "(target)"}) {
+  for (const char* piece : {"gpstream-dataset (version 1)", "rows (n)     500", "inputs (d)   10", "fingerprint",
+                            "chunks", "uncompressed", "x10", "(target)"}) {
     CHECK(info.out.find(piece) != std::string::npos);
   }
   write_file(directory.file("notes.txt"), "hello");
@@ -90,7 +90,8 @@ TEST_CASE("info describes a dataset and refuses other files") {
 TEST_CASE("h5dump and h5py read what convert writes") {
   ScratchDirectory directory;
   write_file(directory.file("in.csv"), "u,v,w\n0.5,1.25,3\n-2,4e-3,5\n");
-  REQUIRE(run_gpstream("convert '" + directory.file("in.csv") + "' -o '" + directory.file("d.h5") + "'").exit_code == 0);
+  REQUIRE(run_gpstream("convert '" + directory.file("in.csv") + "' -o '" + directory.file("d.h5") + "'").exit_code ==
+          0);
 
   const std::string dump = directory.file("dump.txt");
   REQUIRE(std::system(("h5dump '" + directory.file("d.h5") + "' > '" + dump + "' 2>&1").c_str()) == 0);
@@ -106,5 +107,6 @@ TEST_CASE("h5dump and h5py read what convert writes") {
       "assert list(f.attrs['feature_names']) == ['u', 'v'], f.attrs['feature_names']\n"
       "assert f.attrs['target_name'] == 'w' and f.attrs['format'] == 'gpstream-dataset'\n";
   write_file(directory.file("check.py"), script);
-  CHECK(std::system(("/usr/bin/python3 '" + directory.file("check.py") + "' '" + directory.file("d.h5") + "'").c_str()) == 0);
+  CHECK(std::system(
+            ("/usr/bin/python3 '" + directory.file("check.py") + "' '" + directory.file("d.h5") + "'").c_str()) == 0);
 }

@@ -19,7 +19,8 @@ namespace {
 void expect_failure(const std::string& csv_text, const std::string& options, const std::vector<std::string>& expected) {
   ScratchDirectory directory;
   write_file(directory.file("bad.csv"), csv_text);
-  const auto result = run_gpstream("convert '" + directory.file("bad.csv") + "' -o '" + directory.file("out.h5") + "' " + options);
+  const auto result =
+      run_gpstream("convert '" + directory.file("bad.csv") + "' -o '" + directory.file("out.h5") + "' " + options);
   CAPTURE(result.err);
   CHECK(result.exit_code == 1);
   CHECK(gpstream::testing::count_lines(result.err) == 1);
@@ -58,7 +59,8 @@ TEST_CASE("duplicate column names") {
 }
 
 TEST_CASE("unknown or misused target and input columns") {
-  expect_failure("a,b,y\n1,2,3\n", "--target price", {"--target: no column named \"price\"", "bad.csv", "columns: a, b, y"});
+  expect_failure("a,b,y\n1,2,3\n", "--target price",
+                 {"--target: no column named \"price\"", "bad.csv", "columns: a, b, y"});
   expect_failure("a,b,y\n1,2,3\n", "--target 7", {"--target: column 7 does not exist", "3 columns"});
   expect_failure("a,b,y\n1,2,3\n", "--columns a,zz", {"--columns: no column named \"zz\""});
   expect_failure("a,b,y\n1,2,3\n", "--columns a,y", {"--columns: column \"y\" is the target"});
@@ -90,7 +92,8 @@ TEST_CASE("output path not writable, or existing without --force") {
   CHECK(gpstream::testing::read_file(directory.file("out.h5")) == "precious");
   // A failed conversion with --force leaves the old file alone too.
   write_file(directory.file("broken.csv"), "a,y\n1,x\n");
-  const auto broken = run_gpstream("convert '" + directory.file("broken.csv") + "' --force -o '" + directory.file("out.h5") + "'");
+  const auto broken =
+      run_gpstream("convert '" + directory.file("broken.csv") + "' --force -o '" + directory.file("out.h5") + "'");
   CHECK(broken.exit_code == 1);
   CHECK(gpstream::testing::read_file(directory.file("out.h5")) == "precious");
 
@@ -111,9 +114,21 @@ TEST_CASE("usage mistakes exit with code 2 and point to --help") {
 }
 
 TEST_CASE("UTF-16 text and NUL bytes are named as such, not cut short") {
-  const std::string utf16_with_bom("\xFF\xFE" "a\0,\0b\0\n\0" "1\0,\0" "2\0\n\0", 18);
+  const std::string utf16_with_bom(
+      "\xFF\xFE"
+      "a\0,\0b\0\n\0"
+      "1\0,\0"
+      "2\0\n\0",
+      18);
   expect_failure(utf16_with_bom, "", {"bad.csv: the file is UTF-16 text, which is not supported; convert it to UTF-8"});
-  const std::string utf16_without_bom("a\0,\0b\0\n\0" "1\0,\0" "2\0\n\0", 16);
+  const std::string utf16_without_bom(
+      "a\0,\0b\0\n\0"
+      "1\0,\0"
+      "2\0\n\0",
+      16);
   expect_failure(utf16_without_bom, "", {"bad.csv:1:2: a NUL byte", "convert it to UTF-8"});
-  expect_failure(std::string("a,b\n1,2\n3,\0" "4\n", 11), "", {"bad.csv:3:3: a NUL byte"});
+  expect_failure(std::string("a,b\n1,2\n3,\0"
+                             "4\n",
+                             11),
+                 "", {"bad.csv:3:3: a NUL byte"});
 }

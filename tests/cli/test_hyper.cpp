@@ -21,7 +21,8 @@ TEST_CASE("hyper learns, prints its trace and writes a file that train uses, and
   const std::string data = directory.file("train.h5"), hyper = directory.file("hyper.json");
   REQUIRE(run_gpstream("generate friedman1 --rows 400 --seed 3 -q -o " + quote(data)).exit_code == 0);
 
-  const auto learned = run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 250 --restarts 1 --seed 4");
+  const auto learned =
+      run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 250 --restarts 1 --seed 4");
   CAPTURE(learned.err);
   REQUIRE(learned.exit_code == 0);
   CHECK(learned.out.find("-log p(y|X)") != std::string::npos);
@@ -44,7 +45,8 @@ TEST_CASE("hyper learns, prints its trace and writes a file that train uses, and
   REQUIRE(file.standardisation.has_value());
 
   const std::string model = directory.file("model.h5");
-  const auto trained = run_gpstream("train " + quote(data) + " -o " + quote(model) + " --hyper " + quote(hyper) + " -q");
+  const auto trained =
+      run_gpstream("train " + quote(data) + " -o " + quote(model) + " --hyper " + quote(hyper) + " -q");
   CAPTURE(trained.err);
   REQUIRE(trained.exit_code == 0);
   const gpstream::DenseModel dense = gpstream::read_dense_model(model);
@@ -74,8 +76,8 @@ TEST_CASE("hyperparameter learning rejects bad inputs with one clear line and no
   CHECK(too_many.err.find("--subset 101 is larger than the 100 rows") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(hyper));
 
-  const auto learn_too_many = run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) +
-                                           " --learn-hyper --subset 500");
+  const auto learn_too_many =
+      run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) + " --learn-hyper --subset 500");
   CHECK(learn_too_many.exit_code == 2);
   CHECK(learn_too_many.err.find("--subset 500 is larger") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(directory.file("m.h5")));
@@ -83,7 +85,8 @@ TEST_CASE("hyperparameter learning rejects bad inputs with one clear line and no
   // A file learned for 3 inputs, used on a 10-input dataset.
   const std::string other = directory.file("other.json");
   gpstream::testing::write_file(other, R"({"signal_variance": 1, "noise_variance": 0.1, "length_scales": [1, 2, 3]})");
-  const auto wrong_d = run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) + " --hyper " + quote(other));
+  const auto wrong_d =
+      run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) + " --hyper " + quote(other));
   CHECK(wrong_d.exit_code == 1);
   CHECK(wrong_d.err.find("has 3 lengthscales, but") != std::string::npos);
   CHECK(wrong_d.err.find("has 10 inputs") != std::string::npos);

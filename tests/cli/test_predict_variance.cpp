@@ -29,17 +29,19 @@ double printed(const std::string& text, const std::string& label) {
 
 }  // namespace
 
-TEST_CASE("predict --variance writes the closed-form variance of y* in the target's units, and the metrics of its columns") {
+TEST_CASE(
+    "predict --variance writes the closed-form variance of y* in the target's units, and the metrics of its columns") {
   ScratchDirectory directory;
-  const std::string train = directory.file("train.h5"), test = directory.file("test.csv"), model = directory.file("m.h5");
+  const std::string train = directory.file("train.h5"), test = directory.file("test.csv"),
+                    model = directory.file("m.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 500 --seed 8 -q -o " + quote(train)).exit_code == 0);
   REQUIRE(run_gpstream("generate friedman1 --rows 60 --seed 9 -q -o " + quote(test)).exit_code == 0);
   REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + " -q --solver cholesky " +
                        "--lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039")
               .exit_code == 0);
   const std::string noisy = directory.file("noisy.csv"), latent = directory.file("latent.csv");
-  const auto predicted =
-      run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(noisy) + " --variance --variance-tol 1e-10 --batch-rows 25");
+  const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(noisy) +
+                                      " --variance --variance-tol 1e-10 --batch-rows 25");
   CAPTURE(predicted.err);
   REQUIRE(predicted.exit_code == 0);
   CHECK(read_file(noisy).starts_with("mean,variance,std\n"));
@@ -76,7 +78,8 @@ TEST_CASE("predict --variance writes the closed-form variance of y* in the targe
   double squared = 0.0, absolute = 0.0, truth_mean = 0.0, covered = 0.0;
   for (std::size_t j = 0; j < t; ++j) {
     CAPTURE(j);
-    std::vector<double> v(cross.begin() + static_cast<std::ptrdiff_t>(j * n), cross.begin() + static_cast<std::ptrdiff_t>((j + 1) * n));
+    std::vector<double> v(cross.begin() + static_cast<std::ptrdiff_t>(j * n),
+                          cross.begin() + static_cast<std::ptrdiff_t>((j + 1) * n));
     double quadratic = 0.0;
     for (std::size_t i = 0; i < n; ++i) {  // ‖L⁻¹k*‖²
       double sum = v[i];
@@ -102,7 +105,8 @@ TEST_CASE("predict --variance writes the closed-form variance of y* in the targe
   for (const auto& row : test_rows) truth_variance += (row[d] - truth_mean) * (row[d] - truth_mean);
   truth_variance /= static_cast<double>(t);
   const double count = static_cast<double>(t);
-  CHECK(printed(predicted.err, "relative to the training variance) ") == doctest::Approx(std::sqrt(squared / count / scale)).epsilon(1e-5));
+  CHECK(printed(predicted.err, "relative to the training variance) ") ==
+        doctest::Approx(std::sqrt(squared / count / scale)).epsilon(1e-5));
   CHECK(printed(predicted.err, "SMSE ") == doctest::Approx(squared / count / truth_variance).epsilon(1e-5));
   CHECK(printed(predicted.err, "MAE ") == doctest::Approx(absolute / count).epsilon(1e-5));
   CHECK(printed(predicted.err, "coverage of mean +- 2 std ") == doctest::Approx(covered / count).epsilon(1e-3));
@@ -114,12 +118,16 @@ TEST_CASE("predict --variance options are checked") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5"), model = directory.file("m.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 50 --seed 8 -q -o " + quote(train)).exit_code == 0);
-  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + " -q --kernel se --lengthscales 2 --noise-var 0.1").exit_code == 0);
+  REQUIRE(
+      run_gpstream("train " + quote(train) + " -o " + quote(model) + " -q --kernel se --lengthscales 2 --noise-var 0.1")
+          .exit_code == 0);
   const std::string out = quote(directory.file("p.csv"));
   const auto latent_alone = run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --latent");
   CHECK(latent_alone.exit_code == 2);
   CHECK(latent_alone.err.find("--latent needs --variance") != std::string::npos);
-  CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --variance-tol 0").exit_code == 2);
-  CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --active-set 0").exit_code == 2);
+  CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --variance-tol 0")
+            .exit_code == 2);
+  CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --active-set 0")
+            .exit_code == 2);
   CHECK_FALSE(std::filesystem::exists(directory.file("p.csv")));
 }

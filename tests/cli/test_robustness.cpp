@@ -70,7 +70,8 @@ bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace
 
-TEST_CASE("Ctrl-C, then the printed resume command, ends where the launched job would have: same tolerance, same bits") {
+TEST_CASE(
+    "Ctrl-C, then the printed resume command, ends where the launched job would have: same tolerance, same bits") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 4000 --seed 3 -q -o " + quote(train)).exit_code == 0);
@@ -111,8 +112,8 @@ TEST_CASE("Ctrl-C, then the printed resume command, ends where the launched job 
   REQUIRE(bare.exit_code == 0);
   CHECK(bitwise_equal(a.alpha, gpstream::read_dense_model(model).alpha));
   // An option given on resume overrides the job's.
-  const auto looser = run_gpstream("train --resume " + quote(early) + " --tol 1e-3 -o " +
-                                   quote(directory.file("looser.h5")));
+  const auto looser =
+      run_gpstream("train --resume " + quote(early) + " --tol 1e-3 -o " + quote(directory.file("looser.h5")));
   CHECK(looser.exit_code == 0);
   CHECK(looser.err.find("tol 0.001") != std::string::npos);
   CHECK(gpstream::read_dense_model(directory.file("looser.h5")).training.iterations < a.training.iterations);
@@ -153,7 +154,8 @@ TEST_CASE("numeric options that are not numbers, or out of range, are refused in
   CHECK(unlimited.err.find("converged") != std::string::npos);
 }
 
-TEST_CASE("NaN or inf in a dataset written by another tool, and non-numeric columns, are errors naming row and column") {
+TEST_CASE(
+    "NaN or inf in a dataset written by another tool, and non-numeric columns, are errors naming row and column") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5"), test = directory.file("test.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 5 -q -o " + quote(train)).exit_code == 0);
@@ -201,8 +203,8 @@ TEST_CASE("NaN or inf in a dataset written by another tool, and non-numeric colu
         H5Dcreate2(root, "X", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose, "X");
     gpstream::hdf5::write_vector(root, "y", {1.0, 2.0});
   }
-  const auto strings = run_gpstream("train " + quote(directory.file("strings.h5")) + " -o " + quote(directory.file("s.h5")) +
-                                    " --kernel se --lengthscales 1 --noise-var 0.1");
+  const auto strings = run_gpstream("train " + quote(directory.file("strings.h5")) + " -o " +
+                                    quote(directory.file("s.h5")) + " --kernel se --lengthscales 1 --noise-var 0.1");
   CAPTURE(strings.err);
   CHECK(strings.exit_code == 1);
   CHECK(gpstream::testing::count_lines(strings.err) == 1);
@@ -214,11 +216,13 @@ TEST_CASE("a singular K̄ from the command line is an error for gbcd as for chol
   std::string csv = "a,y\n";
   for (int i = 0; i < 200; ++i) csv += "0.5," + std::to_string(i % 7) + "\n";  // identical rows, different targets
   gpstream::testing::write_file(directory.file("same.csv"), csv);
-  REQUIRE(run_gpstream("convert " + quote(directory.file("same.csv")) + " -q -o " + quote(directory.file("same.h5"))).exit_code == 0);
+  REQUIRE(run_gpstream("convert " + quote(directory.file("same.csv")) + " -q -o " + quote(directory.file("same.h5")))
+              .exit_code == 0);
   for (const char* solver : {"gbcd", "cholesky", "cg", "smo"}) {
     CAPTURE(solver);
-    const auto result = run_gpstream("train " + quote(directory.file("same.h5")) + " -o " + quote(directory.file("m.h5")) +
-                                     " --no-standardise --kernel se --lengthscales 1 --noise-var 1e-300 --solver " + solver);
+    const auto result =
+        run_gpstream("train " + quote(directory.file("same.h5")) + " -o " + quote(directory.file("m.h5")) +
+                     " --no-standardise --kernel se --lengthscales 1 --noise-var 1e-300 --solver " + solver);
     CAPTURE(result.err);
     CHECK(result.exit_code == 1);
     CHECK(result.err.find("not numerically positive definite") != std::string::npos);
@@ -231,12 +235,15 @@ TEST_CASE("a dataset edited in place after a checkpoint or a model was made from
   REQUIRE(run_gpstream("generate friedman1 --rows 500 --seed 8 -q -o " + quote(train)).exit_code == 0);
   const std::string model = directory.file("m.h5"), checkpoint = directory.file("c.ckpt");
   REQUIRE(run_gpstream("train " + quote(train) + " -q -o " + quote(model) + " --max-iter 2 --checkpoint " +
-                       quote(checkpoint) + " " + join(kHyper)).exit_code == 0);
+                       quote(checkpoint) + " " + join(kHyper))
+              .exit_code == 0);
   overwrite_value(train, 100, 4, 0.25);  // a finite value: only the contents hash can tell
-  const auto resumed = run_gpstream("train --resume " + quote(checkpoint) + " --max-iter 0 -o " + quote(directory.file("r.h5")));
+  const auto resumed =
+      run_gpstream("train --resume " + quote(checkpoint) + " --max-iter 0 -o " + quote(directory.file("r.h5")));
   CHECK(resumed.exit_code == 1);
   CHECK(resumed.err.find("was changed after it was written") != std::string::npos);
-  const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + quote(directory.file("p.csv")));
+  const auto predicted =
+      run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + quote(directory.file("p.csv")));
   CHECK(predicted.exit_code == 1);
   CHECK(predicted.err.find("was changed after it was written") != std::string::npos);
 }
@@ -247,9 +254,9 @@ TEST_CASE("a write that fails for lack of space is one line, exit 1, and leaves 
   REQUIRE(run_gpstream("generate friedman1 --rows 40000 --seed 9 -q -o " + quote(csv)).exit_code == 0);
   // A file-size limit makes every write past 1 MiB fail as a full disk would (EFBIG instead of ENOSPC).
   const std::string script = directory.file("full.sh");
-  gpstream::testing::write_file(script, "ulimit -f 1024\ntrap '' XFSZ\n'" + std::string(GPSTREAM_BINARY) + "' convert " +
-                                            quote(csv) + " -o " + quote(directory.file("out.h5")) + " 2>" +
-                                            quote(directory.file("err.txt")) + "\n");
+  gpstream::testing::write_file(script, "ulimit -f 1024\ntrap '' XFSZ\n'" + std::string(GPSTREAM_BINARY) +
+                                            "' convert " + quote(csv) + " -o " + quote(directory.file("out.h5")) +
+                                            " 2>" + quote(directory.file("err.txt")) + "\n");
   const int status = std::system(("bash " + quote(script)).c_str());
   std::filesystem::remove(script);
   CHECK(WIFEXITED(status));
@@ -261,7 +268,8 @@ TEST_CASE("a write that fails for lack of space is one line, exit 1, and leaves 
   CHECK(directory.entries() == std::vector<std::string>{"big.csv", "err.txt"});
 }
 
-TEST_CASE("outputs are never clobbered: no-replace publishing, locked paths, inputs protected, stale temporaries removed") {
+TEST_CASE(
+    "outputs are never clobbered: no-replace publishing, locked paths, inputs protected, stale temporaries removed") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 4000 --seed 3 -q -o " + quote(train)).exit_code == 0);
@@ -309,7 +317,8 @@ TEST_CASE("outputs are never clobbered: no-replace publishing, locked paths, inp
   }
   SUBCASE("no command writes over its own input, even with --force") {
     gpstream::testing::write_file(directory.file("a.csv"), "x,y\n1,2\n3,4\n");
-    const auto convert = run_gpstream("convert " + quote(directory.file("a.csv")) + " -o " + quote(directory.file("a.csv")) + " --force");
+    const auto convert = run_gpstream("convert " + quote(directory.file("a.csv")) + " -o " +
+                                      quote(directory.file("a.csv")) + " --force");
     CHECK(convert.exit_code == 1);
     CHECK(convert.err.find("is the input") != std::string::npos);
     CHECK(gpstream::testing::read_file(directory.file("a.csv")) == "x,y\n1,2\n3,4\n");
@@ -339,23 +348,28 @@ TEST_CASE("outputs are never clobbered: no-replace publishing, locked paths, inp
   }
 }
 
-TEST_CASE("the memory budget covers the n-vectors and says how it is split; a job that cannot fit is refused up front") {
+TEST_CASE(
+    "the memory budget covers the n-vectors and says how it is split; a job that cannot fit is refused up front") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 20000 --seed 3 -q -o " + quote(train)).exit_code == 0);
   const std::string base = "train " + quote(train) + " --max-iter 2 " + join(kHyper) + " -o ";
   const auto resident = run_gpstream(base + quote(directory.file("a.h5")) + " --memory 64M");
   CHECK(resident.exit_code == 0);
-  CHECK(resident.err.find("memory budget 64.0 MiB: 937.5 KiB for 6 vectors of 20,000 values, 1.7 MiB for X held in memory") !=
+  CHECK(resident.err.find(
+            "memory budget 64.0 MiB: 937.5 KiB for 6 vectors of 20,000 values, 1.7 MiB for X held in memory") !=
         std::string::npos);
   const auto streamed = run_gpstream(base + quote(directory.file("b.h5")) + " --memory 3M");
   CHECK(streamed.exit_code == 0);
   CHECK(streamed.err.find("X streamed from the file in blocks") != std::string::npos);
-  CHECK(gpstream::read_dense_model(directory.file("a.h5")).alpha == gpstream::read_dense_model(directory.file("b.h5")).alpha);
+  CHECK(gpstream::read_dense_model(directory.file("a.h5")).alpha ==
+        gpstream::read_dense_model(directory.file("b.h5")).alpha);
   const auto refused = run_gpstream(base + quote(directory.file("c.h5")) + " --memory 500K");
   CHECK(refused.exit_code == 1);
-  CHECK(refused.err.find("6 vectors of 20,000 values needs 937.5 KiB, but the memory budget is 500.0 KiB; use fewer training rows (or raise --memory)") !=
-        std::string::npos);
+  CHECK(
+      refused.err.find(
+          "6 vectors of 20,000 values needs 937.5 KiB, but the memory budget is 500.0 KiB; use fewer training rows (or raise --memory)") !=
+      std::string::npos);
   CHECK_FALSE(std::filesystem::exists(directory.file("c.h5")));
 }
 
@@ -364,7 +378,8 @@ TEST_CASE("--max-iter and --time-limit count over the whole job, resumptions inc
   const std::string train = directory.file("train.h5"), checkpoint = directory.file("c.ckpt");
   REQUIRE(run_gpstream("generate friedman1 --rows 1000 --seed 12 -q -o " + quote(train)).exit_code == 0);
   REQUIRE(run_gpstream("train " + quote(train) + " -q --active-set 20 --max-iter 4 --checkpoint " + quote(checkpoint) +
-                       " -o " + quote(directory.file("four.h5")) + " " + join(kHyper)).exit_code == 0);
+                       " -o " + quote(directory.file("four.h5")) + " " + join(kHyper))
+              .exit_code == 0);
   // The job asked for 4 iterations in all: resuming it has nothing left to do.
   const auto same = run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(directory.file("again.h5")));
   CAPTURE(same.err);
@@ -372,7 +387,8 @@ TEST_CASE("--max-iter and --time-limit count over the whole job, resumptions inc
   CHECK(same.err.find("at most 4 iterations in all") != std::string::npos);
   CHECK(gpstream::read_dense_model(directory.file("again.h5")).training.iterations == 4);
   // Raised to 10: six more, not ten.
-  const auto more = run_gpstream("train --resume " + quote(checkpoint) + " --max-iter 10 -q -o " + quote(directory.file("ten.h5")));
+  const auto more =
+      run_gpstream("train --resume " + quote(checkpoint) + " --max-iter 10 -q -o " + quote(directory.file("ten.h5")));
   REQUIRE(more.exit_code == 0);
   CHECK(gpstream::read_dense_model(directory.file("ten.h5")).training.iterations == 10);
   // A time limit already spent ends a resumed run at once, with the model it has.

@@ -38,8 +38,8 @@ struct Data {
 
 TEST_CASE("every sparse model trains, saves and predicts the engine's closed form in the target's units") {
   Data data;
-  const gpstream::CsvInputs inputs = gpstream::read_csv_inputs(
-      data.test, {"x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"}, "y");
+  const gpstream::CsvInputs inputs =
+      gpstream::read_csv_inputs(data.test, {"x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"}, "y");
   for (const char* name : {"sd", "sr", "sgma", "mpgp", "sggp", "nystrom", "cholqr", "online"}) {
     CAPTURE(name);
     const std::string model = data.directory.file(std::string(name) + ".h5");
@@ -49,8 +49,8 @@ TEST_CASE("every sparse model trains, saves and predicts the engine's closed for
                                       " --basis 60" + extra + kHyper);
     CAPTURE(trained.err);
     REQUIRE(trained.exit_code == 0);
-    const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(data.test) + " -o " + quote(output) +
-                                        " --variance");
+    const auto predicted =
+        run_gpstream("predict " + quote(model) + " " + quote(data.test) + " -o " + quote(output) + " --variance");
     CAPTURE(predicted.err);
     REQUIRE(predicted.exit_code == 0);
     CHECK(predicted.err.find("RMSE") != std::string::npos);
@@ -69,7 +69,8 @@ TEST_CASE("every sparse model trains, saves and predicts the engine's closed for
     const double scale = saved.standardisation.y_std * saved.standardisation.y_std;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       CHECK(rows[i][0] == doctest::Approx(saved.standardisation.restore_target(expected.mean[i])).epsilon(1e-9));
-      CHECK(rows[i][1] == doctest::Approx(scale * (expected.latent[i] + saved.hyperparameters.noise_variance)).epsilon(1e-9));
+      CHECK(rows[i][1] ==
+            doctest::Approx(scale * (expected.latent[i] + saved.hyperparameters.noise_variance)).epsilon(1e-9));
       CHECK(rows[i][1] > 0.0);
     }
   }
@@ -79,15 +80,18 @@ TEST_CASE("srm-trans with the training rows as test rows and basis equals the ex
   Data data;
   const std::string hyper = data.directory.file("hyper.json"), exact = data.directory.file("exact.h5");
   const std::string by_cholesky = data.directory.file("cholesky.csv"), by_trans = data.directory.file("trans.csv");
-  REQUIRE(run_gpstream("train " + quote(data.train) + " -o " + quote(exact) + " -q --solver cholesky" + kHyper).exit_code ==
-          0);
+  REQUIRE(
+      run_gpstream("train " + quote(data.train) + " -o " + quote(exact) + " -q --solver cholesky" + kHyper).exit_code ==
+      0);
   // The same kernel as a hyperparameter file, for srm-trans.
   gpstream::testing::write_file(
       hyper, R"({"kernel_name": "se-ard",)"
              R"( "length_scales": [0.5,0.5,0.8,1.5,2,40,40,40,40,40], "signal_variance": 1, "noise_variance": 0.05})");
-  REQUIRE(run_gpstream("predict " + quote(exact) + " " + quote(data.train) + " -q -o " + quote(by_cholesky)).exit_code == 0);
-  const auto trans = run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.train) + " --hyper " +
-                                  quote(hyper) + " --basis 400 -o " + quote(by_trans) + " --variance");
+  REQUIRE(
+      run_gpstream("predict " + quote(exact) + " " + quote(data.train) + " -q -o " + quote(by_cholesky)).exit_code ==
+      0);
+  const auto trans = run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.train) +
+                                  " --hyper " + quote(hyper) + " --basis 400 -o " + quote(by_trans) + " --variance");
   CAPTURE(trans.err);
   REQUIRE(trans.exit_code == 0);
   const auto a = read_numbers(by_cholesky), b = read_numbers(by_trans);
@@ -98,8 +102,9 @@ TEST_CASE("srm-trans with the training rows as test rows and basis equals the ex
   CHECK(largest < 1e-4);  // targets are O(10); the SR fit carries a jitter of 1e-8 on K_B
   // The committee machine with one module is the exact GP too (up to a jitter of 1e-8 s² on K_**).
   const std::string by_committee = data.directory.file("bcm.csv");
-  const auto committee = run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.train) + " --hyper " +
-                                      quote(hyper) + " --modules 1 --query-block 100 -o " + quote(by_committee));
+  const auto committee =
+      run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.train) + " --hyper " + quote(hyper) +
+                   " --modules 1 --query-block 100 -o " + quote(by_committee));
   CAPTURE(committee.err);
   REQUIRE(committee.exit_code == 0);
   CHECK(committee.err.find("bcm with 1 k-means modules") != std::string::npos);
@@ -108,14 +113,16 @@ TEST_CASE("srm-trans with the training rows as test rows and basis equals the ex
   largest = 0.0;
   for (std::size_t i = 0; i < a.size(); ++i) largest = std::max(largest, std::abs(a[i][0] - c[i][0]));
   CHECK(largest < 1e-5);
-  const auto modules = run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.test) + " --hyper " +
-                                    quote(hyper) + " --module-size 100 --variance -o " + quote(data.directory.file("m.csv")));
+  const auto modules =
+      run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.test) + " --hyper " + quote(hyper) +
+                   " --module-size 100 --variance -o " + quote(data.directory.file("m.csv")));
   CAPTURE(modules.err);
   CHECK(modules.exit_code == 0);
   CHECK(modules.err.find("bcm with 4 k-means modules") != std::string::npos);
   // In blocks of 15 test rows it is a coarser model, but a model all the same.
-  const auto blocks = run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.test) + " --hyper " +
-                                   quote(hyper) + " --basis 15 -o " + quote(data.directory.file("blocks.csv")));
+  const auto blocks =
+      run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.test) + " --hyper " +
+                   quote(hyper) + " --basis 15 -o " + quote(data.directory.file("blocks.csv")));
   CAPTURE(blocks.err);
   CHECK(blocks.exit_code == 0);
   CHECK(read_numbers(data.directory.file("blocks.csv")).size() == 40);
@@ -129,13 +136,18 @@ TEST_CASE("a greedy basis selection or CholQR resumed from its checkpoint gives 
     const std::string resumed = data.directory.file("resumed.h5"), checkpoint = data.directory.file("ck.h5");
     const bool online = std::string(name) == "online";  // one iteration per pass over these 400 rows
     const std::string common = " --model " + std::string(name) + " --basis 50 --seed 5 --force -q" +
-                               (online ? " --passes 3" : std::string(name) == "sggp" ? " --gap 1e-9" : "") + kHyper;
+                               (online                        ? " --passes 3"
+                                : std::string(name) == "sggp" ? " --gap 1e-9"
+                                                              : "") +
+                               kHyper;
     REQUIRE(run_gpstream("train " + quote(data.train) + " -o " + quote(whole) + common).exit_code == 0);
-    const auto first = run_gpstream("train " + quote(data.train) + " -o " + quote(part) + common +
-                                    (online ? " --max-iter 1" : " --max-iter 20") + " --checkpoint " + quote(checkpoint));
+    const auto first =
+        run_gpstream("train " + quote(data.train) + " -o " + quote(part) + common +
+                     (online ? " --max-iter 1" : " --max-iter 20") + " --checkpoint " + quote(checkpoint));
     CAPTURE(first.err);
     REQUIRE(first.exit_code == 0);
-    const auto second = run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(resumed) + " --max-iter 0 --force -q");
+    const auto second =
+        run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(resumed) + " --max-iter 0 --force -q");
     CAPTURE(second.err);
     REQUIRE(second.exit_code == 0);
     const gpstream::SparseModel a = gpstream::read_sparse_model(whole), b = gpstream::read_sparse_model(resumed),
@@ -148,12 +160,15 @@ TEST_CASE("a greedy basis selection or CholQR resumed from its checkpoint gives 
   }
   // CholQR checkpoints at epoch boundaries: its inducing set, kernel and weights come back exactly.
   const std::string whole = data.directory.file("cholqr.h5"), part = data.directory.file("cholqr-part.h5");
-  const std::string resumed = data.directory.file("cholqr-resumed.h5"), checkpoint = data.directory.file("cholqr-ck.h5");
+  const std::string resumed = data.directory.file("cholqr-resumed.h5"),
+                    checkpoint = data.directory.file("cholqr-ck.h5");
   const std::string common = " --model cholqr --basis 30 --info-pivots 8 --seed 5 --force -q" + kHyper;
   REQUIRE(run_gpstream("train " + quote(data.train) + " -o " + quote(whole) + common + " --max-iter 3").exit_code == 0);
   REQUIRE(run_gpstream("train " + quote(data.train) + " -o " + quote(part) + common + " --max-iter 1 --checkpoint " +
-                       quote(checkpoint)).exit_code == 0);
-  const auto second = run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(resumed) + " --max-iter 3 --force -q");
+                       quote(checkpoint))
+              .exit_code == 0);
+  const auto second =
+      run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(resumed) + " --max-iter 3 --force -q");
   CAPTURE(second.err);
   REQUIRE(second.exit_code == 0);
   const gpstream::SparseModel a = gpstream::read_sparse_model(whole), b = gpstream::read_sparse_model(resumed);
@@ -187,13 +202,15 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
   fails(" --model sr --info-pivots 4", "--info-pivots is for --model cholqr");
   fails(" --model online --passes 0", "--passes must be at least 1");
   fails(" --model sggp --novelty 0.1", "--novelty is for --model online");
-  fails(" --model cholqr --basis 300 --memory 1M", "CholQR's training rows and O(n m) factors (n = 400, m = 300, 16 information pivots) needs");
+  fails(" --model cholqr --basis 300 --memory 1M",
+        "CholQR's training rows and O(n m) factors (n = 400, m = 300, 16 information pivots) needs");
   const auto trans = run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.test) + " -o " +
                                   quote(data.directory.file("t.csv")));
   CHECK(trans.exit_code != 0);
   CHECK(trans.err.find("needs the kernel's --hyper file") != std::string::npos);
   const std::string predictions = quote(data.directory.file("b.csv")), hyper = data.directory.file("hyper.json");
-  gpstream::testing::write_file(hyper, R"({"kernel_name": "se", "length_scales": [1], "signal_variance": 1, "noise_variance": 0.05})");
+  gpstream::testing::write_file(
+      hyper, R"({"kernel_name": "se", "length_scales": [1], "signal_variance": 1, "noise_variance": 0.05})");
   for (const auto& [options, message] : std::vector<std::pair<std::string, std::string>>{
            {" --modules 0", "--modules must be at least 1"},
            {" --modules 2 --module-size 10", "give --modules or --module-size, not both"},
@@ -201,12 +218,13 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
            {" --query-block 0", "--query-block must be at least 1"},
            {" --basis 10", "--basis is for --model srm-trans"}}) {
     CAPTURE(options);
-    const auto bcm = run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.test) +
-                                  " --hyper " + quote(hyper) + options + " -o " + predictions);
+    const auto bcm = run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.test) + " --hyper " +
+                                  quote(hyper) + options + " -o " + predictions);
     CHECK(bcm.exit_code != 0);
     CHECK(bcm.err.find(message) != std::string::npos);
     CHECK(gpstream::testing::count_lines(bcm.err) == 1);
   }
-  const auto misplaced = run_gpstream("predict " + quote(model) + " " + quote(data.test) + " --modules 3 -o " + predictions);
+  const auto misplaced =
+      run_gpstream("predict " + quote(model) + " " + quote(data.test) + " --modules 3 -o " + predictions);
   CHECK(misplaced.err.find("--modules is for --model bcm") != std::string::npos);
 }

@@ -17,8 +17,8 @@
 #include <thread>
 
 using gpstream::testing::run_gpstream;
-using gpstream::testing::spawn_gpstream;
 using gpstream::testing::ScratchDirectory;
+using gpstream::testing::spawn_gpstream;
 
 namespace {
 
@@ -49,7 +49,8 @@ TEST_CASE("train then predict: gbcd and cg models equal the cholesky model, and 
     CAPTURE(trained.err);
     REQUIRE(trained.exit_code == 0);
     alpha[solver] = gpstream::read_dense_model(model).alpha;
-    const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(directory.file("p.csv")) + " --force");
+    const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " +
+                                        quote(directory.file("p.csv")) + " --force");
     CAPTURE(predicted.err);
     REQUIRE(predicted.exit_code == 0);
     CHECK(predicted.err.find("RMSE (GBCD paper eq. 16") != std::string::npos);
@@ -59,10 +60,15 @@ TEST_CASE("train then predict: gbcd and cg models equal the cholesky model, and 
   CHECK(relative_difference(alpha["cg"], alpha["cholesky"]) < 1e-6);
 
   // Predictions from CSV inputs picked by column name equal those from the dataset.
-  REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 6 --noise-free -q -o " + quote(directory.file("test.csv"))).exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 6 --noise-free -q -o " + quote(directory.file("test.csv")))
+              .exit_code == 0);
   const std::string model = directory.file("cholesky.h5");
-  REQUIRE(run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(directory.file("a.csv"))).exit_code == 0);
-  REQUIRE(run_gpstream("predict " + quote(model) + " " + quote(directory.file("test.csv")) + " -o " + quote(directory.file("b.csv"))).exit_code == 0);
+  REQUIRE(
+      run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(directory.file("a.csv"))).exit_code ==
+      0);
+  REQUIRE(run_gpstream("predict " + quote(model) + " " + quote(directory.file("test.csv")) + " -o " +
+                       quote(directory.file("b.csv")))
+              .exit_code == 0);
   CHECK(gpstream::testing::read_file(directory.file("a.csv")) == gpstream::testing::read_file(directory.file("b.csv")));
 }
 
@@ -73,12 +79,14 @@ TEST_CASE("a run stopped and resumed from its checkpoint gives the bit-identical
   const std::string common = " --active-set 100 --tol 1e-7 --seed 3 " + kHyper;
   REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(directory.file("whole.h5")) + common).exit_code == 0);
   const auto first = run_gpstream("train " + quote(train) + " -o " + quote(directory.file("part.h5")) + common +
-                                  " --max-iter 4 --checkpoint " + quote(directory.file("c.h5")) + " --log " + quote(directory.file("log.csv")));
+                                  " --max-iter 4 --checkpoint " + quote(directory.file("c.h5")) + " --log " +
+                                  quote(directory.file("log.csv")));
   REQUIRE(first.exit_code == 0);
   CHECK(first.err.find("not converged") != std::string::npos);
   CHECK(gpstream::read_checkpoint(directory.file("c.h5")).state.iteration == 4);
-  const auto resumed = run_gpstream("train --resume " + quote(directory.file("c.h5")) + " -o " + quote(directory.file("resumed.h5")) +
-                                    " --max-iter 0 --log " + quote(directory.file("log.csv")));
+  const auto resumed =
+      run_gpstream("train --resume " + quote(directory.file("c.h5")) + " -o " + quote(directory.file("resumed.h5")) +
+                   " --max-iter 0 --log " + quote(directory.file("log.csv")));
   CAPTURE(resumed.err);
   REQUIRE(resumed.exit_code == 0);
   CHECK(resumed.err.find("resuming gbcd from") != std::string::npos);
@@ -93,11 +101,15 @@ TEST_CASE("a run stopped and resumed from its checkpoint gives the bit-identical
   CHECK(gpstream::testing::count_lines(log) == whole.training.iterations + 2);
 
   // A resumed run keeps its configuration, and its dataset.
-  const auto conflicting = run_gpstream("train --resume " + quote(directory.file("c.h5")) + " -o " + quote(directory.file("x.h5")) + " --solver cg");
+  const auto conflicting = run_gpstream("train --resume " + quote(directory.file("c.h5")) + " -o " +
+                                        quote(directory.file("x.h5")) + " --solver cg");
   CHECK(conflicting.exit_code == 1);
   CHECK(conflicting.err.find("--solver cg conflicts with checkpoint") != std::string::npos);
-  REQUIRE(run_gpstream("generate friedman1 --rows 1000 --seed 8 -q -o " + quote(directory.file("other.h5"))).exit_code == 0);
-  const auto other = run_gpstream("train " + quote(directory.file("other.h5")) + " --resume " + quote(directory.file("c.h5")) + " -o " + quote(directory.file("x.h5")));
+  REQUIRE(
+      run_gpstream("generate friedman1 --rows 1000 --seed 8 -q -o " + quote(directory.file("other.h5"))).exit_code ==
+      0);
+  const auto other = run_gpstream("train " + quote(directory.file("other.h5")) + " --resume " +
+                                  quote(directory.file("c.h5")) + " -o " + quote(directory.file("x.h5")));
   CHECK(other.exit_code == 1);
   CHECK(other.err.find("is not the dataset checkpoint") != std::string::npos);
 }
@@ -109,7 +121,8 @@ TEST_CASE("Ctrl-C writes a checkpoint and prints the resume command") {
   const std::string err = directory.file("err.txt");
   const std::string command = std::string("'") + GPSTREAM_BINARY + "' train " + quote(train) + " -o " +
                               quote(directory.file("m.h5")) + " --solver bcd-cyclic --tol 1e-12 --checkpoint " +
-                              quote(directory.file("c.h5")) + " " + kHyper + " 2>" + quote(err) + " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid";
+                              quote(directory.file("c.h5")) + " " + kHyper + " 2>" + quote(err) +
+                              " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid";
   const int status = std::system(command.c_str());
   CHECK(WEXITSTATUS(status) == 130);
   const std::string message = gpstream::testing::read_file(err);
@@ -128,10 +141,26 @@ TEST_CASE("checkpoints survive SIGKILL at random moments: every checkpoint left 
   std::uniform_int_distribution<int> delay_ms(150, 700);
   int loaded = 0;
   for (int attempt = 0; attempt < 30; ++attempt) {
-    const pid_t pid = spawn_gpstream({"train", train, "-o", directory.file("m.h5"), "--force", "--solver", "bcd-cyclic",
-                                      "--active-set", "100", "--tol", "1e-14", "--checkpoint", checkpoint,
-                                      "--checkpoint-every", "0.001", "--lengthscales", "1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4",
-                                      "--noise-var", "0.039", "-q"});
+    const pid_t pid = spawn_gpstream({"train",
+                                      train,
+                                      "-o",
+                                      directory.file("m.h5"),
+                                      "--force",
+                                      "--solver",
+                                      "bcd-cyclic",
+                                      "--active-set",
+                                      "100",
+                                      "--tol",
+                                      "1e-14",
+                                      "--checkpoint",
+                                      checkpoint,
+                                      "--checkpoint-every",
+                                      "0.001",
+                                      "--lengthscales",
+                                      "1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4",
+                                      "--noise-var",
+                                      "0.039",
+                                      "-q"});
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
     ::kill(pid, SIGKILL);
     int status = 0;
@@ -159,14 +188,20 @@ TEST_CASE("bad training and prediction inputs give one clear line") {
     CHECK(result.err.find(message) != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(directory.file("m.h5")));
   };
-  expect("train " + quote(train) + out + " --lengthscales 1 --noise-var 0.1", "needs 10 lengthscales (one per input), but 1 were given");
-  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0", "noise variance must be a positive finite number, not 0");
-  expect("train " + quote(train) + out + " --kernel se --lengthscales -2 --noise-var 0.1", "lengthscale must be a positive finite number, not -2");
-  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --signal-var 0", "signal variance");
+  expect("train " + quote(train) + out + " --lengthscales 1 --noise-var 0.1",
+         "needs 10 lengthscales (one per input), but 1 were given");
+  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0",
+         "noise variance must be a positive finite number, not 0");
+  expect("train " + quote(train) + out + " --kernel se --lengthscales -2 --noise-var 0.1",
+         "lengthscale must be a positive finite number, not -2");
+  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --signal-var 0",
+         "signal variance");
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1", "give the --noise-var");
-  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver newton", "unknown solver \"newton\"");
-  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver cholesky --memory 100K",
-         "solve by block coordinate descent (gbcd), which forms no n×n matrix (or raise --memory)");
+  expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver newton",
+         "unknown solver \"newton\"");
+  expect(
+      "train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver cholesky --memory 100K",
+      "solve by block coordinate descent (gbcd), which forms no n×n matrix (or raise --memory)");
 
   {  // A dataset file with no rows.
     gpstream::hdf5::Handle file = gpstream::hdf5::create_file(directory.file("empty.h5"));
@@ -184,16 +219,22 @@ TEST_CASE("bad training and prediction inputs give one clear line") {
         H5Dcreate2(root, "X", H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose, "X");
     gpstream::hdf5::write_vector(root, "y", {});
   }
-  expect("train " + quote(directory.file("empty.h5")) + out + " --kernel se --lengthscales 1 --noise-var 0.1", "has no rows to train on");
+  expect("train " + quote(directory.file("empty.h5")) + out + " --kernel se --lengthscales 1 --noise-var 0.1",
+         "has no rows to train on");
 
   // A model used with inputs of a different d.
   const std::string model = directory.file("model.h5");
-  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + " --kernel se --lengthscales 2 --noise-var 0.1 -q").exit_code == 0);
+  REQUIRE(
+      run_gpstream("train " + quote(train) + " -o " + quote(model) + " --kernel se --lengthscales 2 --noise-var 0.1 -q")
+          .exit_code == 0);
   gpstream::testing::write_file(directory.file("narrow.csv"), "1,2,3\n4,5,6\n");
-  expect("predict " + quote(model) + " " + quote(directory.file("narrow.csv")) + out, "the model takes 10 inputs, but the file has 3 columns");
+  expect("predict " + quote(model) + " " + quote(directory.file("narrow.csv")) + out,
+         "the model takes 10 inputs, but the file has 3 columns");
   gpstream::testing::write_file(directory.file("small.csv"), "a,b\n1,2\n");
-  REQUIRE(run_gpstream("convert " + quote(directory.file("small.csv")) + " -q -o " + quote(directory.file("small.h5"))).exit_code == 0);
-  expect("predict " + quote(model) + " " + quote(directory.file("small.h5")) + out, "has 1 inputs but the model was trained on 10");
+  REQUIRE(run_gpstream("convert " + quote(directory.file("small.csv")) + " -q -o " + quote(directory.file("small.h5")))
+              .exit_code == 0);
+  expect("predict " + quote(model) + " " + quote(directory.file("small.h5")) + out,
+         "has 1 inputs but the model was trained on 10");
   expect("predict " + quote(model) + " " + quote(train) + out + " --data " + quote(directory.file("small.h5")),
          "is not the dataset model");
 }

@@ -11,8 +11,8 @@
 namespace gpstream::testing {
 
 // K(A, B) from the reference formula.
-inline std::vector<double> kernel_block(const KernelHyperparameters& h, const std::vector<double>& a, const std::vector<double>& b,
-                                 std::size_t d) {
+inline std::vector<double> kernel_block(const KernelHyperparameters& h, const std::vector<double>& a,
+                                        const std::vector<double>& b, std::size_t d) {
   const std::size_t p = a.size() / d, q = b.size() / d;
   std::vector<double> k(p * q);
   for (std::size_t i = 0; i < p; ++i)
@@ -20,8 +20,8 @@ inline std::vector<double> kernel_block(const KernelHyperparameters& h, const st
   return k;
 }
 
-inline std::vector<double> multiply(const std::vector<double>& a, const std::vector<double>& b, std::size_t p, std::size_t k,
-                             std::size_t q, bool transpose_a = false) {
+inline std::vector<double> multiply(const std::vector<double>& a, const std::vector<double>& b, std::size_t p,
+                                    std::size_t k, std::size_t q, bool transpose_a = false) {
   std::vector<double> c(p * q, 0.0);
   for (std::size_t i = 0; i < p; ++i)
     for (std::size_t l = 0; l < k; ++l) {

@@ -85,9 +85,12 @@ inline std::vector<KernelHyperparameters> every_kernel(std::size_t d) {
   std::vector<double> ard(d);
   for (std::size_t l = 0; l < d; ++l) ard[l] = 0.6 + 0.35 * static_cast<double>(l);
   return {
-      {KernelType::squared_exponential_ard, ard, 1.4, 0.05}, {KernelType::squared_exponential, {1.1}, 0.8, 0.2},
-      {KernelType::matern52, ard, 1.2, 0.08},                {KernelType::matern52, {1.4}, 2.0, 0.1},
-      {KernelType::exponential, ard, 1.3, 0.07},             {KernelType::exponential, {1.2}, 0.9, 0.1},
+      {KernelType::squared_exponential_ard, ard, 1.4, 0.05},
+      {KernelType::squared_exponential, {1.1}, 0.8, 0.2},
+      {KernelType::matern52, ard, 1.2, 0.08},
+      {KernelType::matern52, {1.4}, 2.0, 0.1},
+      {KernelType::exponential, ard, 1.3, 0.07},
+      {KernelType::exponential, {1.2}, 0.9, 0.1},
       {KernelType::histogram_intersection, {}, 1.6, 0.05},
   };
 }

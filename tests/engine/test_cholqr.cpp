@@ -113,7 +113,8 @@ void check_invariants(const CholQrFactorization& f, const KernelHyperparameters&
 
 TEST_CASE("CholQR's factors keep L~ = QR, L L^T = Nystrom and d = diag(K - L L^T) through every downdate and update") {
   const Problem p = make_problem(50, 3, 43);
-  for (const KernelHyperparameters& h : {se_ard(3, 0.9, 0.05), KernelHyperparameters{KernelType::histogram_intersection, {}, 1.0, 0.05}}) {
+  for (const KernelHyperparameters& h :
+       {se_ard(3, 0.9, 0.05), KernelHyperparameters{KernelType::histogram_intersection, {}, 1.0, 0.05}}) {
     CAPTURE(kernel_type_name(h.type));
     const auto kernel = make_kernel(h, p.d);
     CholQrFactorization f(p.x.data(), p.rows(), p.d, p.y, 8);
@@ -127,7 +128,8 @@ TEST_CASE("CholQR's factors keep L~ = QR, L L^T = Nystrom and d = diag(K - L L^T
       f.remove(position);
       check_invariants(f, h, p);
       std::size_t row = 0;
-      do row = std::uniform_int_distribution<std::size_t>(0, p.rows() - 1)(random); while (f.is_pivot(row));
+      do row = std::uniform_int_distribution<std::size_t>(0, p.rows() - 1)(random);
+      while (f.is_pivot(row));
       for (const InducingObjective kind : {InducingObjective::variational, InducingObjective::likelihood}) {
         const double before = f.objective(kind);
         const std::optional<ObjectiveDecrease> decrease = f.decrease_if_appended(row, 0.0);
@@ -168,17 +170,22 @@ TEST_CASE("the inducing objectives equal their dense definitions, and their grad
       CAPTURE(kernel_type_name(h.type));
       CAPTURE(h.lengthscales.size());
       CAPTURE(inducing_objective_name(kind));
-      const InducingObjectiveValue value = evaluate_inducing_objective(h, p.x.data(), p.rows(), p.d, p.y, inducing, kind, true);
-      CHECK(value.value == doctest::Approx(dense_inducing_objective(h, p, inducing, kind == InducingObjective::variational)).epsilon(1e-9));
+      const InducingObjectiveValue value =
+          evaluate_inducing_objective(h, p.x.data(), p.rows(), p.d, p.y, inducing, kind, true);
+      CHECK(value.value ==
+            doctest::Approx(dense_inducing_objective(h, p, inducing, kind == InducingObjective::variational))
+                .epsilon(1e-9));
       const std::vector<double> theta = log_parameters(h);
       REQUIRE(value.gradient.size() == theta.size());
       const std::vector<double> numeric = central_differences(
           [&](const std::vector<double>& t) {
             return evaluate_inducing_objective(from_log_parameters(h.type, t), p.x.data(), p.rows(), p.d, p.y, inducing,
-                                               kind, false).value;
+                                               kind, false)
+                .value;
           },
           theta, theta.size(), 1e-5);
-      for (std::size_t j = 0; j < theta.size(); ++j) CHECK(value.gradient[j] == doctest::Approx(numeric[j]).epsilon(1e-6).scale(1.0));
+      for (std::size_t j = 0; j < theta.size(); ++j)
+        CHECK(value.gradient[j] == doctest::Approx(numeric[j]).epsilon(1e-6).scale(1.0));
     }
   }
 }
@@ -190,9 +197,11 @@ TEST_CASE("with every row inducing, both objectives equal the exact negative log
   std::iota(all.begin(), all.end(), 0);
   const MarginalLikelihood exact = negative_log_marginal_likelihood(h, p.x.data(), p.y, p.d);
   for (const InducingObjective kind : {InducingObjective::variational, InducingObjective::likelihood}) {
-    const InducingObjectiveValue value = evaluate_inducing_objective(h, p.x.data(), p.rows(), p.d, p.y, all, kind, true);
+    const InducingObjectiveValue value =
+        evaluate_inducing_objective(h, p.x.data(), p.rows(), p.d, p.y, all, kind, true);
     CHECK(value.value == doctest::Approx(exact.value).epsilon(1e-9));
-    for (std::size_t j = 0; j < exact.gradient.size(); ++j) CHECK(value.gradient[j] == doctest::Approx(exact.gradient[j]).epsilon(1e-6).scale(1.0));
+    for (std::size_t j = 0; j < exact.gradient.size(); ++j)
+      CHECK(value.gradient[j] == doctest::Approx(exact.gradient[j]).epsilon(1e-6).scale(1.0));
   }
 }
 
@@ -227,7 +236,9 @@ CholQrRun run_cholqr(const Problem& p, const KernelHyperparameters& h, const Cho
   // The objective the run reports is the batch objective of its inducing set and hyperparameters.
   CHECK(selection.objective() ==
         doctest::Approx(evaluate_inducing_objective(run.hyperparameters, p.x.data(), p.rows(), p.d, p.y, run.inducing,
-                                                    options.objective, false).value).epsilon(1e-10));
+                                                    options.objective, false)
+                            .value)
+            .epsilon(1e-10));
   return run;
 }
 

@@ -10,7 +10,8 @@ namespace {
 
 // Two-pass reference in extended precision: the mean first, then the mean
 // squared deviation (a double two-pass sum is itself inexact at a 1e9 offset).
-void two_pass(const std::vector<double>& values, std::size_t columns, std::vector<double>& mean, std::vector<double>& std) {
+void two_pass(const std::vector<double>& values, std::size_t columns, std::vector<double>& mean,
+              std::vector<double>& std) {
   const std::size_t rows = values.size() / columns;
   std::vector<long double> sum(columns, 0.0L), squares(columns, 0.0L);
   for (std::size_t i = 0; i < rows; ++i)
@@ -23,7 +24,8 @@ void two_pass(const std::vector<double>& values, std::size_t columns, std::vecto
     }
   mean.assign(sum.begin(), sum.end());
   std.resize(columns);
-  for (std::size_t j = 0; j < columns; ++j) std[j] = static_cast<double>(std::sqrt(squares[j] / static_cast<long double>(rows)));
+  for (std::size_t j = 0; j < columns; ++j)
+    std[j] = static_cast<double>(std::sqrt(squares[j] / static_cast<long double>(rows)));
 }
 
 }  // namespace

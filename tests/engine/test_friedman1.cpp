@@ -37,8 +37,8 @@ TEST_CASE("Friedman1 targets follow the formula and noise-free sets share the in
   for (std::size_t i = 0; i < kRows; ++i) {
     const double* row = &x[i * 10];
     for (std::size_t j = 0; j < 10; ++j) REQUIRE((row[j] >= 0.0 && row[j] < 1.0));
-    const double expected = 10 * std::sin(std::numbers::pi * row[0] * row[1]) + 20 * std::pow(row[2] - 0.5, 2) +
-                            10 * row[3] + 5 * row[4];
+    const double expected =
+        10 * std::sin(std::numbers::pi * row[0] * row[1]) + 20 * std::pow(row[2] - 0.5, 2) + 10 * row[3] + 5 * row[4];
     CHECK(y_clean[i] == doctest::Approx(expected).epsilon(1e-14));
     const double noise = y[i] - y_clean[i];
     sum_noise += noise;
@@ -49,6 +49,4 @@ TEST_CASE("Friedman1 targets follow the formula and noise-free sets share the in
   CHECK(sum_squared_noise / kRows == doctest::Approx(1.0).epsilon(0.05));
 }
 
-TEST_CASE("Friedman1 refuses a negative noise level") {
-  CHECK_THROWS_AS(Friedman1Generator(1, -1.0), gpstream::Error);
-}
+TEST_CASE("Friedman1 refuses a negative noise level") { CHECK_THROWS_AS(Friedman1Generator(1, -1.0), gpstream::Error); }

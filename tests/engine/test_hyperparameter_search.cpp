@@ -32,10 +32,9 @@ GridPoint grid_minimum(const Problem& p, const std::vector<double>& centre, doub
       for (int c = 0; c < points; ++c) {
         const std::vector<double> theta = {centre[0] - radius + a * step, centre[1] - radius + b * step,
                                            centre[2] - radius + c * step};
-        const double value =
-            negative_log_marginal_likelihood(from_log_parameters(KernelType::squared_exponential, theta), p.x.data(),
-                                             p.y, p.d)
-                .value;
+        const double value = negative_log_marginal_likelihood(
+                                 from_log_parameters(KernelType::squared_exponential, theta), p.x.data(), p.y, p.d)
+                                 .value;
         if (value < best.objective) best = {value, theta};
       }
   return best;
@@ -76,8 +75,7 @@ TEST_CASE("the learned hyperparameters are the minimum a dense grid search finds
     CHECK(std::abs(theta[j] - fine.theta[j]) <= 2.0 * fine_step);
   }
   // The gradient vanishes at the optimum (it lies inside the bounds here).
-  const MarginalLikelihood at_optimum =
-      negative_log_marginal_likelihood(learned.hyperparameters, p.x.data(), p.y, p.d);
+  const MarginalLikelihood at_optimum = negative_log_marginal_likelihood(learned.hyperparameters, p.x.data(), p.y, p.d);
   for (const double component : at_optimum.gradient) CHECK(std::abs(component) < 1e-3);
 }
 
@@ -92,8 +90,7 @@ TEST_CASE("restarts report every start and keep the best optimum") {
   } counter;
   Context context;
   const Context::ObserverScope observe(context, {&counter});
-  const HyperparameterSearchResult learned =
-      learn_hyperparameters(context, p.x.data(), p.y, p.d, options);
+  const HyperparameterSearchResult learned = learn_hyperparameters(context, p.x.data(), p.y, p.d, options);
   REQUIRE(learned.starts.size() == 4);
   std::size_t reported = 0;
   for (const SearchStart& start : learned.starts) {
@@ -168,7 +165,8 @@ TEST_CASE("a trial point where K̄ is not positive definite is a rejected step, 
   int calls = 0;
   const LogParameterObjective objective = [&](std::span<const double> theta, std::span<double> gradient) {
     ++calls;
-    if (calls == 2 || calls == 3) GPSTREAM_THROW("K̄ is not numerically positive definite (Cholesky failed at column 7 of 9)");
+    if (calls == 2 || calls == 3)
+      GPSTREAM_THROW("K̄ is not numerically positive definite (Cholesky failed at column 7 of 9)");
     double value = 0.0;
     for (std::size_t j = 0; j < 2; ++j) {
       value += (theta[j] - centre[j]) * (theta[j] - centre[j]);

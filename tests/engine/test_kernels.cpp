@@ -24,12 +24,14 @@ TEST_CASE("kernel blocks equal the formulas evaluated pair by pair, for every ke
     kernel->evaluate(pa, pb, block.data());
     for (std::size_t i = 0; i < a.rows(); ++i)
       for (std::size_t j = 0; j < b.rows(); ++j)
-        REQUIRE(block[i * b.rows() + j] == doctest::Approx(reference_kernel(h, &a.x[i * 5], &b.x[j * 5], 5)).epsilon(1e-12));
+        REQUIRE(block[i * b.rows() + j] ==
+                doctest::Approx(reference_kernel(h, &a.x[i * 5], &b.x[j * 5], 5)).epsilon(1e-12));
     // A row against itself: k(x, x) (s² for stationary kernels, with no negative rounding).
     kernel->evaluate(pa, pa, block.data());
     for (std::size_t i = 0; i < a.rows(); ++i) {
       CHECK(block[i * a.rows() + i] == doctest::Approx(kernel->self_covariance(&a.x[i * 5])).epsilon(1e-13));
-      if (kernel->constant_self_covariance()) CHECK(block[i * a.rows() + i] == doctest::Approx(h.signal_variance).epsilon(1e-13));
+      if (kernel->constant_self_covariance())
+        CHECK(block[i * a.rows() + i] == doctest::Approx(h.signal_variance).epsilon(1e-13));
     }
   }
 }
@@ -57,10 +59,11 @@ TEST_CASE("the parameter gradient contraction equals finite differences of the w
     kernel->add_parameter_gradient(pa.view(4), pb.view(4), weights.data(), gradient.data());
     const std::vector<double> theta = log_parameters(h);  // [log ℓ…, log s², log σ²]
     REQUIRE(theta.size() == gradient.size() + 1);
-    const std::vector<double> numeric = central_differences(
-        [&](const std::vector<double>& t) { return weighted_sum(from_log_parameters(h.type, t)); }, theta,
-        gradient.size(), 1e-6);
-    for (std::size_t p = 0; p < gradient.size(); ++p) CHECK(gradient[p] == doctest::Approx(numeric[p]).epsilon(1e-6).scale(1.0));
+    const std::vector<double> numeric =
+        central_differences([&](const std::vector<double>& t) { return weighted_sum(from_log_parameters(h.type, t)); },
+                            theta, gradient.size(), 1e-6);
+    for (std::size_t p = 0; p < gradient.size(); ++p)
+      CHECK(gradient[p] == doctest::Approx(numeric[p]).epsilon(1e-6).scale(1.0));
   }
 }
 
@@ -74,11 +77,14 @@ TEST_CASE("kernel hyperparameters are checked") {
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::histogram_intersection, {1}, 1, 0.1}, 2),
                        doctest::Contains("the hik kernel has no lengthscales, but 1 were given"), Error);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::exponential, {1, 1}, 1, 0.1}, 3),
-                       doctest::Contains("exponential kernel needs 3 lengthscales (one per input) or one for all"), Error);
-  CHECK_THROWS_WITH_AS(make_kernel(se_ard(2, 1.0, 0.0), 2), doctest::Contains("noise variance must be a positive"), Error);
+                       doctest::Contains("exponential kernel needs 3 lengthscales (one per input) or one for all"),
+                       Error);
+  CHECK_THROWS_WITH_AS(make_kernel(se_ard(2, 1.0, 0.0), 2), doctest::Contains("noise variance must be a positive"),
+                       Error);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, 1}, -2, 0.1}, 2),
                        doctest::Contains("signal variance"), Error);
-  CHECK_THROWS_WITH_AS(parse_kernel_type("rbf"), doctest::Contains("choose se-ard, se, matern52, exponential or hik"), Error);
+  CHECK_THROWS_WITH_AS(parse_kernel_type("rbf"), doctest::Contains("choose se-ard, se, matern52, exponential or hik"),
+                       Error);
 }
 
 TEST_CASE("KernelMatrix products equal dense K̄ products, resident and streamed") {

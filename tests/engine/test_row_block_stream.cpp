@@ -52,7 +52,8 @@ TEST_CASE("streamed blocks cover every row once, in order, equal to direct reads
       while (const RowBlock* block = stream.next()) {
         REQUIRE(block->first == expected_first);
         REQUIRE(block->count == std::min(block_rows, kRows - expected_first));
-        for (std::size_t v = 0; v < block->count * kColumns; ++v) REQUIRE(block->x[v] == source.x()[block->first * kColumns + v]);
+        for (std::size_t v = 0; v < block->count * kColumns; ++v)
+          REQUIRE(block->x[v] == source.x()[block->first * kColumns + v]);
         for (std::size_t i = 0; i < block->count; ++i) REQUIRE(block->y[i] == source.y()[block->first + i]);
         expected_first += block->count;
         ++blocks;

@@ -21,6 +21,6 @@ TEST_CASE("block rows follow the memory budget and the source's alignment") {
   CHECK(gpstream::block_rows_for_budget(144 * 1000, 8, 2, 256, 1'000'000) == 768);  // rounded down to chunks
   CHECK(gpstream::block_rows_for_budget(144 * 100, 8, 2, 256, 1'000'000) == 100);   // less than a chunk fits
   CHECK(gpstream::block_rows_for_budget(144 * 1000, 8, 2, 1, 10) == 10);            // never more than n
-  CHECK_THROWS_WITH_AS(gpstream::block_rows_for_budget(100, 8, 2, 1, 10),
-                       doctest::Contains("cannot hold"), gpstream::Error);
+  CHECK_THROWS_WITH_AS(gpstream::block_rows_for_budget(100, 8, 2, 1, 10), doctest::Contains("cannot hold"),
+                       gpstream::Error);
 }

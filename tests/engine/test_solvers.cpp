@@ -96,7 +96,8 @@ TEST_CASE("GBCD decreases the objective at every iteration (Theorem 1)") {
   const Problem problem = make_problem(1200, 4, 13);
   ObjectiveRecorder recorder;
   const std::vector<RunObserver*> observers = {&recorder};
-  const Solution solution = solve(problem, se_ard(4, 1.5, 0.01), {.name = "gbcd", .active_set_size = 50}, 1e-8, observers);
+  const Solution solution =
+      solve(problem, se_ard(4, 1.5, 0.01), {.name = "gbcd", .active_set_size = 50}, 1e-8, observers);
   REQUIRE(recorder.objectives.size() > 10);
   // f is evaluated as ½αᵀ(g − y), exact to ~1e-13·|f|: near the optimum the
   // true decrease (eq. 19) falls below that, so the check allows rounding
@@ -146,8 +147,8 @@ TEST_CASE("the Cholesky reference refuses a K̄ larger than the memory budget an
     KernelMatrix matrix(context, rows, *kernel);
     CHECK_THROWS_WITH_AS(make_solver({.name = "cholesky"}, matrix), doctest::Contains("300 x 300 doubles"),
                          MemoryBudgetExceeded);
-    CHECK_THROWS_WITH_AS(make_solver({.name = "cholesky"}, matrix), doctest::Contains("(gbcd), which forms no n×n matrix"),
-                         MemoryBudgetExceeded);
+    CHECK_THROWS_WITH_AS(make_solver({.name = "cholesky"}, matrix),
+                         doctest::Contains("(gbcd), which forms no n×n matrix"), MemoryBudgetExceeded);
   }
   Context context({.memory_budget_bytes = 300 * 300 * 8});
   KernelMatrix matrix(context, rows, *kernel);
@@ -190,7 +191,8 @@ TEST_CASE("predictive means equal k*ᵀα computed pair by pair") {
   const std::vector<double> mean = predict_mean(matrix, exact.state.alpha, test.x.data(), 70, 32);
   for (std::size_t t = 0; t < 70; ++t) {
     double expected = 0.0;
-    for (std::size_t i = 0; i < 500; ++i) expected += reference_kernel(h, &problem.x[i * 3], &test.x[t * 3], 3) * exact.state.alpha[i];
+    for (std::size_t i = 0; i < 500; ++i)
+      expected += reference_kernel(h, &problem.x[i * 3], &test.x[t * 3], 3) * exact.state.alpha[i];
     CHECK(mean[t] == doctest::Approx(expected).epsilon(1e-10));
   }
 }

@@ -29,7 +29,8 @@ namespace {
 
 std::vector<double> rows_of(const Problem& problem, const std::vector<std::size_t>& indices) {
   std::vector<double> rows;
-  for (const std::size_t i : indices) rows.insert(rows.end(), &problem.x[i * problem.d], &problem.x[(i + 1) * problem.d]);
+  for (const std::size_t i : indices)
+    rows.insert(rows.end(), &problem.x[i * problem.d], &problem.x[(i + 1) * problem.d]);
   return rows;
 }
 
@@ -96,7 +97,8 @@ GreedyBasisOptions greedy(BasisCriterion criterion, std::size_t m) { return {cri
 
 }  // namespace
 
-TEST_CASE("SR weights and projected-process variances equal the dense normal-equation solution, resident and streamed") {
+TEST_CASE(
+    "SR weights and projected-process variances equal the dense normal-equation solution, resident and streamed") {
   const Problem problem = make_problem(700, 3, 5);
   const Problem test = make_problem(30, 3, 6);
   const KernelHyperparameters h = se_ard(3, 0.9, 0.05);
@@ -381,11 +383,13 @@ SolverRun run_online(Fixture& fixture, const Problem& problem, const OnlineGpOpt
 TEST_CASE("the online GP with an unbounded basis and zero novelty threshold is the exact GP") {
   const Problem problem = make_problem(60, 2, 23);
   const Problem test = make_problem(12, 2, 24);
-  for (const KernelHyperparameters& h : {se_ard(2, 0.6, 0.1), KernelHyperparameters{KernelType::exponential, {0.8}, 1.0, 0.1}}) {
+  for (const KernelHyperparameters& h :
+       {se_ard(2, 0.6, 0.1), KernelHyperparameters{KernelType::exponential, {0.8}, 1.0, 0.1}}) {
     CAPTURE(kernel_type_name(h.type));
     Fixture fixture(problem, h, true);
     SolverState state;
-    const SolverRun run = run_online(fixture, problem, {.basis_size = 60, .novelty = 0.0, .rows_per_iteration = 7}, state);
+    const SolverRun run =
+        run_online(fixture, problem, {.basis_size = 60, .novelty = 0.0, .rows_per_iteration = 7}, state);
     CHECK(run.reason == StopReason::complete);
     OnlineGp online(fixture.matrix, problem.y, {.basis_size = 60, .novelty = 0.0}, state);
     SparseModel model = online.model();
@@ -396,7 +400,8 @@ TEST_CASE("the online GP with an unbounded basis and zero novelty threshold is t
     CHECK(max_difference(ours.mean, exact.mean) < 1e-8);
     CHECK(max_difference(ours.latent, exact.latent) < 1e-8);
     // The sequential likelihood of a GP is its marginal likelihood (chain rule of p(y)).
-    CHECK(online.objective() == doctest::Approx(negative_log_marginal_likelihood(h, problem.x.data(), problem.y, 2).value).epsilon(1e-9));
+    CHECK(online.objective() ==
+          doctest::Approx(negative_log_marginal_likelihood(h, problem.x.data(), problem.y, 2).value).epsilon(1e-9));
   }
 }
 
@@ -417,7 +422,8 @@ TEST_CASE("the online GP with a budget keeps Q = K_BV^-1 through deletions and r
   const std::vector<double> product = multiply(whole.auxiliary.at("Q"), k_bv, 25, 25, 25);
   double largest = 0.0;
   for (std::size_t i = 0; i < 25; ++i)
-    for (std::size_t j = 0; j < 25; ++j) largest = std::max(largest, std::abs(product[i * 25 + j] - (i == j ? 1.0 : 0.0)));
+    for (std::size_t j = 0; j < 25; ++j)
+      largest = std::max(largest, std::abs(product[i * 25 + j] - (i == j ? 1.0 : 0.0)));
   CHECK(largest < 1e-6);
   // The variances stay between 0 and the prior, and the mean predicts the test targets.
   OnlineGp online(fixture.matrix, problem.y, options, whole);
@@ -444,9 +450,12 @@ TEST_CASE("the online GP rejects an empty budget, no passes and a negative novel
   const Problem problem = make_problem(20, 2, 27);
   Fixture fixture(problem, se_ard(2), false);
   SolverState state;
-  CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.basis_size = 0}, state), doctest::Contains("budget of at least 1"), Error);
-  CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.passes = 0}, state), doctest::Contains("at least one pass"), Error);
-  CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.novelty = -1}, state), doctest::Contains("non-negative"), Error);
+  CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.basis_size = 0}, state),
+                       doctest::Contains("budget of at least 1"), Error);
+  CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.passes = 0}, state),
+                       doctest::Contains("at least one pass"), Error);
+  CHECK_THROWS_WITH_AS(OnlineGp(fixture.matrix, problem.y, {.novelty = -1}, state), doctest::Contains("non-negative"),
+                       Error);
 }
 
 TEST_CASE("the committee machine with one module is the exact GP, and with k-means modules stays close to it") {
@@ -460,7 +469,8 @@ TEST_CASE("the committee machine with one module is the exact GP, and with k-mea
   CHECK(max_difference(one.mean, exact.mean) < 1e-6);
   CHECK(max_difference(one.latent, exact.latent) < 1e-6);
 
-  const KMeansResult clusters = k_means(fixture.context, fixture.resident, {.clusters = 4, .max_passes = 20, .seed = 3});
+  const KMeansResult clusters =
+      k_means(fixture.context, fixture.resident, {.clusters = 4, .max_passes = 20, .seed = 3});
   const auto modules = clusters_as_modules(clusters.labels, 4, 60);
   REQUIRE(modules.size() == 4);
   std::size_t covered = 0;
@@ -495,7 +505,8 @@ TEST_CASE("k-means separates well-separated blobs, its passes lower the inertia,
   const auto modules = clusters_as_modules(result.labels, 3, 40);  // 100-row clusters > 2·40: cut into 3 parts
   CHECK(modules.size() == 9);
   for (const auto& module : modules) CHECK(module.size() <= 80);
-  CHECK_THROWS_WITH_AS(k_means(context, rows, {.clusters = 301}), doctest::Contains("k-means needs 1 to 300 clusters"), Error);
+  CHECK_THROWS_WITH_AS(k_means(context, rows, {.clusters = 301}), doctest::Contains("k-means needs 1 to 300 clusters"),
+                       Error);
 }
 
 TEST_CASE("on a smooth kernel every greedy basis reaches the kernel's numerical rank, and the SGGP bounds still hold") {

@@ -35,16 +35,15 @@ std::vector<double> closed_form_variance(const KernelHyperparameters& h, const P
 }
 
 VariancePrediction batched(const Problem& training, const Problem& test, const KernelHyperparameters& h,
-                           VarianceOptions options, bool streamed = false,
-                           RunObserver* observer = nullptr) {
+                           VarianceOptions options, bool streamed = false, RunObserver* observer = nullptr) {
   InMemoryRowSource resident = training.source();
   StandardisedRowSource wrapped(resident, Standardisation::identity());
   RowSource& rows = streamed ? static_cast<RowSource&>(wrapped) : resident;
   const auto kernel = make_kernel(h, training.d);
   Context context({.memory_budget_bytes = 1u << 20});
   KernelMatrix matrix(context, rows, *kernel);
-  const Context::ObserverScope observe(context, observer != nullptr ? std::vector<RunObserver*>{observer}
-                                                                    : std::vector<RunObserver*>{});
+  const Context::ObserverScope observe(
+      context, observer != nullptr ? std::vector<RunObserver*>{observer} : std::vector<RunObserver*>{});
   return predict_latent_variance(matrix, test.x.data(), test.rows(), options);
 }
 
@@ -87,8 +86,9 @@ TEST_CASE("batched variances equal per-row variances and the Cholesky closed for
 TEST_CASE("every BCD policy and every kernel give the closed-form variance") {
   const Problem training = make_problem(200, 2, 53);
   const Problem test = make_problem(12, 2, 54);
-  const std::vector<KernelHyperparameters> kernels = {
-      se_ard(2, 0.6, 0.1), {KernelType::matern52, {0.9, 1.4}, 1.3, 0.02}, {KernelType::squared_exponential, {1.1}, 0.7, 0.3}};
+  const std::vector<KernelHyperparameters> kernels = {se_ard(2, 0.6, 0.1),
+                                                      {KernelType::matern52, {0.9, 1.4}, 1.3, 0.02},
+                                                      {KernelType::squared_exponential, {1.1}, 0.7, 0.3}};
   for (const KernelHyperparameters& h : kernels) {
     const std::vector<double> exact = closed_form_variance(h, training, test);
     for (const char* policy : {"gbcd", "bcd-cyclic", "bcd-gradient"}) {

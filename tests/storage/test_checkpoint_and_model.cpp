@@ -32,8 +32,8 @@ TrainingConfiguration configuration_for(const std::string& solver) {
 }
 
 // Runs `solver` on `problem` for at most `iterations` iterations from `state`.
-void run(const Problem& problem, const TrainingConfiguration& configuration, SolverState& state, std::uint64_t iterations,
-         bool fresh) {
+void run(const Problem& problem, const TrainingConfiguration& configuration, SolverState& state,
+         std::uint64_t iterations, bool fresh) {
   InMemoryRowSource rows = problem.source();
   const auto kernel = make_kernel(configuration.hyperparameters, problem.d);
   Context context;
@@ -97,7 +97,8 @@ TEST_CASE("a run resumed from a checkpoint reaches the bit-identical alpha of an
 
     CHECK(resumed.iteration == 12);
     CHECK(std::memcmp(resumed.alpha.data(), uninterrupted.alpha.data(), resumed.alpha.size() * sizeof(double)) == 0);
-    CHECK(std::memcmp(resumed.gradient.data(), uninterrupted.gradient.data(), resumed.gradient.size() * sizeof(double)) == 0);
+    CHECK(std::memcmp(resumed.gradient.data(), uninterrupted.gradient.data(),
+                      resumed.gradient.size() * sizeof(double)) == 0);
   }
 }
 
@@ -116,7 +117,8 @@ TEST_CASE("a dense model reads back exactly what was written") {
   model.target_name = "w";
   model.training = {"gbcd", "converged", 12, 9e-5, 1e-4, 1.5, 1000};
   write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse);
-  CHECK_THROWS_WITH_AS(write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse), doctest::Contains("already exists"), Error);
+  CHECK_THROWS_WITH_AS(write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse),
+                       doctest::Contains("already exists"), Error);
   const DenseModel read = read_dense_model(directory.file("m.h5"));
   CHECK(read.alpha == model.alpha);
   CHECK(read.hyperparameters.type == KernelType::matern52);
@@ -126,8 +128,8 @@ TEST_CASE("a dense model reads back exactly what was written") {
   CHECK(read.feature_names == model.feature_names);
   CHECK(read.training.solver == "gbcd");
   CHECK(read.training.iterations == 12);
-  CHECK_THROWS_WITH_AS(read_checkpoint(directory.file("m.h5")), doctest::Contains("is a 'gpstream-model' file, not a gpstream-checkpoint"),
-                       Error);
+  CHECK_THROWS_WITH_AS(read_checkpoint(directory.file("m.h5")),
+                       doctest::Contains("is a 'gpstream-model' file, not a gpstream-checkpoint"), Error);
 }
 
 TEST_CASE("hyperparameter files in the format of the shared reference files") {
@@ -141,15 +143,17 @@ TEST_CASE("hyperparameter files in the format of the shared reference files") {
   REQUIRE(file.standardisation.has_value());
   CHECK(file.standardisation->x_std == std::vector<double>{1.1, 0.9});
 
-  write_file(directory.file("g.json"), R"({"signal_variance": 1, "gamma": [0.125], "noise_variance": 0.1, "kernel_name": "se"})");
+  write_file(directory.file("g.json"),
+             R"({"signal_variance": 1, "gamma": [0.125], "noise_variance": 0.1, "kernel_name": "se"})");
   const HyperparameterFile gamma_only = read_hyperparameter_file(directory.file("g.json"));
   CHECK(gamma_only.hyperparameters.lengthscales[0] == doctest::Approx(2.0));
   CHECK(gamma_only.hyperparameters.type == KernelType::squared_exponential);
   CHECK_FALSE(gamma_only.standardisation.has_value());
 
   write_file(directory.file("bad.json"), R"({"signal_variance": 1, "length_scales": [1]})");
-  CHECK_THROWS_WITH_AS(read_hyperparameter_file(directory.file("bad.json")), doctest::Contains("\"noise_variance\" is missing"),
-                       Error);
+  CHECK_THROWS_WITH_AS(read_hyperparameter_file(directory.file("bad.json")),
+                       doctest::Contains("\"noise_variance\" is missing"), Error);
   write_file(directory.file("broken.json"), "{ not json");
-  CHECK_THROWS_WITH_AS(read_hyperparameter_file(directory.file("broken.json")), doctest::Contains("not valid JSON"), Error);
+  CHECK_THROWS_WITH_AS(read_hyperparameter_file(directory.file("broken.json")), doctest::Contains("not valid JSON"),
+                       Error);
 }

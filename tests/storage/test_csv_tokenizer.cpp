@@ -24,7 +24,8 @@ using Records = std::vector<std::vector<std::string>>;
 }  // namespace
 
 TEST_CASE("CRLF line ends, a byte-order mark, blank lines and a missing final line break") {
-  CHECK(tokenize("\xEF\xBB\xBF" "a,b\r\n1,2\r\n\r\n3,4") == Records{{"a", "b"}, {"1", "2"}, {"3", "4"}});
+  CHECK(tokenize("\xEF\xBB\xBF"
+                 "a,b\r\n1,2\r\n\r\n3,4") == Records{{"a", "b"}, {"1", "2"}, {"3", "4"}});
 }
 
 TEST_CASE("spaces around fields are trimmed - empty fields are kept") {

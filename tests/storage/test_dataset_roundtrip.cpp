@@ -118,7 +118,8 @@ TEST_CASE("stored statistics equal a two-pass computation over the rows") {
     mean /= static_cast<double>(table.rows());
     for (std::size_t i = 0; i < table.rows(); ++i) squares += std::pow(table.x[i * kColumns + j] - mean, 2);
     CHECK(description.x_mean[j] == doctest::Approx(mean).epsilon(1e-12));
-    CHECK(description.x_std[j] == doctest::Approx(std::sqrt(squares / static_cast<double>(table.rows()))).epsilon(1e-10));
+    CHECK(description.x_std[j] ==
+          doctest::Approx(std::sqrt(squares / static_cast<double>(table.rows()))).epsilon(1e-10));
   }
   double y_mean = 0;
   for (const double v : table.y) y_mean += v;
@@ -156,13 +157,16 @@ TEST_CASE("compressed datasets read back identically - the fingerprint follows t
 TEST_CASE("files that are not gpstream datasets are refused with a clear message") {
   ScratchDirectory directory;
   gpstream::testing::write_file(directory.file("text.h5"), "just some text, long enough to be read\n");
-  CHECK_THROWS_WITH_AS(read_dataset_description(directory.file("text.h5")), doctest::Contains("is not an HDF5 file"), Error);
-  CHECK_THROWS_WITH_AS(read_dataset_description(directory.file("absent.h5")), doctest::Contains("does not exist"), Error);
+  CHECK_THROWS_WITH_AS(read_dataset_description(directory.file("text.h5")), doctest::Contains("is not an HDF5 file"),
+                       Error);
+  CHECK_THROWS_WITH_AS(read_dataset_description(directory.file("absent.h5")), doctest::Contains("does not exist"),
+                       Error);
   {
     hdf5::Handle file = hdf5::create_file(directory.file("other.h5"));
     hdf5::write_attribute(file.get(), "title", std::string("someone else's data"));
   }
-  CHECK_THROWS_WITH_AS(read_dataset_description(directory.file("other.h5")), doctest::Contains("not a gpstream file"), Error);
+  CHECK_THROWS_WITH_AS(read_dataset_description(directory.file("other.h5")), doctest::Contains("not a gpstream file"),
+                       Error);
   {
     hdf5::Handle file = hdf5::create_file(directory.file("future.h5"));
     hdf5::write_attribute(file.get(), "format", std::string(kDatasetFormat));
@@ -180,5 +184,6 @@ TEST_CASE("files that are not gpstream datasets are refused with a clear message
   const auto size = std::filesystem::file_size(directory.file("whole.h5"));
   std::filesystem::copy_file(directory.file("whole.h5"), directory.file("cut.h5"));
   std::filesystem::resize_file(directory.file("cut.h5"), size / 2);
-  CHECK_THROWS_WITH_AS(read_dataset_description(directory.file("cut.h5")), doctest::Contains("damaged or truncated"), Error);
+  CHECK_THROWS_WITH_AS(read_dataset_description(directory.file("cut.h5")), doctest::Contains("damaged or truncated"),
+                       Error);
 }
