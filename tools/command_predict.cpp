@@ -60,11 +60,15 @@ TestSet read_test_set(const std::string& path, const ModelDescription& model_des
 
 struct PredictOptions {
   std::string model, data, inputs, output, truth, hyper;
+  std::string data_path;  // srm-trans, bcm: the training dataset (the first argument)
   std::vector<std::string> arguments;
   std::size_t basis = 1000;
   CommitteeOptions committee;  // bcm
   VarianceOptions variance;
   bool with_variance = false, latent = false, quiet = false;
+
+  bool committee_machine() const { return model == "bcm"; }
+  bool transductive() const { return model == "srm-trans" || committee_machine(); }
 };
 
 // Standardised means and latent variances of the test rows.
@@ -188,6 +192,138 @@ Predictions predict_by_committee(Context& context, const PredictOptions& options
   return {std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances, std::move(how)};
 }
 
+// Checks the options and sets the model, inputs and training data paths from the arguments.
+void validate(PredictOptions& options, const po::variables_map& values) {
+  options.quiet = values.count("quiet") != 0;
+  options.with_variance = values.count("variance") != 0;
+  options.latent = values.count("latent") != 0;
+  const bool committee = options.committee_machine();
+  const bool transductive = options.transductive();
+  if (!committee) reject_options(values, {"modules", "module-size", "query-block"}, "--model bcm");
+  if (transductive) {
+    if (options.arguments.size() != 2) {
+      throw UsageError(fmt::format("--model {} takes two arguments: DATA.h5 INPUTS", options.model));
+    }
+    options.data_path = options.arguments[0];
+    options.inputs = options.arguments[1];
+    if (options.hyper.empty()) {
+      throw UsageError(fmt::format("--model {} needs the kernel's --hyper file (from gpstream hyper)", options.model));
+    }
+    if (options.basis == 0) throw UsageError("--basis must be at least 1");
+    if (committee) reject_options(values, {"basis"}, "--model srm-trans; bcm takes --module-size");
+    if (committee && values.count("modules") != 0 && given(values, "module-size"))
+      throw UsageError("give --modules or --module-size, not both");
+    if (committee && values.count("modules") != 0 && options.committee.modules == 0) {
+      throw UsageError("--modules must be at least 1");
+    }
+    if (options.committee.module_size == 0) throw UsageError("--module-size must be at least 1");
+    if (committee && values.count("query-block") != 0 && options.committee.query_block == 0)
+      throw UsageError("--query-block must be at least 1");
+  } else {
+    if (!options.model.empty()) options.arguments.insert(options.arguments.begin(), options.model);
+    if (options.arguments.size() != 2) throw UsageError("give the model file and the inputs: MODEL.h5 INPUTS");
+    options.model = options.arguments[0];
+    options.inputs = options.arguments[1];
+    if (!options.hyper.empty()) {
+      throw UsageError("--hyper is for --model srm-trans or bcm; a model file holds its hyperparameters");
+    }
+  }
+  if (options.latent && !options.with_variance) throw UsageError("--latent needs --variance");
+  if (!(options.variance.tolerance > 0)) {
+    throw UsageError(fmt::format("--variance-tol must be positive, not {}", options.variance.tolerance));
+  }
+  if (options.variance.active_set_size == 0) throw UsageError("--active-set must be at least 1");
+  if (options.variance.candidates == 0) throw UsageError("--candidates must be at least 1");
+  options.committee.seed = options.variance.seed;
+}
+
+// What predicts: a model file, or (srm-trans, bcm) the hyperparameters and the training rows.
+struct Predictor {
+  ModelDescription description;
+  std::optional<DenseModel> dense;
+  std::optional<SparseModel> sparse;
+  std::unique_ptr<TrainingRows> training;  // srm-trans, bcm
+};
+
+Predictor load_predictor(Context& context, const PredictOptions& options) {
+  Predictor predictor;
+  ModelDescription& model_description = predictor.description;
+  const std::string& data_path = options.data_path;
+  if (options.transductive()) {
+    const HyperparameterFile file = read_hyperparameter_file(options.hyper);
+    model_description.hyperparameters = file.hyperparameters;
+    const DatasetDescription dataset = read_dataset_description(data_path);
+    model_description.standardisation = file.standardisation ? *file.standardisation : dataset_standardisation(dataset);
+    GPSTREAM_CHECK(model_description.standardisation.x_mean.size() == dataset.columns,
+                   "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper,
+                   model_description.standardisation.x_mean.size(), data_path, dataset.columns);
+    if (options.committee_machine() && options.committee.modules > dataset.rows) {
+      throw UsageError(
+          fmt::format("--modules {} is more than the {} training rows", options.committee.modules, dataset.rows));
+    }
+    predictor.training = open_training_rows(data_path, model_description.standardisation, context);
+    model_description.columns = dataset.columns;
+    model_description.feature_names = dataset.feature_names;
+    model_description.target_name = dataset.target_name;
+  } else if (model_type_of(options.model) == "sparse") {
+    predictor.sparse = read_sparse_model(options.model);
+    model_description = *predictor.sparse;
+  } else {
+    predictor.dense = read_dense_model(options.model);
+    model_description = *predictor.dense;
+  }
+  return predictor;
+}
+
+// The test inputs (with targets from --truth when given), refused when empty.
+TestSet load_test_set(const PredictOptions& options, const ModelDescription& model_description) {
+  TestSet test = read_test_set(options.inputs, model_description);
+  GPSTREAM_CHECK(test.rows > 0, "'{}' has no rows to predict", options.inputs);
+  if (!options.truth.empty()) {
+    const TestSet truth = read_test_set(options.truth, model_description);
+    GPSTREAM_CHECK(truth.y && truth.rows == test.rows, "--truth: '{}' does not hold {} targets named \"{}\"",
+                   options.truth, test.rows, model_description.target_name);
+    test.y = truth.y;
+  }
+  return test;
+}
+
+// The summary on stderr, and the metrics when the targets are known.
+void report(const PredictOptions& options, const TestSet& test, const Predictor& predictor,
+            const Predictions& predictions, const PredictiveDistribution& distribution) {
+  const Standardisation& standardisation = predictor.description.standardisation;
+  const std::vector<double>& mean = distribution.mean;
+  const std::vector<double>& variance = distribution.variance;
+  if (options.quiet) return;
+  fmt::print(stderr, "predict: {} rows; {}\n", format_count(test.rows), predictions.how);
+  if (options.with_variance) {
+    fmt::print(stderr, "predict: variances of {}\n",
+               options.latent ? "f* (latent, noise excluded)" : "y* (noise included)");
+  }
+  if (predictions.negative_variances > 0) {
+    fmt::print(stderr, "predict: warning: the variance formula gave {} negative latent variances, written as 0{}\n",
+               predictions.negative_variances,
+               predictor.sparse && predictor.sparse->variance_form == SparseVarianceForm::reduced_rank
+                   ? " (the Nystrom approximation underestimates K there; Schwaighofer & Tresp 2003 section 4.2)"
+                   : "");
+  }
+  if (test.y) {
+    // Against the training targets' mean and variance (eq. 16, the SNLP's trivial model). SNLP and coverage
+    // use the variance written: of y* for noisy targets, of f* (--latent) for noise-free ones.
+    const PredictionMetrics metrics = evaluate_predictions(*test.y, mean, variance, standardisation.y_mean,
+                                                           standardisation.y_std * standardisation.y_std);
+    fmt::print(stderr, "predict: RMSE (GBCD paper eq. 16, relative to the training variance) {:.6f}\n",
+               metrics.normalised_rmse);
+    fmt::print(stderr, "predict: SMSE {:.6f}, MAE {:.6g}\n", metrics.smse, metrics.mae);
+    if (metrics.snlp) {
+      fmt::print(stderr,
+                 "predict: SNLP (cholqr paper eq. 22; below 0 beats predicting the training mean) {:.6f}, coverage "
+                 "of mean +- 2 std {:.4f} (variance of {}; 0.954 for calibrated error bars)\n",
+                 *metrics.snlp, *metrics.coverage, options.latent ? "f*" : "y*");
+    }
+  }
+}
+
 }  // namespace
 
 int run_predict(const std::vector<std::string>& args) {
@@ -237,149 +373,49 @@ int run_predict(const std::vector<std::string>& args) {
   spec.positional.add("arguments", -1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
-  options.quiet = values.count("quiet") != 0;
-  options.with_variance = values.count("variance") != 0;
-  options.latent = values.count("latent") != 0;
-  const bool committee = options.model == "bcm";
-  const bool transductive = options.model == "srm-trans" || committee;
-  std::string data_path;
-  if (!committee) reject_options(values, {"modules", "module-size", "query-block"}, "--model bcm");
-  if (transductive) {
-    if (options.arguments.size() != 2) {
-      throw UsageError(fmt::format("--model {} takes two arguments: DATA.h5 INPUTS", options.model));
-    }
-    data_path = options.arguments[0];
-    options.inputs = options.arguments[1];
-    if (options.hyper.empty()) {
-      throw UsageError(fmt::format("--model {} needs the kernel's --hyper file (from gpstream hyper)", options.model));
-    }
-    if (options.basis == 0) throw UsageError("--basis must be at least 1");
-    if (committee) reject_options(values, {"basis"}, "--model srm-trans; bcm takes --module-size");
-    if (committee && values.count("modules") != 0 && given(values, "module-size"))
-      throw UsageError("give --modules or --module-size, not both");
-    if (committee && values.count("modules") != 0 && options.committee.modules == 0) {
-      throw UsageError("--modules must be at least 1");
-    }
-    if (options.committee.module_size == 0) throw UsageError("--module-size must be at least 1");
-    if (committee && values.count("query-block") != 0 && options.committee.query_block == 0)
-      throw UsageError("--query-block must be at least 1");
-  } else {
-    if (!options.model.empty()) options.arguments.insert(options.arguments.begin(), options.model);
-    if (options.arguments.size() != 2) throw UsageError("give the model file and the inputs: MODEL.h5 INPUTS");
-    options.model = options.arguments[0];
-    options.inputs = options.arguments[1];
-    if (!options.hyper.empty()) {
-      throw UsageError("--hyper is for --model srm-trans or bcm; a model file holds its hyperparameters");
-    }
-  }
-  if (options.latent && !options.with_variance) throw UsageError("--latent needs --variance");
-  if (!(options.variance.tolerance > 0)) {
-    throw UsageError(fmt::format("--variance-tol must be positive, not {}", options.variance.tolerance));
-  }
-  if (options.variance.active_set_size == 0) throw UsageError("--active-set must be at least 1");
-  if (options.variance.candidates == 0) throw UsageError("--candidates must be at least 1");
-  options.committee.seed = options.variance.seed;
-  Context context(compute.context_settings(options.variance.seed));
 
-  // The model (or, for srm-trans, the hyperparameters and training data) and its description.
-  ModelDescription model_description;
-  std::optional<DenseModel> dense;
-  std::optional<SparseModel> sparse;
-  std::unique_ptr<TrainingRows> transductive_training;
-  if (transductive) {
-    const HyperparameterFile file = read_hyperparameter_file(options.hyper);
-    model_description.hyperparameters = file.hyperparameters;
-    const DatasetDescription dataset = read_dataset_description(data_path);
-    model_description.standardisation = file.standardisation ? *file.standardisation : dataset_standardisation(dataset);
-    GPSTREAM_CHECK(model_description.standardisation.x_mean.size() == dataset.columns,
-                   "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper,
-                   model_description.standardisation.x_mean.size(), data_path, dataset.columns);
-    if (committee && options.committee.modules > dataset.rows) {
-      throw UsageError(
-          fmt::format("--modules {} is more than the {} training rows", options.committee.modules, dataset.rows));
-    }
-    transductive_training = open_training_rows(data_path, model_description.standardisation, context);
-    model_description.columns = dataset.columns;
-    model_description.feature_names = dataset.feature_names;
-    model_description.target_name = dataset.target_name;
-  } else if (model_type_of(options.model) == "sparse") {
-    sparse = read_sparse_model(options.model);
-    model_description = *sparse;
-  } else {
-    dense = read_dense_model(options.model);
-    model_description = *dense;
-  }
+  // Validate.
+  validate(options, values);
   if (options.output != "-") {
     for (const std::string& input :
-         {options.model, options.inputs, data_path, options.data, options.truth, options.hyper}) {
+         {options.model, options.inputs, options.data_path, options.data, options.truth, options.hyper}) {
       if (!input.empty()) check_not_input(options.output, input, "-o");
     }
   }
-  TestSet test = read_test_set(options.inputs, model_description);
-  GPSTREAM_CHECK(test.rows > 0, "'{}' has no rows to predict", options.inputs);
-  if (!options.truth.empty()) {
-    const TestSet truth = read_test_set(options.truth, model_description);
-    GPSTREAM_CHECK(truth.y && truth.rows == test.rows, "--truth: '{}' does not hold {} targets named \"{}\"",
-                   options.truth, test.rows, model_description.target_name);
-    test.y = truth.y;
-  }
+
+  // Configure: the predictor and the test rows (in its standardised units), and the output.
+  Context context(compute.context_settings(options.variance.seed));
+  Predictor predictor = load_predictor(context, options);
+  const ModelDescription& model_description = predictor.description;
+  TestSet test = load_test_set(options, model_description);
   CsvWriter writer(
       options.output,
       options.with_variance ? std::vector<std::string>{"mean", "variance", "std"} : std::vector<std::string>{"mean"},
       values.count("force") != 0);
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
 
+  // Run.
   const Predictions predictions =
-      committee      ? predict_by_committee(context, options, test, model_description, *transductive_training)
-      : transductive ? predict_transductively(context, options, test, model_description, *transductive_training)
-      : sparse       ? predict_with_sparse_model(context, *sparse, options, test)
-                     : predict_with_dense_model(context, *dense, options, test);
-
+      options.committee_machine() ? predict_by_committee(context, options, test, model_description, *predictor.training)
+      : options.transductive() ? predict_transductively(context, options, test, model_description, *predictor.training)
+      : predictor.sparse       ? predict_with_sparse_model(context, *predictor.sparse, options, test)
+                               : predict_with_dense_model(context, *predictor.dense, options, test);
   // Back to the target's units: variances of y*, or of f* with --latent.
-  const Standardisation& standardisation = model_description.standardisation;
-  const PredictiveDistribution distribution =
-      in_target_units(standardisation, model_description.hyperparameters.noise_variance, options.latent,
-                      predictions.mean, options.with_variance ? predictions.latent : std::vector<double>{});
-  const std::vector<double>& mean = distribution.mean;
-  const std::vector<double>& variance = distribution.variance;
+  const PredictiveDistribution distribution = in_target_units(
+      model_description.standardisation, model_description.hyperparameters.noise_variance, options.latent,
+      predictions.mean, options.with_variance ? predictions.latent : std::vector<double>{});
   for (std::size_t i = 0; i < test.rows; ++i) {
     if (options.with_variance) {
-      const double row[3] = {mean[i], variance[i], std::sqrt(variance[i])};
+      const double row[3] = {distribution.mean[i], distribution.variance[i], std::sqrt(distribution.variance[i])};
       writer.write_row(row);
     } else {
-      writer.write_row(std::span<const double>(&mean[i], 1));
+      writer.write_row(std::span<const double>(&distribution.mean[i], 1));
     }
   }
   writer.finish();
-  if (!options.quiet) {
-    fmt::print(stderr, "predict: {} rows; {}\n", format_count(test.rows), predictions.how);
-    if (options.with_variance) {
-      fmt::print(stderr, "predict: variances of {}\n",
-                 options.latent ? "f* (latent, noise excluded)" : "y* (noise included)");
-    }
-    if (predictions.negative_variances > 0) {
-      fmt::print(stderr, "predict: warning: the variance formula gave {} negative latent variances, written as 0{}\n",
-                 predictions.negative_variances,
-                 sparse && sparse->variance_form == SparseVarianceForm::reduced_rank
-                     ? " (the Nystrom approximation underestimates K there; Schwaighofer & Tresp 2003 section 4.2)"
-                     : "");
-    }
-    if (test.y) {
-      // Against the training targets' mean and variance (eq. 16, the SNLP's trivial model). SNLP and coverage
-      // use the variance written: of y* for noisy targets, of f* (--latent) for noise-free ones.
-      const PredictionMetrics metrics = evaluate_predictions(*test.y, mean, variance, standardisation.y_mean,
-                                                             standardisation.y_std * standardisation.y_std);
-      fmt::print(stderr, "predict: RMSE (GBCD paper eq. 16, relative to the training variance) {:.6f}\n",
-                 metrics.normalised_rmse);
-      fmt::print(stderr, "predict: SMSE {:.6f}, MAE {:.6g}\n", metrics.smse, metrics.mae);
-      if (metrics.snlp) {
-        fmt::print(stderr,
-                   "predict: SNLP (cholqr paper eq. 22; below 0 beats predicting the training mean) {:.6f}, coverage "
-                   "of mean +- 2 std {:.4f} (variance of {}; 0.954 for calibrated error bars)\n",
-                   *metrics.snlp, *metrics.coverage, options.latent ? "f*" : "y*");
-      }
-    }
-  }
+
+  // Report.
+  report(options, test, predictor, predictions, distribution);
   return 0;
 }
 

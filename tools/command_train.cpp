@@ -627,10 +627,11 @@ int run_train(const std::vector<std::string>& args) {
   }
   const std::string checkpoint_path = !options.checkpoint.empty() ? options.checkpoint : options.resume;
   const TrainingJob& job = configuration.job;
-  const auto locks = claim_outputs(options, job, checkpoint_path);
-  // From here on Ctrl-C, SIGTERM and SIGHUP stop the run at the next iteration, with a checkpoint.
+  // From here on Ctrl-C, SIGTERM and SIGHUP stop the run at the next iteration, with a checkpoint
+  // (installed before the outputs are claimed: whoever sees the claim may signal at once).
   Context context(options.compute.context_settings(configuration.seed));
   const ContextInterrupts interrupts(context);
+  const auto locks = claim_outputs(options, job, checkpoint_path);
   if (resumed_state && !options.quiet) {
     fmt::print(stderr, "train: resuming {} from '{}' at iteration {}: {}; writing {}{}\n", configuration.solver.name,
                options.resume, resumed_state->iteration, describe_stopping(job.stopping, configuration.solver.name),
