@@ -6,7 +6,9 @@
 // The CLI makes one per command from its thread, memory and seed options; tests
 // and benchmarks make their own. Solvers and models reach it through the
 // KernelMatrix they work on (KernelMatrix::context()); entry points without
-// one take it as their first argument.
+// one take it as their first argument. A run's O(n) vectors (α, g, y, …) are
+// reserved up front by whoever opens the training rows (storage's
+// TrainingRows), since whether X can stay resident depends on them.
 #pragma once
 
 #include "engine/core/error.h"

@@ -23,7 +23,8 @@ struct SparsePrediction {
 };
 
 // `training` streams the training rows; needed (non-null) only for the
-// reduced-rank form. `kernel` is the model's kernel.
+// reduced-rank form. `kernel` is the model's kernel. Its parallel loops run
+// in the caller's oneTBB arena (Context::execute).
 SparsePrediction predict_sparse(const SparseModel& model, const Kernel& kernel, const double* test_rows,
                                 std::size_t count, bool with_variance, KernelMatrix* training = nullptr);
 
