@@ -324,10 +324,8 @@ void report(const PredictOptions& options, const TestSet& test, const Predictor&
   }
 }
 
-}  // namespace
-
-int run_predict(const std::vector<std::string>& args) {
-  CommandSpec spec;
+// The command's synopsis, description and options, bound to `options` and `compute`.
+void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions& compute) {
   spec.name = "predict";
   spec.usage =
       "gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv [options]\n"
@@ -345,8 +343,6 @@ int run_predict(const std::vector<std::string>& args) {
       "When the inputs carry targets (a dataset's /y, or a CSV column named like the model's target) or\n"
       "--truth gives them, prints the normalised RMSE (GBCD paper eq. 16), SMSE, MAE and, with --variance,\n"
       "SNLP (cholqr paper eq. 22) and the coverage of mean +- 2 std.";
-  PredictOptions options;
-  ComputeOptions compute;
   // clang-format off
   spec.options.add_options()
       ("model", po::value(&options.model), "model file from gpstream train (or the first argument), or srm-trans or bcm")
@@ -371,6 +367,15 @@ int run_predict(const std::vector<std::string>& args) {
   // clang-format on
   compute.add(spec.options);
   spec.positional.add("arguments", -1);
+}
+
+}  // namespace
+
+int run_predict(const std::vector<std::string>& args) {
+  CommandSpec spec;
+  PredictOptions options;
+  ComputeOptions compute;
+  describe_command(spec, options, compute);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
 

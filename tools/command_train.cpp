@@ -545,10 +545,8 @@ void write_and_report(TrainedRun& trained, const TrainingConfiguration& configur
   }
 }
 
-}  // namespace
-
-int run_train(const std::vector<std::string>& args) {
-  CommandSpec spec;
+// The command's synopsis, description and options, bound to `options`.
+void describe_command(CommandSpec& spec, TrainOptions& options) {
   spec.name = "train";
   spec.usage = "gpstream train DATA.h5 -o MODEL.h5 [options]\n       gpstream train --resume CHECKPOINT.h5 -o MODEL.h5";
   spec.description =
@@ -556,7 +554,6 @@ int run_train(const std::vector<std::string>& args) {
       "coordinate descent (gbcd, Bo & Sminchisescu 2008) or a reference solver. Inputs and targets are\n"
       "standardised with the dataset's statistics (or those of the --hyper file). Ctrl-C writes a\n"
       "checkpoint (with --checkpoint) and prints the command that resumes the run.";
-  TrainOptions options;
   // clang-format off
   spec.options.add_options()
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
@@ -598,10 +595,10 @@ int run_train(const std::vector<std::string>& args) {
   options.learning.add(learning_options);
   spec.options.add(learning_options);
   spec.positional.add("dataset", 1);
-  po::variables_map values;
-  if (!parse_command_line(spec, args, values)) return 0;
+}
 
-  // Validate.
+// The checks that need no file: ranges of the options, an existing --save-hyper.
+void validate(TrainOptions& options, const po::variables_map& values) {
   options.quiet = values.count("quiet") != 0;
   if (options.resume.empty() && options.output.empty())
     throw UsageError("give the model file to write with -o MODEL.h5");
@@ -614,6 +611,19 @@ int run_train(const std::vector<std::string>& args) {
   if (values.count("force") == 0 && !options.save_hyper.empty() && std::filesystem::exists(options.save_hyper)) {
     throw Error(fmt::format("--save-hyper: '{}' already exists (use --force to overwrite it)", options.save_hyper));
   }
+}
+
+}  // namespace
+
+int run_train(const std::vector<std::string>& args) {
+  CommandSpec spec;
+  TrainOptions options;
+  describe_command(spec, options);
+  po::variables_map values;
+  if (!parse_command_line(spec, args, values)) return 0;
+
+  // Validate.
+  validate(options, values);
 
   // Configure: from the checkpoint, or from the options.
   std::optional<SolverState> resumed_state;
