@@ -102,10 +102,10 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
     if (name != "friedman1" && !fs::exists(data / (name + "_train.csv"))) continue;
     Problem p = name == "friedman1" ? make_friedman1(data, 100000, 10000) : load_real(name, data, 1u << 30, 0);
     InMemoryRowSource rows(p.x, p.y, p.d);
-    Context context({.memory_budget_bytes = std::size_t{8} << 30});
+    Context context({.memory_budget_bytes = std::size_t{8} << 30, .seed = 0});
     // As `gpstream hyper --seed 0 --restarts R` does it, on the standardised rows.
     const LearnedOnSubset on_subset =
-        learn_on_subset(context, rows, KernelType::squared_exponential_ard, {.restarts = restarts}, 0);
+        learn_on_subset(context, rows, KernelType::squared_exponential_ard, {.restarts = restarts});
     const HyperparameterSearchResult& learned = on_subset.search;
     const double learn_seconds = on_subset.seconds;
     p.hyper = learned.hyperparameters;

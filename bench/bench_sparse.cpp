@@ -124,8 +124,8 @@ Scored transductive(KernelMatrix& matrix, const Kernel& kernel, const Problem& p
 
 KernelHyperparameters learned_hyperparameters(const Problem& p, std::size_t restarts) {
   InMemoryRowSource rows(p.x, p.y, p.d);
-  Context context({.memory_budget_bytes = std::size_t{8} << 30});
-  return learn_on_subset(context, rows, KernelType::squared_exponential_ard, {.restarts = restarts}, 0)
+  Context context({.memory_budget_bytes = std::size_t{8} << 30, .seed = 0});  // as gpstream hyper --seed 0
+  return learn_on_subset(context, rows, KernelType::squared_exponential_ard, {.restarts = restarts})
       .search.hyperparameters;
 }
 

@@ -64,7 +64,7 @@ int run_hyper(const std::vector<std::string>& args) {
   SearchTraceObserver trace(stdout);
   std::optional<Context::ObserverScope> observe;
   if (values.count("quiet") == 0) observe.emplace(context, std::vector<RunObserver*>{&trace});
-  const LearnedOnSubset learned = learn_on_subset(context, data->rows(), kernel_type, options, seed);
+  const LearnedOnSubset learned = learn_on_subset(context, data->rows(), kernel_type, options);
   save_learned_hyperparameters(output, learned, options, seed, dataset, description.fingerprint, standardisation,
                                overwrite);
 

@@ -360,7 +360,7 @@ KernelHyperparameters learn_and_report(Context& context, TrainingRows& data, con
     fmt::print(stderr, "train: learning {} hyperparameters on {} random rows ({} restarts)\n", kernel_type_name(kernel),
                learning.subset, learning.restarts);
   }
-  const LearnedOnSubset learned = learn_on_subset(context, data.rows(), kernel, learning, options.seed);
+  const LearnedOnSubset learned = learn_on_subset(context, data.rows(), kernel, learning);
   if (!options.quiet) {
     fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations, -log p(y|X) {:.4f}): {}\n", learned.seconds,
                learned.evaluations, learned.search.objective, describe_hyperparameters(learned.search.hyperparameters));

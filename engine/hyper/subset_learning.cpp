@@ -9,7 +9,8 @@
 namespace gpstream {
 
 LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType kernel,
-                                const SubsetLearningOptions& options, std::uint64_t seed) {
+                                const SubsetLearningOptions& options) {
+  const std::uint64_t seed = context.seed();
   const std::size_t n = rows.rows();
   GPSTREAM_CHECK(options.subset >= 2, "the hyperparameter subset needs at least 2 rows, not {}", options.subset);
   GPSTREAM_CHECK(options.subset <= n, "the hyperparameter subset of {} rows is larger than the {} training rows",

@@ -27,10 +27,11 @@ struct LearnedOnSubset {
   double seconds = 0.0;
 };
 
-// Draws `subset` rows without replacement (seeded), gathers them and learns
+// Draws `subset` rows without replacement, gathers them and learns
 // `kernel`'s hyperparameters, reporting each evaluation to the Context's
-// observers. A subset larger than the rows is an error naming both.
+// observers. The Context's seed draws the subset and the restarts. A subset
+// larger than the rows is an error naming both.
 LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType kernel,
-                                const SubsetLearningOptions& options, std::uint64_t seed);
+                                const SubsetLearningOptions& options);
 
 }  // namespace gpstream
