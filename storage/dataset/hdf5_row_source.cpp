@@ -98,6 +98,11 @@ void Hdf5RowSource::do_read_rows(std::size_t first, std::size_t count, double* x
   check_finite(description_, count, x, y, [first](std::size_t k) { return first + k; });
 }
 
+// Gathers merge runs of requested rows at most kGatherMergeGapBytes of /X
+// apart into one read of at most kGatherWindowBytes (the scratch it needs).
+constexpr std::size_t kGatherMergeGapBytes = 32 << 10;
+constexpr std::size_t kGatherWindowBytes = 1 << 20;
+
 void Hdf5RowSource::do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) {
   // Read each distinct row once, in file order, as one union of row runs;
   // then scatter to the order asked for.
@@ -125,12 +130,44 @@ void Hdf5RowSource::do_gather_rows(std::span<const std::size_t> indices, double*
   std::vector<double> dense_x(checked_multiply(distinct, columns));
   std::vector<double> dense_y(y != nullptr ? distinct : 0);
   {
+    // Runs close together are read as one contiguous window (rows between
+    // them included) and the rows asked for copied out: a union of many
+    // one-row hyperslabs costs HDF5 time superlinear in their number (30,000
+    // random rows of 2M: ~30 s), while reading the rows between costs less
+    // than a read call.
     std::lock_guard lock(mutex_);
-    hdf5::Handle x_space = select_runs(x_.get(), runs, columns, description_.path + ": /X");
-    read_selection(x_.get(), x_space.get(), distinct, columns, dense_x.data(), description_.path + ": /X");
-    if (y != nullptr) {
-      hdf5::Handle y_space = select_runs(y_.get(), runs, 0, description_.path + ": /y");
-      read_selection(y_.get(), y_space.get(), distinct, 0, dense_y.data(), description_.path + ": /y");
+    const std::size_t row_bytes = std::max<std::size_t>(columns, 1) * sizeof(double);
+    const std::size_t merge_gap = std::max<std::size_t>(kGatherMergeGapBytes / row_bytes, 1);
+    const std::size_t window_limit = std::max<std::size_t>(kGatherWindowBytes / row_bytes, 1);
+    std::vector<double> window_x, window_y;
+    std::size_t filled = 0;  // rows of dense_x written
+    for (std::size_t first_run = 0; first_run < runs.size();) {
+      const std::size_t window_first = runs[first_run].first;
+      std::size_t last_run = first_run;
+      while (last_run + 1 < runs.size()) {
+        const auto& [next_row, next_count] = runs[last_run + 1];
+        const std::size_t end = runs[last_run].first + runs[last_run].second;
+        if (next_row - end > merge_gap || next_row + next_count - window_first > window_limit) break;
+        ++last_run;
+      }
+      const std::size_t window_rows = runs[last_run].first + runs[last_run].second - window_first;
+      const std::vector<std::pair<std::size_t, std::size_t>> window = {{window_first, window_rows}};
+      window_x.resize(checked_multiply(window_rows, columns));
+      hdf5::Handle x_space = select_runs(x_.get(), window, columns, description_.path + ": /X");
+      read_selection(x_.get(), x_space.get(), window_rows, columns, window_x.data(), description_.path + ": /X");
+      if (y != nullptr) {
+        window_y.resize(window_rows);
+        hdf5::Handle y_space = select_runs(y_.get(), window, 0, description_.path + ": /y");
+        read_selection(y_.get(), y_space.get(), window_rows, 0, window_y.data(), description_.path + ": /y");
+      }
+      for (std::size_t r = first_run; r <= last_run; ++r) {
+        const std::size_t offset = runs[r].first - window_first, count = runs[r].second;
+        std::memcpy(dense_x.data() + filled * columns, window_x.data() + offset * columns,
+                    count * columns * sizeof(double));
+        if (y != nullptr) std::copy_n(window_y.data() + offset, count, dense_y.data() + filled);
+        filled += count;
+      }
+      first_run = last_run + 1;
     }
   }
   check_finite(description_, indices.size() == 0 ? 0 : distinct, dense_x.data(),
