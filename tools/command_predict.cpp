@@ -175,7 +175,7 @@ Predictions predict_by_committee(Context& context, const PredictOptions& options
   const std::vector<double> y = read_all_targets(training.rows());
   const ContextInterrupts interrupts(context);
   ProgressLine progress(!options.quiet);
-  ProgressLineObserver observer(progress, "bcm", 0.0, "", 0, "done");
+  ProgressLineObserver observer(progress, "bcm", 0.0, "", 0, "steps (k-means passes, then modules)");
   const Context::ObserverScope observe(context, {&observer});
   const auto start = std::chrono::steady_clock::now();
   CommitteePrediction prediction =

@@ -432,12 +432,10 @@ TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span
   SolverState& state = prepared.state;
   IterativeMethod* run = prepared.method.get();
   SparseTrainingMethod* sparse = prepared.sparse;
-  const bool counts_to_basis = method.tolerance == ToleranceMeaning::none || method.tolerance == ToleranceMeaning::gap;
   ProgressLine progress_line(!options.quiet);
   const TrainingObservers observers(
-      std::make_unique<ProgressLineObserver>(
-          progress_line, name, run->converges() ? job.stopping.tolerance : 0.0, run->measure_name(),
-          counts_to_basis && name != "online" ? configuration.solver.active_set_size : 0),
+      std::make_unique<ProgressLineObserver>(progress_line, name, run->converges() ? job.stopping.tolerance : 0.0,
+                                             run->measure_name(), run->planned_iterations()),
       job.log_path, !fresh, checkpoint_path, job.checkpoint_every_seconds, [&] {
         if (sparse != nullptr) sparse->store_state();
         write_checkpoint(checkpoint_path, Checkpoint{configuration, state});

@@ -59,6 +59,10 @@ std::string ProgressLineObserver::line_text(const IterationReport& report) const
   }
   const std::string iteration = target_iterations_ > 0 ? fmt::format("{}/{}", report.iteration, target_iterations_)
                                                        : fmt::format("{}", report.iteration);
+  if (measure_.empty()) {  // work of a known size without a measure of its own (modules, blocks of test rows)
+    return fmt::format("{} {} of {} {}  elapsed {}  ETA {}", name_, report.done, report.total, work_unit_,
+                       format_duration(report.elapsed_seconds), format_duration(eta));
+  }
   const std::string tolerance = tolerance_ > 0 ? fmt::format(" (tol {:g})", tolerance_) : std::string();
   const std::string work = report.total > 0 && !work_unit_.empty()
                                ? fmt::format("  {} of {} {}", report.done, report.total, work_unit_)

@@ -119,6 +119,11 @@ KMeansResult k_means(Context& context, RowSource& rows, const KMeansOptions& opt
       }
     }
     result.passes = pass + 1;
+    IterationReport report;
+    report.objective = result.inertia;
+    report.convergence_measure = static_cast<double>(changed);  // rows that changed cluster
+    report.done = result.passes;
+    progress.step(report);
     if (changed == 0) break;
     for (std::size_t c = 0; c < k; ++c) {  // an empty cluster keeps its centre
       if (counts[c] == 0) continue;

@@ -1,7 +1,8 @@
 // OpenBLAS thread control. gpstream's parallelism comes from oneTBB tasks,
 // inside which BLAS must run single-threaded or the two oversubscribe the
-// cores; only a lone large factorisation (the Cholesky reference) lets BLAS
-// use every core, for its own duration.
+// cores; only lone factorisations with nothing else running (the Cholesky
+// reference, the hyperparameter search, CholQR, the online GP, the BCM) let
+// BLAS use the run's threads, for their own duration (Context::parallel_blas).
 #pragma once
 
 namespace gpstream {

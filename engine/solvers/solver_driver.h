@@ -63,6 +63,9 @@ class IterativeMethod {
   virtual bool is_direct() const { return false; }
   // What convergence_measure() is, for progress displays ("|g|inf", "gap").
   virtual std::string measure_name() const { return "|g|inf"; }
+  // The iterations the method runs at most when it knows them in advance (a
+  // greedy basis: its size), for an ETA; 0 otherwise.
+  virtual std::uint64_t planned_iterations() const { return 0; }
   // Units of work done and to do (IterationReport::done, total), when known.
   virtual std::pair<std::uint64_t, std::uint64_t> work_done() const { return {0, 0}; }
   // Called after each iteration; returns a drift to report, or −1.

@@ -71,6 +71,7 @@ class GreedyBasisSelection final : public SparseTrainingMethod {
   double convergence_measure() const override;
   // Only sggp stops at a tolerance (its gap); sgma and mpgp run to the basis size.
   bool converges() const override { return options_.criterion == BasisCriterion::sggp; }
+  std::uint64_t planned_iterations() const override { return options_.basis_size; }
   bool complete() const override;
 
   std::size_t basis_size() const { return basis_.size(); }

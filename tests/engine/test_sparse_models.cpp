@@ -13,6 +13,7 @@
 #include "engine/sparse/online_gp.h"
 #include "engine/sparse/sparse_fit.h"
 #include "engine/sparse/sparse_prediction.h"
+#include "engine/training/training_method.h"
 #include "dense_reference.h"
 #include "problems.h"
 
@@ -531,4 +532,30 @@ TEST_CASE("on a smooth kernel every greedy basis reaches the kernel's numerical 
     const SparseModel refit = fit_subset_of_regressors(fixture.matrix, problem.y, model.basis_rows);
     CHECK(relative_difference(selection.weights(), refit.weights) < 1e-4);
   }
+}
+
+TEST_CASE("every iterative sparse method's declared tolerance agrees with the method the factory makes") {
+  // The CLI decides --tol/--gap from the table (training_method.h); the driver
+  // from the method's converges(). The two must not disagree.
+  const Problem problem = make_problem(120, 2, 71);
+  InMemoryRowSource rows = problem.source();
+  const auto kernel = make_kernel(se_ard(2, 0.8, 0.05), 2);
+  Context context;
+  KernelMatrix matrix(context, rows, *kernel);
+  std::size_t iterative = 0;
+  for (const TrainingMethod& method : training_methods()) {
+    if (method.dense || !method.iterative()) continue;
+    const std::string name = method.name;
+    CAPTURE(name);
+    SparseMethodOptions options;
+    options.name = method.name;
+    options.basis_size = 20;
+    SolverState state = initial_solver_state({}, 1);
+    const std::unique_ptr<SparseTrainingMethod> made = make_sparse_training_method(options, matrix, problem.y, state);
+    CHECK(made->converges() == (method.tolerance != ToleranceMeaning::none));
+    ++iterative;
+  }
+  CHECK(iterative == 5);  // sgma, mpgp, sggp, cholqr, online
+  for (const char* direct : {"sd", "sr", "nystrom"}) CHECK_FALSE(find_training_method(direct)->iterative());
+  CHECK(find_training_method("newton") == nullptr);
 }
