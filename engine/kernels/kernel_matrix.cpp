@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 namespace gpstream {
 
@@ -55,8 +56,17 @@ void KernelMatrix::for_each_block(BlockFunction&& block) {
       return;
     }
     stream_->rewind();
-    while (const RowBlock* next = stream_->next()) block(next->first, next->count, next->x);
+    RowCapture* capture = std::exchange(capture_, nullptr);
+    while (const RowBlock* next = stream_->next()) {
+      if (capture != nullptr) capture->offer(next->first, next->count, next->x);
+      block(next->first, next->count, next->x);
+    }
   });
+}
+
+void KernelMatrix::capture_during_next_pass(RowCapture& capture) {
+  GPSTREAM_CHECK(streams_rows(), "rows are captured from streamed passes only");
+  capture_ = &capture;
 }
 
 template <typename TileFunction>

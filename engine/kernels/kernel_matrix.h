@@ -12,6 +12,7 @@
 
 #include "engine/core/context.h"
 #include "engine/data/row_block_stream.h"
+#include "engine/data/row_capture.h"
 #include "engine/data/row_source.h"
 #include "engine/kernels/kernel.h"
 
@@ -88,6 +89,13 @@ class KernelMatrix {
   // out[i] = K̄_ii for every training row.
   void diagonal(double* out);
 
+  // Whether products stream the rows from their source (else they read
+  // resident rows in place, and a gather is a copy).
+  bool streams_rows() const { return stream_ != nullptr; }
+  // Has the next pass over the streamed rows copy the rows `capture` asks
+  // for as their blocks go by; `capture` must outlive that pass.
+  void capture_during_next_pass(RowCapture& capture);
+
   // Kernel evaluations made so far (for kernel evaluations per second).
   std::uint64_t kernel_evaluations() const { return kernel_evaluations_.load(); }
   void count_kernel_evaluations(std::uint64_t count) { kernel_evaluations_ += count; }
@@ -112,6 +120,7 @@ class KernelMatrix {
   MemoryReservation block_memory_;
   std::unique_ptr<RowBlockStream> stream_;  // null when the rows are resident
   std::unique_ptr<TileWorkspaces> workspaces_;
+  RowCapture* capture_ = nullptr;  // filled by the next streamed pass
   std::atomic<std::uint64_t> kernel_evaluations_{0};
 };
 

@@ -24,6 +24,13 @@ void gather(RowSource& rows, std::span<const std::size_t> indices, std::vector<d
   rows.gather_rows(indices, out.data(), nullptr);
 }
 
+// `count` candidates drawn uniformly from the n variables (Algorithm 2's κ-subsets).
+void draw_candidates(std::mt19937_64& random, std::size_t n, std::size_t count, std::vector<std::size_t>& out) {
+  std::uniform_int_distribution<std::size_t> uniform(0, n - 1);
+  out.resize(count);
+  for (std::size_t& draw : out) draw = uniform(random);
+}
+
 struct Score {
   double value = -1.0;
   std::size_t index = 0;
@@ -146,16 +153,26 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
   const std::span<const double> diagonal = context.diagonal;
 
   // The κ-subsets O of steps t = 1 … m−1 (step 6) are drawn now, so that all
-  // their rows come in one gather and are prepared (scaled) in one pass.
-  // Draw k of step t sits at position (t − 1)κ + k; the first variable last.
+  // their rows come in one gather (or from the capture of the last pass) and
+  // are prepared (scaled) in one pass. Draw k of step t sits at position
+  // (t − 1)κ + k; the first variable last.
   const std::size_t first = best_first_variable(g, r, diagonal);
-  std::uniform_int_distribution<std::size_t> uniform(0, n - 1);
-  draws_.resize(checked_multiply(m - 1, candidates_));
-  for (std::size_t& draw : draws_) draw = uniform(context.random);
+  const std::size_t draw_count = checked_multiply(m - 1, candidates_);
+  draw_candidates(context.random, n, draw_count, draws_);
+  if (!next_pool_.take(draws_, pool_rows_)) gather(kernel.rows(), draws_, pool_rows_);
+  pool_rows_.resize(checked_multiply(draw_count + 1, d));
+  kernel.rows().gather_rows(std::span(&first, 1), pool_rows_.data() + draw_count * d, nullptr);
   draws_.push_back(first);
-  gather(kernel.rows(), draws_, pool_rows_);
   covariance.prepare(pool_rows_.data(), draws_.size(), pool_);
-  const std::size_t first_position = draws_.size() - 1;
+  const std::size_t first_position = draw_count;
+  // The next iteration draws the next values of the same stream: draw them
+  // now on a copy, and let the coming pass over X bring their rows.
+  if (kernel.streams_rows()) {
+    std::mt19937_64 ahead = context.random;
+    draw_candidates(ahead, n, draw_count, next_draws_);
+    next_pool_.request(next_draws_, d);
+    kernel.capture_during_next_pass(next_pool_);
+  }
 
   if (!factor_ || factor_->capacity() < m) factor_ = std::make_unique<IncrementalCholesky>(m);
   IncrementalCholesky& factor = *factor_;
@@ -298,15 +315,24 @@ void CyclicSelection::select(SelectionContext& context, ActiveSet& out) {
     std::shuffle(order_.begin(), order_.end(), shuffler);
     order_seed_ = saved[0];
   }
-  std::size_t cursor = static_cast<std::size_t>(saved[1]);
-  out.indices.resize(context.active_set_size);
-  for (std::size_t& index : out.indices) {
-    index = order_[cursor];
-    cursor = (cursor + 1) % n;
+  // The m variables of the order from `cursor` on, in file order (which makes a gather cheaper).
+  const auto block_at = [&](std::size_t cursor, std::vector<std::size_t>& indices) {
+    indices.resize(context.active_set_size);
+    for (std::size_t& index : indices) {
+      index = order_[cursor];
+      cursor = (cursor + 1) % n;
+    }
+    std::sort(indices.begin(), indices.end());
+    return cursor;
+  };
+  const std::size_t next = block_at(static_cast<std::size_t>(saved[1]), out.indices);
+  saved[1] = static_cast<double>(next);
+  if (!next_rows_.take(out.indices, out.rows)) gather(context.kernel.rows(), out.indices, out.rows);
+  if (context.kernel.streams_rows()) {  // the next block is known: this iteration's pass brings its rows
+    block_at(next, next_indices_);
+    next_rows_.request(next_indices_, context.kernel.rows().columns());
+    context.kernel.capture_during_next_pass(next_rows_);
   }
-  saved[1] = static_cast<double>(cursor);
-  std::sort(out.indices.begin(), out.indices.end());  // file order makes the gather cheaper
-  gather(context.kernel.rows(), out.indices, out.rows);
 }
 
 void GradientSelection::select(SelectionContext& context, ActiveSet& out) {

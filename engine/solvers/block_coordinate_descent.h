@@ -102,6 +102,10 @@ class BlockCoordinateDescent final : public DenseSolver {
 // incremental Cholesky factor of K̄_BB. The κ-subsets of one outer iteration
 // are drawn up front and their rows gathered in one read, and their kernel
 // values against B are computed a chunk of steps at a time on all cores.
+// When the rows stream, the next iteration's κ-subsets are drawn ahead (from
+// a copy of the random stream, so the sequence is the same) and their rows
+// captured by this iteration's pass over X: no random reads but the first
+// variable's row.
 class GreedySelection final : public ActiveSetPolicy {
  public:
   explicit GreedySelection(std::size_t candidates = 60) : candidates_(candidates) {}
@@ -112,8 +116,9 @@ class GreedySelection final : public ActiveSetPolicy {
   std::size_t candidates_;
   // Reused across iterations: sized once, never re-zeroed.
   std::unique_ptr<IncrementalCholesky> factor_;
-  std::vector<std::size_t> draws_;
+  std::vector<std::size_t> draws_, next_draws_;
   std::vector<double> pool_rows_;
+  RowCapture next_pool_;
   PreparedRows pool_, active_;
   struct ChunkBlock {
     std::vector<double> values;  // rows×columns, row-major
@@ -131,6 +136,8 @@ class CyclicSelection final : public ActiveSetPolicy {
  private:
   std::vector<std::size_t> order_;  // the random order, rebuilt from its saved seed
   double order_seed_ = -1.0;
+  std::vector<std::size_t> next_indices_;
+  RowCapture next_rows_;  // the next block's rows, captured by this iteration's pass
 };
 
 class GradientSelection final : public ActiveSetPolicy {

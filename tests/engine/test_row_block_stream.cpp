@@ -1,6 +1,7 @@
 #include "engine/core/error.h"
 #include "engine/data/in_memory_row_source.h"
 #include "engine/data/row_block_stream.h"
+#include "engine/data/row_capture.h"
 
 #include <doctest/doctest.h>
 
@@ -102,4 +103,49 @@ TEST_CASE("gathers return the rows asked for, in order, with repeats") {
   const std::vector<std::size_t> outside = {50};
   CHECK_THROWS_WITH_AS(source.gather_rows(outside, x.data(), nullptr), doctest::Contains("outside the 50 rows"), Error);
   CHECK_THROWS_AS(source.read_rows(45, 10, x.data(), nullptr), Error);
+}
+
+TEST_CASE("a row capture copies the rows asked for from a pass, in the order asked, with repeats") {
+  constexpr std::size_t kColumns = 3;
+  InMemoryRowSource source = make_source(100, kColumns);
+  const std::vector<std::size_t> wanted = {99, 0, 42, 42, 17, 63, 64};
+  RowCapture capture;
+  std::vector<double> rows;
+  const auto pass = [&](std::size_t block_rows) {
+    RowBlockStream stream(source, {.block_rows = block_rows, .with_targets = false});
+    while (const RowBlock* block = stream.next()) capture.offer(block->first, block->count, block->x);
+  };
+  for (const std::size_t block_rows : {1u, 7u, 64u, 100u}) {
+    CAPTURE(block_rows);
+    capture.request(wanted, kColumns);
+    CHECK(capture.waiting());
+    pass(block_rows);
+    CHECK_FALSE(capture.waiting());
+    REQUIRE(capture.take(wanted, rows));
+    REQUIRE(rows.size() == wanted.size() * kColumns);
+    for (std::size_t k = 0; k < wanted.size(); ++k) {
+      for (std::size_t j = 0; j < kColumns; ++j) CHECK(rows[k * kColumns + j] == source.x()[wanted[k] * kColumns + j]);
+    }
+  }
+  SUBCASE("taking other indices than were asked for gets nothing") {
+    capture.request(wanted, kColumns);
+    pass(10);
+    std::vector<std::size_t> other = wanted;
+    other[2] = 43;
+    std::vector<double> untouched = {1.0};
+    CHECK_FALSE(capture.take(other, untouched));
+    CHECK(untouched == std::vector<double>{1.0});
+    CHECK_FALSE(capture.take(wanted, untouched));  // the request is forgotten either way
+  }
+  SUBCASE("a pass that has not reached every row gets nothing") {
+    capture.request(wanted, kColumns);
+    capture.offer(0, 50, source.x().data());
+    CHECK(capture.waiting());
+    CHECK_FALSE(capture.take(wanted, rows));
+  }
+  SUBCASE("a pass that starts past a wanted row gets nothing") {
+    capture.request(wanted, kColumns);
+    capture.offer(10, 90, source.x().data() + 10 * kColumns);
+    CHECK_FALSE(capture.take(wanted, rows));
+  }
 }
