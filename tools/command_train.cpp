@@ -52,7 +52,8 @@ std::vector<double> parse_number_list(const std::string& text, const char* optio
 struct TrainOptions {
   std::string dataset, output, solver, model, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log,
       save_hyper;
-  std::string objective = "var";
+  std::string objective = "var", cache = "auto";
+  ColumnCacheMode cache_mode = ColumnCacheMode::automatic;
   std::size_t active_set_size = 500, candidates = 60, basis = 1000, information_pivots = 16, passes = 1;
   double novelty = 1e-6;
   std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
@@ -584,8 +585,9 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops")
       ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "seconds between checkpoints")
       ("resume", po::value(&options.resume), "continue the job saved in this checkpoint: its stopping rule, output, log and checkpoint cadence, unless given again")
-      ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations)")
+      ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations, gradient drift, cache lookups and hits)")
       ("force", "overwrite the model file if it exists")
+      ("cache", po::value(&options.cache)->default_value("auto"), "kernel-column cache for the bcd family, which reuses columns: off, ram, or auto (ram where computing a kernel entry is measured to cost more than reading it); results are bitwise the same either way")
       ("quiet,q", "no progress on stderr");
   // clang-format on
   options.compute.add(spec.options);
@@ -604,6 +606,11 @@ void validate(TrainOptions& options, const po::variables_map& values) {
   if (options.time_limit < 0)
     throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
   if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");
+  try {
+    options.cache_mode = parse_column_cache_mode(options.cache);
+  } catch (const Error& error) {
+    throw UsageError(fmt::format("--cache: {}", error.what()));
+  }
   if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
   if (options.active_set_size == 0) throw UsageError("--active-set must be at least 1");
   if (values.count("force") == 0 && !options.save_hyper.empty() && std::filesystem::exists(options.save_hyper)) {
@@ -670,14 +677,17 @@ int run_train(const std::vector<std::string>& args) {
   const std::vector<double> y = read_all_targets(data->rows());
   const bool fresh = !resumed_state;
   PreparedRun prepared = prepare_run(kernel_matrix, y, configuration, std::move(resumed_state));
+  const std::string cache =
+      dense ? configure_column_cache(kernel_matrix, configuration.solver.name, options.cache_mode) : std::string();
   if (!options.quiet) {
     const std::string what =
         dense ? fmt::format("{} on", configuration.solver.name)
               : fmt::format("{} model, basis {}, on", configuration.solver.name, configuration.solver.active_set_size);
-    fmt::print(stderr, "train: {} {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}; {}\n", what,
+    fmt::print(stderr, "train: {} {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}; {}{}\n", what,
                options.dataset, format_count(dataset.rows), dataset.columns, kernel->name(), kernel->noise_variance(),
                context.memory().describe(),
-               data->in_memory() ? "X held in memory" : "X streamed from the file in blocks");
+               data->in_memory() ? "X held in memory" : "X streamed from the file in blocks",
+               cache.empty() ? "" : "; " + cache);
   }
 
   // Run.

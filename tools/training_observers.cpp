@@ -67,8 +67,19 @@ std::string ProgressLineObserver::line_text(const IterationReport& report) const
   const std::string work = report.total > 0 && !work_unit_.empty()
                                ? fmt::format("  {} of {} {}", report.done, report.total, work_unit_)
                                : "";
-  return fmt::format("{} iter {}{}  {} {:.3e}{}  f {:.8e}  {:.3g} kernel evals/s  elapsed {}  ETA {}", name_, iteration,
-                     work, measure_, report.convergence_measure, tolerance, report.objective, rate,
+  std::string cache;
+  if (!history_.empty() && report.column_cache_lookups > 0) {
+    // The hit rate of the last few iterations: the cache fills as a run goes on.
+    const IterationReport& recent = history_[history_.size() > 5 ? history_.size() - 5 : 0];
+    const std::uint64_t lookups = report.column_cache_lookups - recent.column_cache_lookups;
+    if (lookups > 0) {
+      cache = fmt::format("  cache {:.0f}% hits",
+                          100.0 * static_cast<double>(report.column_cache_hits - recent.column_cache_hits) /
+                              static_cast<double>(lookups));
+    }
+  }
+  return fmt::format("{} iter {}{}  {} {:.3e}{}  f {:.8e}  {:.3g} kernel evals/s{}  elapsed {}  ETA {}", name_,
+                     iteration, work, measure_, report.convergence_measure, tolerance, report.objective, rate, cache,
                      format_duration(report.elapsed_seconds), format_duration(eta));
 }
 
@@ -96,13 +107,17 @@ TrainingLogObserver::TrainingLogObserver(const std::string& path, bool append) :
   const bool had_content = append && std::ifstream(path).peek() != std::ifstream::traits_type::eof();
   stream_.open(path, append ? std::ios::app : std::ios::trunc);
   GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}': {}", path, std::strerror(errno));
-  if (!had_content) stream_ << "iteration,seconds,objective,convergence_measure,kernel_evaluations,gradient_drift\n";
+  if (!had_content) {
+    stream_ << "iteration,seconds,objective,convergence_measure,kernel_evaluations,gradient_drift,"
+               "column_cache_lookups,column_cache_hits\n";
+  }
 }
 
 void TrainingLogObserver::write(const IterationReport& report) {
-  stream_ << fmt::format("{},{:.6f},{:.17g},{:.17g},{},{}\n", report.iteration, report.elapsed_seconds,
+  stream_ << fmt::format("{},{:.6f},{:.17g},{:.17g},{},{},{},{}\n", report.iteration, report.elapsed_seconds,
                          report.objective, report.convergence_measure, report.kernel_evaluations,
-                         report.gradient_drift >= 0 ? fmt::format("{:.6g}", report.gradient_drift) : std::string());
+                         report.gradient_drift >= 0 ? fmt::format("{:.6g}", report.gradient_drift) : std::string(),
+                         report.column_cache_lookups, report.column_cache_hits);
   stream_.flush();  // so that a plot of a running job sees every line
   GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}'", path_);
 }

@@ -88,6 +88,14 @@ class Kernel {
   void evaluate(const PreparedRows& a, const PreparedRows& b, double* block) const {
     evaluate(a.view(dimension_), b.view(dimension_), block);
   }
+  // As evaluate(), but each k(a_i, b_j) is computed from a_i and b_j alone,
+  // in a fixed order of operations, so that its value does not depend on
+  // the other rows of the block (a GEMM's result does: OpenBLAS picks its
+  // kernels by the block's shape). The kernel-column cache relies on it: a
+  // column read from the cache equals the same column computed now.
+  virtual void evaluate_entrywise(const PreparedView& a, const PreparedView& b, double* block) const {
+    evaluate(a, b, block);  // for kernels whose evaluate() already is
+  }
   // k(x, x) for one row, without noise.
   virtual double self_covariance(const double* x) const = 0;
   // k(x, x) when it is the same for every x (stationary kernels): diag(K̄) then needs no data pass.

@@ -18,6 +18,8 @@ namespace gpstream {
 struct TileWorkspace {
   PreparedRows rows;
   std::vector<double> block;
+  std::vector<double> computed;        // K(B's computed columns, tile rows)
+  std::vector<const double*> columns;  // each column of B over the tile: computed or cached
 };
 
 struct KernelMatrix::TileWorkspaces {
@@ -84,38 +86,101 @@ void KernelMatrix::for_each_tile(TileFunction&& tile) {
   });
 }
 
+namespace {
+
+// out[i] (+)= Σ_k columns[k][i] v[k] for i < count, k in increasing order,
+// four columns per sweep of `out` but every term added in the same order:
+// the result does not depend on where a column comes from (computed in this
+// tile or read from the cache), which keeps products with and without the
+// column cache bitwise equal.
+void add_columns(std::size_t count, std::span<const double* const> columns, const double* v, double* out) {
+  const std::size_t m = columns.size();
+  std::size_t k = 0;
+  for (; k + 4 <= m; k += 4) {
+    const double *c0 = columns[k], *c1 = columns[k + 1], *c2 = columns[k + 2], *c3 = columns[k + 3];
+    const double v0 = v[k], v1 = v[k + 1], v2 = v[k + 2], v3 = v[k + 3];
+    for (std::size_t i = 0; i < count; ++i) {
+      double sum = out[i];
+      sum += c0[i] * v0;
+      sum += c1[i] * v1;
+      sum += c2[i] * v2;
+      sum += c3[i] * v3;
+      out[i] = sum;
+    }
+  }
+  for (; k < m; ++k) {
+    const double* c = columns[k];
+    const double vk = v[k];
+    for (std::size_t i = 0; i < count; ++i) out[i] += c[i] * vk;
+  }
+}
+
+}  // namespace
+
 void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double* x_b, const double* v, std::size_t r,
                                     double* out, bool accumulate) {
   const std::size_t m = b.size();
   const std::size_t n = size();
-  if (m == 0) {
-    if (!accumulate) std::fill(out, out + checked_multiply(n, r), 0.0);
-    return;
+  if (!accumulate) std::fill(out, out + checked_multiply(n, r), 0.0);
+  if (m == 0) return;
+  const std::size_t d = rows_.columns();
+  // The columns to compute: all of B, or those the cache does not hold
+  // (positions `computed` of B).
+  std::vector<std::size_t> computed;
+  std::vector<double> x_computed;
+  if (column_cache_) column_cache_->plan(b, cache_plan_);
+  for (std::size_t k = 0; k < m; ++k) {
+    if (column_cache_ && cache_plan_.cached[k] != nullptr) continue;
+    computed.push_back(k);
+    x_computed.insert(x_computed.end(), x_b + k * d, x_b + (k + 1) * d);
   }
-  PreparedRows prepared_b;
-  kernel_.prepare(x_b, m, prepared_b);
-  const double beta = accumulate ? 1.0 : 0.0;
+  const std::size_t c = computed.size();
+  PreparedRows prepared;
+  kernel_.prepare(x_computed.data(), c, prepared);
   for_each_tile([&](std::size_t first, std::size_t count, const double* x) {
     TileWorkspace& workspace = workspaces_->per_thread.local();
-    kernel_.prepare(x, count, workspace.rows);
-    workspace.block.resize(count * m);
-    kernel_.evaluate(workspace.rows, prepared_b, workspace.block.data());
-    double* target = out + first * r;
-    if (r == 1) {
-      cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(count), static_cast<int>(m), 1.0,
-                  workspace.block.data(), static_cast<int>(m), v, 1, beta, target, 1);
-    } else {
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count), static_cast<int>(r),
-                  static_cast<int>(m), 1.0, workspace.block.data(), static_cast<int>(m), v, static_cast<int>(r), beta,
-                  target, static_cast<int>(r));
+    // K(B_computed, tile): row q holds column computed[q] of K̄[tile, B],
+    // in the orientation the cache stores columns.
+    workspace.computed.resize(c * count);
+    if (c > 0) {
+      kernel_.prepare(x, count, workspace.rows);
+      kernel_.evaluate_entrywise(prepared.view(d), workspace.rows.view(d), workspace.computed.data());
     }
+    workspace.columns.resize(m);
+    for (std::size_t k = 0; k < m; ++k)
+      workspace.columns[k] =
+          column_cache_ && cache_plan_.cached[k] != nullptr ? cache_plan_.cached[k] + first : nullptr;
+    for (std::size_t q = 0; q < c; ++q) {
+      const double* column = workspace.computed.data() + q * count;
+      workspace.columns[computed[q]] = column;
+      if (double* store = column_cache_ ? cache_plan_.store[computed[q]] : nullptr)
+        std::copy_n(column, count, store + first);
+    }
+    if (r == 1) {
+      add_columns(count, workspace.columns, v, out + first);
+      return;
+    }
+    // r > 1: the tile's K̄[tile, B] row-major, for one GEMM with V.
+    workspace.block.resize(count * m);
+    for (std::size_t k = 0; k < m; ++k) {
+      const double* column = workspace.columns[k];
+      for (std::size_t i = 0; i < count; ++i) workspace.block[i * m + k] = column[i];
+    }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count), static_cast<int>(r),
+                static_cast<int>(m), 1.0, workspace.block.data(), static_cast<int>(m), v, static_cast<int>(r), 1.0,
+                out + first * r, static_cast<int>(r));
   });
+  if (column_cache_) column_cache_->complete();
   // The σ²I part of K̄[:, B]: row b_j of the output gains σ² V[j].
   const double noise = kernel_.noise_variance();
   for (std::size_t j = 0; j < m; ++j) {
-    for (std::size_t c = 0; c < r; ++c) out[b[j] * r + c] += noise * v[j * r + c];
+    for (std::size_t col = 0; col < r; ++col) out[b[j] * r + col] += noise * v[j * r + col];
   }
-  kernel_evaluations_ += checked_multiply(n, m);
+  kernel_evaluations_ += checked_multiply(n, c);
+}
+
+void KernelMatrix::enable_column_cache(MemoryReservation memory) {
+  column_cache_ = std::make_unique<KernelColumnCache>(size(), std::move(memory));
 }
 
 void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, const double* u, std::size_t r,

@@ -13,6 +13,7 @@
 #include "engine/core/context.h"
 #include "engine/data/row_block_stream.h"
 #include "engine/data/row_capture.h"
+#include "engine/kernels/kernel_column_cache.h"
 #include "engine/data/row_source.h"
 #include "engine/kernels/kernel.h"
 
@@ -53,6 +54,7 @@ class KernelMatrix {
 
   // out (n×r, row-major) = K̄[:, B] · V (or += with `accumulate`), where B
   // lists m training row indices, x_b holds their rows (m×d) and V is m×r.
+  // With a column cache, cached columns are read instead of computed.
   void multiply_columns(std::span<const std::size_t> b, const double* x_b, const double* v, std::size_t r, double* out,
                         bool accumulate = false);
 
@@ -96,6 +98,11 @@ class KernelMatrix {
   // for as their blocks go by; `capture` must outlive that pass.
   void capture_during_next_pass(RowCapture& capture);
 
+  // Keeps kernel columns that multiply_columns uses again, in `memory`
+  // (kernels/kernel_column_cache.h); products are bitwise the same.
+  void enable_column_cache(MemoryReservation memory);
+  const KernelColumnCache* column_cache() const { return column_cache_.get(); }
+
   // Kernel evaluations made so far (for kernel evaluations per second).
   std::uint64_t kernel_evaluations() const { return kernel_evaluations_.load(); }
   void count_kernel_evaluations(std::uint64_t count) { kernel_evaluations_ += count; }
@@ -121,6 +128,8 @@ class KernelMatrix {
   std::unique_ptr<RowBlockStream> stream_;  // null when the rows are resident
   std::unique_ptr<TileWorkspaces> workspaces_;
   RowCapture* capture_ = nullptr;  // filled by the next streamed pass
+  std::unique_ptr<KernelColumnCache> column_cache_;
+  KernelColumnCache::Plan cache_plan_;
   std::atomic<std::uint64_t> kernel_evaluations_{0};
 };
 

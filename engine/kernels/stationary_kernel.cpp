@@ -6,7 +6,9 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace gpstream::detail {
 namespace {
@@ -44,6 +46,60 @@ class StationaryKernel final : public Kernel {
     const double signal = hyperparameters().signal_variance;
     for (std::size_t i = 0; i < a.count; ++i) {
       profile_(block + i * b.count, b.count, a.squared_norms[i], b.squared_norms, signal);
+    }
+  }
+
+  // D = Σ_l (ã_l − b̃_l)² directly (no GEMM), l in increasing order, loops
+  // over b's rows vectorised through a transposed copy of them.
+  void evaluate_entrywise(const PreparedView& a, const PreparedView& b, double* block) const override {
+    const std::size_t d = dimension(), count = b.count;
+    if (a.count == 0 || count == 0) return;
+    std::vector<double> transposed(d * count);
+    for (std::size_t j = 0; j < count; ++j) {
+      for (std::size_t l = 0; l < d; ++l) transposed[l * count + j] = b.values[j * d + l];
+    }
+    const std::vector<double> zeros(count, 0.0);  // the profile's norms: D is complete already
+    std::vector<double> spare(count);
+    const double signal = hyperparameters().signal_variance;
+    // Two rows of a and four coordinates per sweep over b (vectorised over
+    // j), each entry's terms still added in the order l = 0, 1, …, d − 1.
+    for (std::size_t i = 0; i < a.count; i += 2) {
+      const bool pair = i + 1 < a.count;
+      const double* x = a.values + i * d;
+      const double* z = pair ? x + d : x;  // a lone last row is computed twice, once into `spare`
+      double* __restrict row = block + i * count;
+      double* __restrict next = pair ? row + count : spare.data();
+      std::fill(row, row + count, 0.0);
+      std::fill(next, next + count, 0.0);
+      std::size_t l = 0;
+      for (; l + 4 <= d; l += 4) {
+        const double *t0 = transposed.data() + l * count, *t1 = t0 + count, *t2 = t1 + count, *t3 = t2 + count;
+        for (std::size_t j = 0; j < count; ++j) {
+          const double e0 = t0[j] - x[l], e1 = t1[j] - x[l + 1], e2 = t2[j] - x[l + 2], e3 = t3[j] - x[l + 3];
+          const double f0 = t0[j] - z[l], f1 = t1[j] - z[l + 1], f2 = t2[j] - z[l + 2], f3 = t3[j] - z[l + 3];
+          double sum = row[j], other = next[j];
+          sum += e0 * e0;
+          other += f0 * f0;
+          sum += e1 * e1;
+          other += f1 * f1;
+          sum += e2 * e2;
+          other += f2 * f2;
+          sum += e3 * e3;
+          other += f3 * f3;
+          row[j] = sum;
+          next[j] = other;
+        }
+      }
+      for (; l < d; ++l) {
+        const double* t = transposed.data() + l * count;
+        for (std::size_t j = 0; j < count; ++j) {
+          const double e = t[j] - x[l], f = t[j] - z[l];
+          row[j] += e * e;
+          next[j] += f * f;
+        }
+      }
+      profile_(row, count, 0.0, zeros.data(), signal);
+      if (pair) profile_(next, count, 0.0, zeros.data(), signal);
     }
   }
 

@@ -62,21 +62,30 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
   const auto run_start = Clock::now();
   const RunCounters before = method.counters();
   const std::uint64_t evaluations_before = kernel.kernel_evaluations();
+  const ColumnCacheStatistics cache_before =
+      kernel.column_cache() != nullptr ? kernel.column_cache()->statistics() : ColumnCacheStatistics{};
   auto report = [&](double drift) {
     RunCounters counters = method.counters();
     counters.elapsed_seconds = before.elapsed_seconds + std::chrono::duration<double>(Clock::now() - run_start).count();
     counters.kernel_evaluations = before.kernel_evaluations + (kernel.kernel_evaluations() - evaluations_before);
     method.set_counters(counters);
     const auto [done, total] = method.work_done();
-    return IterationReport{counters.iteration,
-                           counters.elapsed_seconds,
-                           method.objective(),
-                           method.convergence_measure(),
-                           counters.kernel_evaluations,
-                           drift,
-                           done,
-                           total,
-                           {}};
+    IterationReport current{.iteration = counters.iteration,
+                            .elapsed_seconds = counters.elapsed_seconds,
+                            .objective = method.objective(),
+                            .convergence_measure = method.convergence_measure(),
+                            .kernel_evaluations = counters.kernel_evaluations,
+                            .gradient_drift = drift,
+                            .done = done,
+                            .total = total,
+                            .point = {},
+                            .column_cache_lookups = 0,
+                            .column_cache_hits = 0};
+    if (const KernelColumnCache* cache = kernel.column_cache()) {
+      current.column_cache_lookups = cache->statistics().lookups - cache_before.lookups;
+      current.column_cache_hits = cache->statistics().hits - cache_before.hits;
+    }
+    return current;
   };
 
   // NaN compares false with everything: without this check a NaN measure

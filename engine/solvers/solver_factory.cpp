@@ -1,12 +1,18 @@
 #include "engine/solvers/solver_factory.h"
 
 #include "engine/core/error.h"
+#include "engine/core/human_readable.h"
+#include "engine/core/size_arithmetic.h"
 #include "engine/solvers/block_coordinate_descent.h"
 #include "engine/solvers/cholesky_solver.h"
 #include "engine/solvers/conjugate_gradient.h"
 #include "engine/solvers/sequential_minimal_optimization.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
 
 namespace gpstream {
 
@@ -26,6 +32,68 @@ std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMat
   if (name == "smo") return std::make_unique<SequentialMinimalOptimization>(kernel);
   if (name == "cholesky") return std::make_unique<CholeskySolver>(kernel);
   GPSTREAM_THROW("unknown solver \"{}\" (choose {})", name, fmt::join(solver_names(), ", "));
+}
+
+namespace {
+
+// What serving one kernel entry from the RAM cache costs, per core: reading
+// 8 bytes at memory bandwidth (~0.8 ns) plus the first touch of the memory
+// that holds it (~19 ns per entry on the reference 2-core VM, shared by the
+// ~20 uses a column gets in a GBCD run on kin40k). Measured: kin40k (d = 8,
+// 1.3 ns per computed entry) runs no faster with the cache, as bench/
+// run_scale_bench.sh shows; below this cost per entry, `auto` leaves it off.
+constexpr double kCachedEntrySeconds = 2.5e-9;
+
+// Seconds per kernel entry computed as products compute them, on a sample of
+// the training rows (about 5 ms of work).
+double measure_entry_seconds(KernelMatrix& kernel) {
+  const Kernel& covariance = kernel.kernel();
+  const std::size_t d = covariance.dimension();
+  const std::size_t sample = std::min<std::size_t>(kernel.size(), 512);
+  const std::size_t columns = std::min<std::size_t>(sample, 64);
+  std::vector<double> rows(checked_multiply(sample, d));
+  kernel.rows().read_rows(0, sample, rows.data(), nullptr);
+  PreparedRows prepared;
+  covariance.prepare(rows.data(), sample, prepared);
+  std::vector<double> block(columns * sample);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  std::size_t entries = 0;
+  double seconds = 0.0;
+  while (seconds < 5e-3) {
+    covariance.evaluate_entrywise(prepared.view(d, 0, columns), prepared.view(d), block.data());
+    entries += columns * sample;
+    seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return seconds / static_cast<double>(entries);
+}
+
+}  // namespace
+
+std::string configure_column_cache(KernelMatrix& kernel, const std::string& solver, ColumnCacheMode mode) {
+  if (mode == ColumnCacheMode::off) return "kernel-column cache off";
+  const bool reuses_columns = solver == "gbcd" || solver == "bcd-cyclic" || solver == "bcd-gradient";
+  if (!reuses_columns) return fmt::format("kernel-column cache off ({} does not reuse kernel columns)", solver);
+  const std::size_t n = kernel.size();
+  if (mode == ColumnCacheMode::automatic) {
+    const double entry_seconds = measure_entry_seconds(kernel);
+    if (entry_seconds < kCachedEntrySeconds) {
+      return fmt::format(
+          "kernel-column cache off (auto: a kernel entry costs {:.2g} ns to compute, about what reading it from "
+          "RAM costs; --cache ram forces it)",
+          entry_seconds * 1e9);
+    }
+  }
+  MemoryBudget& memory = kernel.context().memory();
+  // Half of what is free, so that the cache never crowds out the run's workspaces.
+  if (memory.available() / 2 < KernelColumnCache::bytes_for(n, 2)) {
+    return fmt::format("kernel-column cache off (the free memory budget, {}, is too small for it)",
+                       format_bytes(static_cast<double>(memory.available())));
+  }
+  kernel.enable_column_cache(memory.reserve_up_to("the kernel-column cache", KernelColumnCache::bytes_for(n, n), 2));
+  const KernelColumnCache& cache = *kernel.column_cache();
+  return fmt::format("kernel-column cache in RAM: up to {} of {} columns", format_count(cache.capacity()),
+                     format_count(n));
 }
 
 }  // namespace gpstream

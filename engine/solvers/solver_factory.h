@@ -20,4 +20,12 @@ const std::vector<std::string>& solver_names();
 // Throws naming the valid solvers for an unknown name.
 std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMatrix& kernel);
 
+// Turns the kernel-column cache of `kernel` on for a solver that reuses
+// columns (the BCD family: K̄[:, B] of re-selected variables) when `mode`
+// allows, with up to half of the free memory budget; results are bitwise
+// the same either way. Returns what was chosen, for the user: "kernel-column
+// cache off (cg does not reuse columns)", "kernel-column cache in RAM:
+// 1.2 GiB, 5,100 of 30,000 columns".
+std::string configure_column_cache(KernelMatrix& kernel, const std::string& solver, ColumnCacheMode mode);
+
 }  // namespace gpstream

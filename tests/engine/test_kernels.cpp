@@ -1,6 +1,7 @@
 #include "engine/core/error.h"
 #include "engine/data/standardisation.h"
 #include "engine/hyper/marginal_likelihood.h"
+#include "engine/kernels/kernel_column_cache.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "problems.h"
 
@@ -151,4 +152,111 @@ TEST_CASE("the transposed product (predictive means) is bit-identical across cal
   }
   CHECK(std::memcmp(first.data(), again.data(), 40 * sizeof(double)) == 0);
   CHECK(std::memcmp(first.data(), single.data(), 40 * sizeof(double)) == 0);
+}
+
+TEST_CASE("entrywise kernel blocks equal the blocks, and each entry does not depend on the rest of its block") {
+  const Problem a = make_problem(45, 6, 21), b = make_problem(67, 6, 22);
+  for (const KernelHyperparameters& h : every_kernel(6)) {
+    CAPTURE(kernel_type_name(h.type));
+    const auto kernel = make_kernel(h, 6);
+    PreparedRows pa, pb;
+    kernel->prepare(a.x.data(), a.rows(), pa);
+    kernel->prepare(b.x.data(), b.rows(), pb);
+    std::vector<double> block(a.rows() * b.rows()), entrywise(block.size());
+    kernel->evaluate(pa, pb, block.data());
+    kernel->evaluate_entrywise(pa.view(6), pb.view(6), entrywise.data());
+    for (std::size_t q = 0; q < block.size(); ++q) REQUIRE(entrywise[q] == doctest::Approx(block[q]).epsilon(1e-13));
+    // Any slice of rows of a gives bitwise the same entries (a GEMM need not).
+    for (const std::size_t first : {0u, 1u, 7u, 44u}) {
+      for (const std::size_t rows : {1u, 2u, 3u, 5u}) {
+        if (first + rows > a.rows()) continue;
+        std::vector<double> part(rows * b.rows());
+        kernel->evaluate_entrywise(pa.view(6, first, rows), pb.view(6), part.data());
+        REQUIRE(std::memcmp(part.data(), entrywise.data() + first * b.rows(), part.size() * sizeof(double)) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("the kernel-column cache admits a column on its second request and evicts the least recently used") {
+  constexpr std::size_t kRows = 10;
+  MemoryBudget budget(1u << 20);
+  KernelColumnCache cache(kRows, budget.reserve("cache", KernelColumnCache::bytes_for(kRows, 3)));
+  REQUIRE(cache.capacity() == 3);
+  KernelColumnCache::Plan plan;
+  // A pass with columns b: fills what the cache stores, checks what it
+  // serves, and says which columns were hits.
+  const auto use = [&](std::vector<std::size_t> b) {
+    cache.plan(b, plan);
+    std::vector<bool> hit;
+    for (std::size_t k = 0; k < b.size(); ++k) {
+      hit.push_back(plan.cached[k] != nullptr);
+      if (plan.cached[k] != nullptr) CHECK(plan.cached[k][kRows - 1] == static_cast<double>(b[k]));
+      if (plan.store[k] != nullptr) std::fill(plan.store[k], plan.store[k] + kRows, static_cast<double>(b[k]));
+    }
+    cache.complete();
+    return hit;
+  };
+  const auto hits = use;
+  use({1, 2});
+  CHECK(cache.size() == 0);  // first requests are not admitted
+  use({1, 2, 3});
+  CHECK(cache.size() == 2);
+  CHECK(hits({1, 2, 3}) == std::vector<bool>{true, true, false});  // 3 admitted now, at its second request
+  CHECK(cache.size() == 3);
+  use({4});
+  use({1, 3});  // 2 is now the least recently used
+  use({4});     // admitted: evicts 2
+  CHECK(hits({2, 1, 3, 4}) == std::vector<bool>{false, true, true, true});
+  CHECK(cache.statistics().evicted >= 1);
+
+  SUBCASE("columns in use by a plan are not evicted to admit others in the same plan") {
+    use({7, 8, 9});
+    CHECK(hits({1, 3, 4, 7, 8, 9}) == std::vector<bool>{true, true, true, false, false, false});
+    CHECK(hits({1, 3, 4}) == std::vector<bool>{true, true, true});
+  }
+  SUBCASE("a pass that did not complete leaves no column half-written") {
+    use({5});
+    cache.plan(std::vector<std::size_t>{5}, plan);  // admitted, but the pass fails before complete()
+    REQUIRE(plan.store[0] != nullptr);
+    CHECK(hits({5}) == std::vector<bool>{false});
+  }
+}
+
+TEST_CASE("products with the kernel-column cache equal those without, bitwise, resident and streamed") {
+  const Problem p = make_problem(600, 8, 23);
+  const std::size_t n = p.rows();
+  for (const KernelHyperparameters& h : every_kernel(8)) {
+    CAPTURE(kernel_type_name(h.type));
+    const auto kernel = make_kernel(h, 8);
+    InMemoryRowSource resident = p.source();
+    StandardisedRowSource streamed(resident, Standardisation::identity());
+    for (RowSource* rows : {static_cast<RowSource*>(&resident), static_cast<RowSource*>(&streamed)}) {
+      CAPTURE(rows == &resident);
+      Context context({.memory_budget_bytes = 1u << 20});
+      KernelMatrix plain(context, *rows, *kernel, {.tile_rows = 37});
+      KernelMatrix cached(context, *rows, *kernel, {.tile_rows = 37});
+      // Room for 30 of the 60 columns used: the sequence below hits, admits and evicts.
+      cached.enable_column_cache(context.memory().reserve("cache", KernelColumnCache::bytes_for(n, 30)));
+      std::mt19937_64 random(5);
+      std::uniform_int_distribution<std::size_t> column(0, 59);
+      for (int call = 0; call < 30; ++call) {
+        CAPTURE(call);
+        std::vector<std::size_t> b(24);
+        for (std::size_t& j : b) j = column(random);  // repeats within a call too
+        const std::size_t r = call % 3 == 2 ? 2 : 1;
+        std::vector<double> x_b(b.size() * 8), v(b.size() * r);
+        rows->gather_rows(b, x_b.data(), nullptr);
+        for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::cos(static_cast<double>(call + k));
+        std::vector<double> expected(n * r, 0.5), out(n * r, 0.5);
+        plain.multiply_columns(b, x_b.data(), v.data(), r, expected.data(), call % 2 == 0);
+        cached.multiply_columns(b, x_b.data(), v.data(), r, out.data(), call % 2 == 0);
+        REQUIRE(std::memcmp(out.data(), expected.data(), out.size() * sizeof(double)) == 0);
+      }
+      const ColumnCacheStatistics& statistics = cached.column_cache()->statistics();
+      CHECK(statistics.hits > 20);
+      CHECK(statistics.evicted > 0);
+      CHECK(cached.kernel_evaluations() == plain.kernel_evaluations() - statistics.hits * n);
+    }
+  }
 }
