@@ -15,6 +15,7 @@ packages=(
   nlohmann-json3-dev                        # hyperparameter files (JSON)
   doctest-dev                               # unit tests
   python3-h5py                              # tests check that h5py reads our files
+  time                                      # peak memory of benchmark runs (GNU time)
 )
 
 missing=()

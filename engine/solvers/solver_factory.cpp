@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <vector>
 
 namespace gpstream {
@@ -39,13 +40,16 @@ namespace {
 // What serving one kernel entry from the RAM cache costs, per core: reading
 // 8 bytes at memory bandwidth (~0.8 ns) plus the first touch of the memory
 // that holds it (~19 ns per entry on the reference 2-core VM, shared by the
-// ~20 uses a column gets in a GBCD run on kin40k). Measured: kin40k (d = 8,
-// 1.3 ns per computed entry) runs no faster with the cache, as bench/
-// run_scale_bench.sh shows; below this cost per entry, `auto` leaves it off.
-constexpr double kCachedEntrySeconds = 2.5e-9;
+// ~20 uses a column gets in a GBCD run on kin40k), ~1.8 ns in all. Measured
+// there: kin40k (d = 8, 1.2–1.4 ns per computed entry) runs no faster with
+// the cache (bench/run_scale_bench.sh). `auto` keeps columns only where an
+// entry costs more than twice that (costly kernels such as hik, d ≳ 32),
+// clear of the noise of the measurement.
+constexpr double kCachedEntrySeconds = 4e-9;
 
 // Seconds per kernel entry computed as products compute them, on a sample of
-// the training rows (about 5 ms of work).
+// the training rows: the fastest of 20 evaluations of a 64 × 512 block (the
+// first ones pay for cold caches).
 double measure_entry_seconds(KernelMatrix& kernel) {
   const Kernel& covariance = kernel.kernel();
   const std::size_t d = covariance.dimension();
@@ -57,15 +61,13 @@ double measure_entry_seconds(KernelMatrix& kernel) {
   covariance.prepare(rows.data(), sample, prepared);
   std::vector<double> block(columns * sample);
   using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  std::size_t entries = 0;
-  double seconds = 0.0;
-  while (seconds < 5e-3) {
+  double fastest = std::numeric_limits<double>::infinity();
+  for (int repeat = 0; repeat < 20; ++repeat) {
+    const auto start = Clock::now();
     covariance.evaluate_entrywise(prepared.view(d, 0, columns), prepared.view(d), block.data());
-    entries += columns * sample;
-    seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    fastest = std::min(fastest, std::chrono::duration<double>(Clock::now() - start).count());
   }
-  return seconds / static_cast<double>(entries);
+  return fastest / static_cast<double>(columns * sample);
 }
 
 }  // namespace
@@ -85,10 +87,21 @@ std::string configure_column_cache(KernelMatrix& kernel, const std::string& solv
     }
   }
   MemoryBudget& memory = kernel.context().memory();
-  // Half of what is free, so that the cache never crowds out the run's workspaces.
-  if (memory.available() / 2 < KernelColumnCache::bytes_for(n, 2)) {
+  // Half of what is free, so that the cache never crowds out the run's
+  // workspaces. GBCD selects the variables of a run about evenly (kin40k:
+  // each 9 to 65 times), so an LRU cache of a fraction f of the columns hits
+  // about f of the time: auto wants half of them at least.
+  const std::size_t share = memory.available() / 2;
+  if (share < KernelColumnCache::bytes_for(n, 2)) {
     return fmt::format("kernel-column cache off (the free memory budget, {}, is too small for it)",
                        format_bytes(static_cast<double>(memory.available())));
+  }
+  if (mode == ColumnCacheMode::automatic && share < KernelColumnCache::bytes_for(n, n / 2)) {
+    return fmt::format(
+        "kernel-column cache off (auto: half the free memory budget, {}, holds less than half of the {} columns "
+        "of {}; --cache ram forces it)",
+        format_bytes(static_cast<double>(share)), format_count(n),
+        format_bytes(static_cast<double>(checked_multiply(n, sizeof(double)))));
   }
   kernel.enable_column_cache(memory.reserve_up_to("the kernel-column cache", KernelColumnCache::bytes_for(n, n), 2));
   const KernelColumnCache& cache = *kernel.column_cache();
