@@ -24,7 +24,31 @@ RowBlockStream::RowBlockStream(RowSource& source, const RowBlockStreamOptions& o
   }
 }
 
-RowBlockStream::~RowBlockStream() { wait_for_pending(); }
+RowBlockStream::~RowBlockStream() {
+  wait_for_pending();
+  if (reader_.joinable()) {
+    {
+      const std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    queued_.notify_one();
+    reader_.join();
+  }
+}
+
+void RowBlockStream::run_reads() {
+  for (;;) {
+    std::packaged_task<Slot*()> read;
+    {
+      std::unique_lock lock(mutex_);
+      queued_.wait(lock, [&] { return closing_ || !reads_.empty(); });
+      if (reads_.empty()) return;  // closing, with nothing left to read
+      read = std::move(reads_.front());
+      reads_.pop_front();
+    }
+    read();  // an exception is stored in the future, for the consumer
+  }
+}
 
 void RowBlockStream::wait_for_pending() noexcept {
   // Reads still in flight write into ring_; their errors no longer matter to anyone.
@@ -47,12 +71,21 @@ void RowBlockStream::submit(std::size_t block_index) {
   const std::size_t first = options_.first_row + block_index * options_.block_rows;
   const std::size_t count = std::min(options_.block_rows, options_.end_row - first);
   slot->block = RowBlock{first, count, slot->x.get(), slot->y.get()};
-  auto read = [this, slot] {
+  std::packaged_task<Slot*()> read([this, slot] {
     source_.read_rows(slot->block.first, slot->block.count, slot->x.get(), slot->y.get());
     return slot;
-  };
-  const auto policy = options_.prefetch_depth == 0 ? std::launch::deferred : std::launch::async;
-  pending_.push_back(std::async(policy, read));
+  });
+  pending_.push_back(read.get_future());
+  if (options_.prefetch_depth == 0) {
+    read();  // synchronous: next() is waiting for this block
+    return;
+  }
+  if (!reader_.joinable()) reader_ = std::thread([this] { run_reads(); });
+  {
+    const std::lock_guard lock(mutex_);
+    reads_.push_back(std::move(read));
+  }
+  queued_.notify_one();
 }
 
 const RowBlock* RowBlockStream::next() {

@@ -3,17 +3,22 @@
 //
 // The shape follows xgboost's sparse page source: a ring of buffers, reads
 // submitted ahead of the consumer, and an exception thrown by a read
-// re-thrown to the consumer at the block it concerns. Reads run on threads
-// the stream owns (std::async), never on TBB's compute workers: blocking I/O
-// inside a TBB task would idle a core.
+// re-thrown to the consumer at the block it concerns. Reads run on one I/O
+// thread the stream owns for its lifetime (a solver makes a pass per
+// iteration, and a thread per block would be started thousands of times),
+// never on TBB's compute workers: blocking I/O inside a TBB task would idle a
+// core.
 #pragma once
 
 #include "engine/data/row_source.h"
 
+#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <future>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace gpstream {
@@ -60,13 +65,21 @@ class RowBlockStream {
 
   void submit(std::size_t block_index);
   void wait_for_pending() noexcept;
+  void run_reads();  // the I/O thread
 
   RowSource& source_;
   RowBlockStreamOptions options_;
   std::size_t block_count_ = 0;
   std::size_t next_to_submit_ = 0;
   std::vector<Slot> ring_;
-  std::deque<std::future<Slot*>> pending_;
+  std::deque<std::future<Slot*>> pending_;  // in block order, as the consumer takes them
+
+  // Reads queued for the I/O thread (none without prefetching: reads are then made in next()).
+  std::mutex mutex_;
+  std::condition_variable queued_;
+  std::deque<std::packaged_task<Slot*()>> reads_;
+  bool closing_ = false;
+  std::thread reader_;
 };
 
 // Rows per block such that a ring of `ring_buffers` blocks of x and y fits in

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <numeric>
 #include <random>
 
@@ -148,4 +149,27 @@ TEST_CASE("a row capture copies the rows asked for from a pass, in the order ask
     capture.offer(10, 90, source.x().data() + 10 * kColumns);
     CHECK_FALSE(capture.take(wanted, rows));
   }
+}
+
+TEST_CASE("a prefetching stream reads with one I/O thread of its own for all its passes") {
+  const auto threads = [] {
+    std::size_t count = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++count;
+    return count;
+  };
+  InMemoryRowSource source = make_source(5000, 4);
+  const std::size_t before = threads();
+  {
+    RowBlockStream stream(source, {.block_rows = 100, .prefetch_depth = 2});
+    for (int pass = 0; pass < 20; ++pass) {
+      std::size_t rows = 0;
+      while (const RowBlock* block = stream.next()) {
+        rows += block->count;
+        CHECK(threads() <= before + 1);
+      }
+      CHECK(rows == 5000);
+      stream.rewind();
+    }
+  }
+  CHECK(threads() == before);  // joined with the stream
 }
