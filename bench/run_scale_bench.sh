@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Scale benchmark: streamed against resident GBCD iterations on Friedman1 2M
-# and 10M rows, and the kernel-column cache (off / ram / auto) on kin40k, a
-# 256-input set and Friedman1 1M. Every figure comes from the training log
+# and 10M rows; 1M rows in a 1 GiB memory cgroup and 10M rows in 512 MiB,
+# interrupted and resumed; the kernel-column cache (off / ram / auto) on
+# kin40k, a 256-input set and Friedman1 1M. Every figure comes from the training log
 # (seconds per iteration, cache hits) and GNU time (peak resident memory);
 # the table is printed and written to out/bench/scale.csv.
-# Usage: bench/run_scale_bench.sh [--quick]   (--quick: 2M rows only, fewer iterations)
+# Usage: bench/run_scale_bench.sh [--quick] [SECTION...]
+#   --quick: 2M rows only, fewer iterations; SECTION: streaming, containers,
+#   cache (default: all three; the containers section takes the longest).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 quick=0
-[ "${1:-}" = "--quick" ] && quick=1
+[ "${1:-}" = "--quick" ] && quick=1 && shift
+sections="${*:-streaming containers cache}"
+want() { [[ " $sections " == *" $1 "* ]]; }
 "$root/scripts/install-deps.sh"
 BUILD_TARGET=gpstream "$root/scripts/build.sh"
 gpstream="$root/build/tools/gpstream"
@@ -47,32 +52,93 @@ run() {
   grep -o "kernel-column cache[^;]*" "$work/err" | head -1 | sed 's/^/    /' || true
 }
 
+# in_memory_cgroup LIMIT_BYTES COMMAND...: runs COMMAND in a new memory cgroup
+# (v2 at /sys/fs/cgroup, else v1 at /sys/fs/cgroup/memory; needs root) and
+# prints the cgroup's peak usage in MiB to $work/cgroup_peak.
+in_memory_cgroup() {
+  local limit="$1" group
+  shift
+  if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    group="/sys/fs/cgroup/gpstream-bench-$$"
+    mkdir "$group"
+    echo "$limit" >"$group/memory.max"
+    echo 0 >"$group/memory.swap.max" 2>/dev/null || true
+    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$group" "$@"
+    awk '{ printf "%.0f\n", $1 / 1048576 }' "$group/memory.peak" >"$work/cgroup_peak" 2>/dev/null || echo "?" >"$work/cgroup_peak"
+  elif [ -w /sys/fs/cgroup/memory ]; then
+    group="/sys/fs/cgroup/memory/gpstream-bench-$$"
+    mkdir "$group"
+    echo "$limit" >"$group/memory.limit_in_bytes"
+    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$group" "$@"
+    awk '{ printf "%.0f\n", $1 / 1048576 }' "$group/memory.max_usage_in_bytes" >"$work/cgroup_peak"
+  else
+    echo "no writable memory cgroup (run as root on cgroup v1 or v2)" >&2
+    return 1
+  fi
+  rmdir "$group"
+}
+
 {
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB; $(date -u +%F)"
-} | tee "$log"
-echo "run,iterations,seconds,seconds_per_iteration,cache_hits,peak_rss_mib,options" | tee "$csv"
+} | tee -a "$log"
+[ -f "$csv" ] && [ "$sections" != "streaming containers cache" ] || \
+  echo "run,iterations,seconds,seconds_per_iteration,cache_hits,peak_rss_mib,options" | tee "$csv"
 {
   # 1. Streaming = resident: the same iterations with X in memory and streamed from the file.
   iterations=5
   [ "$quick" = 1 ] && iterations=3
-  generate_friedman 2000000 "$data/friedman1_2m.h5"
-  run friedman1_2m_resident "$data/friedman1_2m.h5" "$iterations" "${friedman_hyper[@]}" --memory 2G
-  run friedman1_2m_streamed "$data/friedman1_2m.h5" "$iterations" "${friedman_hyper[@]}" --memory 256M
-  if [ "$quick" = 0 ]; then
+  want streaming && generate_friedman 2000000 "$data/friedman1_2m.h5"
+  if want streaming; then
+    run friedman1_2m_resident "$data/friedman1_2m.h5" "$iterations" "${friedman_hyper[@]}" --memory 2G
+    run friedman1_2m_streamed "$data/friedman1_2m.h5" "$iterations" "${friedman_hyper[@]}" --memory 256M
+  fi
+  if want streaming && [ "$quick" = 0 ]; then
     generate_friedman 10000000 "$data/friedman1_10m.h5"
     run friedman1_10m_resident "$data/friedman1_10m.h5" 3 "${friedman_hyper[@]}" --memory 6G
     run friedman1_10m_streamed "$data/friedman1_10m.h5" 3 "${friedman_hyper[@]}" --memory 640M  # the O(n) vectors alone take 458 MiB
   fi
 
-  # 2. The kernel-column cache: off, in RAM, and what auto chooses.
-  if [ -f "$root/../shared/data/kin40k_train.csv" ] && [ "$quick" = 0 ]; then
+  # 2. Within a container's memory: Friedman1 1M rows to |g|inf <= 1e-3 in a 1 GiB cgroup, with the default
+  #    --memory (read from the cgroup); 10M rows in 512 MiB: 30 iterations, SIGTERM, the printed resume
+  #    command, 30 more, bitwise equal to 60 uninterrupted iterations.
+  if want containers && [ "$quick" = 0 ]; then
+    generate_friedman 1000000 "$data/friedman1_1m.h5"
+    generate_friedman 10000000 "$data/friedman1_10m.h5"
+    in_memory_cgroup $((1 << 30)) /usr/bin/time -f "%M" -o "$work/rss" "$gpstream" train "$data/friedman1_1m.h5" \
+      -o "$work/model.h5" --force --tol 1e-3 --log "$work/log.csv" "${friedman_hyper[@]}" 2>"$work/err"
+    grep "memory budget" "$work/err" | sed 's/^/    /'
+    awk -F, -v rss="$(cat "$work/rss")" -v peak="$(cat "$work/cgroup_peak")" 'NR > 1 { i = $1; s = $2; g = $4; e = $5 }
+      END { printf "friedman1_1m_in_1GiB_cgroup,%d,%.2f,%.3f,-,%.0f,\"tol 1e-3: |g|inf %.3g, %.3g kernel evals/s, cgroup peak %s MiB\"\n",
+            i, s, s / i, rss / 1024, g, e / s, peak }' "$work/log.csv" | tee -a "$csv"
+
+    ten=("$data/friedman1_10m.h5" --memory 512M "${friedman_hyper[@]}" -q)
+    /usr/bin/time -f "%M" -o "$work/rss_whole" "$gpstream" train "${ten[@]}" -o "$work/whole.h5" --force --max-iter 60
+    rm -f "$work/c.h5"
+    /usr/bin/time -f "%M" -o "$work/rss_part" "$gpstream" train "${ten[@]}" -o "$work/resumed.h5" --force \
+      --max-iter 60 --checkpoint "$work/c.h5" --log "$work/ten.csv" 2>"$work/ten.err" &
+    pid=$!
+    until [ -f "$work/ten.csv" ] && [ "$(tail -n 1 "$work/ten.csv" | cut -d, -f1)" -ge 30 ] 2>/dev/null; do sleep 0.5; done
+    kill -TERM "$(pgrep -P "$pid" gpstream)"
+    wait "$pid" || true
+    resume=$(grep -A1 "Resume with:" "$work/ten.err" | tail -n 1 | sed "s|^ *gpstream |$gpstream |")
+    echo "    interrupted at iteration $(tail -n 1 "$work/ten.csv" | cut -d, -f1); resuming with: $resume"
+    /usr/bin/time -f "%M" -o "$work/rss_resumed" $resume -q
+    h5dump -d /alpha -b LE -o "$work/whole.bin" "$work/whole.h5" >/dev/null
+    h5dump -d /alpha -b LE -o "$work/resumed.bin" "$work/resumed.h5" >/dev/null
+    equal=$(cmp -s "$work/whole.bin" "$work/resumed.bin" && echo "bitwise equal" || echo "DIFFERENT")
+    peak=$(sort -n "$work/rss_whole" "$work/rss_part" "$work/rss_resumed" | tail -n 1)
+    echo "friedman1_10m_512MiB_sigterm_resume,60,-,-,-,$((peak / 1024)),\"alpha $equal to 60 uninterrupted iterations\"" | tee -a "$csv"
+  fi
+
+  # 3. The kernel-column cache: off, in RAM, and what auto chooses.
+  if want cache && [ -f "$root/../shared/data/kin40k_train.csv" ] && [ "$quick" = 0 ]; then
     [ -f "$data/kin40k.h5" ] || "$gpstream" convert "$root/../shared/data/kin40k_train.csv" -o "$data/kin40k.h5" -q
     for cache in off ram auto; do
       run "kin40k_cache_$cache" "$data/kin40k.h5" 0 --hyper "$root/../shared/data/hyper/kin40k.json" --cache "$cache"
     done
   fi
   # A 256-input set (10,000 rows, y a smooth function of 8 inputs): costly kernel entries.
-  if [ ! -f "$data/wide256.h5" ]; then
+  if want cache && [ ! -f "$data/wide256.h5" ]; then
     awk 'BEGIN {
       srand(7)
       for (l = 0; l < 256; ++l) printf "x%d,", l
@@ -91,11 +157,11 @@ echo "run,iterations,seconds,seconds_per_iteration,cache_hits,peak_rss_mib,optio
   fi
   wide_iterations=200
   [ "$quick" = 1 ] && wide_iterations=60
-  for cache in off ram auto; do
+  want cache && for cache in off ram auto; do
     run "wide256_cache_$cache" "$data/wide256.h5" "$wide_iterations" --kernel se --lengthscales 8 --noise-var 0.01 \
       --cache "$cache"
   done
-  if [ "$quick" = 0 ]; then
+  if want cache && [ "$quick" = 0 ]; then
     generate_friedman 1000000 "$data/friedman1_1m.h5"
     for cache in off ram; do
       run "friedman1_1m_cache_$cache" "$data/friedman1_1m.h5" 20 "${friedman_hyper[@]}" --cache "$cache"

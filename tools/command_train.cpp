@@ -659,11 +659,11 @@ int run_train(const std::vector<std::string>& args) {
                "it with: gpstream train --resume {}\n",
                job.checkpoint_every_seconds, checkpoint_path, shell_quoted(checkpoint_path));
   }
-  // The dense solvers keep α, g, y and diag(K̄), and CG two more vectors; the sparse models y and a workspace.
-  const bool dense = find_training_method(configuration.solver.name)->dense;
+  const TrainingMethod& method = *find_training_method(configuration.solver.name);
+  const bool dense = method.dense;
   const std::unique_ptr<TrainingRows> data = open_training_rows(
       options.dataset, configuration.standardisation, context,
-      {.vectors_per_row = dense ? std::size_t{6} : std::size_t{2},
+      {.vectors_per_row = method.vectors + (job.stopping.refresh_every > 0 ? 1 : 0),
        .expected_fingerprint =
            resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
        .expected_by = "checkpoint '" + options.resume + "'"});

@@ -13,20 +13,20 @@ namespace gpstream {
 namespace {
 
 constexpr TrainingMethod kMethods[] = {
-    {"gbcd", true, ToleranceMeaning::gradient_norm},
-    {"bcd-cyclic", true, ToleranceMeaning::gradient_norm},
-    {"bcd-gradient", true, ToleranceMeaning::gradient_norm},
-    {"cg", true, ToleranceMeaning::gradient_norm},
-    {"smo", true, ToleranceMeaning::gradient_norm},
-    {"cholesky", true, ToleranceMeaning::gradient_norm},
-    {"sd", false, ToleranceMeaning::direct},
-    {"sr", false, ToleranceMeaning::direct},
-    {"sgma", false, ToleranceMeaning::none},
-    {"mpgp", false, ToleranceMeaning::none},
-    {"sggp", false, ToleranceMeaning::gap},
-    {"nystrom", false, ToleranceMeaning::direct},
-    {"cholqr", false, ToleranceMeaning::relative_decrease},
-    {"online", false, ToleranceMeaning::none},
+    {"gbcd", true, ToleranceMeaning::gradient_norm, 4},
+    {"bcd-cyclic", true, ToleranceMeaning::gradient_norm, 5},
+    {"bcd-gradient", true, ToleranceMeaning::gradient_norm, 6},
+    {"cg", true, ToleranceMeaning::gradient_norm, 5},
+    {"smo", true, ToleranceMeaning::gradient_norm, 4},
+    {"cholesky", true, ToleranceMeaning::gradient_norm, 3},
+    {"sd", false, ToleranceMeaning::direct, 2},
+    {"sr", false, ToleranceMeaning::direct, 2},
+    {"sgma", false, ToleranceMeaning::none, 2},
+    {"mpgp", false, ToleranceMeaning::none, 2},
+    {"sggp", false, ToleranceMeaning::gap, 2},
+    {"nystrom", false, ToleranceMeaning::direct, 2},
+    {"cholqr", false, ToleranceMeaning::relative_decrease, 2},
+    {"online", false, ToleranceMeaning::none, 2},
 };
 
 void check_basis_size(const SparseMethodOptions& options, const KernelMatrix& kernel) {

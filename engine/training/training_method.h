@@ -33,6 +33,12 @@ struct TrainingMethod {
   const char* name;
   bool dense;                  // a solver of K̄α = y, else a sparse model
   ToleranceMeaning tolerance;  // iterative (checkpointable) unless direct
+  // Vectors of n values the method holds while it runs, y included (what
+  // the memory budget reserves first): α, g, y and diag K̄ for the BCD
+  // family and SMO, with the cyclic order or the gradient ranking; CG's
+  // direction and product instead of the diagonal. An exact gradient
+  // refresh (--refresh-every) needs one more.
+  std::size_t vectors;
   bool iterative() const { return tolerance != ToleranceMeaning::direct; }
 };
 

@@ -358,7 +358,7 @@ TEST_CASE(
   const auto resident = run_gpstream(base + quote(directory.file("a.h5")) + " --memory 64M");
   CHECK(resident.exit_code == 0);
   CHECK(resident.err.find(
-            "memory budget 64.0 MiB: 937.5 KiB for 6 vectors of 20,000 values, 1.7 MiB for X held in memory") !=
+            "memory budget 64.0 MiB: 625.0 KiB for 4 vectors of 20,000 values, 1.7 MiB for X held in memory") !=
         std::string::npos);
   const auto streamed = run_gpstream(base + quote(directory.file("b.h5")) + " --memory 3M");
   CHECK(streamed.exit_code == 0);
@@ -369,7 +369,7 @@ TEST_CASE(
   CHECK(refused.exit_code == 1);
   CHECK(
       refused.err.find(
-          "6 vectors of 20,000 values needs 937.5 KiB, but the memory budget is 500.0 KiB; use fewer training rows (or raise --memory)") !=
+          "4 vectors of 20,000 values needs 625.0 KiB, but the memory budget is 500.0 KiB; use fewer training rows (or raise --memory)") !=
       std::string::npos);
   CHECK_FALSE(std::filesystem::exists(directory.file("c.h5")));
 }
