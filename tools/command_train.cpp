@@ -177,20 +177,6 @@ void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_
   if (set("checkpoint-every")) job.checkpoint_every_seconds = options.checkpoint_every;
 }
 
-// "tol 1e-06, no iteration limit, time limit 1h" for the resume message.
-std::string describe_stopping(const StoppingRule& rule, const std::string& method) {
-  std::string text = stops_at_gap(method)   ? fmt::format("gap {:g}", rule.tolerance)
-                     : stops_at_tol(method) ? fmt::format("tol {:g}", rule.tolerance)
-                                            : std::string("to the basis size");
-  text += rule.max_iterations == std::numeric_limits<std::uint64_t>::max()
-              ? ", no iteration limit"
-              : fmt::format(", at most {} iterations in all", rule.max_iterations);
-  text += std::isinf(rule.time_limit_seconds)
-              ? ", no time limit"
-              : fmt::format(", at most {:g} s of training in all", rule.time_limit_seconds);
-  return text;
-}
-
 // What a model file says about the run that made it, dense or sparse.
 ModelDescription describe_model(const TrainingConfiguration& configuration, const DatasetDescription& dataset,
                                 TrainingSummary training) {
@@ -649,8 +635,9 @@ int run_train(const std::vector<std::string>& args) {
   const auto locks = claim_outputs(options, job, checkpoint_path);
   if (resumed_state && !options.quiet) {
     fmt::print(stderr, "train: resuming {} from '{}' at iteration {}: {}; writing {}{}\n", configuration.solver.name,
-               options.resume, resumed_state->iteration, describe_stopping(job.stopping, configuration.solver.name),
-               job.output_path, job.log_path.empty() ? "" : ", log " + job.log_path);
+               options.resume, resumed_state->iteration,
+               describe_stopping_rule(job.stopping, configuration.solver.name), job.output_path,
+               job.log_path.empty() ? "" : ", log " + job.log_path);
   }
   if (!checkpoint_path.empty() && !options.quiet) {
     // Said at the start: after a crash or a reboot nothing else is printed.

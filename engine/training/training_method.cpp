@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace gpstream {
 namespace {
@@ -44,6 +46,22 @@ const TrainingMethod* find_training_method(const std::string& name) {
   const auto found = std::find_if(std::begin(kMethods), std::end(kMethods),
                                   [&](const TrainingMethod& method) { return name == method.name; });
   return found == std::end(kMethods) ? nullptr : found;
+}
+
+std::string describe_stopping_rule(const StoppingRule& rule, const std::string& method) {
+  const TrainingMethod* found = find_training_method(method);
+  const ToleranceMeaning meaning = found != nullptr ? found->tolerance : ToleranceMeaning::gradient_norm;
+  std::string text = meaning == ToleranceMeaning::gap ? fmt::format("gap {:g}", rule.tolerance)
+                     : meaning == ToleranceMeaning::gradient_norm || meaning == ToleranceMeaning::relative_decrease
+                         ? fmt::format("tol {:g}", rule.tolerance)
+                         : std::string("to the basis size");
+  text += rule.max_iterations == std::numeric_limits<std::uint64_t>::max()
+              ? ", no iteration limit"
+              : fmt::format(", at most {} iterations in all", rule.max_iterations);
+  text += std::isinf(rule.time_limit_seconds)
+              ? ", no time limit"
+              : fmt::format(", at most {:g} s of training in all", rule.time_limit_seconds);
+  return text;
 }
 
 std::string training_method_names(bool dense) {

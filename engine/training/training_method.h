@@ -6,6 +6,7 @@
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"
+#include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_state.h"
 #include "engine/sparse/cholqr_selection.h"
 #include "engine/sparse/online_gp.h"
@@ -48,6 +49,10 @@ std::span<const TrainingMethod> training_methods();
 const TrainingMethod* find_training_method(const std::string& name);
 // "sd, sr, sgma, …" of the dense or of the sparse ones.
 std::string training_method_names(bool dense);
+
+// A job's stopping rule as the user reads it, in the terms of `method`'s
+// tolerance: "tol 1e-06, no iteration limit, at most 3600 s of training in all".
+std::string describe_stopping_rule(const StoppingRule& rule, const std::string& method);
 
 // The typed settings of a sparse model's training, as a checkpoint keeps them.
 struct SparseMethodOptions {

@@ -97,7 +97,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     const SolverState& state = checkpoint.state;
     hdf5::write_attribute(root, "format", std::string(kCheckpointFormat));
     hdf5::write_attribute(root, "version", kCheckpointVersion);
-    hdf5::write_attribute(root, "created_by", std::string("gpstream " GPSTREAM_VERSION));
+    hdf5::write_creation_attributes(root);
     hdf5::write_attribute(root, "solver", configuration.solver.name);
     hdf5::write_attribute(root, "active_set_size", static_cast<std::int64_t>(configuration.solver.active_set_size));
     hdf5::write_attribute(root, "candidates", static_cast<std::int64_t>(configuration.solver.candidates));

@@ -125,7 +125,7 @@ DatasetDescription DatasetWriter::finish() {
   hdf5::write_attribute(root, "y_std", y_statistics_.standard_deviation().front());
   hdf5::write_attribute(root, "fingerprint", fingerprint);
   hdf5::write_attribute(root, "source", options_.source);
-  hdf5::write_attribute(root, "created_by", std::string("gpstream " GPSTREAM_VERSION));
+  hdf5::write_creation_attributes(root);
 
   x_dataset_.close("/X of " + output_.path());
   y_dataset_.close("/y of " + output_.path());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <ctime>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -242,10 +243,31 @@ std::vector<double> read_vector(hid_t parent, const std::string& name, const std
   return values;
 }
 
-std::int64_t check_format(hid_t file, const std::string& path, const char* format, std::int64_t newest_version) {
+std::string read_format(hid_t file, const std::string& path) {
   GPSTREAM_CHECK(has_attribute(file, "format"),
                  "'{}' is an HDF5 file but not a gpstream file (it has no 'format' attribute)", path);
-  const std::string found = read_string_attribute(file, "format", path);
+  return read_string_attribute(file, "format", path);
+}
+
+void write_creation_attributes(hid_t file) {
+  write_attribute(file, "created_by", std::string("gpstream " GPSTREAM_VERSION));
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  write_attribute(file, "created_at", std::string(text));
+}
+
+FileOrigin read_creation_attributes(hid_t file, const std::string& path) {
+  FileOrigin origin;
+  if (has_attribute(file, "created_by")) origin.created_by = read_string_attribute(file, "created_by", path);
+  if (has_attribute(file, "created_at")) origin.created_at = read_string_attribute(file, "created_at", path);
+  return origin;
+}
+
+std::int64_t check_format(hid_t file, const std::string& path, const char* format, std::int64_t newest_version) {
+  const std::string found = read_format(file, path);
   GPSTREAM_CHECK(found == format, "'{}' is a '{}' file, not a {}", path, found, format);
   const std::int64_t version = read_integer_attribute(file, "version", path);
   GPSTREAM_CHECK(version >= 1 && version <= newest_version,

@@ -85,6 +85,19 @@ void write_vector(hid_t parent, const std::string& name, const std::vector<doubl
 std::vector<double> read_vector(hid_t parent, const std::string& name, const std::string& context,
                                 std::optional<std::size_t> expected_size = std::nullopt);
 
+// The root 'format' attribute of an HDF5 file ("gpstream-dataset", …);
+// throws naming the file when it has none.
+std::string read_format(hid_t file, const std::string& path);
+
+// Who made a gpstream file and when: root attributes 'created_by'
+// ("gpstream 0.1.0") and 'created_at' (UTC, ISO 8601). Older files may lack
+// 'created_at'; the reader then returns "".
+void write_creation_attributes(hid_t file);
+struct FileOrigin {
+  std::string created_by, created_at;
+};
+FileOrigin read_creation_attributes(hid_t file, const std::string& path);
+
 // Checks the root 'format' and 'version' attributes of a gpstream file and
 // returns the version; says clearly what was found instead.
 std::int64_t check_format(hid_t file, const std::string& path, const char* format, std::int64_t newest_version);

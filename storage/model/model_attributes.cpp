@@ -104,7 +104,7 @@ void write_model_header(hid_t object, const std::string& model_type) {
   hdf5::write_attribute(object, "format", std::string(kModelFormat));
   hdf5::write_attribute(object, "version", kModelVersion);
   hdf5::write_attribute(object, "model_type", model_type);
-  hdf5::write_attribute(object, "created_by", std::string("gpstream " GPSTREAM_VERSION));
+  hdf5::write_creation_attributes(object);
 }
 
 std::string read_model_type(hid_t object, const std::string& context) {

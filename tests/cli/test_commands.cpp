@@ -71,15 +71,45 @@ TEST_CASE("convert reads standard input, tabs, no header, and honours --chunk-ro
   CHECK(y == std::vector<double>{3, 6, 9});
 }
 
-TEST_CASE("info describes a dataset and refuses other files") {
+TEST_CASE("info describes every gpstream file: dataset, dense and sparse model, checkpoint, hyperparameters") {
   ScratchDirectory directory;
-  REQUIRE(run_gpstream("generate friedman1 --rows 500 -o '" + directory.file("d.h5") + "'").exit_code == 0);
-  const auto info = run_gpstream("info '" + directory.file("d.h5") + "'");
-  CHECK(info.exit_code == 0);
-  for (const char* piece : {"gpstream-dataset (version 1)", "rows (n)     500", "inputs (d)   10", "fingerprint",
-                            "chunks", "uncompressed", "x10", "(target)"}) {
-    CHECK(info.out.find(piece) != std::string::npos);
-  }
+  const std::string data = directory.file("d.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 500 -o '" + data + "'").exit_code == 0);
+  const auto expect = [&](const std::string& file, std::vector<std::string> pieces) {
+    const auto info = run_gpstream("info '" + file + "'");
+    CAPTURE(file);
+    CAPTURE(info.out);
+    CAPTURE(info.err);
+    CHECK(info.exit_code == 0);
+    for (const std::string& piece : pieces) CHECK(info.out.find(piece) != std::string::npos);
+  };
+  expect(data, {"gpstream-dataset (version 1)", "rows (n)     500", "inputs (d)   10", "fingerprint", "chunks",
+                "uncompressed", "x10", "(target)", "created by   gpstream", "Z\n"});
+  const std::string kernel = " --lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039";
+  const std::string fingerprint = gpstream::read_dataset_description(data).fingerprint;
+  REQUIRE(
+      run_gpstream("train '" + data + "' -q --tol 1e-6 -o '" + directory.file("dense.h5") + "'" + kernel).exit_code ==
+      0);
+  expect(directory.file("dense.h5"),
+         {"gpstream-model, dense", "trained on   " + data + " (500 rows x 10 inputs, fingerprint " + fingerprint + ")",
+          "kernel       se-ard", "lengthscales 1.9, 1.92, 2.76", "noise var    0.039", "trained by   gbcd: converged",
+          "(tolerance 1e-06)", "created by   gpstream"});
+  REQUIRE(
+      run_gpstream("train '" + data + "' -q --model sggp --basis 40 -o '" + directory.file("sparse.h5") + "'" + kernel)
+          .exit_code == 0);
+  expect(directory.file("sparse.h5"),
+         {"gpstream-model, sparse (sggp, basis of 40 rows)", "trained by   sggp", "fingerprint " + fingerprint});
+  REQUIRE(run_gpstream("train '" + data + "' -q --max-iter 3 --tol 1e-12 --time-limit 600 --checkpoint '" +
+                       directory.file("c.h5") + "' -o '" + directory.file("part.h5") + "'" + kernel)
+              .exit_code == 0);
+  expect(directory.file("c.h5"), {"gpstream-checkpoint of a gbcd run", "reached      iteration 3 after", "|g|inf",
+                                  "stops at     tol 1e-12, at most 3 iterations in all, at most 600 s",
+                                  "output       " + directory.file("part.h5"), "resume with  gpstream train --resume"});
+  write_file(directory.file("h.json"),
+             "{\"length_scales\": [2.5], \"signal_variance\": 1.5, \"noise_variance\": 0.2, \"kernel_name\": \"se\"}");
+  expect(directory.file("h.json"), {"gpstream hyperparameters (JSON)", "kernel       se\n", "lengthscales 2.5",
+                                    "signal var   1.5", "noise var    0.2", "train uses the dataset's"});
+
   write_file(directory.file("notes.txt"), "hello");
   const auto not_hdf5 = run_gpstream("info '" + directory.file("notes.txt") + "'");
   CHECK(not_hdf5.exit_code == 1);
