@@ -312,13 +312,16 @@ void report(const PredictOptions& options, const TestSet& test, const Predictor&
     // use the variance written: of y* for noisy targets, of f* (--latent) for noise-free ones.
     const PredictionMetrics metrics = evaluate_predictions(*test.y, mean, variance, standardisation.y_mean,
                                                            standardisation.y_std * standardisation.y_std);
-    fmt::print(stderr, "predict: RMSE (GBCD paper eq. 16, relative to the training variance) {:.6f}\n",
-               metrics.normalised_rmse);
-    fmt::print(stderr, "predict: SMSE {:.6f}, MAE {:.6g}\n", metrics.smse, metrics.mae);
+    // Four significant digits: fixed decimals would print an SMSE of 7e-7 as "0.000001".
+    fmt::print(stderr,
+               "predict: RMSE {:.4g} (GBCD paper eq. 16: the RMSE over the standard deviation of the training "
+               "targets the model was standardised with, {:.4g})\n",
+               metrics.normalised_rmse, standardisation.y_std);
+    fmt::print(stderr, "predict: SMSE {:.4g}, MAE {:.4g}\n", metrics.smse, metrics.mae);
     if (metrics.snlp) {
       fmt::print(stderr,
-                 "predict: SNLP (cholqr paper eq. 22; below 0 beats predicting the training mean) {:.6f}, coverage "
-                 "of mean +- 2 std {:.4f} (variance of {}; 0.954 for calibrated error bars)\n",
+                 "predict: SNLP (cholqr paper eq. 22; below 0 beats predicting the training mean) {:.4g}, coverage "
+                 "of mean +- 2 std {:.4g} (variance of {}; 0.954 for calibrated error bars)\n",
                  *metrics.snlp, *metrics.coverage, options.latent ? "f*" : "y*");
     }
   }

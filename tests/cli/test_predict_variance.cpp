@@ -105,10 +105,12 @@ TEST_CASE(
   for (const auto& row : test_rows) truth_variance += (row[d] - truth_mean) * (row[d] - truth_mean);
   truth_variance /= static_cast<double>(t);
   const double count = static_cast<double>(t);
-  CHECK(printed(predicted.err, "relative to the training variance) ") ==
-        doctest::Approx(std::sqrt(squared / count / scale)).epsilon(1e-5));
-  CHECK(printed(predicted.err, "SMSE ") == doctest::Approx(squared / count / truth_variance).epsilon(1e-5));
-  CHECK(printed(predicted.err, "MAE ") == doctest::Approx(absolute / count).epsilon(1e-5));
+  // Metrics are printed to 4 significant digits (relative rounding <= 5e-4), with the RMSE's normaliser.
+  CHECK(printed(predicted.err, "predict: RMSE ") == doctest::Approx(std::sqrt(squared / count / scale)).epsilon(5e-4));
+  CHECK(printed(predicted.err, "targets the model was standardised with, ") ==
+        doctest::Approx(std::sqrt(scale)).epsilon(5e-4));
+  CHECK(printed(predicted.err, "SMSE ") == doctest::Approx(squared / count / truth_variance).epsilon(5e-4));
+  CHECK(printed(predicted.err, "MAE ") == doctest::Approx(absolute / count).epsilon(5e-4));
   CHECK(printed(predicted.err, "coverage of mean +- 2 std ") == doctest::Approx(covered / count).epsilon(1e-3));
   // Friedman1's noise is what the model assumes: SNLP well below the trivial model's 0.
   CHECK(printed(predicted.err, "below 0 beats predicting the training mean) ") < -0.5);
