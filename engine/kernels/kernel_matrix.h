@@ -3,7 +3,10 @@
 // prediction: rows stream in blocks (read ahead in the background), each
 // block is cut into tiles that oneTBB spreads over the cores, and each tile is
 // one kernel block (GEMM + vectorised pass) followed by a GEMV/GEMM with the
-// vector(s). BLAS runs single-threaded inside the tasks (linalg/blas_threads.h).
+// vector(s) — except K̄[:, B]·V, the BCD family's product, whose kernel values
+// are computed entrywise (Kernel::evaluate_entrywise) or read from the column
+// cache and summed in a fixed order, so that both give the same bits. BLAS
+// runs single-threaded inside the tasks (linalg/blas_threads.h).
 //
 // Output row i is written by exactly one task, and sums over rows are reduced
 // in a fixed order, so results do not depend on the thread count or
