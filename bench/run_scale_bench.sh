@@ -56,26 +56,27 @@ run() {
 # (v2 at /sys/fs/cgroup, else v1 at /sys/fs/cgroup/memory; needs root) and
 # prints the cgroup's peak usage in MiB to $work/cgroup_peak.
 in_memory_cgroup() {
-  local limit="$1" group
+  local limit="$1" group status=0
   shift
   if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
     group="/sys/fs/cgroup/gpstream-bench-$$"
     mkdir "$group"
     echo "$limit" >"$group/memory.max"
     echo 0 >"$group/memory.swap.max" 2>/dev/null || true
-    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$group" "$@"
+    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$group" "$@" || status=$?
     awk '{ printf "%.0f\n", $1 / 1048576 }' "$group/memory.peak" >"$work/cgroup_peak" 2>/dev/null || echo "?" >"$work/cgroup_peak"
   elif [ -w /sys/fs/cgroup/memory ]; then
     group="/sys/fs/cgroup/memory/gpstream-bench-$$"
     mkdir "$group"
     echo "$limit" >"$group/memory.limit_in_bytes"
-    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$group" "$@"
+    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$group" "$@" || status=$?
     awk '{ printf "%.0f\n", $1 / 1048576 }' "$group/memory.max_usage_in_bytes" >"$work/cgroup_peak"
   else
     echo "no writable memory cgroup (run as root on cgroup v1 or v2)" >&2
     return 1
   fi
   rmdir "$group"
+  return "$status"
 }
 
 {
@@ -100,8 +101,8 @@ in_memory_cgroup() {
 
   # 2. Within a container's memory: Friedman1 1M rows in a 1 GiB cgroup, with the default --memory (read
   #    from the cgroup), for 300 iterations (to |g|inf <= 1e-3 takes hours on 2 cores: |g|inf was 0.047
-  #    after 2,089 iterations, 1,011 s); 10M rows in 512 MiB: 30 iterations, SIGTERM, the printed resume
-  #    command, 30 more, bitwise equal to 60 uninterrupted iterations.
+  #    after 2,089 iterations, 1,011 s); 10M rows in a 512 MiB cgroup: 30 iterations, SIGTERM, the printed
+  #    resume command, 30 more, bitwise equal to 60 uninterrupted iterations.
   if want containers && [ "$quick" = 0 ]; then
     generate_friedman 1000000 "$data/friedman1_1m.h5"
     generate_friedman 10000000 "$data/friedman1_10m.h5"
@@ -113,23 +114,31 @@ in_memory_cgroup() {
       END { printf "friedman1_1m_in_1GiB_cgroup,%d,%.2f,%.3f,-,%.0f,\"|g|inf %.3g, %.3g kernel evals/s, cgroup peak %s MiB\"\n",
             i, s, s / i, rss / 1024, g, e / s, peak }' "$work/log.csv" | tee -a "$csv"
 
-    ten=("$data/friedman1_10m.h5" --memory 512M "${friedman_hyper[@]}" -q)
-    /usr/bin/time -f "%M" -o "$work/rss_whole" "$gpstream" train "${ten[@]}" -o "$work/whole.h5" --force --max-iter 60
+    # In a 512 MiB cgroup, with the default --memory (3/4 of the limit), as in a container: the printed
+    # resume command carries no --memory, and the resumed run reads the same limit.
+    ten=("$data/friedman1_10m.h5" "${friedman_hyper[@]}" -q)
+    in_memory_cgroup $((512 << 20)) /usr/bin/time -f "%M" -o "$work/rss_whole" "$gpstream" train "${ten[@]}" \
+      -o "$work/whole.h5" --force --max-iter 60
+    peaks=$(cat "$work/cgroup_peak")
     rm -f "$work/c.h5"
-    /usr/bin/time -f "%M" -o "$work/rss_part" "$gpstream" train "${ten[@]}" -o "$work/resumed.h5" --force \
-      --max-iter 60 --checkpoint "$work/c.h5" --log "$work/ten.csv" 2>"$work/ten.err" &
+    in_memory_cgroup $((512 << 20)) /usr/bin/time -f "%M" -o "$work/rss_part" "$gpstream" train "${ten[@]}" \
+      -o "$work/resumed.h5" --force --max-iter 60 --checkpoint "$work/c.h5" --log "$work/ten.csv" \
+      2>"$work/ten.err" &
     pid=$!
     until [ -f "$work/ten.csv" ] && [ "$(tail -n 1 "$work/ten.csv" | cut -d, -f1)" -ge 30 ] 2>/dev/null; do sleep 0.5; done
-    kill -TERM "$(pgrep -P "$pid" gpstream)"
+    pkill -TERM -f -- "^$gpstream train .*--checkpoint $work/c.h5"  # gpstream itself, not GNU time
     wait "$pid" || true
+    peaks="$peaks $(cat "$work/cgroup_peak")"
     resume=$(grep -A1 "Resume with:" "$work/ten.err" | tail -n 1 | sed "s|^ *gpstream |$gpstream |")
     echo "    interrupted at iteration $(tail -n 1 "$work/ten.csv" | cut -d, -f1); resuming with: $resume"
-    /usr/bin/time -f "%M" -o "$work/rss_resumed" $resume -q
+    in_memory_cgroup $((512 << 20)) /usr/bin/time -f "%M" -o "$work/rss_resumed" $resume -q
+    peaks="$peaks $(cat "$work/cgroup_peak")"
     h5dump -d /alpha -b LE -o "$work/whole.bin" "$work/whole.h5" >/dev/null
     h5dump -d /alpha -b LE -o "$work/resumed.bin" "$work/resumed.h5" >/dev/null
     equal=$(cmp -s "$work/whole.bin" "$work/resumed.bin" && echo "bitwise equal" || echo "DIFFERENT")
+    echo "    peak RSS (KiB): whole $(tail -n 1 "$work/rss_whole"), part $(tail -n 1 "$work/rss_part"), resumed $(tail -n 1 "$work/rss_resumed"); cgroup peaks (MiB): $peaks"
     peak=$(sort -n "$work/rss_whole" "$work/rss_part" "$work/rss_resumed" | tail -n 1)
-    echo "friedman1_10m_512MiB_sigterm_resume,60,-,-,-,$((peak / 1024)),\"alpha $equal to 60 uninterrupted iterations\"" | tee -a "$csv"
+    echo "friedman1_10m_512MiB_cgroup_sigterm_resume,60,-,-,-,$((peak / 1024)),\"alpha $equal to 60 uninterrupted iterations\"" | tee -a "$csv"
   fi
 
   # 3. The kernel-column cache: off, in RAM, and what auto chooses.
