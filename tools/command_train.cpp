@@ -425,7 +425,7 @@ TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span
                                              run->measure_name(), run->planned_iterations()),
       job.log_path, !fresh, checkpoint_path, job.checkpoint_every_seconds, [&] {
         if (sparse != nullptr) sparse->store_state();
-        write_checkpoint(checkpoint_path, Checkpoint{configuration, state});
+        write_checkpoint(checkpoint_path, configuration, state);
       });
   const Context::ObserverScope observe(context, observers.all());
   trained.run = run_iterations(*run, kernel_matrix, job.stopping, fresh);

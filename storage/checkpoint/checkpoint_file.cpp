@@ -88,13 +88,11 @@ SparseMethodOptions sparse_method_options(const TrainingConfiguration& configura
   return options;
 }
 
-void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+void write_checkpoint(const std::string& path, const TrainingConfiguration& configuration, const SolverState& state) {
   AtomicOutputFile output(path, /*overwrite=*/true);
   {
     hdf5::Handle file = hdf5::create_file(output.temporary_path());
     const hid_t root = file.get();
-    const TrainingConfiguration& configuration = checkpoint.configuration;
-    const SolverState& state = checkpoint.state;
     hdf5::write_attribute(root, "format", std::string(kCheckpointFormat));
     hdf5::write_attribute(root, "version", kCheckpointVersion);
     hdf5::write_creation_attributes(root);
