@@ -39,7 +39,7 @@ run() {
   shift 3
   local limit=()
   [ "$iterations" -gt 0 ] && limit=(--max-iter "$iterations")
-  /usr/bin/time -f "%M" -o "$work/rss" "$gpstream" train "$dataset" -o "$work/model.h5" --force -q \
+  /usr/bin/time -f "%M" -o "$work/rss" "$gpstream" train "$dataset" -o "$work/model.h5" --force \
     --log "$work/log.csv" "${limit[@]}" "$@" 2>"$work/err" || { cat "$work/err"; return 1; }
   # Seconds per iteration after the first (which also gathers its candidates and fills pages), hit rate overall.
   awk -F, -v label="$label" -v rss="$(cat "$work/rss")" -v options="$*" '
@@ -50,7 +50,8 @@ run() {
       rate = lookups > 0 ? sprintf("%.0f%%", 100 * hits / lookups) : "-"
       printf "%s,%d,%.2f,%.3f,%s,%.0f,\"%s\"\n", label, iterations, seconds, per, rate, rss / 1024, options
     }' "$work/log.csv" | tee -a "$csv"
-  grep -o "kernel-column cache[^;]*" "$work/err" | head -1 | sed 's/^/    /' || true
+  # What the run chose for the cache, and why (its header line).
+  grep -o "kernel-column cache \(off\|in RAM\).*" "$work/err" | head -1 | sed 's/^/    /' || true
 }
 
 # in_memory_cgroup LIMIT_BYTES COMMAND...: runs COMMAND in a new memory cgroup

@@ -120,22 +120,11 @@ void KernelColumnCache::plan(std::span<const std::size_t> b, Plan& plan) {
     slot_of_[column] = recency_.begin();
     plan.store[k] = slot.values;
     filling_.push_back(number);
-    ++statistics_.admitted;
   }
   statistics_.lookups += b.size();
   statistics_.hits += plan.hits;
 }
 
 void KernelColumnCache::complete() { filling_.clear(); }
-
-void KernelColumnCache::clear() {
-  slots_.clear();
-  chunks_.clear();
-  free_slots_.clear();
-  filling_.clear();
-  recency_.clear();
-  slot_of_.clear();
-  std::fill(requested_.begin(), requested_.end(), false);
-}
 
 }  // namespace gpstream

@@ -40,14 +40,13 @@ ColumnCacheMode parse_column_cache_mode(const std::string& text);
 struct ColumnCacheStatistics {
   std::uint64_t lookups = 0;  // columns asked for
   std::uint64_t hits = 0;     // of which served from the cache
-  std::uint64_t admitted = 0;
   std::uint64_t evicted = 0;
 };
 
 class KernelColumnCache {
  public:
   // Columns of `rows` values, as many as `memory` holds (at least one). The
-  // memory is allocated a column at a time, as columns are admitted.
+  // memory is allocated as columns are admitted, in chunks of ~64 MiB.
   KernelColumnCache(std::size_t rows, MemoryReservation memory);
 
   // The memory that holds `columns` columns of `rows` values.
@@ -73,9 +72,6 @@ class KernelColumnCache {
   // The pass of the last plan has written every stored column. Until then
   // they do not count as cached: a pass that failed leaves none half-written.
   void complete();
-
-  // Forgets every column (the hyperparameters or rows changed).
-  void clear();
 
  private:
   struct Slot {

@@ -127,16 +127,16 @@ void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double
   // The columns to compute: all of B, or those the cache does not hold
   // (positions `computed` of B).
   std::vector<std::size_t> computed;
-  std::vector<double> x_computed;
+  std::vector<double> x_computed;  // their rows, when the cache holds some of B
   if (column_cache_) column_cache_->plan(b, cache_plan_);
   for (std::size_t k = 0; k < m; ++k) {
     if (column_cache_ && cache_plan_.cached[k] != nullptr) continue;
     computed.push_back(k);
-    x_computed.insert(x_computed.end(), x_b + k * d, x_b + (k + 1) * d);
+    if (column_cache_) x_computed.insert(x_computed.end(), x_b + k * d, x_b + (k + 1) * d);
   }
   const std::size_t c = computed.size();
   PreparedRows prepared;
-  kernel_.prepare(x_computed.data(), c, prepared);
+  kernel_.prepare(column_cache_ ? x_computed.data() : x_b, c, prepared);
   for_each_tile([&](std::size_t first, std::size_t count, const double* x) {
     TileWorkspace& workspace = workspaces_->per_thread.local();
     // K(B_computed, tile): row q holds column computed[q] of K̄[tile, B],

@@ -22,9 +22,18 @@ const std::vector<std::string>& solver_names() {
   return names;
 }
 
+namespace {
+
+// The block coordinate descent family: one BlockCoordinateDescent with a selection policy each.
+bool is_block_coordinate_descent(const std::string& name) {
+  return name == "gbcd" || name == "bcd-cyclic" || name == "bcd-gradient";
+}
+
+}  // namespace
+
 std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMatrix& kernel) {
   const std::string& name = options.name;
-  if (name == "gbcd" || name == "bcd-cyclic" || name == "bcd-gradient") {
+  if (is_block_coordinate_descent(name)) {
     GPSTREAM_CHECK(options.active_set_size > 0, "the active set size m of {} must be at least 1", name);
     return std::make_unique<BlockCoordinateDescent>(kernel, make_active_set_policy(name, options.candidates),
                                                     options.active_set_size);
@@ -74,9 +83,10 @@ double measure_entry_seconds(KernelMatrix& kernel) {
 
 std::string configure_column_cache(KernelMatrix& kernel, const std::string& solver, ColumnCacheMode mode) {
   if (mode == ColumnCacheMode::off) return "kernel-column cache off";
-  const bool reuses_columns = solver == "gbcd" || solver == "bcd-cyclic" || solver == "bcd-gradient";
-  if (!reuses_columns) return fmt::format("kernel-column cache off ({} does not reuse kernel columns)", solver);
+  if (!is_block_coordinate_descent(solver))
+    return fmt::format("kernel-column cache off ({} does not reuse kernel columns)", solver);
   const std::size_t n = kernel.size();
+  std::string why;  // auto's reason, when it turns the cache on
   if (mode == ColumnCacheMode::automatic) {
     const double entry_seconds = measure_entry_seconds(kernel);
     if (entry_seconds < kCachedEntrySeconds) {
@@ -85,11 +95,12 @@ std::string configure_column_cache(KernelMatrix& kernel, const std::string& solv
           "RAM costs; --cache ram forces it)",
           entry_seconds * 1e9);
     }
+    why = fmt::format(" (auto: a kernel entry costs {:.2g} ns to compute, more than reading it)", entry_seconds * 1e9);
   }
   MemoryBudget& memory = kernel.context().memory();
   // Half of what is free, so that the cache never crowds out the run's
   // workspaces. GBCD selects the variables of a run about evenly (kin40k:
-  // each 9 to 65 times), so an LRU cache of a fraction f of the columns hits
+  // 90 % of them at least 9 times, 1 % more than 65), so an LRU cache of a fraction f of the columns hits
   // about f of the time: auto wants half of them at least.
   const std::size_t share = memory.available() / 2;
   if (share < KernelColumnCache::bytes_for(n, 2)) {
@@ -105,7 +116,7 @@ std::string configure_column_cache(KernelMatrix& kernel, const std::string& solv
   }
   kernel.enable_column_cache(memory.reserve_up_to("the kernel-column cache", KernelColumnCache::bytes_for(n, n), 2));
   const KernelColumnCache& cache = *kernel.column_cache();
-  return fmt::format("kernel-column cache in RAM: up to {} of {} columns", format_count(cache.capacity()),
+  return fmt::format("kernel-column cache in RAM{}: up to {} of {} columns", why, format_count(cache.capacity()),
                      format_count(n));
 }
 
