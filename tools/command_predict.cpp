@@ -11,6 +11,7 @@
 #include "engine/sparse/sparse_prediction.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
+#include "storage/csv/prediction_table.h"
 #include "storage/output/atomic_output_file.h"
 #include "storage/dataset/hdf5_row_source.h"
 #include "storage/dataset/training_rows.h"
@@ -65,7 +66,9 @@ struct PredictOptions {
   std::size_t basis = 1000;
   CommitteeOptions committee;  // bcm
   VarianceOptions variance;
-  bool with_variance = false, latent = false, quiet = false;
+  std::string variance_method = "auto";
+  double time_limit = 0;
+  bool with_variance = false, latent = false, quiet = false, resume = false;
 
   bool committee_machine() const { return model == "bcm"; }
   bool transductive() const { return model == "srm-trans" || committee_machine(); }
@@ -76,16 +79,93 @@ struct Predictions {
   std::vector<double> mean;
   std::vector<double> latent;
   std::size_t negative_variances = 0;
-  std::string how;  // for the summary line
+  std::string how;                     // for the summary line
+  bool stopped_at_time_limit = false;  // a dense model's variances: the rows after the writer's are not done
+};
+
+// Writes the prediction rows in order, in the target's units, and keeps them
+// for the summary. A dense model's variances arrive a batch at a time after
+// the means (write_variances); a stopped run ends the file with the rows it
+// did not reach, means only (finish_with_means). A resumed run starts from
+// the rows of the file it continues (set_means checks that they are this
+// model's on these inputs).
+class PredictionWriter {
+ public:
+  PredictionWriter(CsvWriter& csv, const ModelDescription& model, const PredictOptions& options,
+                   std::optional<PredictionTable> resumed)
+      : csv_(csv), model_(model), options_(options), resumed_(std::move(resumed)) {}
+
+  std::size_t written() const { return written_; }
+  std::size_t rows() const { return distribution_.mean.size(); }
+  const PredictiveDistribution& distribution() const { return distribution_; }
+
+  // The standardised means of every row; writes the rows of the run resumed.
+  void set_means(std::span<const double> mean) {
+    distribution_ =
+        in_target_units(model_.standardisation, model_.hyperparameters.noise_variance, options_.latent, mean, {});
+    if (options_.with_variance) distribution_.variance.assign(mean.size(), 0.0);
+    if (!resumed_) return;
+    const PredictionTable& table = *resumed_;
+    GPSTREAM_CHECK(table.mean.size() == rows(), "--resume: '{}' has {} rows but '{}' has {}", options_.output,
+                   table.mean.size(), options_.inputs, rows());
+    const double scale = model_.standardisation.y_std;
+    for (std::size_t i = 0; i < rows(); ++i) {
+      // Means are deterministic up to the thread count's last bits.
+      GPSTREAM_CHECK(std::abs(table.mean[i] - distribution_.mean[i]) <= 1e-9 * scale,
+                     "--resume: the mean of row {} in '{}' is {} but this model predicts {} there: the file is not "
+                     "from this model and these inputs; predict to another file",
+                     i + 1, options_.output, table.mean[i], distribution_.mean[i]);
+    }
+    for (std::size_t i = 0; i < table.variance.size(); ++i) {
+      distribution_.variance[i] = table.variance[i];
+      const double row[3] = {table.mean[i], table.variance[i], std::sqrt(table.variance[i])};
+      csv_.write_row(row);
+    }
+    written_ = table.variance.size();
+  }
+
+  // Rows first … first + latent.size() − 1 with their latent variances (standardised).
+  void write_variances(std::size_t first, std::span<const double> latent) {
+    GPSTREAM_CHECK(first == written_, "variances arrived for row {} after row {}", first + 1, written_);
+    const PredictiveDistribution batch =
+        in_target_units(model_.standardisation, model_.hyperparameters.noise_variance, options_.latent,
+                        std::span<const double>(distribution_.mean).subspan(first, latent.size()), latent);
+    for (std::size_t j = 0; j < latent.size(); ++j) {
+      const std::size_t i = first + j;
+      distribution_.variance[i] = batch.variance[j];
+      const double row[3] = {distribution_.mean[i], batch.variance[j], std::sqrt(batch.variance[j])};
+      csv_.write_row(row);
+    }
+    written_ += latent.size();
+    csv_.flush();  // into the temporary file: what a crash leaves
+  }
+
+  // The rows not written yet, means only (empty variance and std when asked for).
+  void finish_with_means() {
+    for (; written_ < rows(); ++written_) {
+      csv_.write_row(std::span<const double>(&distribution_.mean[written_], 1), options_.with_variance ? 2 : 0);
+    }
+    csv_.finish();
+  }
+
+ private:
+  CsvWriter& csv_;
+  const ModelDescription& model_;
+  const PredictOptions& options_;
+  std::optional<PredictionTable> resumed_;
+  PredictiveDistribution distribution_;
+  std::size_t written_ = 0;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// A dense model: means streamed over its training rows; variances by batched GBCD solves.
+// A dense model: means streamed over its training rows, written first;
+// then the variances by the route plan_variances picks, each batch written
+// as it finishes.
 Predictions predict_with_dense_model(Context& context, const DenseModel& model, const PredictOptions& options,
-                                     const TestSet& test) {
+                                     const TestSet& test, PredictionWriter& writer) {
   const std::unique_ptr<TrainingRows> training =
       open_training_rows(options.data.empty() ? model.dataset_path : options.data, model.standardisation, context,
                          {.vectors_per_row = 1,
@@ -98,25 +178,49 @@ Predictions predict_with_dense_model(Context& context, const DenseModel& model, 
   Predictions predictions;
   const auto start = std::chrono::steady_clock::now();
   predictions.mean = predict_mean(kernel_matrix, model.alpha, test.x.data(), test.rows);
+  writer.set_means(predictions.mean);
   predictions.how = fmt::format("means in {:.2f} s", seconds_since(start));
   if (!options.with_variance) return predictions;
+
+  VarianceOptions variance = options.variance;
+  variance.first_row = writer.written();
+  const VariancePlan plan = plan_variances(kernel_matrix, test.rows, variance);
+  if (!options.quiet) {
+    if (variance.first_row > 0) {
+      fmt::print(stderr, "predict: resuming: rows 1-{} of {} have variances in '{}'\n", variance.first_row, test.rows,
+                 options.output);
+    }
+    fmt::print(stderr, "predict: variances by {}: {}\n", to_string(plan.method), plan.reason);
+  }
   const ContextInterrupts interrupts(context);
   ProgressLine progress(!options.quiet);
-  ProgressLineObserver observer(progress, "variance", 0.0, "max |g|inf of the open rows", 0, "rows done");
+  const bool cholesky = plan.method == VarianceMethod::cholesky;
+  ProgressLineObserver observer(progress, cholesky ? "variance (cholesky)" : "variance",
+                                cholesky ? 0.0 : variance.tolerance,
+                                cholesky ? "" : "largest relative error bound of the open rows", 0,
+                                cholesky ? "Mflop (factor of K, then the solves)" : "rows done");
   const Context::ObserverScope observe(context, {&observer});
   const auto variance_start = std::chrono::steady_clock::now();
-  VariancePrediction prediction = predict_latent_variance(kernel_matrix, test.x.data(), test.rows, options.variance);
+  const VariancePrediction prediction = predict_latent_variance(
+      kernel_matrix, test.x.data(), test.rows, variance, plan,
+      [&](std::size_t first, std::span<const double> latent) { writer.write_variances(first, latent); });
   progress.finish();
   const double seconds = seconds_since(variance_start);
-  predictions.latent = std::move(prediction.latent);
-  predictions.how += fmt::format(
-      ", variances in {:.2f} s ({:.3g} ms per row): {} batches of up to {} rows, {} iterations, "
-      "max |g|inf {:.2e}",
-      seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)), prediction.batches,
-      prediction.batch_rows, prediction.iterations, prediction.gradient_max_norm);
-  if (prediction.unconverged_rows > 0 && !options.quiet) {
-    fmt::print(stderr, "predict: warning: {} rows stopped above --variance-tol\n", prediction.unconverged_rows);
+  const std::size_t computed = writer.written() - variance.first_row;
+  predictions.how += fmt::format(", {} variances by {} in {:.2f} s ({:.3g} ms per row): {} batches of up to {} rows",
+                                 computed, to_string(plan.method), seconds,
+                                 1e3 * seconds / static_cast<double>(std::max<std::size_t>(computed, 1)),
+                                 prediction.batches, prediction.batch_rows);
+  if (!cholesky) {
+    predictions.how += fmt::format(", {} iterations, largest relative error bound {:.2e}", prediction.iterations,
+                                   prediction.largest_error_bound);
+    if (prediction.unconverged_rows > 0 && !options.quiet) {
+      fmt::print(stderr,
+                 "predict: warning: {} rows stopped above --variance-tol (their relative error is at most {:.2e})\n",
+                 prediction.unconverged_rows, prediction.largest_error_bound);
+    }
   }
+  predictions.stopped_at_time_limit = prediction.time_limit_reached;
   return predictions;
 }
 
@@ -197,6 +301,19 @@ void validate(PredictOptions& options, const po::variables_map& values) {
   options.quiet = values.count("quiet") != 0;
   options.with_variance = values.count("variance") != 0;
   options.latent = values.count("latent") != 0;
+  options.resume = values.count("resume") != 0;
+  options.variance.noisy = !options.latent;
+  try {
+    options.variance.method = parse_variance_method(options.variance_method);
+  } catch (const Error& error) {
+    throw UsageError(fmt::format("--variance-method: {}", error.what()));
+  }
+  if (options.time_limit < 0) {
+    throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
+  }
+  if (options.time_limit > 0) options.variance.time_limit_seconds = options.time_limit;
+  if (options.resume && !options.with_variance) throw UsageError("--resume continues a run with --variance");
+  if (options.resume && options.output == "-") throw UsageError("--resume needs the file of the run it continues (-o)");
   const bool committee = options.committee_machine();
   const bool transductive = options.transductive();
   if (!committee) reject_options(values, {"modules", "module-size", "query-block"}, "--model bcm");
@@ -327,6 +444,18 @@ void report(const PredictOptions& options, const TestSet& test, const Predictor&
   }
 }
 
+// "interrupted: 3,072 of 10,000 rows have variances ...; resume with: gpstream predict ... --resume"
+std::string stopped_variances_message(const PredictOptions& options, const PredictionWriter& writer,
+                                      const std::vector<std::string>& args, const std::string& how) {
+  std::string command = "gpstream predict";
+  for (const std::string& argument : args) {
+    if (argument != "--resume" && argument != "--force") command += " " + shell_quoted(argument);
+  }
+  return fmt::format(
+      "{}: {} of {} rows have variances in {} (the others their means only). Resume with:\n  {} --resume", how,
+      format_count(writer.written()), format_count(writer.rows()), options.output, command);
+}
+
 // The command's synopsis, description and options, bound to `options` and `compute`.
 void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions& compute) {
   spec.name = "predict";
@@ -362,10 +491,13 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("quiet,q", "no summary on stderr")
       ("variance", "also write the predictive variance and standard deviation")
       ("latent", "with --variance: of the latent f* (without the noise variance) instead of y*")
-      ("variance-tol", po::value(&options.variance.tolerance)->default_value(3e-5, "3e-5"), "dense models: stop each row's solve at |K u - k*|inf <= tol")
+      ("variance-method", po::value(&options.variance_method)->default_value("auto"), "dense models: cholesky (K factorised once: exact, n^2 doubles of --memory), gbcd (batched solves, O(n) memory per row), or auto: cholesky when it fits and costs less")
+      ("variance-tol", po::value(&options.variance.tolerance)->default_value(1e-3, "1e-3"), "gbcd: bound on each row's relative variance error, |computed - exact| / exact")
       ("batch-rows", po::value(&options.variance.batch_rows)->default_value(0), "dense models: test rows solved together (0: as many as --memory allows, up to 1024)")
-      ("active-set", po::value(&options.variance.active_set_size)->default_value(500), "dense models: active set size m of the variance solves")
-      ("candidates", po::value(&options.variance.candidates)->default_value(60), "dense models: random candidates kappa per greedy step")
+      ("active-set", po::value(&options.variance.active_set_size)->default_value(500), "gbcd: active set size m of the variance solves")
+      ("candidates", po::value(&options.variance.candidates)->default_value(60), "gbcd: random candidates kappa per greedy step")
+      ("time-limit", po::value(&options.time_limit)->default_value(0), "dense models: stop the variances after this many seconds, publishing the rows done (0: no limit)")
+      ("resume", "dense models: continue the variances of a stopped run in the -o file (same model, inputs and options)")
       ("seed", po::value(&options.variance.seed)->default_value(1), "dense models: random seed of the variance solves; bcm: of the k-means");
   // clang-format on
   compute.add(spec.options);
@@ -395,32 +527,47 @@ int run_predict(const std::vector<std::string>& args) {
   Context context(compute.context_settings(options.variance.seed));
   Predictor predictor = load_predictor(context, options);
   const ModelDescription& model_description = predictor.description;
+  if (options.resume) {
+    GPSTREAM_CHECK(predictor.dense.has_value(),
+                   "--resume continues the variances of a dense model; a sparse model predicts in one step");
+  }
   TestSet test = load_test_set(options, model_description);
-  CsvWriter writer(
+  std::optional<PredictionTable> resumed;
+  if (options.resume) {
+    resumed = read_prediction_table(options.output);
+    GPSTREAM_CHECK(resumed->has_variance_columns, "--resume: '{}' has no variance column to continue", options.output);
+  }
+  CsvWriter csv(
       options.output,
       options.with_variance ? std::vector<std::string>{"mean", "variance", "std"} : std::vector<std::string>{"mean"},
-      values.count("force") != 0);
+      values.count("force") != 0 || options.resume);
+  PredictionWriter writer(csv, model_description, options, std::move(resumed));
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
 
-  // Run.
-  const Predictions predictions =
-      options.committee_machine() ? predict_by_committee(context, options, test, model_description, *predictor.training)
-      : options.transductive() ? predict_transductively(context, options, test, model_description, *predictor.training)
-      : predictor.sparse       ? predict_with_sparse_model(context, *predictor.sparse, options, test)
-                               : predict_with_dense_model(context, *predictor.dense, options, test);
-  // Back to the target's units: variances of y*, or of f* with --latent.
-  const PredictiveDistribution distribution = in_target_units(
-      model_description.standardisation, model_description.hyperparameters.noise_variance, options.latent,
-      predictions.mean, options.with_variance ? predictions.latent : std::vector<double>{});
-  for (std::size_t i = 0; i < test.rows; ++i) {
-    if (options.with_variance) {
-      const double row[3] = {distribution.mean[i], distribution.variance[i], std::sqrt(distribution.variance[i])};
-      writer.write_row(row);
-    } else {
-      writer.write_row(std::span<const double>(&distribution.mean[i], 1));
-    }
+  // Run: a dense model writes as it goes, and a stop publishes the rows done.
+  Predictions predictions;
+  try {
+    predictions = options.committee_machine()
+                      ? predict_by_committee(context, options, test, model_description, *predictor.training)
+                  : options.transductive()
+                      ? predict_transductively(context, options, test, model_description, *predictor.training)
+                  : predictor.sparse ? predict_with_sparse_model(context, *predictor.sparse, options, test)
+                                     : predict_with_dense_model(context, *predictor.dense, options, test, writer);
+  } catch (const Cancelled&) {
+    if (writer.rows() == 0) throw;  // stopped before the means: nothing to publish
+    writer.finish_with_means();
+    throw Cancelled(stopped_variances_message(options, writer, args, "interrupted"));
   }
-  writer.finish();
+  if (!predictor.dense) {
+    writer.set_means(predictions.mean);
+    if (options.with_variance) writer.write_variances(0, predictions.latent);
+  }
+  writer.finish_with_means();
+  if (predictions.stopped_at_time_limit) {
+    fmt::print(stderr, "predict: {}\n", stopped_variances_message(options, writer, args, "stopped at --time-limit"));
+    return 0;
+  }
+  const PredictiveDistribution& distribution = writer.distribution();
 
   // Report.
   report(options, test, predictor, predictions, distribution);

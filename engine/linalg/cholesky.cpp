@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gpstream {
 
@@ -20,6 +21,41 @@ void cholesky_factor(double* a, std::size_t n, const char* what) {
       LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(n), a, static_cast<lapack_int>(n));
   GPSTREAM_CHECK(info >= 0, "LAPACK dpotrf rejected its arguments (argument {})", -info);
   if (info != 0) throw_not_positive_definite(what, fmt::format("Cholesky failed at column {} of {}", info, n));
+}
+
+PanelCholesky::PanelCholesky(double* a, std::size_t n, std::size_t panel_columns, const char* what)
+    : a_(a), n_(n), panel_columns_(std::max<std::size_t>(panel_columns, 1)), what_(what) {
+  GPSTREAM_CHECK(n <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "{} is too large for LAPACK ({} rows)",
+                 what, n);
+}
+
+double PanelCholesky::flops(std::size_t n) {
+  const double order = static_cast<double>(n);
+  return order * order * order / 3.0;
+}
+
+double PanelCholesky::factor_next_panel() {
+  if (done()) return 0.0;
+  // Column-major upper U = Lᵀ on the same memory (see cholesky_factor):
+  // [U11 U12; 0 U22] with U11ᵀU11 = A11, U12 = U11⁻ᵀA12, A22 −= U12ᵀU12.
+  const std::size_t k0 = factored_, k1 = std::min(n_, k0 + panel_columns_);
+  const int order = static_cast<int>(n_), width = static_cast<int>(k1 - k0), rest = static_cast<int>(n_ - k1);
+  double* a11 = a_ + k0 + k0 * n_;
+  const lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', width, a11, order);
+  GPSTREAM_CHECK(info >= 0, "LAPACK dpotrf rejected its arguments (argument {})", -info);
+  if (info != 0) {
+    throw_not_positive_definite(
+        what_, fmt::format("Cholesky failed at column {} of {}", k0 + static_cast<std::size_t>(info), n_));
+  }
+  if (rest > 0) {
+    double* a12 = a_ + k0 + k1 * n_;
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, width, rest, 1.0, a11, order, a12,
+                order);
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, rest, width, -1.0, a12, order, 1.0, a_ + k1 + k1 * n_, order);
+  }
+  factored_ = k1;
+  const double w = width, r = rest;
+  return w * w * w / 3.0 + w * w * r + w * r * r;
 }
 
 void throw_not_positive_definite(const std::string& what, const std::string& evidence) {

@@ -14,6 +14,27 @@ namespace gpstream {
 // column where positive definiteness failed, with advice.
 void cholesky_factor(double* a, std::size_t n, const char* what);
 
+// cholesky_factor done one panel of columns at a time (right-looking: the
+// panel's diagonal block by dpotrf, the block beside it by dtrsm, the
+// trailing matrix by dsyrk), so that a factorisation of minutes can report
+// progress and stop between panels. Same storage as cholesky_factor.
+class PanelCholesky {
+ public:
+  PanelCholesky(double* a, std::size_t n, std::size_t panel_columns, const char* what);
+  bool done() const { return factored_ == n_; }
+  std::size_t factored() const { return factored_; }  // leading columns of L final
+  // Factors the next panel and updates the matrix after it; returns its flops.
+  double factor_next_panel();
+  // The flops of a whole factorisation of order n (n³/3).
+  static double flops(std::size_t n);
+
+ private:
+  double* a_;
+  std::size_t n_, panel_columns_;
+  const char* what_;
+  std::size_t factored_ = 0;
+};
+
 // The Error cholesky_factor throws: `what` is not numerically positive
 // definite, `evidence` says how that showed ("Cholesky failed at column 3 of
 // 40"), with advice. Every solver reports a singular K̄ through it, so that

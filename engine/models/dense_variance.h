@@ -1,61 +1,100 @@
 // Predictive variances of the exact GP (GBCD paper eq. 2, NOTES.md):
 //   latent  var f(x*) = K** − k*ᵀ K̄⁻¹ k*
 //   noisy   var y(x*) = K** + σ² − k*ᵀ K̄⁻¹ k*
-// The quadratic form needs a solve K̄u = k* per test row, which the paper
-// does one row at a time with GBCD (§3.1, Table 3). Here a batch of r test
-// rows is solved together, K̄U = K(X, X*), by the same block coordinate
-// descent with one active set per iteration for all open columns
-// (BlockCoordinateDescent::iterate_columns): every streamed kernel block
-// K̄[:, B] then serves r right-hand sides, as one GEMM instead of r GEMVs.
-// A column leaves the batch once its ‖g_j‖∞ ≤ tol, so easy rows do not pay
-// for hard ones. With more than 32 open columns the greedy policy scores a
-// 32-column random-sign sketch G·P instead of G (E‖eP‖² = ‖e‖²): the exact
-// scores cost κ·|B|·r per greedy step on one core, 3–4× the whole
-// iteration's time at r = 1000; B is still solved for exactly.
+// Two routes, chosen by cost (plan_variances):
 //
-// U itself is never stored: BCD decreases f_j(u) = ½uᵀK̄u − k*ᵀu by
-// ½ (G_B)ᵀΔ per iteration, and −2 f_j(u) = k*ᵀK̄⁻¹k* − (u − u*)ᵀK̄(u − u*)
-// estimates the quadratic form with an error quadratic in the solve's error
-// (a first-order one for k*ᵀu), from below — the variance errs on the large side.
+// cholesky — K̄ = LLᵀ formed and factorised once (n³/3 flops, n² doubles of
+// the budget, panel by panel so that it reports progress and stops), then
+// per batch of r test rows one triangular solve W = L⁻¹K(X, X*) (n²·r) and
+// k*ᵀK̄⁻¹k* = ‖w‖². Exact to rounding; the right route for a whole test set
+// when K̄ fits in memory: 10,000 variances cost about one more factorisation.
+//
+// gbcd — the paper's route (§3.1, Table 3) with a batch of r rows solved
+// together, K̄U = K(X, X*_batch), by block coordinate descent with one active
+// set per iteration for all open columns (BlockCoordinateDescent::
+// iterate_columns): every streamed block K̄[:, B] serves r right-hand sides
+// as one GEMM. With more than 32 open columns the greedy policy scores a
+// 32-column random-sign sketch G·P instead of G (E‖eP‖² = ‖e‖²); B is still
+// solved for exactly. O(n·r) memory, for models whose K̄ does not fit.
+//
+// The gbcd route's stopping rule bounds each row's error. U is never stored:
+// BCD lowers f_j(u) = ½uᵀK̄u − k*ᵀu by ½(G_B)ᵀΔ per iteration, and
+//   −2 f_j(u) = k*ᵀK̄⁻¹k* − gᵀK̄⁻¹g,   g = K̄u − k*,
+// so v̂ = K** + 2f_j overestimates the latent variance v by gᵀK̄⁻¹g, which
+// λ_min(K̄) ≥ σ² bounds: v ∈ [v̂ − b, v̂] with b = ‖g‖₂²/σ². A row stops when
+// b ≤ tol · (V̂ − b), V̂ the variance written (v̂, or v̂ + σ² for y*): then
+// its relative error is at most tol, however small σ² is next to K**.
+// (An absolute rule on ‖g‖∞ does not bound it: with σ²/K** = 1e-9 the
+// variance can be off by a factor.)
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"
 
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace gpstream {
 
+enum class VarianceMethod { automatic, cholesky, gbcd };
+// "auto", "cholesky", "gbcd"; throws an Error otherwise.
+VarianceMethod parse_variance_method(const std::string& text);
+const char* to_string(VarianceMethod method);
+
 struct VarianceOptions {
+  VarianceMethod method = VarianceMethod::automatic;
+  // The gbcd route:
   std::string policy = "gbcd";        // active-set policy: gbcd, bcd-cyclic, bcd-gradient
   std::size_t active_set_size = 500;  // m (GBCD paper §3)
   std::size_t candidates = 60;        // κ (GBCD paper §3)
-  // Per column, on ‖K̄u − k*‖∞. The paper's 1e-4 (Table 3) leaves a relative
-  // variance error of 2.4e-3 on kin40k; 3e-5 gives 2.7e-4 for 1.5× the time
-  // (bench/bench_hyper_variance): the error falls about as tol².
-  double tolerance = 3e-5;
+  // The bound on each row's relative error (see above).
+  double tolerance = 1e-3;
+  // The variance the bound is relative to: of y* (noise included), or of f*.
+  bool noisy = true;
   std::uint64_t max_iterations = 100000;  // per batch
   // Test rows solved together; 0: as many as half of the Context's free
   // memory budget holds (n doubles each), at most 1024.
   std::size_t batch_rows = 0;
   std::uint64_t seed = 1;
+  // Rows before it are done already (a resumed run): computed from it on.
+  std::size_t first_row = 0;
+  // Stops between iterations after this many seconds, leaving later rows undone.
+  double time_limit_seconds = std::numeric_limits<double>::infinity();
 };
+
+// Which route, with why, for `count` test rows on the model behind `training`.
+struct VariancePlan {
+  VarianceMethod method = VarianceMethod::gbcd;
+  std::string reason;
+};
+VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const VarianceOptions& options);
 
 struct VariancePrediction {
   std::vector<double> latent;    // K** − k*ᵀK̄⁻¹k* per test row (standardised units); add σ² for y*
-  std::uint64_t iterations = 0;  // over all batches
+  std::uint64_t iterations = 0;  // gbcd: over all batches; cholesky: panels and batches
   std::size_t batches = 0, batch_rows = 0;
-  std::size_t unconverged_rows = 0;  // stopped by max_iterations above tolerance
-  double gradient_max_norm = 0.0;    // the largest final ‖g_j‖∞ over all rows
+  std::size_t unconverged_rows = 0;  // gbcd: stopped by max_iterations above the tolerance
+  double largest_error_bound = 0.0;  // gbcd: the largest final relative error bound over all rows
+  bool time_limit_reached = false;   // rows after the last batch sent to the sink are not done
 };
 
-// Variances for `count` test rows (standardised, count×d) of the GP over the
-// training rows behind `training`, run by the solver driver in the
-// training's Context: its observers see one report per GBCD step (done =
-// test rows finished, total = count, the measure the largest open ‖g_j‖∞).
-// Throws Cancelled when the Context's stop is requested.
+// Called with each finished batch: the latent variances of test rows
+// first … first + latent.size() − 1, in order.
+using VarianceBatchSink = std::function<void(std::size_t first, std::span<const double> latent)>;
+
+// Variances for test rows options.first_row … count − 1 (standardised,
+// count×d) of the GP over the training rows behind `training`, by
+// plan.method, run by the solver driver in the training's Context: its
+// observers see one report per iteration (gbcd: one GBCD step, done = test
+// rows finished, the measure the largest relative error bound of the open
+// rows; cholesky: one panel or one batch, done and total in Mflop). Throws
+// Cancelled when the Context's stop is requested, after the batches that
+// finished went to `sink`.
 VariancePrediction predict_latent_variance(KernelMatrix& training, const double* test_rows, std::size_t count,
-                                           const VarianceOptions& options);
+                                           const VarianceOptions& options, const VariancePlan& plan,
+                                           const VarianceBatchSink& sink = {});
 
 }  // namespace gpstream

@@ -31,16 +31,21 @@ void CsvWriter::write_text(const char* text, std::size_t length) {
   GPSTREAM_CHECK(std::fwrite(text, 1, length, stream_) == length, "cannot write '{}': {}", name_, std::strerror(errno));
 }
 
-void CsvWriter::write_row(std::span<const double> values) {
+void CsvWriter::write_row(std::span<const double> values, std::size_t blank_fields) {
   constexpr std::size_t kMaxDoubleChars = 32;
-  line_.resize(values.size() * kMaxDoubleChars + 1);
+  line_.resize(values.size() * kMaxDoubleChars + blank_fields + 1);
   char* cursor = line_.data();
   for (std::size_t k = 0; k < values.size(); ++k) {
     if (k > 0) *cursor++ = ',';
     cursor = std::to_chars(cursor, line_.data() + line_.size(), values[k]).ptr;
   }
+  for (std::size_t k = 0; k < blank_fields; ++k) *cursor++ = ',';
   *cursor++ = '\n';
   write_text(line_.data(), static_cast<std::size_t>(cursor - line_.data()));
+}
+
+void CsvWriter::flush() {
+  GPSTREAM_CHECK(std::fflush(stream_) == 0, "cannot write '{}': {}", name_, std::strerror(errno));
 }
 
 void CsvWriter::finish() {

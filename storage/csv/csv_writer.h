@@ -20,7 +20,11 @@ class CsvWriter {
   CsvWriter(const CsvWriter&) = delete;
   CsvWriter& operator=(const CsvWriter&) = delete;
 
-  void write_row(std::span<const double> values);
+  // `values`, then `blank_fields` empty fields (a value not computed: the
+  // variance of a row a stopped run did not reach).
+  void write_row(std::span<const double> values, std::size_t blank_fields = 0);
+  // Writes what is buffered to the file (still under its temporary name).
+  void flush();
   // Flushes, closes and renames the file into place.
   void finish();
 
