@@ -95,7 +95,7 @@ class PredictionWriter {
                    std::optional<PredictionTable> resumed)
       : csv_(csv), model_(model), options_(options), resumed_(std::move(resumed)) {}
 
-  std::size_t written() const { return written_; }
+  std::size_t written() const { return written_; }  // rows with everything asked for
   std::size_t rows() const { return distribution_.mean.size(); }
   const PredictiveDistribution& distribution() const { return distribution_; }
 
@@ -142,8 +142,8 @@ class PredictionWriter {
 
   // The rows not written yet, means only (empty variance and std when asked for).
   void finish_with_means() {
-    for (; written_ < rows(); ++written_) {
-      csv_.write_row(std::span<const double>(&distribution_.mean[written_], 1), options_.with_variance ? 2 : 0);
+    for (std::size_t i = written_; i < rows(); ++i) {
+      csv_.write_row(std::span<const double>(&distribution_.mean[i], 1), options_.with_variance ? 2 : 0);
     }
     csv_.finish();
   }
@@ -447,9 +447,16 @@ void report(const PredictOptions& options, const TestSet& test, const Predictor&
 // "interrupted: 3,072 of 10,000 rows have variances ...; resume with: gpstream predict ... --resume"
 std::string stopped_variances_message(const PredictOptions& options, const PredictionWriter& writer,
                                       const std::vector<std::string>& args, const std::string& how) {
+  // The same command, less what would stop or refuse the resumed run.
   std::string command = "gpstream predict";
-  for (const std::string& argument : args) {
-    if (argument != "--resume" && argument != "--force") command += " " + shell_quoted(argument);
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string& argument = args[k];
+    if (argument == "--resume" || argument == "--force" || argument.starts_with("--time-limit=")) continue;
+    if (argument == "--time-limit") {
+      ++k;
+      continue;
+    }
+    command += " " + shell_quoted(argument);
   }
   return fmt::format(
       "{}: {} of {} rows have variances in {} (the others their means only). Resume with:\n  {} --resume", how,

@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <sstream>
 
@@ -40,15 +42,18 @@ TEST_CASE(
                        "--lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039")
               .exit_code == 0);
   const std::string noisy = directory.file("noisy.csv"), latent = directory.file("latent.csv");
+  // y* by the gbcd route, f* by the route auto picks here (cholesky: 500 rows).
   const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(noisy) +
-                                      " --variance --variance-tol 1e-10 --batch-rows 25");
+                                      " --variance --variance-method gbcd --variance-tol 1e-8 --batch-rows 25");
   CAPTURE(predicted.err);
   REQUIRE(predicted.exit_code == 0);
   CHECK(read_file(noisy).starts_with("mean,variance,std\n"));
   CHECK(predicted.err.find("variances of y* (noise included)") != std::string::npos);
-  REQUIRE(run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(latent) +
-                       " --variance --latent --variance-tol 1e-10 --batch-rows 25 -q")
-              .exit_code == 0);
+  CHECK(predicted.err.find("variances by gbcd: as asked") != std::string::npos);
+  const auto latent_run = run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(latent) +
+                                       " --variance --latent --batch-rows 25");
+  REQUIRE(latent_run.exit_code == 0);
+  CHECK(latent_run.err.find("variances by cholesky: K̄'s factor") != std::string::npos);
 
   // The closed form, in standardised units, from the model's own standardisation and kernel.
   const gpstream::DenseModel dense = gpstream::read_dense_model(model);
@@ -132,4 +137,113 @@ TEST_CASE("predict --variance options are checked") {
   CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --active-set 0")
             .exit_code == 2);
   CHECK_FALSE(std::filesystem::exists(directory.file("p.csv")));
+}
+
+namespace {
+
+struct VarianceRun {
+  gpstream::testing::ScratchDirectory directory;
+  std::string model, test;
+  std::string predict(const std::string& output) const {
+    return "predict " + quote(model) + " " + quote(test) + " -o " + quote(output) +
+           " --variance --variance-method gbcd --variance-tol 1e-5 --batch-rows 20 --threads 1";
+  }
+};
+
+void make_variance_run(VarianceRun& run) {
+  const std::string train = run.directory.file("train.h5");
+  run.model = run.directory.file("m.h5");
+  run.test = run.directory.file("test.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 2000 --seed 18 -q -o " + quote(train)).exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 200 --seed 19 -q -o " + quote(run.test)).exit_code == 0);
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(run.model) + " -q --solver cholesky " +
+                       "--lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039")
+              .exit_code == 0);
+}
+
+// Rows of a predictions file with a variance, and checks that the rest have their mean only.
+std::size_t rows_with_variance(const std::string& text, std::size_t rows) {
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);
+  std::size_t with = 0, total = 0;
+  while (std::getline(lines, line)) {
+    ++total;
+    if (!line.ends_with(",,")) {
+      CHECK(with + 1 == total);  // variances come first, in order
+      ++with;
+    }
+  }
+  CHECK(total == rows);
+  return with;
+}
+
+}  // namespace
+
+TEST_CASE("a variance run stopped by --time-limit or Ctrl-C publishes its finished rows and resumes to the same file") {
+  VarianceRun run;
+  make_variance_run(run);
+  const std::string whole = run.directory.file("whole.csv");
+  const auto uninterrupted = run_gpstream(run.predict(whole));
+  CAPTURE(uninterrupted.err);
+  REQUIRE(uninterrupted.exit_code == 0);
+  CHECK(rows_with_variance(read_file(whole), 200) == 200);
+
+  SUBCASE("--time-limit") {
+    const std::string part = run.directory.file("part.csv");
+    const auto stopped = run_gpstream(run.predict(part) + " --time-limit 1.5");
+    CAPTURE(stopped.err);
+    REQUIRE(stopped.exit_code == 0);
+    CHECK(stopped.err.find("stopped at --time-limit") != std::string::npos);
+    const std::size_t done = rows_with_variance(read_file(part), 200);
+    CHECK(done < 200);
+    CHECK(done % 20 == 0);  // whole batches
+    const std::size_t resume_at = stopped.err.find("Resume with:\n  gpstream ");
+    REQUIRE(resume_at != std::string::npos);
+    CHECK(stopped.err.find("--resume", resume_at) != std::string::npos);
+    CHECK(stopped.err.find("--time-limit", resume_at) == std::string::npos);
+    const auto resumed = run_gpstream(run.predict(part) + " --resume");
+    CAPTURE(resumed.err);
+    REQUIRE(resumed.exit_code == 0);
+    if (done > 0) CHECK(resumed.err.find(fmt::format("resuming: rows 1-{} of 200", done)) != std::string::npos);
+    CHECK(read_file(part) == read_file(whole));
+  }
+  SUBCASE("Ctrl-C") {
+    const std::string part = run.directory.file("part.csv"), err = run.directory.file("err.txt");
+    const std::string command = std::string("'") + GPSTREAM_BINARY + "' " + run.predict(part) + " 2>" + quote(err) +
+                                " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid";
+    const int status = std::system(command.c_str());
+    const std::string message = read_file(err);
+    CAPTURE(message);
+    if (WEXITSTATUS(status) == 0) {
+      MESSAGE("the run finished before the signal; nothing to check");  // a machine 10x faster than CI's
+    } else {
+      CHECK(WEXITSTATUS(status) == 130);
+      CHECK(message.find("interrupted: ") != std::string::npos);
+      const std::size_t done = rows_with_variance(read_file(part), 200);
+      CHECK(done < 200);
+      const auto resumed = run_gpstream(run.predict(part) + " --resume");
+      REQUIRE(resumed.exit_code == 0);
+      CHECK(read_file(part) == read_file(whole));
+    }
+  }
+  SUBCASE("a file from other inputs is refused, and left as it was") {
+    const std::string other_inputs = run.directory.file("other.h5"), other = run.directory.file("other.csv");
+    REQUIRE(run_gpstream("generate friedman1 --rows 200 --seed 20 -q -o " + quote(other_inputs)).exit_code == 0);
+    REQUIRE(run_gpstream("predict " + quote(run.model) + " " + quote(other_inputs) + " -o " + quote(other) + " -q")
+                .exit_code == 0);
+    const std::string before = read_file(other);
+    const auto wrong = run_gpstream(run.predict(other) + " --resume");
+    CHECK(wrong.exit_code == 1);
+    CHECK(wrong.err.find("has no variance column to continue") != std::string::npos);
+    REQUIRE(run_gpstream("predict " + quote(run.model) + " " + quote(other_inputs) + " -o " + quote(other) +
+                         " --variance --force --time-limit 1e-9 -q")
+                .exit_code == 0);
+    const std::string partial = read_file(other);
+    const auto mismatched = run_gpstream(run.predict(other) + " --resume");
+    CAPTURE(mismatched.err);
+    CHECK(mismatched.exit_code == 1);
+    CHECK(mismatched.err.find("is not from this model and these inputs") != std::string::npos);
+    CHECK(read_file(other) == partial);
+  }
 }
