@@ -12,7 +12,6 @@
 #include "bench/bench_problems.h"
 #include "engine/data/in_memory_row_source.h"
 #include "engine/kernels/kernel_matrix.h"
-#include "engine/linalg/blas_threads.h"
 #include "engine/linalg/cholesky.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_factory.h"
@@ -104,7 +103,6 @@ int main(int argc, char** argv) {
   // clang-format on
   po::variables_map values;
   if (!parse_bench_options(argc, argv, options, values)) return 0;
-  configure_blas();
   fs::create_directories(out_dir);
   std::vector<std::string> datasets;
   boost::split(datasets, datasets_text, boost::is_any_of(","));

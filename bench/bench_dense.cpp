@@ -16,7 +16,6 @@
 #include "engine/data/standardisation.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/kernels/vector_math.h"
-#include "engine/linalg/blas_threads.h"
 #include "engine/models/dense_prediction.h"
 #include "engine/models/prediction_metrics.h"
 #include "engine/solvers/solver_driver.h"
@@ -199,7 +198,6 @@ int main(int argc, char** argv) {
   // clang-format on
   po::variables_map values;
   if (!gpstream::bench::parse_bench_options(argc, argv, options, values)) return 0;
-  configure_blas();
   fs::create_directories(out_dir);
   std::vector<std::string> datasets, solvers, sizes;
   boost::split(datasets, datasets_text, boost::is_any_of(","));

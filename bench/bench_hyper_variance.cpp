@@ -222,7 +222,6 @@ int main(int argc, char** argv) {
   // clang-format on
   po::variables_map values;
   if (!gpstream::bench::parse_bench_options(argc, argv, options, values)) return 0;
-  configure_blas();
   fs::create_directories(out_dir);
   std::vector<std::string> datasets, tables;
   boost::split(datasets, datasets_text, boost::is_any_of(","));

@@ -1,6 +1,5 @@
 #include "tools/command_line.h"
 
-#include "engine/linalg/blas_threads.h"
 #include "storage/dataset/dataset_writer.h"
 #include "tools/memory_limit.h"
 
@@ -90,7 +89,6 @@ std::size_t ComputeOptions::memory_budget_bytes() const {
 }
 
 Context::Settings ComputeOptions::context_settings(std::uint64_t seed) const {
-  configure_blas();
   return {.threads = threads, .memory_budget_bytes = memory_budget_bytes(), .seed = seed};
 }
 

@@ -78,7 +78,13 @@ Context::Context(const Settings& settings)
                                     : static_cast<unsigned>(std::max(1, tbb::this_task_arena::max_concurrency()))),
       seed_(settings.seed),
       memory_(settings.memory_budget_bytes),
-      arena_(std::make_unique<tbb::task_arena>(static_cast<int>(threads_))) {}
+      arena_(std::make_unique<tbb::task_arena>(static_cast<int>(threads_))) {
+  // BLAS runs single-threaded inside the arena's tasks, and uses the run's
+  // threads only inside parallel_blas(): without this, the first run of a
+  // process ran its BLAS calls on every core and rounded differently from
+  // the next (a Cholesky factor differed in its last bits between two runs).
+  configure_blas();
+}
 
 Context::~Context() = default;
 

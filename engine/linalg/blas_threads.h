@@ -7,7 +7,7 @@
 
 namespace gpstream {
 
-// Makes BLAS single-threaded; call once at start-up.
+// Makes BLAS single-threaded; every Context does it when it is made.
 void configure_blas();
 
 // While alive, BLAS may use `threads` threads (0: all cores).

@@ -144,7 +144,7 @@ TEST_CASE("with noise down to 1e-9 of the signal variance every row's variance i
         options.noisy = noisy;
         const double added = noisy ? noise : 0.0;  // the variance the bound is on: of y* or of f*
         for (const VarianceMethod method : {VarianceMethod::gbcd, VarianceMethod::cholesky}) {
-          CAPTURE(to_string(method));
+          CAPTURE(std::string(to_string(method)));
           const VariancePrediction prediction = batched(training, test, h, options, false, nullptr, method);
           CHECK(prediction.unconverged_rows == 0);
           for (std::size_t t = 0; t < test.rows(); ++t) {
@@ -225,7 +225,7 @@ TEST_CASE("finished batches reach the sink in order, and a run from a later row 
   const Problem test = make_problem(35, 3, 62);
   const KernelHyperparameters h = se_ard(3, 0.9, 0.02);
   for (const VarianceMethod method : {VarianceMethod::gbcd, VarianceMethod::cholesky}) {
-    CAPTURE(to_string(method));
+    CAPTURE(std::string(to_string(method)));
     VarianceOptions options = latent_options(1e-4, 50);
     options.batch_rows = 10;
     std::vector<std::pair<std::size_t, std::vector<double>>> received;
