@@ -36,10 +36,11 @@ constexpr std::size_t kPanelColumns = 256;
 constexpr std::size_t kMinimumCholeskyBatch = 64;
 // The gbcd route's cost, in passes over K̄ (n² kernel entries, each against
 // the open columns): its variance batches took 47–53 sweeps (m·iterations/n)
-// on kin40k at 10,000 and 30,000 training rows (bench/results/hyper_variance.log).
-// They grow about as s²/σ² below kin40k's σ²/s² (6e-3): 34 sweeps at
-// σ²/s² = 1e-3, 12,700 at 1e-6 on a K singular to working precision
-// (tests/engine/test_variance.cpp).
+// on kin40k at 10,000 and 30,000 training rows, under the absolute tolerance
+// 3e-5 it had before the relative bound (bench/results/hyper_variance.log,
+// README tour). They grow about as s²/σ² below kin40k's σ²/s² (6e-3): 34
+// sweeps at σ²/s² = 1e-3, 12,700 at 1e-6 on the K singular to working
+// precision of tests/engine/test_variance.cpp (measured as the test was written).
 constexpr double kGbcdSweeps = 50.0, kGbcdSweepsNoiseRatio = 6e-3;
 // One kernel entry costs about this many multiply-adds per input plus an exp.
 constexpr double kEntryFlopsPerInput = 2.0, kEntryFlopsExp = 30.0;
@@ -111,7 +112,8 @@ class GbcdVariances final : public IterativeMethod {
         options_(options),
         result_(result),
         sink_(sink),
-        descent_(training, make_active_set_policy(options.policy, options.candidates), options.active_set_size) {}
+        descent_(training, make_active_set_policy(options.policy, options.candidates), options.active_set_size),
+        rows_done_(cursor.first) {}
 
   void start() override { begin_batch(); }
 
@@ -144,6 +146,7 @@ class GbcdVariances final : public IterativeMethod {
   std::string measure_name() const override { return "largest relative error bound of the open rows"; }
   bool complete() const override { return cursor_.done(); }
   bool converges() const override { return false; }  // each row stops at the tolerance on its own
+  // Rows before the run's first (a resumed run) count as done.
   std::pair<std::uint64_t, std::uint64_t> work_done() const override { return {rows_done_, cursor_.count}; }
 
  private:

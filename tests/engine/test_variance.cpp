@@ -244,7 +244,12 @@ TEST_CASE("finished batches reach the sink in order, and a run from a later row 
     // A resumed run: rows 20… as a run of their own (the batches it would have reached).
     options.first_row = 20;
     received.clear();
-    const VariancePrediction rest = batched(training, test, h, options, false, nullptr, method, sink);
+    struct FirstReport final : RunObserver {
+      void on_start(const IterationReport& r) override { done = r.done; }
+      std::uint64_t done = 99;
+    } first_report;
+    const VariancePrediction rest = batched(training, test, h, options, false, &first_report, method, sink);
+    if (method == VarianceMethod::gbcd) CHECK(first_report.done == 20);  // progress counts the rows done before
     REQUIRE(received.size() == 2);
     CHECK(received[0].first == 20);
     for (std::size_t t = 20; t < test.rows(); ++t) CHECK(rest.latent[t] == whole.latent[t]);
