@@ -104,8 +104,9 @@ void table4(const fs::path& data, const std::vector<std::string>& datasets, std:
     InMemoryRowSource rows(p.x, p.y, p.d);
     Context context({.memory_budget_bytes = std::size_t{8} << 30, .seed = 0});
     // As `gpstream hyper --seed 0 --restarts R` does it, on the standardised rows.
-    const LearnedOnSubset on_subset =
-        learn_on_subset(context, rows, KernelType::squared_exponential_ard, {.restarts = restarts});
+    SubsetLearningOptions learning;
+    learning.restarts = restarts;
+    const LearnedOnSubset on_subset = learn_on_subset(context, rows, KernelType::squared_exponential_ard, learning);
     const HyperparameterSearchResult& learned = on_subset.search;
     const double learn_seconds = on_subset.seconds;
     p.hyper = learned.hyperparameters;

@@ -124,8 +124,9 @@ Scored transductive(KernelMatrix& matrix, const Kernel& kernel, const Problem& p
 KernelHyperparameters learned_hyperparameters(const Problem& p, std::size_t restarts) {
   InMemoryRowSource rows(p.x, p.y, p.d);
   Context context({.memory_budget_bytes = std::size_t{8} << 30, .seed = 0});  // as gpstream hyper --seed 0
-  return learn_on_subset(context, rows, KernelType::squared_exponential_ard, {.restarts = restarts})
-      .search.hyperparameters;
+  SubsetLearningOptions learning;
+  learning.restarts = restarts;
+  return learn_on_subset(context, rows, KernelType::squared_exponential_ard, learning).search.hyperparameters;
 }
 
 Problem load(const std::string& name, const fs::path& data) {

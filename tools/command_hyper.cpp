@@ -1,4 +1,4 @@
-// gpstream hyper DATA.h5 -o HYPER.json [--kernel se-ard] [--subset 2000] [--restarts 2]
+// gpstream hyper DATA.h5 -o HYPER.json [--kernel se-ard] [--subset 2000] [--restarts 2] [--init START.json]
 #include "engine/core/error.h"
 #include "storage/dataset/training_rows.h"
 #include "storage/output/atomic_output_file.h"
@@ -22,29 +22,35 @@ int run_hyper(const std::vector<std::string>& args) {
       "Learn kernel hyperparameters by maximising the exact GP's marginal likelihood on a random subset of\n"
       "the training rows (L-BFGS from NLopt, in log-space, with bounds and random restarts), as the GBCD\n"
       "paper does on 2000 rows. Inputs and targets are standardised with the dataset's statistics, which\n"
-      "the file records; `gpstream train --hyper HYPER.json` trains with the result. Prints the objective\n"
-      "at every evaluation, then the learned values.";
+      "the file records; `gpstream train --hyper HYPER.json` trains with the result. The first start is\n"
+      "informed by the data (lengthscales from the inputs' spreads, variances from the target's), or\n"
+      "given with --init and the kernel options. Prints the objective at every evaluation, then the\n"
+      "learned values, and notes when a value ends on a bound of the search or where it started.";
   std::string dataset, output, kernel;
   std::uint64_t seed = 0;
   HyperparameterLearningOptions learning;
+  KernelValueOptions start_values;
   ComputeOptions compute;
   // clang-format off
   spec.options.add_options()
       ("dataset", po::value(&dataset)->required(), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&output)->required(), "hyperparameter file to write (JSON)")
-      ("kernel", po::value(&kernel)->default_value("se-ard"), kKernelNames)
+      ("kernel", po::value(&kernel)->default_value("se-ard"), "se-ard, se, matern52, exponential or hik (default: the --init file's, else se-ard)")
       ("seed", po::value(&seed)->default_value(0), "random seed of the subset and of the restarts")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "print only the learned values, not the objective trace");
   // clang-format on
   learning.add(spec.options);
+  po::options_description start_options("Starting point (standardised units; over --init's values)");
+  start_values.add(start_options);
+  spec.options.add(start_options);
   compute.add(spec.options);
   spec.positional.add("dataset", 1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
 
   // Validate.
-  const KernelType kernel_type = parse_kernel_type(kernel);
+  parse_kernel_type(kernel);
   const bool overwrite = values.count("force") != 0;
   if (!overwrite && std::filesystem::exists(output)) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", output));
@@ -57,14 +63,16 @@ int run_hyper(const std::vector<std::string>& args) {
   const DatasetDescription description = read_dataset_description(dataset);
   const Standardisation standardisation = dataset_standardisation(description);
   const std::unique_ptr<TrainingRows> data = open_training_rows(dataset, standardisation, context);
-  const SubsetLearningOptions& options = learning.checked(description.rows, dataset);
+  const LearningPlan plan =
+      plan_learning(learning, start_values, kernel, values, description.rows, dataset, standardisation);
+  const SubsetLearningOptions& options = plan.options;
 
   // Run.
   const ContextInterrupts interrupts(context);
   SearchTraceObserver trace(stdout);
   std::optional<Context::ObserverScope> observe;
   if (values.count("quiet") == 0) observe.emplace(context, std::vector<RunObserver*>{&trace});
-  const LearnedOnSubset learned = learn_on_subset(context, data->rows(), kernel_type, options);
+  const LearnedOnSubset learned = learn_on_subset(context, data->rows(), plan.kernel, options);
   save_learned_hyperparameters(output, learned, options, seed, dataset, description.fingerprint, standardisation,
                                overwrite);
 
@@ -74,6 +82,8 @@ int run_hyper(const std::vector<std::string>& args) {
     const SearchStart& start = learned.search.starts[i];
     fmt::print("start {}: -log p(y|X) {:.6f} after {} evaluations ({}){}\n", i, start.objective, start.evaluations,
                start.stop_reason, i == learned.search.best_start ? "  <- best" : "");
+    fmt::print("  from {}{}\n", describe_hyperparameters(start.initial),
+               i == 0 ? fmt::format(" ({})", plan.start_origin) : std::string(" (a random restart around start 0)"));
   }
   fmt::print("learned on {} of {} rows in {:.1f} s: {}\n", learned.subset_size, description.rows, learned.seconds,
              describe_hyperparameters(h));
@@ -81,7 +91,7 @@ int run_hyper(const std::vector<std::string>& args) {
   for (const double lengthscale : h.lengthscales)
     gamma.push_back(fmt::format("{:.4g}", gamma_from_lengthscale(lengthscale)));
   fmt::print("gamma [{}]; -log p(y|X) {:.6f}; wrote {}\n", fmt::join(gamma, ", "), learned.search.objective, output);
-  for (const std::string& note : values_on_bounds(h, options.min_noise_variance)) fmt::print("note: {}\n", note);
+  for (const std::string& note : learning_notes(learned, options)) fmt::print("note: {}\n", note);
   return 0;
 }
 

@@ -22,9 +22,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <boost/algorithm/string/classification.hpp>
-#include <boost/algorithm/string/split.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -33,32 +30,16 @@
 namespace gpstream::cli {
 namespace {
 
-std::vector<double> parse_number_list(const std::string& text, const char* option) {
-  std::vector<std::string> words;
-  boost::split(words, text, boost::is_any_of(","));
-  std::vector<double> values;
-  for (const std::string& word : words) {
-    try {
-      std::size_t used = 0;
-      values.push_back(std::stod(word, &used));
-      if (used != word.size()) throw std::invalid_argument(word);
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("{}: \"{}\" is not a number", option, word));
-    }
-  }
-  return values;
-}
-
 struct TrainOptions {
-  std::string dataset, output, solver, model, kernel, hyper_file, lengthscales, gamma, checkpoint, resume, log,
-      save_hyper;
+  std::string dataset, output, solver, model, kernel, hyper_file, checkpoint, resume, log, save_hyper;
   std::string objective = "var", cache = "auto";
   ColumnCacheMode cache_mode = ColumnCacheMode::automatic;
   std::size_t active_set_size = 500, candidates = 60, basis = 1000, information_pivots = 16, passes = 1;
   double novelty = 1e-6;
   std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
-  double tolerance = 1e-4, time_limit = 0, signal_variance = 1, noise_variance = 0, checkpoint_every = 60, gap = 0.025;
+  double tolerance = 1e-4, time_limit = 0, checkpoint_every = 60, gap = 0.025;
   ComputeOptions compute;
+  KernelValueOptions kernel_values;
   HyperparameterLearningOptions learning;
   bool quiet = false;
 };
@@ -73,29 +54,22 @@ KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po
     hyper = file.hyperparameters;
     file_standardisation = file.standardisation;
     have_lengthscales = have_noise = true;
+  } else {
+    hyper.signal_variance = 1.0;
   }
-  if (!values["kernel"].defaulted() || options.hyper_file.empty()) hyper.type = parse_kernel_type(options.kernel);
-  if (!options.lengthscales.empty() && !options.gamma.empty())
-    throw UsageError("give --lengthscales or --gamma, not both");
-  if (!options.lengthscales.empty()) {
-    hyper.lengthscales = parse_number_list(options.lengthscales, "--lengthscales");
+  if (given(values, "kernel") || options.hyper_file.empty()) hyper.type = parse_kernel_type(options.kernel);
+  const StartingPoint command_line = options.kernel_values.given(values);
+  if (!command_line.lengthscales.empty()) {
+    hyper.lengthscales = command_line.lengthscales;
     have_lengthscales = true;
   }
-  if (!options.gamma.empty()) {
-    hyper.lengthscales.clear();
-    for (const double gamma : parse_number_list(options.gamma, "--gamma")) {
-      if (!(gamma > 0)) throw UsageError(fmt::format("--gamma: values must be positive, not {}", gamma));
-      hyper.lengthscales.push_back(lengthscale_from_gamma(gamma));
-    }
-    have_lengthscales = true;
-  }
-  if (!values["signal-var"].defaulted() || options.hyper_file.empty()) hyper.signal_variance = options.signal_variance;
-  if (values.count("noise-var") != 0) {
-    hyper.noise_variance = options.noise_variance;
+  if (command_line.signal_variance) hyper.signal_variance = *command_line.signal_variance;
+  if (command_line.noise_variance) {
+    hyper.noise_variance = *command_line.noise_variance;
     have_noise = true;
   }
   if (hyper.type == KernelType::histogram_intersection) {
-    if (!options.lengthscales.empty() || !options.gamma.empty())
+    if (!command_line.lengthscales.empty())
       throw UsageError("--lengthscales/--gamma: the hik kernel has no lengthscales");
     hyper.lengthscales.clear();
     have_lengthscales = true;
@@ -128,8 +102,8 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
   }
   if (given("seed") && options.seed != saved.seed)
     conflict("seed", std::to_string(options.seed), std::to_string(saved.seed));
-  for (const char* option :
-       {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise", "learn-hyper"}) {
+  for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise",
+                             "learn-hyper", "init"}) {
     if (given(option)) conflict(option, "", "the kernel and standardisation saved in it");
   }
   for (const char* option : {"info-pivots", "objective", "fixed-hyper", "novelty", "passes"}) {
@@ -200,13 +174,15 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
   std::optional<Standardisation> file_standardisation;
   const bool learn = values.count("learn-hyper") != 0;
   if (learn) {
-    for (const char* option : {"hyper", "lengthscales", "gamma", "noise-var"}) {
-      if (values.count(option) != 0) throw UsageError(fmt::format("give --learn-hyper or --{}, not both", option));
+    if (values.count("hyper") != 0) {
+      throw UsageError(
+          "give --learn-hyper or --hyper, not both (to start the search from a file's values, give --init FILE)");
     }
     if (values.count("no-standardise") != 0)
       throw UsageError("--learn-hyper learns on standardised data; drop --no-standardise");
   } else {
     if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
+    if (!options.learning.init_file.empty()) throw UsageError("--init is the search's start: it needs --learn-hyper");
     configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
   }
   if (options.model == "dense") {
@@ -341,24 +317,23 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
 // reports the result and, with --save-hyper, writes it.
 KernelHyperparameters learn_and_report(Context& context, TrainingRows& data, const TrainOptions& options,
                                        const po::variables_map& values) {
-  const KernelType kernel = parse_kernel_type(options.kernel);
-  const SubsetLearningOptions& learning = options.learning.checked(data.description().rows, options.dataset);
+  const DatasetDescription& dataset = data.description();
+  const LearningPlan plan = plan_learning(options.learning, options.kernel_values, options.kernel, values, dataset.rows,
+                                          options.dataset, dataset_standardisation(dataset));
+  const SubsetLearningOptions& learning = plan.options;
   if (!options.quiet) {
-    fmt::print(stderr, "train: learning {} hyperparameters on {} random rows ({} restarts)\n", kernel_type_name(kernel),
-               learning.subset, learning.restarts);
+    fmt::print(stderr, "train: learning {} hyperparameters on {} random rows ({} restarts; start {})\n",
+               kernel_type_name(plan.kernel), learning.subset, learning.restarts, plan.start_origin);
   }
-  const LearnedOnSubset learned = learn_on_subset(context, data.rows(), kernel, learning);
+  const LearnedOnSubset learned = learn_on_subset(context, data.rows(), plan.kernel, learning);
   if (!options.quiet) {
     fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations, -log p(y|X) {:.4f}): {}\n", learned.seconds,
                learned.evaluations, learned.search.objective, describe_hyperparameters(learned.search.hyperparameters));
-    for (const std::string& note : values_on_bounds(learned.search.hyperparameters, learning.min_noise_variance)) {
-      fmt::print(stderr, "train: note: {}\n", note);
-    }
+    for (const std::string& note : learning_notes(learned, learning)) fmt::print(stderr, "train: note: {}\n", note);
   }
   if (!options.save_hyper.empty()) {
     save_learned_hyperparameters(options.save_hyper, learned, learning, options.seed, options.dataset,
-                                 data.description().fingerprint, dataset_standardisation(data.description()),
-                                 values.count("force") != 0);
+                                 dataset.fingerprint, dataset_standardisation(dataset), values.count("force") != 0);
   }
   return learned.search.hyperparameters;
 }
@@ -563,10 +538,6 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, from gpstream hyper or as ../shared/data/hyper/*.json)")
       ("learn-hyper", "learn the hyperparameters first, as gpstream hyper does (with --subset, --restarts, ...)")
       ("save-hyper", po::value(&options.save_hyper), "with --learn-hyper: also write the learned values to this JSON file")
-      ("lengthscales", po::value(&options.lengthscales), "comma-separated lengthscales (one per input, or one for all)")
-      ("gamma", po::value(&options.gamma), "comma-separated gamma_l = 1/(2 l^2) instead of --lengthscales")
-      ("signal-var", po::value(&options.signal_variance)->default_value(1.0), "signal variance s^2")
-      ("noise-var", po::value(&options.noise_variance), "noise variance sigma^2")
       ("no-standardise", "use inputs and targets as they are")
       ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops")
       ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "seconds between checkpoints")
@@ -576,6 +547,10 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("cache", po::value(&options.cache)->default_value("auto"), "kernel-column cache for the bcd family, which reuses columns: off, ram, or auto (ram where computing a kernel entry is measured to cost more than reading it); results are bitwise the same either way")
       ("quiet,q", "no progress on stderr");
   // clang-format on
+  po::options_description kernel_options(
+      "Kernel values (standardised units; over a --hyper file's, or with --learn-hyper the search's start)");
+  options.kernel_values.add(kernel_options);
+  spec.options.add(kernel_options);
   options.compute.add(spec.options);
   po::options_description learning_options("Hyperparameter learning (with --learn-hyper)");
   options.learning.add(learning_options);

@@ -143,9 +143,10 @@ SearchStart run_start(const double* x, std::span<const double> y, std::size_t d,
 // The data-informed start: ℓ_l = √d · std(x_l), so that a typical squared
 // distance Σ (x_l − z_l)²/ℓ_l² is about 2 whatever d is (with ℓ = 1 and 32
 // inputs K̄ ≈ s²I + σ²I, where the likelihood is flat in every ℓ and the
-// search never moves them); s² = var(y); σ² = var(y)/10.
-KernelHyperparameters data_informed_start(KernelType kernel, const double* x, std::span<const double> y, std::size_t d,
-                                          double min_noise_variance) {
+// search never moves them); s² = var(y); σ² = var(y)/10. The user's values
+// replace the informed ones they give.
+KernelHyperparameters first_start(KernelType kernel, const double* x, std::span<const double> y, std::size_t d,
+                                  const HyperparameterSearchOptions& options) {
   const std::size_t n = y.size();
   std::vector<double> spread(d, 0.0);
   for (std::size_t l = 0; l < d; ++l) {
@@ -173,10 +174,32 @@ KernelHyperparameters data_informed_start(KernelType kernel, const double* x, st
     for (const double value : spread) mean_spread += value / static_cast<double>(d);
     h.lengthscales.push_back(scale * mean_spread);
   }
+  h.signal_variance = y_variance;
+  h.noise_variance = 0.1 * y_variance;
+
+  const StartingPoint& given = options.start;
+  if (!given.lengthscales.empty()) {
+    GPSTREAM_CHECK(count > 0, "the {} kernel has no lengthscales to start from", kernel_type_name(kernel));
+    GPSTREAM_CHECK(given.lengthscales.size() == count || given.lengthscales.size() == 1,
+                   "the starting point has {} lengthscales; the {} kernel on {} inputs has {} (or give one for all)",
+                   given.lengthscales.size(), kernel_type_name(kernel), d, count);
+    h.lengthscales = given.lengthscales.size() == count ? given.lengthscales
+                                                        : std::vector<double>(count, given.lengthscales.front());
+  }
+  if (given.signal_variance) h.signal_variance = *given.signal_variance;
+  if (given.noise_variance) h.noise_variance = *given.noise_variance;
+  const auto check_positive = [](double value, const char* what) {
+    GPSTREAM_CHECK(std::isfinite(value) && value > 0, "the starting {} must be positive and finite, not {}", what,
+                   value);
+  };
+  for (const double lengthscale : h.lengthscales) check_positive(lengthscale, "lengthscale");
+  check_positive(h.signal_variance, "signal variance");
+  check_positive(h.noise_variance, "noise variance");
+
   for (double& lengthscale : h.lengthscales)
     lengthscale = std::clamp(lengthscale, kLengthscaleBounds[0], kLengthscaleBounds[1]);
-  h.signal_variance = std::clamp(y_variance, kSignalBounds[0], kSignalBounds[1]);
-  h.noise_variance = std::clamp(0.1 * y_variance, min_noise_variance, kNoiseUpperBound);
+  h.signal_variance = std::clamp(h.signal_variance, kSignalBounds[0], kSignalBounds[1]);
+  h.noise_variance = std::clamp(h.noise_variance, options.min_noise_variance, kNoiseUpperBound);
   return h;
 }
 
@@ -242,7 +265,7 @@ HyperparameterSearchResult learn_hyperparameters(Context& context, const double*
   const ScopedBlasThreads blas_threads = context.parallel_blas();
   WorkProgress progress(context, options.restarts + 1);
   HyperparameterSearchResult result;
-  const KernelHyperparameters informed = data_informed_start(options.kernel, x, y, d, options.min_noise_variance);
+  const KernelHyperparameters informed = first_start(options.kernel, x, y, d, options);
   for (std::size_t start = 0; start <= options.restarts; ++start) {
     // Restarts: the informed start scaled by log-uniform factors (bounds clamp them in the search).
     KernelHyperparameters initial = informed;
@@ -308,6 +331,31 @@ std::vector<std::string> values_on_bounds(const KernelHyperparameters& hyperpara
                     kNoiseUpperBound));
   }
   return notes;
+}
+
+std::vector<std::string> values_at_start(const SearchStart& start) {
+  const auto same = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); };
+  const std::vector<double> initial = hyperparameter_values(start.initial);
+  const std::vector<double> optimum = hyperparameter_values(start.optimum);
+  std::vector<std::size_t> unmoved;
+  for (std::size_t j = 0; j < initial.size(); ++j)
+    if (same(initial[j], optimum[j])) unmoved.push_back(j);
+  if (unmoved.empty()) return {};
+  if (unmoved.size() == initial.size()) {
+    return {
+        fmt::format("the answer equals the start: no value moved from it ({}). The likelihood is flat there or "
+                    "the start is already its optimum; try another start (--init, the kernel options) or more "
+                    "--restarts",
+                    start.stop_reason)};
+  }
+  std::vector<std::size_t> inputs;
+  for (const std::size_t j : unmoved)
+    if (j < start.initial.lengthscales.size()) inputs.push_back(j + 1);
+  if (inputs.empty()) return {};
+  return {
+      fmt::format("the lengthscales of inputs {} ended where they started: the likelihood does not change with "
+                  "them there (irrelevant inputs, or a start where they have no effect)",
+                  fmt::join(inputs, ", "))};
 }
 
 }  // namespace gpstream

@@ -17,7 +17,9 @@
 // bound on σ² keeps K̄ well conditioned: an exact GP with σ² → 0
 // interpolates and its Cholesky factor breaks down. A trial point where K̄
 // is not positive definite is a rejected step; a search NLopt gives up
-// after progress returns the best point it evaluated.
+// after progress returns the best point it evaluated. A user may give
+// any of the first start's values (StartingPoint); the others stay informed
+// by the data, and the restarts scatter around that start.
 #pragma once
 
 #include "engine/core/context.h"
@@ -26,11 +28,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace gpstream {
+
+// Values of the first start given by the user (standardised units); what is
+// left empty comes from the data. One lengthscale stands for every input of
+// an ARD kernel; otherwise there must be as many as the kernel has.
+struct StartingPoint {
+  std::vector<double> lengthscales;
+  std::optional<double> signal_variance, noise_variance;
+
+  bool empty() const { return lengthscales.empty() && !signal_variance && !noise_variance; }
+};
 
 struct HyperparameterSearchOptions {
   KernelType kernel = KernelType::squared_exponential_ard;
@@ -39,6 +52,7 @@ struct HyperparameterSearchOptions {
   std::size_t max_evaluations = 500;  // per start
   double min_noise_variance = 1e-6;   // lower bound of σ² (standardised targets)
   std::uint64_t seed = 0;             // of the restarts
+  StartingPoint start;                // the user's part of the first start
 };
 
 struct SearchStart {
@@ -90,5 +104,12 @@ HyperparameterSearchResult learn_hyperparameters(Context& context, const double*
 // (lengthscale 3 on its upper bound 1e5, …), with why it may be harmless;
 // empty when none did.
 std::vector<std::string> values_on_bounds(const KernelHyperparameters& hyperparameters, double min_noise_variance);
+
+// One sentence when the optimum of `start` equals its initial point in every
+// value (the search never moved: the likelihood is flat there, or the start
+// was already optimal), or else one naming the lengthscales that did not
+// move from their initial values — inputs the likelihood ignores at that
+// point; empty when every value moved. "Equal" is within 1e-6, relatively.
+std::vector<std::string> values_at_start(const SearchStart& start);
 
 }  // namespace gpstream

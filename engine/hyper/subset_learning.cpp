@@ -35,6 +35,7 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType ke
   search.max_evaluations = options.max_evaluations;
   search.min_noise_variance = options.min_noise_variance;
   search.seed = seed;
+  search.start = options.start;
   const auto started = std::chrono::steady_clock::now();
   LearnedOnSubset learned;
   learned.search = learn_hyperparameters(context, x.data(), y, d, search);
@@ -42,6 +43,35 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType ke
   learned.subset_size = subset.size();
   for (const SearchStart& start : learned.search.starts) learned.evaluations += start.evaluations;
   return learned;
+}
+
+KernelHyperparameters restandardised(const KernelHyperparameters& hyperparameters, const Standardisation& from,
+                                     const Standardisation& to) {
+  KernelHyperparameters result = hyperparameters;
+  const std::size_t count = result.lengthscales.size();
+  if (count > 0 && (from.standardises_inputs() || to.standardises_inputs())) {
+    const std::size_t d = from.standardises_inputs() ? from.x_std.size() : to.x_std.size();
+    GPSTREAM_CHECK(!from.standardises_inputs() || !to.standardises_inputs() || from.x_std.size() == to.x_std.size(),
+                   "the standardisations have {} and {} inputs", from.x_std.size(), to.x_std.size());
+    // Columns with zero spread keep their scale (Standardisation::apply_to_rows).
+    const auto spread = [](const Standardisation& s, std::size_t l) {
+      return s.standardises_inputs() && s.x_std[l] > 0 ? s.x_std[l] : 1.0;
+    };
+    std::vector<double> ratio(d);
+    for (std::size_t l = 0; l < d; ++l) ratio[l] = spread(from, l) / spread(to, l);
+    if (count == d) {
+      for (std::size_t l = 0; l < d; ++l) result.lengthscales[l] *= ratio[l];
+    } else {
+      double mean_ratio = 0.0;
+      for (const double r : ratio) mean_ratio += r / static_cast<double>(d);
+      for (double& lengthscale : result.lengthscales) lengthscale *= mean_ratio;
+    }
+  }
+  GPSTREAM_CHECK(from.y_std > 0 && to.y_std > 0, "a target spread must be positive ({} and {})", from.y_std, to.y_std);
+  const double variance_ratio = (from.y_std / to.y_std) * (from.y_std / to.y_std);
+  result.signal_variance *= variance_ratio;
+  result.noise_variance *= variance_ratio;
+  return result;
 }
 
 }  // namespace gpstream

@@ -6,6 +6,7 @@
 
 #include "engine/core/context.h"
 #include "engine/data/row_source.h"
+#include "engine/data/standardisation.h"
 #include "engine/hyper/hyperparameter_search.h"
 
 #include <cstdint>
@@ -18,6 +19,7 @@ struct SubsetLearningOptions {
   double tolerance = 1e-4;    // GBCD paper §3
   double min_noise_variance = 1e-6;
   std::size_t max_evaluations = 500;  // per start
+  StartingPoint start;                // the user's part of the first start (standardised units)
 };
 
 struct LearnedOnSubset {
@@ -33,5 +35,13 @@ struct LearnedOnSubset {
 // larger than the rows is an error naming both.
 LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType kernel,
                                 const SubsetLearningOptions& options);
+
+// Hyperparameters in the units of standardisation `to` that describe the
+// same function as `hyperparameters` under `from`: ℓ_l·x_std_from/x_std_to
+// (one shared lengthscale scales by the mean ratio), and s², σ² by
+// (y_std_from/y_std_to)². A standardisation that leaves the inputs as they
+// are has x_std = 1. Used to start a search from values learned elsewhere.
+KernelHyperparameters restandardised(const KernelHyperparameters& hyperparameters, const Standardisation& from,
+                                     const Standardisation& to);
 
 }  // namespace gpstream

@@ -95,7 +95,65 @@ TEST_CASE("hyperparameter learning rejects bad inputs with one clear line and no
 
   CHECK(run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 50 --min-noise 0").exit_code == 2);
   CHECK(run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 50 --kernel rbf").exit_code != 0);
-  CHECK(run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) + " --learn-hyper --noise-var 0.1")
+  CHECK(run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 50 --max-evaluations 0").exit_code ==
+        2);
+  CHECK(run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 50 --noise-var 0").exit_code == 2);
+  CHECK(run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 50 --lengthscales 1,nan").exit_code ==
+        2);
+  const auto wrong_init =
+      run_gpstream("hyper " + quote(data) + " -o " + quote(hyper) + " --subset 50 --init " + quote(other));
+  CHECK(wrong_init.exit_code == 2);
+  CHECK(wrong_init.err.find("--init: '" + other + "' has 3 lengthscales, but") != std::string::npos);
+  // --hyper fixes the kernel, --init starts the search: each with its own mode of train.
+  const auto both = run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) +
+                                 " --learn-hyper --hyper " + quote(other));
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("give --init FILE") != std::string::npos);
+  CHECK(run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) + " --init " + quote(other) +
+                     " --noise-var 0.1 --lengthscales 1")
             .exit_code == 2);
   CHECK_FALSE(std::filesystem::exists(hyper));
+  CHECK_FALSE(std::filesystem::exists(directory.file("m.h5")));
+}
+
+TEST_CASE(
+    "hyper and train --learn-hyper start from --init and the kernel options, and say when the answer is the "
+    "start") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("train.h5"), first = directory.file("first.json");
+  REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 5 -q -o " + quote(data)).exit_code == 0);
+  REQUIRE(run_gpstream("hyper " + quote(data) + " -o " + quote(first) + " --subset 200 --restarts 0 -q").exit_code ==
+          0);
+  const gpstream::HyperparameterFile learned = gpstream::read_hyperparameter_file(first);
+
+  // One evaluation: the answer is the start, which is the file's values with --signal-var over them.
+  const std::string again = directory.file("again.json");
+  const auto stopped = run_gpstream("hyper " + quote(data) + " -o " + quote(again) + " --subset 200 --restarts 0 " +
+                                    "--max-evaluations 1 -q --init " + quote(first) + " --signal-var 2.5");
+  CAPTURE(stopped.out);
+  CAPTURE(stopped.err);
+  REQUIRE(stopped.exit_code == 0);
+  CHECK(stopped.out.find("(--init " + first + " and the kernel options)") != std::string::npos);
+  CHECK(stopped.out.find("note: the answer equals the start") != std::string::npos);
+  const gpstream::HyperparameterFile start = gpstream::read_hyperparameter_file(again);
+  CHECK(start.hyperparameters.signal_variance == doctest::Approx(2.5).epsilon(1e-12));
+  REQUIRE(start.hyperparameters.lengthscales.size() == learned.hyperparameters.lengthscales.size());
+  for (std::size_t l = 0; l < learned.hyperparameters.lengthscales.size(); ++l) {
+    CHECK(start.hyperparameters.lengthscales[l] ==
+          doctest::Approx(learned.hyperparameters.lengthscales[l]).epsilon(1e-12));
+  }
+  CHECK(start.hyperparameters.noise_variance == doctest::Approx(learned.hyperparameters.noise_variance).epsilon(1e-12));
+
+  // train --learn-hyper takes the same start (values not given informed by the data) and says so.
+  const std::string model = directory.file("model.h5"), saved = directory.file("saved.json");
+  const auto trained = run_gpstream("train " + quote(data) + " -o " + quote(model) +
+                                    " --learn-hyper --subset 200 --restarts 0 --max-evaluations 1 --noise-var 0.3 " +
+                                    "--lengthscales 4 --save-hyper " + quote(saved) + " --max-iter 5");
+  CAPTURE(trained.err);
+  REQUIRE(trained.exit_code == 0);
+  CHECK(trained.err.find("start the kernel options, the rest informed by the data") != std::string::npos);
+  CHECK(trained.err.find("train: note: the answer equals the start") != std::string::npos);
+  const gpstream::HyperparameterFile trained_start = gpstream::read_hyperparameter_file(saved);
+  CHECK(trained_start.hyperparameters.noise_variance == doctest::Approx(0.3).epsilon(1e-12));
+  CHECK(trained_start.hyperparameters.lengthscales == std::vector<double>(10, 4.0));
 }

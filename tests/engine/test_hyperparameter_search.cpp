@@ -1,6 +1,7 @@
 #include "engine/core/error.h"
 #include "engine/hyper/hyperparameter_search.h"
 #include "engine/hyper/marginal_likelihood.h"
+#include "engine/hyper/subset_learning.h"
 #include "problems.h"
 
 #include <doctest/doctest.h>
@@ -184,4 +185,109 @@ TEST_CASE("a trial point where K̄ is not positive definite is a rejected step, 
   };
   CHECK_THROWS_WITH_AS(minimise_log_parameters(failing, {0.0, 0.0}, 1e-6, 1e-8, 200),
                        doctest::Contains("not numerically positive definite"), Error);
+}
+
+TEST_CASE(
+    "a given starting point is the first start, what it leaves out is informed by the data, and the search "
+    "from it finds the same optimum") {
+  const Problem p = make_problem(50, 1, 41);
+  HyperparameterSearchOptions informed;
+  informed.kernel = KernelType::squared_exponential;
+  informed.tolerance = 1e-10;
+  const HyperparameterSearchResult from_data = learn_hyperparameters(default_context, p.x.data(), p.y, p.d, informed);
+
+  HyperparameterSearchOptions given = informed;
+  given.start.signal_variance = 20.0;
+  given.start.lengthscales = {0.05};
+  const HyperparameterSearchResult from_given = learn_hyperparameters(default_context, p.x.data(), p.y, p.d, given);
+  const KernelHyperparameters& start = from_given.starts.at(0).initial;
+  CHECK(start.signal_variance == 20.0);
+  CHECK(start.lengthscales == std::vector<double>{0.05});
+  CHECK(start.noise_variance == from_data.starts.at(0).initial.noise_variance);  // not given: informed
+  // The likelihood of this problem has one optimum (the grid test above): both starts reach it.
+  CHECK(from_given.objective == doctest::Approx(from_data.objective).epsilon(1e-6));
+  const std::vector<double> a = log_parameters(from_given.hyperparameters),
+                            b = log_parameters(from_data.hyperparameters);
+  for (std::size_t j = 0; j < a.size(); ++j) CHECK(a[j] == doctest::Approx(b[j]).epsilon(1e-3));
+
+  // One lengthscale stands for every input of an ARD kernel; a wrong count or a non-positive value is an error.
+  const Problem q = make_problem(30, 3, 46);
+  HyperparameterSearchOptions ard;
+  ard.max_evaluations = 1;
+  ard.start.lengthscales = {2.0};
+  CHECK(learn_hyperparameters(default_context, q.x.data(), q.y, q.d, ard).starts.at(0).initial.lengthscales ==
+        std::vector<double>(3, 2.0));
+  ard.start.lengthscales = {1.0, 2.0};
+  CHECK_THROWS_WITH_AS(learn_hyperparameters(default_context, q.x.data(), q.y, q.d, ard),
+                       doctest::Contains("has 2 lengthscales; the se-ard kernel on 3 inputs has 3"), Error);
+  ard.start.lengthscales = {};
+  ard.start.noise_variance = -1.0;
+  CHECK_THROWS_WITH_AS(learn_hyperparameters(default_context, q.x.data(), q.y, q.d, ard),
+                       doctest::Contains("starting noise variance must be positive"), Error);
+}
+
+TEST_CASE("a search that never moves says that the answer equals its start") {
+  const Problem p = make_problem(40, 2, 47);
+  HyperparameterSearchOptions options;
+  options.max_evaluations = 1;  // the start is all it evaluates
+  const HyperparameterSearchResult stopped = learn_hyperparameters(default_context, p.x.data(), p.y, p.d, options);
+  const std::vector<std::string> notes = values_at_start(stopped.starts.at(0));
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("the answer equals the start") != std::string::npos);
+  CHECK(notes[0].find("evaluation limit reached") != std::string::npos);
+
+  options.max_evaluations = 500;
+  const HyperparameterSearchResult moved = learn_hyperparameters(default_context, p.x.data(), p.y, p.d, options);
+  CHECK(values_at_start(moved.starts.at(0)).empty());
+}
+
+TEST_CASE("ARD lengthscales started at 1 among 32 inputs do not move, and the search says which (the issue's case)") {
+  // 32 inputs in [0, 1] standardised: with ℓ = 1 a typical squared distance is ~32, K̄ ≈ (s² + σ²)I and the
+  // likelihood is flat in every ℓ — the landed search returned them all exactly at 1 without a word.
+  constexpr std::size_t n = 200, d = 32;
+  std::mt19937_64 random(12);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<double> x(n * d), y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t l = 0; l < d; ++l) x[i * d + l] = uniform(random);
+    y[i] = std::sin(6.0 * x[i * d]) + 4.0 * (x[i * d + 1] - 0.5) * (x[i * d + 1] - 0.5);
+  }
+  standardise_columns(x, n, d);
+  standardise_columns(y, n, 1);
+  HyperparameterSearchOptions options;
+  options.start.lengthscales = {1.0};
+  const HyperparameterSearchResult result = learn_hyperparameters(default_context, x.data(), y, d, options);
+  std::size_t unmoved = 0;
+  for (const double lengthscale : result.hyperparameters.lengthscales) unmoved += std::abs(lengthscale - 1.0) <= 1e-6;
+  CAPTURE(result.hyperparameters.lengthscales);
+  REQUIRE(unmoved > 0);
+  const std::vector<std::string> notes = values_at_start(result.starts.at(0));
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("ended where they started") != std::string::npos);
+}
+
+TEST_CASE("values learned under one standardisation describe the same GP under another once restandardised") {
+  // Raw rows, and two standardisations of them: y_std² k(standardised x, standardised z) must agree.
+  const std::size_t d = 3;
+  const Problem p = make_problem(8, d, 48);
+  Standardisation from, to;
+  from.x_mean = {0.1, -0.3, 0.5}, from.x_std = {1.2, 0.7, 2.0}, from.y_mean = 0.2, from.y_std = 1.5;
+  to.x_mean = {-0.4, 0.2, 0.0}, to.x_std = {0.9, 1.1, 0.0 /* constant column: kept as is */}, to.y_mean = -1.0,
+  to.y_std = 0.6;
+  const KernelHyperparameters h = {KernelType::squared_exponential_ard, {0.8, 1.7, 0.4}, 2.5, 0.05};
+  const KernelHyperparameters converted = restandardised(h, from, to);
+  std::vector<double> under_from = p.x, under_to = p.x;
+  from.apply_to_rows(under_from.data(), p.rows(), d);
+  to.apply_to_rows(under_to.data(), p.rows(), d);
+  for (std::size_t i = 0; i < p.rows(); ++i)
+    for (std::size_t j = 0; j < p.rows(); ++j) {
+      const double a = from.y_std * from.y_std * reference_kernel(h, &under_from[i * d], &under_from[j * d], d);
+      const double b = to.y_std * to.y_std * reference_kernel(converted, &under_to[i * d], &under_to[j * d], d);
+      CHECK(b == doctest::Approx(a).epsilon(1e-12));
+    }
+  CHECK(to.y_std * to.y_std * converted.noise_variance == doctest::Approx(from.y_std * from.y_std * h.noise_variance));
+  // The same standardisation changes nothing.
+  const KernelHyperparameters same = restandardised(h, from, from);
+  CHECK(same.lengthscales == h.lengthscales);
+  CHECK(same.signal_variance == h.signal_variance);
 }
