@@ -39,5 +39,5 @@ echo "== a sparse alternative: sparse greedy GP (Smola & Bartlett) on up to 500 
   --variance --latent
 echo "== done; the files are in $work:"
 echo "   friedman1.csv/.h5 (training data), friedman1_test.csv, hyper.json (learned kernel), model.h5 (exact GP),"
-echo "   checkpoint.h5, training_log.csv (one line per iteration), predictions.csv (mean, variance, std),"
+echo "   checkpoint.h5, training_log.csv (one line per iteration), predictions.csv (mean, latent_variance, latent_std),"
 echo "   sparse_model.h5, sparse_predictions.csv"

@@ -546,11 +546,13 @@ int run_predict(const std::vector<std::string>& args) {
   if (options.resume) {
     resumed = read_prediction_table(options.output);
     GPSTREAM_CHECK(resumed->has_variance_columns, "--resume: '{}' has no variance column to continue", options.output);
+    GPSTREAM_CHECK(resumed->latent == options.latent,
+                   "--resume: '{}' holds variances of {} but this run asks for those of {}; resume with the options "
+                   "of the run that wrote it",
+                   options.output, resumed->latent ? "f* (--latent)" : "y*", options.latent ? "f* (--latent)" : "y*");
   }
-  CsvWriter csv(
-      options.output,
-      options.with_variance ? std::vector<std::string>{"mean", "variance", "std"} : std::vector<std::string>{"mean"},
-      values.count("force") != 0 || options.resume);
+  CsvWriter csv(options.output, prediction_header(options.with_variance, options.latent),
+                values.count("force") != 0 || options.resume);
   PredictionWriter writer(csv, model_description, options, std::move(resumed));
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
 

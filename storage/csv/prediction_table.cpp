@@ -4,20 +4,31 @@
 #include "storage/csv/csv_number.h"
 #include "storage/csv/csv_tokenizer.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace gpstream {
+
+std::vector<std::string> prediction_header(bool with_variance, bool latent) {
+  if (!with_variance) return {"mean"};
+  if (latent) return {"mean", "latent_variance", "latent_std"};
+  return {"mean", "variance", "std"};
+}
 
 PredictionTable read_prediction_table(const std::string& path) {
   CsvTokenizer tokenizer(path, ',');
   std::vector<std::string_view> fields;
   GPSTREAM_CHECK(tokenizer.next(fields), "'{}' is empty, not predictions from gpstream predict", path);
   PredictionTable table;
-  table.has_variance_columns =
-      fields.size() == 3 && fields[0] == "mean" && fields[1] == "variance" && fields[2] == "std";
-  GPSTREAM_CHECK(table.has_variance_columns || (fields.size() == 1 && fields[0] == "mean"),
-                 "{}:{}: the header {} is not that of gpstream predict (mean[,variance,std])", tokenizer.name(),
-                 tokenizer.line_number(), quoted(tokenizer.line()));
+  const auto header_is = [&](const std::vector<std::string>& header) {
+    return std::equal(fields.begin(), fields.end(), header.begin(), header.end());
+  };
+  table.latent = header_is(prediction_header(true, true));
+  table.has_variance_columns = table.latent || header_is(prediction_header(true, false));
+  GPSTREAM_CHECK(table.has_variance_columns || header_is(prediction_header(false, false)),
+                 "{}:{}: the header {} is not that of gpstream predict (mean[,variance,std] or "
+                 "mean,latent_variance,latent_std)",
+                 tokenizer.name(), tokenizer.line_number(), quoted(tokenizer.line()));
   const std::size_t columns = fields.size();
   while (tokenizer.next(fields)) {
     GPSTREAM_CHECK(fields.size() == columns, "{}:{}: {} fields where the header has {}", tokenizer.name(),

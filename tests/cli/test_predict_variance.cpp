@@ -245,5 +245,17 @@ TEST_CASE("a variance run stopped by --time-limit or Ctrl-C publishes its finish
     CHECK(mismatched.exit_code == 1);
     CHECK(mismatched.err.find("is not from this model and these inputs") != std::string::npos);
     CHECK(read_file(other) == partial);
+
+    // Variances of f* are not continued as those of y*: the header says which.
+    const std::string latent = run.directory.file("latent.csv");
+    REQUIRE(run_gpstream(run.predict(latent) + " --latent --time-limit 1e-9 -q").exit_code == 0);
+    const std::string latent_part = read_file(latent);
+    CHECK(latent_part.starts_with("mean,latent_variance,latent_std\n"));
+    const auto wrong_kind = run_gpstream(run.predict(latent) + " --resume");
+    CAPTURE(wrong_kind.err);
+    CHECK(wrong_kind.exit_code == 1);
+    CHECK(wrong_kind.err.find("holds variances of f* (--latent) but this run asks for those of y*") !=
+          std::string::npos);
+    CHECK(read_file(latent) == latent_part);
   }
 }
