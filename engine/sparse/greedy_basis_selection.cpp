@@ -180,7 +180,8 @@ void GreedyBasisSelection::primal_step() {
   kernel_.count_kernel_evaluations(m * c + c);
   std::vector<double> u(k_bc);
   kernel_factor_.solve_columns(u.data(), c, false);
-  const double jitter = kBasisJitter * kernel_.kernel().hyperparameters().signal_variance;
+  const BasisResolution resolution = basis_resolution(kernel_.kernel().hyperparameters());
+  const double jitter = resolution.jitter * kernel_.kernel().hyperparameters().signal_variance;
 
   // One pass over the training rows with the candidates' residual features
   // R = K_NC − K_NB W, W = K_B⁻¹K_BC = L_K⁻ᵀU, formed row by row (so they keep
@@ -220,7 +221,7 @@ void GreedyBasisSelection::primal_step() {
   std::vector<Score> scores(c);
   std::vector<double> s_u(m);  // mpgp: L_Sᵀu_j
   for (std::size_t j = 0; j < c; ++j) {
-    if (!(residual_diagonal[j] > 2.0 * kBasisIndependenceFloor * k_cc[j])) continue;  // in the span of B
+    if (!(residual_diagonal[j] > 2.0 * resolution.independence_floor * k_cc[j])) continue;  // in the span of B
     double l_norm = 0.0, lz = 0.0, r_phi_beta = 0.0;
     for (std::size_t i = 0; i < m; ++i) {
       const std::size_t k = i * c + j;
@@ -279,7 +280,7 @@ void GreedyBasisSelection::primal_step() {
     kernel_column[i] = k_bc[i * c + j];
   }
   const bool appended = whitened_.append(column.data(), best->s_jj) &&
-                        kernel_factor_.append(kernel_column.data(), k_cc[j] + jitter, kBasisIndependenceFloor);
+                        kernel_factor_.append(kernel_column.data(), k_cc[j] + jitter, resolution.independence_floor);
   GPSTREAM_CHECK(appended, "the basis factor lost positive definiteness at row {}", m + 1);
   z_.push_back(best->z);
   update_weights();

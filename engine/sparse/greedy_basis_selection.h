@@ -24,7 +24,7 @@
 // so its whitened feature φ_j = R_j/√r_j (r_j its Nyström residual variance)
 // keeps its digits; adding j appends l = L_S⁻¹Φᵀφ_j, p² = S_jj − ‖l‖² and
 // z_j = (φ_jᵀy − lᵀz)/p, which decreases Q by ½ z_j² — sggp's score. The basis
-// stops only where candidates' r_j are lost (kBasisIndependenceFloor), not
+// stops only where candidates' r_j are lost (basis_resolution's floor), not
 // where A's pivots are, which stopped it short of the kernel's rank.
 //
 // The run is an IterativeMethod: the solver driver stops it (basis size

@@ -34,9 +34,10 @@ SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double
   GPSTREAM_CHECK(y.size() == kernel.size(), "{} targets for {} training rows", y.size(), kernel.size());
   SparseModel model;
   // L_K = chol(K_B + jitter·s²·I).
-  model.basis_factor =
-      basis_kernel_factor(kernel, basis_rows, m, kBasisJitter * kernel.kernel().hyperparameters().signal_variance,
-                          "the basis kernel matrix K_B");
+  model.basis_factor = basis_kernel_factor(
+      kernel, basis_rows, m,
+      basis_resolution(kernel.kernel().hyperparameters()).jitter * kernel.kernel().hyperparameters().signal_variance,
+      "the basis kernel matrix K_B");
   const double* l_k = model.basis_factor.data();
   CrossProducts whitened = kernel.cross_products(basis_rows.data(), m, basis_rows.data(), m, y.data(), 1, l_k);
   std::vector<double>& s = whitened.pq;  // ΦᵀΦ, then S = σ²I + ΦᵀΦ
@@ -82,13 +83,14 @@ std::vector<std::size_t> independent_rows(const Kernel& kernel, const std::vecto
   PreparedRows prepared;
   kernel.prepare(rows.data(), m, prepared);
   kernel.evaluate(prepared, prepared, k.data());
+  const double floor = basis_resolution(kernel.hyperparameters()).independence_floor;
   IncrementalCholesky factor(m);
   std::vector<std::size_t> kept;
   std::vector<double> column;
   for (std::size_t j = 0; j < m; ++j) {
     column.clear();
     for (const std::size_t i : kept) column.push_back(k[i * m + j]);
-    if (factor.append(column.data(), k[j * m + j], kBasisIndependenceFloor)) kept.push_back(j);
+    if (factor.append(column.data(), k[j * m + j], floor)) kept.push_back(j);
   }
   return kept;
 }

@@ -24,14 +24,14 @@ SparseModel fit_subset_of_data(KernelMatrix& kernel, std::span<const double> y, 
 // SR on the basis rows B (m×d, standardised; need not be training rows):
 // β = (σ²K_B + K_NBᵀK_NB)⁻¹ K_NBᵀ y (NOTES.md "SR"), projected-process
 // variance. One streamed pass for K_NBᵀK_NB and K_NBᵀy. Rows (nearly) in the
-// span of earlier ones are dropped first (kBasisIndependenceFloor; counted in
+// span of earlier ones are dropped first (basis_resolution; counted in
 // diagnostics "dropped_basis_rows"); `indices`, when given, are the rows'
 // training indices and are kept alongside.
 SparseModel fit_subset_of_regressors(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows,
                                      std::span<const std::size_t> indices = {});
 
 // The positions of `rows` (m×d) that a pivoted Cholesky of K_B in the given
-// order keeps under kBasisIndependenceFloor.
+// order keeps under basis_resolution's independence floor.
 std::vector<std::size_t> independent_rows(const Kernel& kernel, const std::vector<double>& rows);
 
 // The SR model on the basis rows B, in the whitened form that stays well
@@ -39,7 +39,7 @@ std::vector<std::size_t> independent_rows(const Kernel& kernel, const std::vecto
 // lengthscales): with L_K = chol(K_B + jitter·I) and the whitened features
 // Φ = K_NB L_K⁻ᵀ summed over one streamed pass, S = σ²I + ΦᵀΦ (eigenvalues
 // ≥ σ²) and β = L_K⁻ᵀ S⁻¹ Φᵀy — never A = σ²K_B + K_NBᵀK_NB itself, whose
-// condition number is K_B's squared. B must satisfy kBasisIndependenceFloor.
+// condition number is K_B's squared. B must satisfy basis_resolution's floor.
 SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows);
 
 // RRA / Nyström: w = (K̃ + σ²I)⁻¹ y with K̃ = K_NB K_B⁻¹ K_BN, by Woodbury

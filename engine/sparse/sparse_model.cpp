@@ -3,6 +3,8 @@
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 
+#include <algorithm>
+
 namespace gpstream {
 
 std::string sparse_variance_form_name(SparseVarianceForm form) {
@@ -44,6 +46,15 @@ void validate_sparse_model(const SparseModel& model, const std::string& context)
     GPSTREAM_CHECK(model.training_weights.size() == model.rows && model.rows > 0,
                    "{}: {} training weights for {} training rows", context, model.training_weights.size(), model.rows);
   }
+}
+
+BasisResolution basis_resolution(const KernelHyperparameters& hyperparameters) {
+  GPSTREAM_CHECK(hyperparameters.signal_variance > 0 && hyperparameters.noise_variance > 0,
+                 "a basis needs positive signal and noise variances, not {} and {}", hyperparameters.signal_variance,
+                 hyperparameters.noise_variance);
+  const double relative_noise = hyperparameters.noise_variance / hyperparameters.signal_variance;
+  const double floor = std::clamp(1e-3 * relative_noise, 1e-9, 1e-6);
+  return {.independence_floor = floor, .jitter = 1e-2 * floor};
 }
 
 }  // namespace gpstream

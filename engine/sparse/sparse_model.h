@@ -64,17 +64,28 @@ struct SparseModel : ModelDescription {
   std::size_t basis_size() const { return weights.size(); }
 };
 
-// The jitter added to K_B's diagonal before factorising it, relative to the
-// signal variance: enough to factor a basis with near-duplicate rows, far
-// below any variance gpstream reports.
-inline constexpr double kBasisJitter = 1e-8;
-
-// A basis row is kept only if the Nyström residual of its own kernel value,
-// K_jj − k_Bjᵀ K_B⁻¹ k_Bj, exceeds this fraction of K_jj: rows (nearly) in
-// the span of the others add nothing to the model, and would make the SR
-// system singular to working precision (smooth kernels with long
-// lengthscales have a low numerical rank). Keeps cond(K_B) ≲ m / floor.
-inline constexpr double kBasisIndependenceFloor = 1e-6;
+// What a basis resolves, as fractions of s² (of K_jj in the independence
+// test; s² = K_jj for stationary kernels):
+// - a basis row is kept only if its Nyström residual K_jj − k_BjᵀK_B⁻¹k_Bj
+//   exceeds independence_floor·K_jj: rows (nearly) in the span of the others
+//   add nothing to the model and would make the SR system singular to working
+//   precision (smooth kernels with long lengthscales have a low numerical
+//   rank); it keeps cond(K_B) ≲ m / floor;
+// - K_B's diagonal carries jitter·s² before it is factorised: enough to
+//   factor a basis through rounding, far below any variance reported.
+// Both follow the noise: a row whose residual is far below σ² cannot move a
+// prediction by more than the noise does, so the floor is 1e-3·σ²/s² —
+// capped at 1e-6 (the reference sets, σ²/s² ≥ 4e-3, are all at the cap) and
+// never below 1e-9, where rounding in ‖L_K⁻¹k_Bj‖² (≈ eps·√(m/floor)·s²
+// with cond(L_K) ≤ √(m/floor)) would reach the floor itself. The jitter is
+// 1e-2 of the floor. With s² = 1000 and σ² = 1e-6 the old fixed fractions
+// (1e-6, 1e-8) put the floor at 1000σ² and the jitter at 10σ²; now they are
+// σ² and 0.01σ².
+struct BasisResolution {
+  double independence_floor = 1e-6;
+  double jitter = 1e-8;
+};
+BasisResolution basis_resolution(const KernelHyperparameters& hyperparameters);
 
 // Rejects a model whose arrays do not fit each other (from a file, say),
 // naming `context`.

@@ -129,8 +129,8 @@ SparsePrediction predict_transductive(KernelMatrix& training, std::span<const do
     std::vector<double> block(test_rows + first * d, test_rows + (first + rows) * d);
     SparseModel model = fit_subset_of_regressors(training, y, block);
     model.columns = d;
-    const SparsePrediction part = training.context().execute(
-        [&] { return predict_sparse(model, kernel, block.data(), rows, with_variance); });
+    const SparsePrediction part =
+        training.context().execute([&] { return predict_sparse(model, kernel, block.data(), rows, with_variance); });
     std::copy(part.mean.begin(), part.mean.end(), prediction.mean.begin() + static_cast<std::ptrdiff_t>(first));
     std::copy(part.latent.begin(), part.latent.end(), prediction.latent.begin() + static_cast<std::ptrdiff_t>(first));
     prediction.negative_variances += part.negative_variances;

@@ -111,12 +111,13 @@ TEST_CASE(
   const std::vector<double> k_b = kernel_block(h, x_b, x_b, 3);
   std::vector<double> a = multiply(k_nb, k_nb, m, n, m, true);
   for (std::size_t k = 0; k < m * m; ++k) a[k] += h.noise_variance * k_b[k];
-  for (std::size_t i = 0; i < m; ++i) a[i * m + i] += h.noise_variance * kBasisJitter;  // as K_B's factor has it
+  for (std::size_t i = 0; i < m; ++i)
+    a[i * m + i] += h.noise_variance * basis_resolution(h).jitter;  // as K_B's factor has it
   const std::vector<double> beta = spd_solve(a, m, multiply(k_nb, problem.y, m, n, 1, true), m == 0 ? 0 : 1);
   // Latent variance K** − k_BᵀK_B⁻¹k_B + σ²k_BᵀA⁻¹k_B.
   const std::vector<double> k_bz = kernel_block(h, x_b, test.x, 3);
   std::vector<double> k_b_jittered = k_b;
-  for (std::size_t i = 0; i < m; ++i) k_b_jittered[i * m + i] += kBasisJitter;
+  for (std::size_t i = 0; i < m; ++i) k_b_jittered[i * m + i] += basis_resolution(h).jitter;
   const std::vector<double> by_kernel = spd_solve(k_b_jittered, m, k_bz, t), by_system = spd_solve(a, m, k_bz, t);
   std::vector<double> variance(t, 1.0), mean = multiply(k_bz, beta, t, m, 1, true);
   for (std::size_t j = 0; j < t; ++j)
@@ -532,6 +533,55 @@ TEST_CASE("on a smooth kernel every greedy basis reaches the kernel's numerical 
     const SparseModel refit = fit_subset_of_regressors(fixture.matrix, problem.y, model.basis_rows);
     CHECK(relative_difference(selection.weights(), refit.weights) < 1e-4);
   }
+}
+
+TEST_CASE("with s² ≫ σ² a greedy basis keeps the rows that matter down to the noise, and SR nears the exact GP") {
+  // The issue's regime: a smooth target (long lengthscales, s² = 1000) with σ² = 1e-6. The old floors, fixed
+  // fractions of s² (1e-6 for the residual, 1e-8 for the jitter), were 1000σ² and 10σ²: this basis stopped at
+  // 133 rows with the means 4.9e-3 (of their range) from the exact GP's; now 300 rows and 8.9e-4.
+  const std::size_t d = 4;
+  std::mt19937_64 random(17);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  auto make = [&](std::size_t n) {
+    Problem problem;
+    problem.d = d;
+    for (std::size_t i = 0; i < n; ++i) {
+      double linear = 0.0, projection = 0.0;
+      for (std::size_t l = 0; l < d; ++l) {
+        const double x = uniform(random);
+        problem.x.push_back(x);
+        linear += (1.0 + 0.3 * static_cast<double>(l)) * x;
+        projection += (l % 2 == 0 ? 0.5 : -0.4) * x;
+      }
+      problem.y.push_back(linear + 0.3 * projection * projection + 0.2 * std::sin(3.0 * projection));
+    }
+    return problem;
+  };
+  const Problem problem = make(800), test = make(200);
+  const KernelHyperparameters h = {KernelType::squared_exponential_ard, {2.0, 2.5, 3.0, 2.2}, 1000.0, 1e-6};
+  const BasisResolution resolution = basis_resolution(h);
+  CHECK(resolution.independence_floor * h.signal_variance <= h.noise_variance * (1 + 1e-12));
+  CHECK(resolution.jitter * h.signal_variance <= 1e-2 * h.noise_variance * (1 + 1e-12));
+  // The reference sets' noise (σ²/s² ≥ 4e-3) keeps the floors they were measured with.
+  const BasisResolution kin40k = basis_resolution({KernelType::squared_exponential_ard, {1.0}, 1.69, 0.0105});
+  CHECK(kin40k.independence_floor == 1e-6);
+  CHECK(kin40k.jitter == 1e-8);
+
+  Fixture fixture(problem, h, false);
+  const SparsePrediction exact = exact_gp(h, problem, test.x);
+  double spread = 0.0;
+  for (const double value : exact.mean) spread = std::max(spread, std::abs(value));
+  SolverState state;
+  GreedyBasisSelection selection(fixture.matrix, problem.y, greedy(BasisCriterion::sgma, 400), state);
+  while (!selection.complete()) selection.iterate();
+  CAPTURE(selection.basis_size());
+  CHECK(selection.basis_size() >= 250);
+  SparseModel model = selection.model();
+  model.columns = d;
+  const SparsePrediction sparse = predict_sparse(model, *fixture.kernel, test.x.data(), test.rows(), false);
+  const double error = max_difference(sparse.mean, exact.mean) / spread;
+  CAPTURE(error);
+  CHECK(error < 2e-3);
 }
 
 TEST_CASE("every iterative sparse method's declared tolerance agrees with the method the factory makes") {
