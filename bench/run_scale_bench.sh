@@ -2,18 +2,20 @@
 # Scale benchmark: streamed against resident GBCD iterations on Friedman1 2M
 # and 10M rows; 1M rows in a 1 GiB memory cgroup and 10M rows in 512 MiB,
 # interrupted and resumed; the kernel-column cache (off / ram / auto) on
-# kin40k, a 256-input set and Friedman1 1M. Every figure comes from the training log
-# (seconds per iteration, cache hits) and GNU time (peak resident memory);
-# the table is printed and written to out/bench/scale.csv.
+# kin40k, a 256-input set and Friedman1 1M; the time an exact GP on kin40k
+# takes to a test RMSE (GBCD by stopping tolerance, and CG). Every figure
+# comes from the training log (seconds per iteration, cache hits), GNU time
+# (peak resident memory) and predict (test RMSE); the table is printed and
+# written to out/bench/scale.csv.
 # Usage: bench/run_scale_bench.sh [--quick] [SECTION...]
 #   --quick: 2M rows only, fewer iterations; SECTION: streaming, containers
-#   (or one of its halves, containers-1m and containers-10m), cache (default:
-#   streaming, containers and cache).
+#   (or one of its halves, containers-1m and containers-10m), cache, speed
+#   (default: streaming, containers, cache and speed).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1 && shift
-sections="${*:-streaming containers cache}"
+sections="${*:-streaming containers cache speed}"
 want() { [[ " $sections " == *" $1 "* ]]; }
 "$root/scripts/install-deps.sh"
 BUILD_TARGET=gpstream "$root/scripts/build.sh"
@@ -84,7 +86,7 @@ in_memory_cgroup() {
 {
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB; $(date -u +%F)"
 } | tee -a "$log"
-[ -f "$csv" ] && [ "$sections" != "streaming containers cache" ] || \
+[ -f "$csv" ] && [ "$sections" != "streaming containers cache speed" ] || \
   echo "run,iterations,seconds,seconds_per_iteration,cache_hits,peak_rss_mib,options" | tee "$csv"
 {
   # 1. Streaming = resident: the same iterations with X in memory and streamed from the file.
@@ -181,5 +183,30 @@ in_memory_cgroup() {
     for cache in off ram; do
       run "friedman1_1m_cache_$cache" "$data/friedman1_1m.h5" 20 "${friedman_hyper[@]}" --cache "$cache"
     done
+  fi
+
+  # 4. Speed: an exact GP on kin40k (30,000 rows, shared hyperparameters) to a test RMSE. GBCD's iterates
+  #    are the same whatever the tolerance (it only decides where the run stops), so each row is a point on
+  #    one trajectory: wall time of the whole command and the test RMSE of its model; then CG.
+  if want speed && [ -f "$root/../shared/data/kin40k_train.csv" ]; then
+    [ -f "$data/kin40k.h5" ] || "$gpstream" convert "$root/../shared/data/kin40k_train.csv" -o "$data/kin40k.h5" -q
+    [ -f "$data/kin40k_test.h5" ] ||
+      "$gpstream" convert "$root/../shared/data/kin40k_test.csv" -o "$data/kin40k_test.h5" -q
+    speed_run() {  # LABEL [train options...]
+      local label="$1"
+      shift
+      /usr/bin/time -f "%e %M" -o "$work/time" "$gpstream" train "$data/kin40k.h5" -o "$work/model.h5" --force \
+        --hyper "$root/../shared/data/hyper/kin40k.json" --log "$work/log.csv" "$@" 2>"$work/err" ||
+        { cat "$work/err"; return 1; }
+      "$gpstream" predict "$work/model.h5" "$data/kin40k_test.h5" -o "$work/p.csv" --force 2>"$work/predict.err"
+      local rmse
+      rmse=$(grep -o "RMSE [0-9.e+-]*" "$work/predict.err" | head -1 | cut -d" " -f2)
+      awk -F, -v label="$label" -v wall="$(cut -d" " -f1 "$work/time")" -v rss="$(cut -d" " -f2 "$work/time")" \
+        -v rmse="$rmse" -v options="$*" 'NR > 1 { i = $1; s = $2; g = $4 }
+        END { printf "%s,%d,%.2f,%.4f,-,%.0f,\"wall %.2f s, test RMSE %s, |g|inf %.3g; %s\"\n",
+              label, i, s, s / i, rss / 1024, wall, rmse, g, options }' "$work/log.csv" | tee -a "$csv"
+    }
+    for tol in 1e-2 3e-3 1e-3 1e-4; do speed_run "kin40k_gbcd_tol_$tol" --tol "$tol"; done
+    speed_run kin40k_cg_tol_1e-2 --solver cg --tol 1e-2
   fi
 } 2>&1 | tee -a "$log"
