@@ -50,7 +50,7 @@ int run_hyper(const std::vector<std::string>& args) {
   if (!parse_command_line(spec, args, values)) return 0;
 
   // Validate.
-  parse_kernel_type(kernel);
+  parse_kernel_type(kernel);  // an unknown --kernel fails here, before any file is read
   const bool overwrite = values.count("force") != 0;
   if (!overwrite && std::filesystem::exists(output)) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", output));

@@ -639,8 +639,10 @@ int run_train(const std::vector<std::string>& args) {
   const std::vector<double> y = read_all_targets(data->rows());
   const bool fresh = !resumed_state;
   PreparedRun prepared = prepare_run(kernel_matrix, y, configuration, std::move(resumed_state));
-  const std::string cache =
+  std::string cache =
       dense ? configure_column_cache(kernel_matrix, configuration.solver.name, options.cache_mode) : std::string();
+  // The engine says why auto chose; naming the flag that overrides it is the command line's part.
+  if (cache.starts_with("kernel-column cache off (auto")) cache += "; --cache ram forces it";
   if (!options.quiet) {
     const std::string what =
         dense ? fmt::format("{} on", configuration.solver.name)

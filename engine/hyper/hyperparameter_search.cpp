@@ -344,8 +344,8 @@ std::vector<std::string> values_at_start(const SearchStart& start) {
   if (unmoved.size() == initial.size()) {
     return {
         fmt::format("the answer equals the start: no value moved from it ({}). The likelihood is flat there or "
-                    "the start is already its optimum; try another start (--init, the kernel options) or more "
-                    "--restarts",
+                    "the start is already its optimum; try another start or more "
+                    "restarts",
                     start.stop_reason)};
   }
   std::vector<std::size_t> inputs;

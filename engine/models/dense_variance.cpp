@@ -369,8 +369,9 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
   switch (options.method) {
     case VarianceMethod::cholesky:
       if (!fits) {
-        GPSTREAM_THROW("the cholesky variance route needs {} but {} is free: give more --memory, or use gbcd",
-                       format_bytes(static_cast<double>(needed)), format_bytes(static_cast<double>(available)));
+        GPSTREAM_THROW(
+            "the cholesky variance route needs {} but {} is free: give the run more memory, or take the gbcd route",
+            format_bytes(static_cast<double>(needed)), format_bytes(static_cast<double>(available)));
       }
       return {VarianceMethod::cholesky, "as asked; " + memory};
     case VarianceMethod::gbcd:
@@ -395,13 +396,13 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   GPSTREAM_CHECK(n > 0, "the model has no training rows");
   const bool cholesky = plan.method == VarianceMethod::cholesky;
   GPSTREAM_CHECK(cholesky || training.kernel().noise_variance() > 0.0,
-                 "the gbcd variance route bounds its error by the noise variance, which is 0: use "
-                 "--variance-method cholesky");
+                 "the gbcd variance route bounds its error by the noise variance, which is 0: take the "
+                 "cholesky route");
   std::optional<MemoryReservation> factor_memory;
   if (cholesky) {
     factor_memory.emplace(training.context().memory().reserve(
         fmt::format("the factor of K̄ for the variances ({} x {} doubles)", n, n),
-        cholesky_route_bytes(n, training.rows().columns()), "use --variance-method gbcd, which forms no n×n matrix"));
+        cholesky_route_bytes(n, training.rows().columns()), "take the gbcd route, which forms no n×n matrix"));
   }
   // Test rows per batch (n doubles each): as many as half of the free budget
   // holds, at most kMaxBatchRows, unless the caller fixed it.

@@ -92,7 +92,7 @@ std::string configure_column_cache(KernelMatrix& kernel, const std::string& solv
     if (entry_seconds < kCachedEntrySeconds) {
       return fmt::format(
           "kernel-column cache off (auto: a kernel entry costs {:.2g} ns to compute, about what reading it from "
-          "RAM costs; --cache ram forces it)",
+          "RAM costs)",
           entry_seconds * 1e9);
     }
     why = fmt::format(" (auto: a kernel entry costs {:.2g} ns to compute, more than reading it)", entry_seconds * 1e9);
@@ -110,7 +110,7 @@ std::string configure_column_cache(KernelMatrix& kernel, const std::string& solv
   if (mode == ColumnCacheMode::automatic && share < KernelColumnCache::bytes_for(n, n / 2)) {
     return fmt::format(
         "kernel-column cache off (auto: half the free memory budget, {}, holds less than half of the {} columns "
-        "of {}; --cache ram forces it)",
+        "of {})",
         format_bytes(static_cast<double>(share)), format_count(n),
         format_bytes(static_cast<double>(checked_multiply(n, sizeof(double)))));
   }

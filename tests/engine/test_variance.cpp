@@ -275,6 +275,6 @@ TEST_CASE("auto takes the cholesky route when K̄'s factor fits and is cheaper, 
     CHECK(plan.reason.find("does not fit") != std::string::npos);
     VarianceOptions cholesky;
     cholesky.method = VarianceMethod::cholesky;
-    CHECK_THROWS_WITH_AS(plan_variances(matrix, 100, cholesky), doctest::Contains("give more --memory"), Error);
+    CHECK_THROWS_WITH_AS(plan_variances(matrix, 100, cholesky), doctest::Contains("give the run more memory"), Error);
   }
 }
