@@ -131,7 +131,9 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   if (plan.kernel == KernelType::histogram_intersection && !command_line.lengthscales.empty())
     throw UsageError("--lengthscales/--gamma: the hik kernel has no lengthscales");
   plan.start_origin = origins.empty() ? "informed by the data" : fmt::format("{}", fmt::join(origins, " and "));
-  if (!origins.empty() && (start.lengthscales.empty() || !start.signal_variance || !start.noise_variance))
+  const bool lengthscales_missing =
+      start.lengthscales.empty() && default_lengthscale_count(plan.kernel, standardisation.x_std.size()) > 0;
+  if (!origins.empty() && (lengthscales_missing || !start.signal_variance || !start.noise_variance))
     plan.start_origin += ", the rest informed by the data";
   return plan;
 }
