@@ -326,6 +326,27 @@ TEST_CASE("every greedy criterion yields the SR fit of its basis, and SGMA track
   CHECK(sgma.trace_residual() < 0.7 * random_trace);
 }
 
+TEST_CASE("greedy bases chosen from rows streamed in small blocks equal those from resident rows, bitwise") {
+  // The candidates' rows are gathered and the cross products summed over passes of X: how the rows
+  // arrive must not change a bit of the result.
+  const Problem problem = make_problem(400, 3, 42);
+  const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
+  for (const BasisCriterion criterion : {BasisCriterion::sgma, BasisCriterion::mpgp, BasisCriterion::sggp}) {
+    CAPTURE(basis_criterion_name(criterion));
+    std::vector<SparseModel> models;
+    for (const bool streamed : {false, true}) {
+      Fixture fixture(problem, h, streamed);
+      SolverState state;
+      GreedyBasisSelection selection(fixture.matrix, problem.y, greedy(criterion, 30), state);
+      while (!selection.complete()) selection.iterate();
+      models.push_back(selection.model());
+    }
+    CHECK(models[0].basis_indices == models[1].basis_indices);
+    CHECK(models[0].weights == models[1].weights);
+    CHECK(models[0].variance_factor == models[1].variance_factor);
+  }
+}
+
 TEST_CASE("a greedy selection resumed from its stored state repeats the uninterrupted run") {
   const Problem problem = make_problem(300, 2, 51);
   const KernelHyperparameters h = se_ard(2, 0.7, 0.05);
@@ -484,6 +505,35 @@ TEST_CASE("the committee machine with one module is the exact GP, and with k-mea
   CHECK(max_difference(committee.mean, exact.mean) < 0.05);
   CHECK(committee.negative_variances == 0);
   for (std::size_t j = 0; j < test.rows(); ++j) CHECK(committee.latent[j] <= h.signal_variance);
+}
+
+TEST_CASE("subset of data, the online GP and the committee machine give the same bits streamed as resident") {
+  // The gather paths besides the greedy bases' (tested above): SD's subset, the online GP's basis, the
+  // committee's modules.
+  const Problem problem = make_problem(240, 2, 30);
+  const Problem test = make_problem(20, 2, 31);
+  const KernelHyperparameters h = se_ard(2, 0.7, 0.05);
+  const std::vector<std::size_t> subset = {5, 17, 40, 77, 120, 121, 199, 230};
+  const std::vector<std::vector<std::size_t>> modules = {first_rows(120), {120, 150, 180, 200, 239}};
+  std::vector<SparseModel> sd, online;
+  std::vector<CommitteePrediction> committee;
+  for (const bool streamed : {false, true}) {
+    Fixture fixture(problem, h, streamed);
+    sd.push_back(fit_subset_of_data(fixture.matrix, problem.y, subset));
+    SolverState state;
+    OnlineGp online_gp(fixture.matrix, problem.y,
+                       {.basis_size = 30, .novelty = 1e-6, .passes = 2, .rows_per_iteration = 50}, state);
+    StoppingRule rule;
+    rule.tolerance = 0.0;
+    run_iterations(online_gp, fixture.matrix, rule, true);
+    online.push_back(online_gp.model());
+    committee.push_back(predict_committee(fixture.matrix, problem.y, modules, test.x.data(), test.rows(), 7, true));
+  }
+  CHECK(sd[0].weights == sd[1].weights);
+  CHECK(online[0].basis_indices == online[1].basis_indices);
+  CHECK(online[0].weights == online[1].weights);
+  CHECK(committee[0].mean == committee[1].mean);
+  CHECK(committee[0].latent == committee[1].latent);
 }
 
 TEST_CASE("k-means separates well-separated blobs, its passes lower the inertia, and large clusters are cut") {

@@ -104,6 +104,21 @@ TEST_CASE("batched variances equal per-row variances and the closed form, by eit
   CHECK(max_relative_error(cholesky.latent, exact) <= 1e-10);
 }
 
+TEST_CASE("variances from streamed training rows equal those from resident rows, bitwise, by either route") {
+  const Problem training = make_problem(300, 2, 55);
+  const Problem test = make_problem(25, 2, 56);
+  const KernelHyperparameters h = se_ard(2, 0.7, 0.05);
+  VarianceOptions options = latent_options(1e-6, 60);
+  options.batch_rows = 10;
+  for (const VarianceMethod method : {VarianceMethod::gbcd, VarianceMethod::cholesky}) {
+    CAPTURE(to_string(method));
+    const VariancePrediction resident = batched(training, test, h, options, false, nullptr, method);
+    const VariancePrediction streamed = batched(training, test, h, options, true, nullptr, method);
+    CHECK(resident.latent == streamed.latent);
+    CHECK(resident.iterations == streamed.iterations);
+  }
+}
+
 TEST_CASE("every BCD policy and every kernel give the closed-form variance") {
   const Problem training = make_problem(200, 2, 53);
   const Problem test = make_problem(12, 2, 54);
