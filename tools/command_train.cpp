@@ -54,8 +54,6 @@ KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po
     hyper = file.hyperparameters;
     file_standardisation = file.standardisation;
     have_lengthscales = have_noise = true;
-  } else {
-    hyper.signal_variance = 1.0;
   }
   if (given(values, "kernel") || options.hyper_file.empty()) hyper.type = parse_kernel_type(options.kernel);
   const StartingPoint command_line = options.kernel_values.given(values);

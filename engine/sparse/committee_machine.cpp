@@ -40,7 +40,7 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
   const Kernel& kernel = training.kernel();
   const std::size_t d = kernel.dimension();
   const double noise = kernel.noise_variance();
-  const double jitter = basis_resolution(kernel.hyperparameters()).jitter * kernel.hyperparameters().signal_variance;
+  const double jitter = basis_resolution(kernel.hyperparameters()).jitter;
   CommitteePrediction prediction;
   prediction.modules = modules.size();
   prediction.mean.assign(count, 0.0);

@@ -11,7 +11,7 @@
 // (O(|D_i|³)), then meets every query block, whose Σ C_i⁻¹ and Σ C_i⁻¹E_i
 // accumulate; the combination happens once all modules are done. Memory:
 // one module's factor plus t × block doubles for the accumulators. K_** and
-// every C_i carry a jitter of basis_resolution(h).jitter·s² (the same in both, so the
+// every C_i carry a jitter of basis_resolution(h).jitter (the same in both, so the
 // combination stays consistent); a C_i that needs more is counted.
 #pragma once
 

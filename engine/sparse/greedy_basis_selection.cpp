@@ -181,7 +181,7 @@ void GreedyBasisSelection::primal_step() {
   std::vector<double> u(k_bc);
   kernel_factor_.solve_columns(u.data(), c, false);
   const BasisResolution resolution = basis_resolution(kernel_.kernel().hyperparameters());
-  const double jitter = resolution.jitter * kernel_.kernel().hyperparameters().signal_variance;
+  const double jitter = resolution.jitter;
 
   // One pass over the training rows with the candidates' residual features
   // R = K_NC − K_NB W, W = K_B⁻¹K_BC = L_K⁻ᵀU, formed row by row (so they keep

@@ -32,8 +32,7 @@ std::vector<double> inducing_kernel_factor(const Kernel& kernel, const PreparedR
   std::vector<double> factor(checked_multiply(m, m));
   kernel.evaluate(rows, rows, factor.data());
   // Exact when it can be; near-duplicate inducing rows get the jitter the other sparse models use.
-  cholesky_factor_with_jitter(
-      factor, m, basis_resolution(kernel.hyperparameters()).jitter * kernel.hyperparameters().signal_variance, 1, what);
+  cholesky_factor_with_jitter(factor, m, basis_resolution(kernel.hyperparameters()).jitter, 1, what);
   return factor;
 }
 

@@ -45,7 +45,7 @@ InducingObjectiveValue evaluate_inducing_objective(const KernelHyperparameters& 
 
 // chol(K_I) (m×m row-major lower triangle) of the rows `rows` (m×d prepared
 // by `kernel`): exact when K_I is numerically positive definite, otherwise
-// with basis_resolution(h).jitter·s² on the diagonal; throws naming `what` when even that fails.
+// with basis_resolution(h).jitter on the diagonal; throws naming `what` when even that fails.
 std::vector<double> inducing_kernel_factor(const Kernel& kernel, const PreparedRows& rows, const char* what);
 
 }  // namespace gpstream

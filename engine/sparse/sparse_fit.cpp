@@ -35,9 +35,7 @@ SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double
   SparseModel model;
   // L_K = chol(K_B + jitter·s²·I).
   model.basis_factor = basis_kernel_factor(
-      kernel, basis_rows, m,
-      basis_resolution(kernel.kernel().hyperparameters()).jitter * kernel.kernel().hyperparameters().signal_variance,
-      "the basis kernel matrix K_B");
+      kernel, basis_rows, m, basis_resolution(kernel.kernel().hyperparameters()).jitter, "the basis kernel matrix K_B");
   const double* l_k = model.basis_factor.data();
   CrossProducts whitened = kernel.cross_products(basis_rows.data(), m, basis_rows.data(), m, y.data(), 1, l_k);
   std::vector<double>& s = whitened.pq;  // ΦᵀΦ, then S = σ²I + ΦᵀΦ

@@ -54,7 +54,7 @@ BasisResolution basis_resolution(const KernelHyperparameters& hyperparameters) {
                  hyperparameters.noise_variance);
   const double relative_noise = hyperparameters.noise_variance / hyperparameters.signal_variance;
   const double floor = std::clamp(1e-3 * relative_noise, 1e-9, 1e-6);
-  return {.independence_floor = floor, .jitter = 1e-2 * floor};
+  return {.independence_floor = floor, .jitter = 1e-2 * floor * hyperparameters.signal_variance};
 }
 
 }  // namespace gpstream

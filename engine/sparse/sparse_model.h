@@ -64,26 +64,26 @@ struct SparseModel : ModelDescription {
   std::size_t basis_size() const { return weights.size(); }
 };
 
-// What a basis resolves, as fractions of s² (of K_jj in the independence
-// test; s² = K_jj for stationary kernels):
+// What a basis resolves:
 // - a basis row is kept only if its Nyström residual K_jj − k_BjᵀK_B⁻¹k_Bj
-//   exceeds independence_floor·K_jj: rows (nearly) in the span of the others
-//   add nothing to the model and would make the SR system singular to working
-//   precision (smooth kernels with long lengthscales have a low numerical
-//   rank); it keeps cond(K_B) ≲ m / floor;
-// - K_B's diagonal carries jitter·s² before it is factorised: enough to
-//   factor a basis through rounding, far below any variance reported.
+//   exceeds independence_floor·K_jj (a fraction): rows (nearly) in the span
+//   of the others add nothing to the model and would make the SR system
+//   singular to working precision (smooth kernels with long lengthscales
+//   have a low numerical rank); it keeps cond(K_B) ≲ m / floor;
+// - K_B's diagonal carries `jitter` (a variance) before it is factorised:
+//   enough to factor a basis through rounding, far below any variance
+//   reported.
 // Both follow the noise: a row whose residual is far below σ² cannot move a
 // prediction by more than the noise does, so the floor is 1e-3·σ²/s² —
 // capped at 1e-6 (the reference sets, σ²/s² ≥ 4e-3, are all at the cap) and
 // never below 1e-9, where rounding in ‖L_K⁻¹k_Bj‖² (≈ eps·√(m/floor)·s²
 // with cond(L_K) ≤ √(m/floor)) would reach the floor itself. The jitter is
-// 1e-2 of the floor. With s² = 1000 and σ² = 1e-6 the old fixed fractions
+// 1e-2 of the floor, times s². With s² = 1000 and σ² = 1e-6 the old fixed fractions
 // (1e-6, 1e-8) put the floor at 1000σ² and the jitter at 10σ²; now they are
 // σ² and 0.01σ².
 struct BasisResolution {
-  double independence_floor = 1e-6;
-  double jitter = 1e-8;
+  double independence_floor = 1e-6;  // a fraction of K_jj
+  double jitter = 1e-8;              // a variance: 1e-2·floor·s²
 };
 BasisResolution basis_resolution(const KernelHyperparameters& hyperparameters);
 
