@@ -1,6 +1,7 @@
 #include "tools/training_observers.h"
 
 #include "engine/core/error.h"
+#include "engine/core/human_readable.h"
 #include "tools/command_line.h"
 
 #include <fmt/format.h>
@@ -73,9 +74,15 @@ std::string ProgressLineObserver::line_text(const IterationReport& report) const
     const IterationReport& recent = history_[history_.size() > 5 ? history_.size() - 5 : 0];
     const std::uint64_t lookups = report.column_cache_lookups - recent.column_cache_lookups;
     if (lookups > 0) {
-      cache = fmt::format("  cache {:.0f}% hits",
-                          100.0 * static_cast<double>(report.column_cache_hits - recent.column_cache_hits) /
-                              static_cast<double>(lookups));
+      const auto share = [lookups](std::uint64_t count) {
+        return 100.0 * static_cast<double>(count) / static_cast<double>(lookups);
+      };
+      cache = fmt::format("  cache {:.0f}% hits", share(report.column_cache_hits - recent.column_cache_hits));
+      if (report.column_cache_disk_bytes > 0) {
+        cache += fmt::format(" ({:.0f}% from disk, {} read)",
+                             share(report.column_cache_disk_hits - recent.column_cache_disk_hits),
+                             format_bytes(static_cast<double>(report.column_cache_disk_bytes)));
+      }
     }
   }
   return fmt::format("{} iter {}{}  {} {:.3e}{}  f {:.8e}  {:.3g} kernel evals/s{}  elapsed {}  ETA {}", name_,
@@ -98,6 +105,11 @@ void ProgressLineObserver::on_iteration(const IterationReport& report) {
   }
 }
 
+void ProgressLineObserver::on_warning(const std::string& message) {
+  line_.finish();
+  fmt::print(stderr, "{}: warning: {}\n", name_, message);
+}
+
 void ProgressLineObserver::on_stop(const IterationReport& report, StopReason) {
   line_.update(line_text(report), true);
   line_.finish();
@@ -109,15 +121,16 @@ TrainingLogObserver::TrainingLogObserver(const std::string& path, bool append) :
   GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}': {}", path, std::strerror(errno));
   if (!had_content) {
     stream_ << "iteration,seconds,objective,convergence_measure,kernel_evaluations,gradient_drift,"
-               "column_cache_lookups,column_cache_hits\n";
+               "column_cache_lookups,column_cache_hits,column_cache_disk_hits,column_cache_disk_bytes\n";
   }
 }
 
 void TrainingLogObserver::write(const IterationReport& report) {
-  stream_ << fmt::format("{},{:.6f},{:.17g},{:.17g},{},{},{},{}\n", report.iteration, report.elapsed_seconds,
+  stream_ << fmt::format("{},{:.6f},{:.17g},{:.17g},{},{},{},{},{},{}\n", report.iteration, report.elapsed_seconds,
                          report.objective, report.convergence_measure, report.kernel_evaluations,
                          report.gradient_drift >= 0 ? fmt::format("{:.6g}", report.gradient_drift) : std::string(),
-                         report.column_cache_lookups, report.column_cache_hits);
+                         report.column_cache_lookups, report.column_cache_hits, report.column_cache_disk_hits,
+                         report.column_cache_disk_bytes);
   stream_.flush();  // so that a plot of a running job sees every line
   GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}'", path_);
 }

@@ -29,6 +29,8 @@ class ProgressLineObserver final : public RunObserver {
   void on_start(const IterationReport& report) override;
   void on_iteration(const IterationReport& report) override;
   void on_stop(const IterationReport& report, StopReason reason) override;
+  // Printed even when the line is not shown (--quiet).
+  void on_warning(const std::string& message) override;
 
  private:
   std::string line_text(const IterationReport& report) const;
@@ -42,7 +44,8 @@ class ProgressLineObserver final : public RunObserver {
 };
 
 // CSV: iteration, seconds, objective, convergence_measure, kernel_evaluations,
-// gradient_drift. A resumed run appends to the log of the run it continues.
+// gradient_drift, and the column cache's lookups, hits, hits from disk and
+// bytes read from disk (totals of the run). A resumed run appends to the log of the run it continues.
 class TrainingLogObserver final : public RunObserver {
  public:
   TrainingLogObserver(const std::string& path, bool append);

@@ -88,6 +88,11 @@ Context::Context(const Settings& settings)
 
 Context::~Context() = default;
 
+void Context::warn(const std::string& message) const {
+  if (observers_.empty()) fmt::print(stderr, "gpstream: warning: {}\n", message);
+  for (RunObserver* observer : observers_) observer->on_warning(message);
+}
+
 Context::ObserverScope::ObserverScope(Context& context, std::vector<RunObserver*> observers)
     : context_(context), previous_(std::exchange(context.observers_, std::move(observers))) {}
 

@@ -135,6 +135,10 @@ class Context {
   void set_stop_flag(const StopFlag* stop) { stop_ = stop; }
   bool stop_requested() const { return stop_ != nullptr && stop_->requested(); }
   std::span<RunObserver* const> observers() const { return observers_; }
+  // Reports something the run recovered from and carried on after (a cached
+  // kernel column that could not be read back and was computed again): to
+  // the observers, or to standard error when there are none.
+  void warn(const std::string& message) const;
 
   // Sets the observers of one stage of a run (the solve, a hyperparameter
   // search before it), restoring the previous ones when it ends.

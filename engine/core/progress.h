@@ -33,6 +33,8 @@ struct IterationReport {
   // Kernel columns asked of the column cache in this run, and of those how
   // many it held (kernels/kernel_column_cache.h); 0 and 0 without a cache.
   std::uint64_t column_cache_lookups = 0, column_cache_hits = 0;
+  // Of the hits, columns read back from the cache's disk tier, and the bytes read for them.
+  std::uint64_t column_cache_disk_hits = 0, column_cache_disk_bytes = 0;
 };
 
 class RunObserver {
@@ -42,6 +44,8 @@ class RunObserver {
   virtual void on_start(const IterationReport& /*report*/) {}
   virtual void on_iteration(const IterationReport& /*report*/) {}
   virtual void on_stop(const IterationReport& /*report*/, StopReason /*reason*/) {}
+  // Something the run recovered from and carried on (Context::warn).
+  virtual void on_warning(const std::string& /*message*/) {}
 };
 
 }  // namespace gpstream

@@ -14,16 +14,30 @@
 // them, so a product with cached columns is the same arithmetic as without:
 // results are bitwise equal with the cache on or off.
 //
-// Planning (which columns hit, which are stored, which are evicted) runs on
-// one thread before a pass; during the pass, tasks read hit columns and
-// write the rows of stored columns they own, with no locks.
+// A second tier on disk (ColumnDiskTier) is optional: a column evicted from
+// RAM is written there in the background (unless it is there already), and a
+// column asked for again is read back into RAM instead of being computed —
+// one sequential read of n values, which pays where an entry costs more to
+// compute than to read (high d, costly kernels). The tier verifies what it
+// reads back; a column it cannot give back intact is computed again, with a
+// warning through the Context, and after kMaxDiskFailures of them the disk
+// tier is left unused for the rest of the run. A column is read back into a
+// RAM slot, so the RAM tier should hold at least one product's columns (an
+// active set); columns on disk are read back before misses are admitted.
+//
+// Planning (which columns hit, which are stored, which are evicted, which are
+// read back from disk) runs on one thread before a pass; during the pass,
+// tasks read hit columns and write the rows of stored columns they own, with
+// no locks.
 #pragma once
 
 #include "engine/core/context.h"
+#include "engine/kernels/column_disk_tier.h"
 
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -31,29 +45,46 @@
 
 namespace gpstream {
 
-// What a run does about the cache: `automatic` keeps columns in RAM where
-// the method reuses them (the BCD family) and nowhere else.
-enum class ColumnCacheMode { off, ram, automatic };
-// "off", "ram", "auto"; throws for anything else, naming the choices.
+// What a run does about the cache: `ram` keeps columns in RAM, `disk` in RAM
+// and on disk, where the method reuses them (the BCD family); `automatic`
+// chooses by measuring what a kernel entry costs to compute against reading it.
+enum class ColumnCacheMode { off, ram, disk, automatic };
+// "off", "ram", "disk", "auto"; throws for anything else, naming the choices.
 ColumnCacheMode parse_column_cache_mode(const std::string& text);
 
 struct ColumnCacheStatistics {
   std::uint64_t lookups = 0;  // columns asked for
-  std::uint64_t hits = 0;     // of which served from the cache
-  std::uint64_t evicted = 0;
+  std::uint64_t hits = 0;     // of which served from the cache (RAM or disk)
+  std::uint64_t evicted = 0;  // columns evicted from RAM
+  // The disk tier: columns read back (counted in hits too) and their bytes;
+  // columns written (spilled) and not written because its queue was full;
+  // columns that could not be read back intact and were computed again.
+  std::uint64_t disk_hits = 0, disk_bytes_read = 0;
+  std::uint64_t spilled = 0, spills_dropped = 0;
+  std::uint64_t disk_failures = 0;
 };
 
 class KernelColumnCache {
  public:
   // Columns of `rows` values, as many as `memory` holds (at least one). The
   // memory is allocated as columns are admitted, in chunks of ~64 MiB.
-  KernelColumnCache(std::size_t rows, MemoryReservation memory);
+  // With `disk` (of columns of `rows` values), columns evicted from RAM go
+  // there; `context` receives the warnings when they cannot be read back.
+  KernelColumnCache(std::size_t rows, MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk = nullptr,
+                    const Context* context = nullptr);
+
+  // After this many columns that the disk tier could not give back, it is
+  // no longer used.
+  static constexpr std::uint64_t kMaxDiskFailures = 16;
 
   // The memory that holds `columns` columns of `rows` values.
   static std::size_t bytes_for(std::size_t rows, std::size_t columns);
 
   std::size_t capacity() const { return capacity_; }
   std::size_t size() const { return slot_of_.size(); }
+  // The disk tier, while it is in use (null without one or after kMaxDiskFailures).
+  const ColumnDiskTier* disk_tier() const { return disk_.get(); }
+  std::size_t disk_size() const { return disk_slot_of_.size(); }
   const ColumnCacheStatistics& statistics() const { return statistics_; }
 
   // What one product does with each of its columns b[k]: reads it from
@@ -66,8 +97,9 @@ class KernelColumnCache {
   };
   // Plans a product with columns b (a column asked for twice in b is
   // computed the second time). Columns hit are marked most recently used;
-  // misses seen before are admitted, evicting the least recently used
-  // columns not used by this plan. The pointers stay valid until the next plan.
+  // columns on disk are read back into RAM, and misses seen before are
+  // admitted, both evicting the least recently used columns not used by this
+  // plan (to disk, when it has a tier). The pointers stay valid until the next plan.
   void plan(std::span<const std::size_t> b, Plan& plan);
   // The pass of the last plan has written every stored column. Until then
   // they do not count as cached: a pass that failed leaves none half-written.
@@ -84,6 +116,16 @@ class KernelColumnCache {
   };
   // A new slot's storage, allocated a chunk of slots at a time.
   double* slot_values(std::size_t number);
+  // A RAM slot for a column of plan `current`: free, new, or the least
+  // recently used one not in this plan (evicted, to disk if there is one);
+  // none when every slot is used by this plan.
+  std::optional<std::size_t> acquire_slot(std::uint64_t current);
+  // Keeps the column of RAM slot `number` on disk, unless it is there.
+  void spill(std::size_t number);
+  // Reads `column` back from disk slot `disk_slot` into `values`; on failure
+  // forgets the disk copy, warns, and says false.
+  bool read_back(std::size_t disk_slot, std::size_t column, double* values);
+  void forget_disk_column(std::size_t column);
 
   std::size_t rows_;
   MemoryReservation memory_;
@@ -96,6 +138,14 @@ class KernelColumnCache {
   std::list<std::size_t> recency_;    // slot numbers, most recently used first
   std::unordered_map<std::size_t, std::list<std::size_t>::iterator> slot_of_;  // column -> position in recency_
   std::vector<bool> requested_;  // per column: asked for before (admission on the second request)
+  // The disk tier: its slots, LRU as the RAM tier's.
+  std::unique_ptr<ColumnDiskTier> disk_;
+  const Context* context_;
+  std::size_t disk_slots_used_ = 0;  // slots [0, disk_slots_used_) have been handed out
+  std::vector<std::size_t> free_disk_slots_;
+  std::vector<std::size_t> disk_column_;  // per disk slot: its column
+  std::list<std::size_t> disk_recency_;   // disk slot numbers, most recently used first
+  std::unordered_map<std::size_t, std::list<std::size_t>::iterator> disk_slot_of_;  // column -> position
   std::uint64_t plan_count_ = 0;
   ColumnCacheStatistics statistics_;
 };

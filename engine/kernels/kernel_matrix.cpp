@@ -179,8 +179,8 @@ void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double
   kernel_evaluations_ += checked_multiply(n, c);
 }
 
-void KernelMatrix::enable_column_cache(MemoryReservation memory) {
-  column_cache_ = std::make_unique<KernelColumnCache>(size(), std::move(memory));
+void KernelMatrix::enable_column_cache(MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk) {
+  column_cache_ = std::make_unique<KernelColumnCache>(size(), std::move(memory), std::move(disk), &context_);
 }
 
 void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, const double* u, std::size_t r,

@@ -101,9 +101,9 @@ class KernelMatrix {
   // for as their blocks go by; `capture` must outlive that pass.
   void capture_during_next_pass(RowCapture& capture);
 
-  // Keeps kernel columns that multiply_columns uses again, in `memory`
-  // (kernels/kernel_column_cache.h); products are bitwise the same.
-  void enable_column_cache(MemoryReservation memory);
+  // Keeps kernel columns that multiply_columns uses again, in `memory` and
+  // on `disk` when given (kernels/kernel_column_cache.h); products are bitwise the same.
+  void enable_column_cache(MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk = nullptr);
   const KernelColumnCache* column_cache() const { return column_cache_.get(); }
 
   // Kernel evaluations made so far (for kernel evaluations per second).

@@ -81,14 +81,18 @@ double measure_entry_seconds(KernelMatrix& kernel) {
 
 }  // namespace
 
-std::string configure_column_cache(KernelMatrix& kernel, const std::string& solver, ColumnCacheMode mode) {
+std::string configure_column_cache(KernelMatrix& kernel, const std::string& solver,
+                                   const ColumnCacheSettings& settings) {
+  const ColumnCacheMode mode = settings.mode;
   if (mode == ColumnCacheMode::off) return "kernel-column cache off";
   if (!is_block_coordinate_descent(solver))
     return fmt::format("kernel-column cache off ({} does not reuse kernel columns)", solver);
   const std::size_t n = kernel.size();
+  const bool automatic = mode == ColumnCacheMode::automatic;
   std::string why;  // auto's reason, when it turns the cache on
-  if (mode == ColumnCacheMode::automatic) {
-    const double entry_seconds = measure_entry_seconds(kernel);
+  double entry_seconds = 0;
+  if (automatic) {
+    entry_seconds = measure_entry_seconds(kernel);
     if (entry_seconds < kCachedEntrySeconds) {
       return fmt::format(
           "kernel-column cache off (auto: a kernel entry costs {:.2g} ns to compute, about what reading it from "
@@ -101,23 +105,49 @@ std::string configure_column_cache(KernelMatrix& kernel, const std::string& solv
   // Half of what is free, so that the cache never crowds out the run's
   // workspaces. GBCD selects the variables of a run about evenly (kin40k:
   // 90 % of them at least 9 times, 1 % more than 65), so an LRU cache of a fraction f of the columns hits
-  // about f of the time: auto wants half of them at least.
+  // about f of the time: auto wants half of them at least, in RAM and on disk together.
   const std::size_t share = memory.available() / 2;
   if (share < KernelColumnCache::bytes_for(n, 2)) {
     return fmt::format("kernel-column cache off (the free memory budget, {}, is too small for it)",
                        format_bytes(static_cast<double>(memory.available())));
   }
-  if (mode == ColumnCacheMode::automatic && share < KernelColumnCache::bytes_for(n, n / 2)) {
+  const std::size_t column_bytes = checked_multiply(n, sizeof(double));
+  const bool ram_holds_all = share >= KernelColumnCache::bytes_for(n, n);
+  std::unique_ptr<ColumnDiskTier> disk;
+  std::string disk_why;  // auto's reason about the disk tier
+  if (mode == ColumnCacheMode::disk || (automatic && !ram_holds_all && settings.open_disk_tier)) {
+    GPSTREAM_CHECK(settings.open_disk_tier, "the kernel-column cache has no place for its disk tier");
+    disk = settings.open_disk_tier(n);
+    if (automatic) {
+      const double read_seconds = disk->measure_read_seconds_per_value();
+      // Twice, so that it pays clear of the measurements' noise.
+      if (entry_seconds < 2 * read_seconds) {
+        disk_why =
+            fmt::format("; no disk tier (auto: reading an entry back from disk costs {:.2g} ns)", read_seconds * 1e9);
+        disk.reset();
+      } else {
+        disk_why = fmt::format(" (auto: reading an entry back costs {:.2g} ns)", read_seconds * 1e9);
+      }
+    }
+  }
+  const std::size_t disk_columns = disk ? disk->capacity() : 0;
+  if (automatic && share < KernelColumnCache::bytes_for(n, n / 2) && disk_columns < n / 2) {
     return fmt::format(
         "kernel-column cache off (auto: half the free memory budget, {}, holds less than half of the {} columns "
-        "of {})",
-        format_bytes(static_cast<double>(share)), format_count(n),
-        format_bytes(static_cast<double>(checked_multiply(n, sizeof(double)))));
+        "of {}{})",
+        format_bytes(static_cast<double>(share)), format_count(n), format_bytes(static_cast<double>(column_bytes)),
+        disk_why);
   }
-  kernel.enable_column_cache(memory.reserve_up_to("the kernel-column cache", KernelColumnCache::bytes_for(n, n), 2));
+  const std::string disk_text =
+      disk ? fmt::format("; on disk: up to {} columns, {}, in {}{}", format_count(disk_columns),
+                         format_bytes(static_cast<double>(column_bytes) * static_cast<double>(disk_columns)),
+                         disk->describe(), disk_why)
+           : disk_why;
+  kernel.enable_column_cache(memory.reserve_up_to("the kernel-column cache", KernelColumnCache::bytes_for(n, n), 2),
+                             std::move(disk));
   const KernelColumnCache& cache = *kernel.column_cache();
-  return fmt::format("kernel-column cache in RAM{}: up to {} of {} columns", why, format_count(cache.capacity()),
-                     format_count(n));
+  return fmt::format("kernel-column cache in RAM{}: up to {} of {} columns{}", why, format_count(cache.capacity()),
+                     format_count(n), disk_text);
 }
 
 }  // namespace gpstream

@@ -140,7 +140,9 @@ TEST_CASE("numeric options that are not numbers, or out of range, are refused in
   refused("--time-limit -5", "--time-limit must be positive", 2);
   refused("--signal-var 1e-310", "below the smallest normal double", 2);
   refused("--gap 0.1", "--gap is for --model sggp", 2);
-  refused("--cache disc", "--cache: unknown kernel-column cache \"disc\" (choose off, ram or auto)", 2);
+  refused("--cache disc", "--cache: unknown kernel-column cache \"disc\" (choose off, ram, disk or auto)", 2);
+  refused("--cache ram --cache-dir .", "--cache-dir and --cache-disk are for the disk tier (--cache disk or auto)", 2);
+  refused("--cache disk --cache-disk 0", "--cache-disk: \"0\" is not a positive size", 2);
   refused("--model sggp --basis 20 --tol 1e-3", "--tol is for the dense solvers and cholqr; sggp stops at --gap", 2);
   // Hyperparameters whose derived quantities overflow are refused before any work.
   const auto tiny = run_gpstream("train " + quote(train) + " -o " + quote(directory.file("m.h5")) +

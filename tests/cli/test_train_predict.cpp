@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <thread>
 
 using gpstream::testing::run_gpstream;
@@ -119,6 +120,50 @@ TEST_CASE("a run stopped and resumed from its checkpoint gives the bit-identical
                                   quote(directory.file("c.h5")) + " -o " + quote(directory.file("x.h5")));
   CHECK(other.exit_code == 1);
   CHECK(other.err.find("is not the dataset checkpoint") != std::string::npos);
+}
+
+TEST_CASE("the kernel-column cache's disk tier gives the model bit for bit, serves columns, and leaves no file") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 2000 --seed 7 -q -o " + quote(train)).exit_code == 0);
+  // 16 MiB: RAM for ~380 of the 2,000 columns, more than an active set of 100; the rest on disk.
+  const std::string common = " --active-set 100 --max-iter 30 --seed 3 --memory 16M " + kHyper;
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(directory.file("off.h5")) + common + " --cache off")
+              .exit_code == 0);
+  // The disk tier's file goes in the model's directory by default.
+  const auto on_disk = run_gpstream("train " + quote(train) + " -o " + quote(directory.file("disk.h5")) + common +
+                                    " --cache disk --log " + quote(directory.file("log.csv")));
+  CAPTURE(on_disk.err);
+  REQUIRE(on_disk.exit_code == 0);
+  CHECK(on_disk.err.find("on disk: up to 2,000 columns") != std::string::npos);
+  CHECK(on_disk.err.find("in a deleted file in " + directory.path().string()) != std::string::npos);
+  const auto plain = gpstream::read_dense_model(directory.file("off.h5"));
+  const auto cached = gpstream::read_dense_model(directory.file("disk.h5"));
+  REQUIRE(plain.alpha.size() == cached.alpha.size());
+  CHECK(std::memcmp(plain.alpha.data(), cached.alpha.data(), plain.alpha.size() * sizeof(double)) == 0);
+  // The log's last line (iteration 30): 3,000 lookups, hits, of them some read back from disk, 16,000 bytes each.
+  const std::string log = gpstream::testing::read_file(directory.file("log.csv"));
+  REQUIRE(gpstream::testing::count_lines(log) == 32);
+  std::vector<std::string> last;
+  std::stringstream line(log.substr(log.rfind('\n', log.size() - 2) + 1));
+  for (std::string field; std::getline(line, field, ',');) last.push_back(field);
+  REQUIRE(last.size() == 10);
+  CHECK(last[0] == "30");
+  CHECK(last[6] == "3000");
+  const std::uint64_t hits = std::stoull(last[7]), disk_hits = std::stoull(last[8]);
+  CHECK(disk_hits > 0);
+  CHECK(hits >= disk_hits);
+  CHECK(std::stoull(last[9]) == disk_hits * 16000);
+  CHECK(directory.entries() == std::vector<std::string>{"disk.h5", "log.csv", "off.h5", "train.h5"});
+
+  // A directory that cannot hold it: one line naming it, no model.
+  const auto missing = run_gpstream("train " + quote(train) + " -o " + quote(directory.file("x.h5")) + common +
+                                    " --cache disk --cache-dir " + quote(directory.file("none")));
+  CHECK(missing.exit_code == 1);
+  CHECK(gpstream::testing::count_lines(missing.err) == 1);
+  CHECK(missing.err.find("--cache-dir") != std::string::npos);
+  CHECK(missing.err.find(directory.file("none")) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(directory.file("x.h5")));
 }
 
 TEST_CASE("Ctrl-C writes a checkpoint and prints the resume command") {

@@ -9,6 +9,9 @@
 #include <tbb/global_control.h>
 
 #include <cstring>
+#include <memory>
+#include <random>
+#include <string>
 
 using namespace gpstream;
 using namespace gpstream::testing;
@@ -223,6 +226,73 @@ TEST_CASE("the kernel-column cache admits a column on its second request and evi
   }
 }
 
+namespace {
+
+// 30 products K̄[:, B]·V with random B (repeats within a call too) drawn from
+// `columns` columns, by `plain` and by `cached`: bitwise equal.
+void check_products_equal(KernelMatrix& plain, KernelMatrix& cached, RowSource& rows, std::size_t columns) {
+  const std::size_t n = rows.rows(), d = rows.columns();
+  std::mt19937_64 random(5);
+  std::uniform_int_distribution<std::size_t> column(0, columns - 1);
+  for (int call = 0; call < 30; ++call) {
+    CAPTURE(call);
+    std::vector<std::size_t> b(24);
+    for (std::size_t& j : b) j = column(random);
+    const std::size_t r = call % 3 == 2 ? 2 : 1;
+    std::vector<double> x_b(b.size() * d), v(b.size() * r);
+    rows.gather_rows(b, x_b.data(), nullptr);
+    for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::cos(static_cast<double>(call + k));
+    std::vector<double> expected(n * r, 0.5), out(n * r, 0.5);
+    plain.multiply_columns(b, x_b.data(), v.data(), r, expected.data(), call % 2 == 0);
+    cached.multiply_columns(b, x_b.data(), v.data(), r, out.data(), call % 2 == 0);
+    REQUIRE(std::memcmp(out.data(), expected.data(), out.size() * sizeof(double)) == 0);
+  }
+  CHECK(cached.kernel_evaluations() == plain.kernel_evaluations() - cached.column_cache()->statistics().hits * n);
+}
+
+// A disk tier in RAM, for the cache's side of the contract: it can be told
+// to refuse writes (its queue full) or to fail reads (the data changed on disk).
+class TestDiskTier final : public ColumnDiskTier {
+ public:
+  TestDiskTier(std::size_t rows, std::size_t capacity) : rows_(rows), slots_(capacity) {}
+  std::size_t rows() const override { return rows_; }
+  std::size_t capacity() const override { return slots_.size(); }
+  bool write(std::size_t slot, std::span<const double> values) override {
+    REQUIRE(slot < slots_.size());
+    if (refuse_writes) return false;
+    slots_[slot].assign(values.begin(), values.end());
+    return true;
+  }
+  bool read(std::size_t slot, std::span<double> values, std::string& problem) override {
+    REQUIRE(slot < slots_.size());
+    REQUIRE(slots_[slot].size() == values.size());
+    ++reads;
+    if (fail_reads) {
+      problem = "its checksum differs";
+      return false;
+    }
+    std::copy(slots_[slot].begin(), slots_[slot].end(), values.begin());
+    return true;
+  }
+  double measure_read_seconds_per_value() override { return 1e-9; }
+  std::string describe() const override { return "a test tier"; }
+
+  bool refuse_writes = false, fail_reads = false;
+  std::size_t reads = 0;
+
+ private:
+  std::size_t rows_;
+  std::vector<std::vector<double>> slots_;
+};
+
+class WarningCollector final : public RunObserver {
+ public:
+  void on_warning(const std::string& message) override { warnings.push_back(message); }
+  std::vector<std::string> warnings;
+};
+
+}  // namespace
+
 TEST_CASE("products with the kernel-column cache equal those without, bitwise, resident and streamed") {
   const Problem p = make_problem(600, 8, 23);
   const std::size_t n = p.rows();
@@ -236,27 +306,84 @@ TEST_CASE("products with the kernel-column cache equal those without, bitwise, r
       Context context({.memory_budget_bytes = 1u << 20});
       KernelMatrix plain(context, *rows, *kernel, {.tile_rows = 37});
       KernelMatrix cached(context, *rows, *kernel, {.tile_rows = 37});
-      // Room for 30 of the 60 columns used: the sequence below hits, admits and evicts.
+      // Room for 30 of the 60 columns used: the sequence hits, admits and evicts.
       cached.enable_column_cache(context.memory().reserve("cache", KernelColumnCache::bytes_for(n, 30)));
-      std::mt19937_64 random(5);
-      std::uniform_int_distribution<std::size_t> column(0, 59);
-      for (int call = 0; call < 30; ++call) {
-        CAPTURE(call);
-        std::vector<std::size_t> b(24);
-        for (std::size_t& j : b) j = column(random);  // repeats within a call too
-        const std::size_t r = call % 3 == 2 ? 2 : 1;
-        std::vector<double> x_b(b.size() * 8), v(b.size() * r);
-        rows->gather_rows(b, x_b.data(), nullptr);
-        for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::cos(static_cast<double>(call + k));
-        std::vector<double> expected(n * r, 0.5), out(n * r, 0.5);
-        plain.multiply_columns(b, x_b.data(), v.data(), r, expected.data(), call % 2 == 0);
-        cached.multiply_columns(b, x_b.data(), v.data(), r, out.data(), call % 2 == 0);
-        REQUIRE(std::memcmp(out.data(), expected.data(), out.size() * sizeof(double)) == 0);
-      }
+      check_products_equal(plain, cached, *rows, 60);
       const ColumnCacheStatistics& statistics = cached.column_cache()->statistics();
       CHECK(statistics.hits > 20);
       CHECK(statistics.evicted > 0);
-      CHECK(cached.kernel_evaluations() == plain.kernel_evaluations() - statistics.hits * n);
     }
+  }
+}
+
+TEST_CASE("with a disk tier, columns evicted from RAM are read back from it instead of computed, bitwise the same") {
+  const Problem p = make_problem(500, 8, 29);
+  const std::size_t n = p.rows();
+  const auto kernel = make_kernel(every_kernel(8).front(), 8);
+  InMemoryRowSource rows = p.source();
+  for (const std::size_t disk_capacity : {60u, 10u}) {
+    CAPTURE(disk_capacity);
+    Context context({.memory_budget_bytes = 1u << 20});
+    KernelMatrix plain(context, rows, *kernel, {.tile_rows = 37});
+    KernelMatrix cached(context, rows, *kernel, {.tile_rows = 37});
+    auto owned = std::make_unique<TestDiskTier>(n, disk_capacity);
+    TestDiskTier& disk = *owned;
+    // RAM for the 24 columns of one product, of the 60 used: most reuse must come from disk.
+    cached.enable_column_cache(context.memory().reserve("cache", KernelColumnCache::bytes_for(n, 24)),
+                               std::move(owned));
+    check_products_equal(plain, cached, rows, 60);
+    const KernelColumnCache& cache = *cached.column_cache();
+    const ColumnCacheStatistics& statistics = cache.statistics();
+    CHECK(statistics.disk_hits == disk.reads);
+    CHECK(statistics.disk_bytes_read == statistics.disk_hits * n * sizeof(double));
+    CHECK(statistics.spilled > 0);
+    CHECK(cache.disk_size() <= disk_capacity);
+    if (disk_capacity == 60) {
+      CHECK(statistics.disk_hits > 200);  // of 720 lookups (measured: 264, and 474 hits in all)
+      CHECK(statistics.hits > statistics.disk_hits);
+    } else {
+      CHECK(statistics.disk_hits > 30);  // evicted from disk too, least recently used first (measured: 72)
+      CHECK(statistics.disk_hits < 200);
+    }
+  }
+}
+
+TEST_CASE(
+    "a column the disk tier cannot give back is computed again with a warning; repeated failures retire the tier") {
+  const Problem p = make_problem(300, 8, 31);
+  const std::size_t n = p.rows();
+  const auto kernel = make_kernel(every_kernel(8).front(), 8);
+  InMemoryRowSource rows = p.source();
+  Context context({.memory_budget_bytes = 1u << 20});
+  WarningCollector warnings;
+  const Context::ObserverScope observe(context, {&warnings});
+  KernelMatrix plain(context, rows, *kernel, {.tile_rows = 37});
+  KernelMatrix cached(context, rows, *kernel, {.tile_rows = 37});
+  auto owned = std::make_unique<TestDiskTier>(n, 60);
+  TestDiskTier& disk = *owned;
+
+  SUBCASE("reads fail: every column is computed, and after the limit the tier is no longer used") {
+    disk.fail_reads = true;
+    cached.enable_column_cache(context.memory().reserve("cache", KernelColumnCache::bytes_for(n, 4)), std::move(owned));
+    check_products_equal(plain, cached, rows, 60);
+    const ColumnCacheStatistics& statistics = cached.column_cache()->statistics();
+    CHECK(statistics.disk_hits == 0);
+    CHECK(statistics.disk_failures == KernelColumnCache::kMaxDiskFailures);
+    CHECK(cached.column_cache()->disk_tier() == nullptr);
+    REQUIRE(warnings.warnings.size() == KernelColumnCache::kMaxDiskFailures);
+    CHECK(warnings.warnings.front().find("could not read column") != std::string::npos);
+    CHECK(warnings.warnings.front().find("its checksum differs") != std::string::npos);
+    CHECK(warnings.warnings.back().find("no longer used") != std::string::npos);
+  }
+  SUBCASE("writes refused (the queue full): nothing is kept on disk, nothing goes wrong") {
+    disk.refuse_writes = true;
+    cached.enable_column_cache(context.memory().reserve("cache", KernelColumnCache::bytes_for(n, 4)), std::move(owned));
+    check_products_equal(plain, cached, rows, 60);
+    const ColumnCacheStatistics& statistics = cached.column_cache()->statistics();
+    CHECK(statistics.spilled == 0);
+    CHECK(statistics.spills_dropped > 0);
+    CHECK(statistics.disk_hits == 0);
+    CHECK(disk.reads == 0);
+    CHECK(warnings.warnings.empty());
   }
 }
