@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scale benchmark: streamed against resident GBCD iterations on Friedman1 2M
 # and 10M rows; 1M rows in a 1 GiB memory cgroup and 10M rows in 512 MiB,
-# interrupted and resumed; the kernel-column cache (off / ram / auto) on
+# interrupted and resumed; the kernel-column cache (off / ram / disk / auto) on
 # kin40k, a 256-input set and Friedman1 1M; the time an exact GP on kin40k
 # takes to a test RMSE (GBCD by stopping tolerance, and CG). Every figure
 # comes from the training log (seconds per iteration, cache hits), GNU time
@@ -43,14 +43,16 @@ run() {
   [ "$iterations" -gt 0 ] && limit=(--max-iter "$iterations")
   /usr/bin/time -f "%M" -o "$work/rss" "$gpstream" train "$dataset" -o "$work/model.h5" --force \
     --log "$work/log.csv" "${limit[@]}" "$@" 2>"$work/err" || { cat "$work/err"; return 1; }
-  # Seconds per iteration after the first (which also gathers its candidates and fills pages), hit rate overall.
+  # Seconds per iteration after the first (which also gathers its candidates and fills pages), hit rates
+  # overall (all hits, and those read back from the disk tier) and the bytes read from disk.
   awk -F, -v label="$label" -v rss="$(cat "$work/rss")" -v options="$*" '
     NR == 3 { first = $2 }
-    NR > 1 { iterations = $1; seconds = $2; lookups = $7; hits = $8 }
+    NR > 1 { iterations = $1; seconds = $2; lookups = $7; hits = $8; disk_hits = $9; disk_bytes = $10 }
     END {
       per = iterations > 1 ? (seconds - first) / (iterations - 1) : seconds
       rate = lookups > 0 ? sprintf("%.0f%%", 100 * hits / lookups) : "-"
-      printf "%s,%d,%.2f,%.3f,%s,%.0f,\"%s\"\n", label, iterations, seconds, per, rate, rss / 1024, options
+      disk = disk_bytes > 0 ? sprintf("%.0f%% (%.1f GB read)", 100 * disk_hits / lookups, disk_bytes / 1e9) : "-"
+      printf "%s,%d,%.2f,%.3f,%s,%s,%.0f,\"%s\"\n", label, iterations, seconds, per, rate, disk, rss / 1024, options
     }' "$work/log.csv" | tee -a "$csv"
   # What the run chose for the cache, and why (its header line).
   grep -o "kernel-column cache \(off\|in RAM\).*" "$work/err" | head -1 | sed 's/^/    /' || true
@@ -87,7 +89,7 @@ in_memory_cgroup() {
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB; $(date -u +%F)"
 } | tee -a "$log"
 [ -f "$csv" ] && [ "$sections" != "streaming containers cache speed" ] || \
-  echo "run,iterations,seconds,seconds_per_iteration,cache_hits,peak_rss_mib,options" | tee "$csv"
+  echo "run,iterations,seconds,seconds_per_iteration,cache_hits,cache_disk_hits,peak_rss_mib,options" | tee "$csv"
 {
   # 1. Streaming = resident: the same iterations with X in memory and streamed from the file.
   iterations=5
@@ -114,7 +116,7 @@ in_memory_cgroup() {
       2>"$work/err"
     grep "memory budget" "$work/err" | sed 's/^/    /'
     awk -F, -v rss="$(cat "$work/rss")" -v peak="$(cat "$work/cgroup_peak")" 'NR > 1 { i = $1; s = $2; g = $4; e = $5 }
-      END { printf "friedman1_1m_in_1GiB_cgroup,%d,%.2f,%.3f,-,%.0f,\"|g|inf %.3g, %.3g kernel evals/s, cgroup peak %s MiB\"\n",
+      END { printf "friedman1_1m_in_1GiB_cgroup,%d,%.2f,%.3f,-,-,%.0f,\"|g|inf %.3g, %.3g kernel evals/s, cgroup peak %s MiB\"\n",
             i, s, s / i, rss / 1024, g, e / s, peak }' "$work/log.csv" | tee -a "$csv"
 
   fi
@@ -144,14 +146,23 @@ in_memory_cgroup() {
     equal=$(cmp -s "$work/whole.bin" "$work/resumed.bin" && echo "bitwise equal" || echo "DIFFERENT")
     echo "    peak RSS (KiB): whole $(tail -n 1 "$work/rss_whole"), part $(tail -n 1 "$work/rss_part"), resumed $(tail -n 1 "$work/rss_resumed"); cgroup peaks (MiB): $peaks"
     peak=$(sort -n "$work/rss_whole" "$work/rss_part" "$work/rss_resumed" | tail -n 1)
-    echo "friedman1_10m_512MiB_cgroup_sigterm_resume,60,-,-,-,$((peak / 1024)),\"alpha $equal to 60 uninterrupted iterations\"" | tee -a "$csv"
+    echo "friedman1_10m_512MiB_cgroup_sigterm_resume,60,-,-,-,-,$((peak / 1024)),\"alpha $equal to 60 uninterrupted iterations\"" | tee -a "$csv"
   fi
 
-  # 3. The kernel-column cache: off, in RAM, and what auto chooses.
+  # 3. The kernel-column cache: off, in RAM, RAM + disk (the disk tier in out/bench/scale-data), and what
+  #    auto chooses. The disk runs get a budget whose RAM tier holds a fraction of the columns.
+  cache_dir=(--cache-dir "$data")
   if want cache && [ -f "$root/../shared/data/kin40k_train.csv" ] && [ "$quick" = 0 ]; then
     [ -f "$data/kin40k.h5" ] || "$gpstream" convert "$root/../shared/data/kin40k_train.csv" -o "$data/kin40k.h5" -q
+    kin40k_hyper=(--hyper "$root/../shared/data/hyper/kin40k.json")
     for cache in off ram auto; do
-      run "kin40k_cache_$cache" "$data/kin40k.h5" 0 --hyper "$root/../shared/data/hyper/kin40k.json" --cache "$cache"
+      run "kin40k_cache_$cache" "$data/kin40k.h5" 0 "${kin40k_hyper[@]}" --cache "$cache"
+    done
+    # RAM for ~4,000 of the 30,000 columns: 300 iterations each way.
+    for cache in off disk auto; do
+      dir=()
+      [ "$cache" = off ] || dir=("${cache_dir[@]}")
+      run "kin40k_2G_cache_$cache" "$data/kin40k.h5" 300 "${kin40k_hyper[@]}" --memory 2G --cache "$cache" "${dir[@]}"
     done
   fi
   # A 256-input set (10,000 rows, y a smooth function of 8 inputs): costly kernel entries.
@@ -174,14 +185,23 @@ in_memory_cgroup() {
   fi
   wide_iterations=200
   [ "$quick" = 1 ] && wide_iterations=60
+  wide=(--kernel se --lengthscales 8 --noise-var 0.01)
   want cache && for cache in off ram auto; do
-    run "wide256_cache_$cache" "$data/wide256.h5" "$wide_iterations" --kernel se --lengthscales 8 --noise-var 0.01 \
-      --cache "$cache"
+    run "wide256_cache_$cache" "$data/wide256.h5" "$wide_iterations" "${wide[@]}" --cache "$cache"
+  done
+  # 400 MiB: RAM for ~2,000 of the 10,000 columns.
+  want cache && for cache in off ram disk auto; do
+    dir=()
+    case "$cache" in disk | auto) dir=("${cache_dir[@]}") ;; esac
+    run "wide256_400M_cache_$cache" "$data/wide256.h5" "$wide_iterations" "${wide[@]}" --memory 400M \
+      --cache "$cache" "${dir[@]}"
   done
   if want cache && [ "$quick" = 0 ]; then
     generate_friedman 1000000 "$data/friedman1_1m.h5"
-    for cache in off ram; do
-      run "friedman1_1m_cache_$cache" "$data/friedman1_1m.h5" 20 "${friedman_hyper[@]}" --cache "$cache"
+    for cache in off ram disk; do
+      dir=()
+      [ "$cache" != disk ] || dir=("${cache_dir[@]}")
+      run "friedman1_1m_cache_$cache" "$data/friedman1_1m.h5" 20 "${friedman_hyper[@]}" --cache "$cache" "${dir[@]}"
     done
   fi
 
@@ -203,7 +223,7 @@ in_memory_cgroup() {
       rmse=$(grep -o "RMSE [0-9.e+-]*" "$work/predict.err" | head -1 | cut -d" " -f2)
       awk -F, -v label="$label" -v wall="$(cut -d" " -f1 "$work/time")" -v rss="$(cut -d" " -f2 "$work/time")" \
         -v rmse="$rmse" -v options="$*" 'NR > 1 { i = $1; s = $2; g = $4 }
-        END { printf "%s,%d,%.2f,%.4f,-,%.0f,\"wall %.2f s, test RMSE %s, |g|inf %.3g; %s\"\n",
+        END { printf "%s,%d,%.2f,%.4f,-,-,%.0f,\"wall %.2f s, test RMSE %s, |g|inf %.3g; %s\"\n",
               label, i, s, s / i, rss / 1024, wall, rmse, g, options }' "$work/log.csv" | tee -a "$csv"
     }
     want speed && for tol in 3e-2 1e-2 3e-3 1e-3 1e-4; do speed_run "kin40k_gbcd_tol_$tol" --tol "$tol"; done
