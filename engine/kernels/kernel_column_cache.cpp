@@ -6,7 +6,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -51,6 +50,7 @@ KernelColumnCache::KernelColumnCache(std::size_t rows, MemoryReservation memory,
   if (disk_) {
     GPSTREAM_CHECK(disk_->rows() == rows, "a disk tier of columns of {} values cannot serve columns of {}",
                    disk_->rows(), rows);
+    GPSTREAM_CHECK(context_ != nullptr, "a kernel-column cache with a disk tier needs a context for its warnings");
     disk_column_.resize(disk_->capacity());
   }
 }
@@ -212,11 +212,7 @@ bool KernelColumnCache::read_back(std::size_t disk_slot, std::size_t column, dou
     disk_slot_of_.clear();
     disk_recency_.clear();
   }
-  if (context_ != nullptr) {
-    context_->warn(message);
-  } else {
-    fmt::print(stderr, "gpstream: warning: {}\n", message);
-  }
+  context_->warn(message);
   return false;
 }
 

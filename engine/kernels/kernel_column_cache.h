@@ -69,7 +69,8 @@ class KernelColumnCache {
   // Columns of `rows` values, as many as `memory` holds (at least one). The
   // memory is allocated as columns are admitted, in chunks of ~64 MiB.
   // With `disk` (of columns of `rows` values), columns evicted from RAM go
-  // there; `context` receives the warnings when they cannot be read back.
+  // there; `context` (required with `disk`) receives the warnings when they
+  // cannot be read back.
   KernelColumnCache(std::size_t rows, MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk = nullptr,
                     const Context* context = nullptr);
 

@@ -115,10 +115,13 @@ std::string configure_column_cache(KernelMatrix& kernel, const std::string& solv
   const bool ram_holds_all = share >= KernelColumnCache::bytes_for(n, n);
   std::unique_ptr<ColumnDiskTier> disk;
   std::string disk_why;  // auto's reason about the disk tier
-  if (mode == ColumnCacheMode::disk || (automatic && !ram_holds_all && settings.open_disk_tier)) {
+  if (mode == ColumnCacheMode::disk) {
     GPSTREAM_CHECK(settings.open_disk_tier, "the kernel-column cache has no place for its disk tier");
     disk = settings.open_disk_tier(n);
-    if (automatic) {
+  } else if (automatic && !ram_holds_all && settings.open_disk_tier) {
+    // Auto tries the disk tier; a place that cannot hold it is a reason not to use it, not an error.
+    try {
+      disk = settings.open_disk_tier(n);
       const double read_seconds = disk->measure_read_seconds_per_value();
       // Twice, so that it pays clear of the measurements' noise.
       if (entry_seconds < 2 * read_seconds) {
@@ -128,6 +131,9 @@ std::string configure_column_cache(KernelMatrix& kernel, const std::string& solv
       } else {
         disk_why = fmt::format(" (auto: reading an entry back costs {:.2g} ns)", read_seconds * 1e9);
       }
+    } catch (const Error& error) {  // no room on disk, or too little budget for its write queue
+      disk_why = fmt::format("; no disk tier (auto: {})", error.what());
+      disk.reset();
     }
   }
   const std::size_t disk_columns = disk ? disk->capacity() : 0;
