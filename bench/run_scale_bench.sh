@@ -10,7 +10,9 @@
 # Usage: bench/run_scale_bench.sh [--quick] [SECTION...]
 #   --quick: 2M rows only, fewer iterations; SECTION: streaming, containers
 #   (or one of its halves, containers-1m and containers-10m), cache, speed,
-#   speed-cg (CG on kin40k: 15 minutes) (default: all but speed-cg).
+#   speed-cg (CG on kin40k: 15 minutes), converge-1m (Friedman1 1M to
+#   |g|inf <= 1e-3 in a 1 GiB cgroup: hours; resumed where it stopped when run
+#   again) (default: all but speed-cg and converge-1m).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 quick=0
@@ -203,6 +205,35 @@ in_memory_cgroup() {
       [ "$cache" != disk ] || dir=("${cache_dir[@]}")
       run "friedman1_1m_cache_$cache" "$data/friedman1_1m.h5" 20 "${friedman_hyper[@]}" --cache "$cache" "${dir[@]}"
     done
+  fi
+
+  # 5. Friedman1 1M rows driven to |g|inf <= 1e-3 inside a 1 GiB cgroup, default --memory: hours on two
+  #    cores, so the job checkpoints into $data and running this section again resumes it with the command
+  #    train prints (after SIGTERM, a crash or a reboot); the row is written once it has converged. Its
+  #    kernel evaluations/s compare with the roofline of the hot loop (README); peak RSS is the largest of
+  #    its runs.
+  if want converge-1m; then
+    generate_friedman 1000000 "$data/friedman1_1m.h5"
+    job="$data/friedman1_1m_to_1e-3"
+    if [ -f "$job.checkpoint.h5" ]; then
+      command=(train --resume "$job.checkpoint.h5")
+    else
+      command=(train "$data/friedman1_1m.h5" -o "$job.model.h5" --tol 1e-3 --checkpoint "$job.checkpoint.h5"
+        --log "$job.log.csv" "${friedman_hyper[@]}")
+    fi
+    status=0
+    in_memory_cgroup $((1 << 30)) /usr/bin/time -f "%M" -o "$work/rss" "$gpstream" "${command[@]}" -q \
+      2>"$work/err" || status=$?
+    tail -n 1 "$work/rss" >>"$job.rss"
+    cat "$work/err"
+    if [ "$status" = 0 ] && [ -f "$job.model.h5" ]; then
+      awk -F, -v rss="$(sort -n "$job.rss" | tail -n 1)" -v peak="$(cat "$work/cgroup_peak")" -v runs="$(wc -l <"$job.rss")" \
+        'NR > 1 { i = $1; s = $2; g = $4; e = $5 }
+        END { printf "friedman1_1m_to_1e-3_in_1GiB_cgroup,%d,%.2f,%.3f,-,-,%.0f,\"|g|inf %.3g, %.3g kernel evals/s, %d runs (resumed), last cgroup peak %s MiB\"\n",
+              i, s, s / i, rss / 1024, g, e / s, runs, peak }' "$job.log.csv" | tee -a "$csv"
+    else
+      echo "    friedman1 1M to 1e-3: stopped (status $status) at $(tail -n 1 "$job.log.csv" | cut -d, -f1,2,4 | tr , ' '); run this section again to resume"
+    fi
   fi
 
   # 4. Speed: an exact GP on kin40k (30,000 rows, shared hyperparameters) to a test RMSE. GBCD's iterates

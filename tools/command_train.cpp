@@ -542,7 +542,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops")
       ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "seconds between checkpoints")
       ("resume", po::value(&options.resume), "continue the job saved in this checkpoint: its stopping rule, output, log and checkpoint cadence, unless given again")
-      ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations, gradient drift, cache lookups, hits, hits from disk and bytes read from disk)")
+      ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations, gradient drift, cache lookups, hits, hits from disk, bytes read from disk, estimated core-seconds saved)")
       ("force", "overwrite the model file if it exists")
       ("cache", po::value(&options.cache)->default_value("auto"), "kernel-column cache for the bcd family, which reuses columns: off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel entry is measured to cost more than reading it, disk where also more than reading it from disk); results are bitwise the same either way")
       ("cache-dir", po::value(&options.cache_directory), "directory for the cache's disk tier, a file deleted when the run ends (default: the model file's directory)")

@@ -83,6 +83,7 @@ std::string ProgressLineObserver::line_text(const IterationReport& report) const
                              share(report.column_cache_disk_hits - recent.column_cache_disk_hits),
                              format_bytes(static_cast<double>(report.column_cache_disk_bytes)));
       }
+      cache += fmt::format(", ~{:.3g} core-s saved", report.column_cache_seconds_saved);
     }
   }
   return fmt::format("{} iter {}{}  {} {:.3e}{}  f {:.8e}  {:.3g} kernel evals/s{}  elapsed {}  ETA {}", name_,
@@ -121,16 +122,18 @@ TrainingLogObserver::TrainingLogObserver(const std::string& path, bool append) :
   GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}': {}", path, std::strerror(errno));
   if (!had_content) {
     stream_ << "iteration,seconds,objective,convergence_measure,kernel_evaluations,gradient_drift,"
-               "column_cache_lookups,column_cache_hits,column_cache_disk_hits,column_cache_disk_bytes\n";
+               "column_cache_lookups,column_cache_hits,column_cache_disk_hits,column_cache_disk_bytes,"
+               "column_cache_seconds_saved\n";
   }
 }
 
 void TrainingLogObserver::write(const IterationReport& report) {
-  stream_ << fmt::format("{},{:.6f},{:.17g},{:.17g},{},{},{},{},{},{}\n", report.iteration, report.elapsed_seconds,
-                         report.objective, report.convergence_measure, report.kernel_evaluations,
+  stream_ << fmt::format("{},{:.6f},{:.17g},{:.17g},{},{},{},{},{},{},{:.3f}\n", report.iteration,
+                         report.elapsed_seconds, report.objective, report.convergence_measure,
+                         report.kernel_evaluations,
                          report.gradient_drift >= 0 ? fmt::format("{:.6g}", report.gradient_drift) : std::string(),
                          report.column_cache_lookups, report.column_cache_hits, report.column_cache_disk_hits,
-                         report.column_cache_disk_bytes);
+                         report.column_cache_disk_bytes, report.column_cache_seconds_saved);
   stream_.flush();  // so that a plot of a running job sees every line
   GPSTREAM_CHECK(stream_.good(), "--log: cannot write '{}'", path_);
 }

@@ -44,8 +44,8 @@ class ProgressLineObserver final : public RunObserver {
 };
 
 // CSV: iteration, seconds, objective, convergence_measure, kernel_evaluations,
-// gradient_drift, and the column cache's lookups, hits, hits from disk and
-// bytes read from disk (totals of the run). A resumed run appends to the log of the run it continues.
+// gradient_drift, and the column cache's lookups, hits, hits from disk, bytes
+// read from disk and estimated core-seconds saved (totals of the run). A resumed run appends to the log of the run it continues.
 class TrainingLogObserver final : public RunObserver {
  public:
   TrainingLogObserver(const std::string& path, bool append);

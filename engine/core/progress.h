@@ -35,6 +35,8 @@ struct IterationReport {
   std::uint64_t column_cache_lookups = 0, column_cache_hits = 0;
   // Of the hits, columns read back from the cache's disk tier, and the bytes read for them.
   std::uint64_t column_cache_disk_hits = 0, column_cache_disk_bytes = 0;
+  // The cache's estimate of the computation it saved, in core-seconds, less its reads from disk.
+  double column_cache_seconds_saved = 0;
 };
 
 class RunObserver {

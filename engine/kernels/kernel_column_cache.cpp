@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -142,6 +143,7 @@ void KernelColumnCache::plan(std::span<const std::size_t> b, Plan& plan) {
   }
   statistics_.lookups += b.size();
   statistics_.hits += plan.hits;
+  statistics_.seconds_saved += static_cast<double>(plan.hits) * static_cast<double>(rows_) * entry_seconds_;
 }
 
 std::optional<std::size_t> KernelColumnCache::acquire_slot(std::uint64_t current) {
@@ -197,7 +199,10 @@ void KernelColumnCache::spill(std::size_t number) {
 
 bool KernelColumnCache::read_back(std::size_t disk_slot, std::size_t column, double* values) {
   std::string problem;
-  if (disk_->read(disk_slot, std::span<double>(values, rows_), problem)) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool intact = disk_->read(disk_slot, std::span<double>(values, rows_), problem);
+  statistics_.seconds_saved -= std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (intact) {
     statistics_.disk_bytes_read += rows_ * sizeof(double);
     return true;
   }

@@ -62,6 +62,10 @@ struct ColumnCacheStatistics {
   std::uint64_t disk_hits = 0, disk_bytes_read = 0;
   std::uint64_t spilled = 0, spills_dropped = 0;
   std::uint64_t disk_failures = 0;
+  // Time the cache saved, estimated: the hits' entries at the measured cost of
+  // computing one (set_entry_seconds; core-seconds, as the product is spread
+  // over the threads), less the wall time spent reading columns back from disk.
+  double seconds_saved = 0;
 };
 
 class KernelColumnCache {
@@ -87,6 +91,8 @@ class KernelColumnCache {
   const ColumnDiskTier* disk_tier() const { return disk_.get(); }
   std::size_t disk_size() const { return disk_slot_of_.size(); }
   const ColumnCacheStatistics& statistics() const { return statistics_; }
+  // What computing one kernel entry costs, measured, for statistics().seconds_saved (0 until set).
+  void set_entry_seconds(double seconds) { entry_seconds_ = seconds; }
 
   // What one product does with each of its columns b[k]: reads it from
   // `cached[k]`, or computes it and, when `store[k]` is set, also writes it
@@ -148,6 +154,7 @@ class KernelColumnCache {
   std::list<std::size_t> disk_recency_;   // disk slot numbers, most recently used first
   std::unordered_map<std::size_t, std::list<std::size_t>::iterator> disk_slot_of_;  // column -> position
   std::uint64_t plan_count_ = 0;
+  double entry_seconds_ = 0;
   ColumnCacheStatistics statistics_;
 };
 

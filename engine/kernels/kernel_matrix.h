@@ -105,6 +105,7 @@ class KernelMatrix {
   // on `disk` when given (kernels/kernel_column_cache.h); products are bitwise the same.
   void enable_column_cache(MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk = nullptr);
   const KernelColumnCache* column_cache() const { return column_cache_.get(); }
+  KernelColumnCache* column_cache() { return column_cache_.get(); }
 
   // Kernel evaluations made so far (for kernel evaluations per second).
   std::uint64_t kernel_evaluations() const { return kernel_evaluations_.load(); }

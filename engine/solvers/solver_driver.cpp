@@ -82,13 +82,15 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
                             .column_cache_lookups = 0,
                             .column_cache_hits = 0,
                             .column_cache_disk_hits = 0,
-                            .column_cache_disk_bytes = 0};
+                            .column_cache_disk_bytes = 0,
+                            .column_cache_seconds_saved = 0};
     if (const KernelColumnCache* cache = kernel.column_cache()) {
       const ColumnCacheStatistics& now = cache->statistics();
       current.column_cache_lookups = now.lookups - cache_before.lookups;
       current.column_cache_hits = now.hits - cache_before.hits;
       current.column_cache_disk_hits = now.disk_hits - cache_before.disk_hits;
       current.column_cache_disk_bytes = now.disk_bytes_read - cache_before.disk_bytes_read;
+      current.column_cache_seconds_saved = now.seconds_saved - cache_before.seconds_saved;
     }
     return current;
   };

@@ -90,9 +90,9 @@ std::string configure_column_cache(KernelMatrix& kernel, const std::string& solv
   const std::size_t n = kernel.size();
   const bool automatic = mode == ColumnCacheMode::automatic;
   std::string why;  // auto's reason, when it turns the cache on
-  double entry_seconds = 0;
+  // Measured in every mode: the cache's estimate of the time it saves needs it too.
+  const double entry_seconds = measure_entry_seconds(kernel);
   if (automatic) {
-    entry_seconds = measure_entry_seconds(kernel);
     if (entry_seconds < kCachedEntrySeconds) {
       return fmt::format(
           "kernel-column cache off (auto: a kernel entry costs {:.2g} ns to compute, about what reading it from "
@@ -151,7 +151,8 @@ std::string configure_column_cache(KernelMatrix& kernel, const std::string& solv
            : disk_why;
   kernel.enable_column_cache(memory.reserve_up_to("the kernel-column cache", KernelColumnCache::bytes_for(n, n), 2),
                              std::move(disk));
-  const KernelColumnCache& cache = *kernel.column_cache();
+  KernelColumnCache& cache = *kernel.column_cache();
+  cache.set_entry_seconds(entry_seconds);
   return fmt::format("kernel-column cache in RAM{}: up to {} of {} columns{}", why, format_count(cache.capacity()),
                      format_count(n), disk_text);
 }

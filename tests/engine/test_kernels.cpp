@@ -331,8 +331,13 @@ TEST_CASE("with a disk tier, columns evicted from RAM are read back from it inst
     // RAM for the 24 columns of one product, of the 60 used: most reuse must come from disk.
     cached.enable_column_cache(context.memory().reserve("cache", KernelColumnCache::bytes_for(n, 24)),
                                std::move(owned));
+    cached.column_cache()->set_entry_seconds(1e-6);
     check_products_equal(plain, cached, rows, 60);
     const KernelColumnCache& cache = *cached.column_cache();
+    // Every hit saved n entries at 1 µs each, less the (in-memory, far shorter) reads.
+    const double computation = static_cast<double>(cache.statistics().hits * n) * 1e-6;
+    CHECK(cache.statistics().seconds_saved <= computation);
+    CHECK(cache.statistics().seconds_saved > 0.5 * computation);
     const ColumnCacheStatistics& statistics = cache.statistics();
     CHECK(statistics.disk_hits == disk.reads);
     CHECK(statistics.disk_bytes_read == statistics.disk_hits * n * sizeof(double));
