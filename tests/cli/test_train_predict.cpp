@@ -137,6 +137,26 @@ TEST_CASE("the kernel-column cache's disk tier gives the model bit for bit, serv
   REQUIRE(on_disk.exit_code == 0);
   CHECK(on_disk.err.find("on disk: up to 2,000 columns") != std::string::npos);
   CHECK(on_disk.err.find("in a deleted file in " + directory.path().string()) != std::string::npos);
+  // The budget's split, as printed: every part (vectors, X, the disk tier's queue, the RAM tier) and what is
+  // free add up to the 16 MiB given, never more.
+  {
+    const std::size_t start = on_disk.err.find("memory budget 16.0 MiB: ");
+    REQUIRE(start != std::string::npos);
+    const std::string split = on_disk.err.substr(start + 24, on_disk.err.find(" free", start) + 5 - start - 24);
+    CHECK(split.find("for the disk tier's write queue") != std::string::npos);
+    CHECK(split.find("for the kernel-column cache") != std::string::npos);
+    double sum = 0;
+    std::stringstream parts(split);
+    for (std::string part; std::getline(parts, part, ',');) {
+      std::stringstream words(part);
+      double value = 0;
+      std::string unit;
+      words >> value >> unit;
+      sum += value * (unit == "KiB" ? 1024.0 : unit == "MiB" ? 1048576.0 : unit == "GiB" ? 1073741824.0 : 1.0);
+    }
+    // Within the rounding of the printed figures: half a unit of the last digit (0.05 MiB) per part.
+    CHECK(std::abs(sum - 16.0 * 1048576) <= 6 * 0.05 * 1048576);
+  }
   const auto plain = gpstream::read_dense_model(directory.file("off.h5"));
   const auto cached = gpstream::read_dense_model(directory.file("disk.h5"));
   REQUIRE(plain.alpha.size() == cached.alpha.size());
