@@ -215,21 +215,25 @@ in_memory_cgroup() {
   if want converge-1m; then
     generate_friedman 1000000 "$data/friedman1_1m.h5"
     job="$data/friedman1_1m_to_1e-3"
-    if [ -f "$job.checkpoint.h5" ]; then
+    if [ -f "$job.model.h5" ]; then
+      echo "    friedman1 1M to 1e-3: done before ($job.model.h5; remove $job.* to run it again)"
+    elif [ -f "$job.checkpoint.h5" ]; then
       command=(train --resume "$job.checkpoint.h5")
     else
       command=(train "$data/friedman1_1m.h5" -o "$job.model.h5" --tol 1e-3 --checkpoint "$job.checkpoint.h5"
         --log "$job.log.csv" "${friedman_hyper[@]}")
     fi
     status=0
-    in_memory_cgroup $((1 << 30)) /usr/bin/time -f "%M" -o "$work/rss" "$gpstream" "${command[@]}" -q \
-      2>"$work/err" || status=$?
-    tail -n 1 "$work/rss" >>"$job.rss"
-    cat "$work/err"
+    if [ ! -f "$job.model.h5" ]; then
+      in_memory_cgroup $((1 << 30)) /usr/bin/time -f "%M" -o "$work/rss" "$gpstream" "${command[@]}" -q \
+        2>"$work/err" || status=$?
+      tail -n 1 "$work/rss" >>"$job.rss"
+      cat "$work/err"
+    fi
     if [ "$status" = 0 ] && [ -f "$job.model.h5" ]; then
       awk -F, -v rss="$(sort -n "$job.rss" | tail -n 1)" -v peak="$(cat "$work/cgroup_peak")" -v runs="$(wc -l <"$job.rss")" \
         'NR > 1 { i = $1; s = $2; g = $4; e = $5 }
-        END { printf "friedman1_1m_to_1e-3_in_1GiB_cgroup,%d,%.2f,%.3f,-,-,%.0f,\"|g|inf %.3g, %.3g kernel evals/s, %d runs (resumed), last cgroup peak %s MiB\"\n",
+        END { printf "friedman1_1m_to_1e-3_in_1GiB_cgroup,%d,%.2f,%.3f,-,-,%.0f,\"|g|inf %.3g, %.3g kernel evals/s, %d run(s) (more than one: resumed), last cgroup peak %s MiB\"\n",
               i, s, s / i, rss / 1024, g, e / s, runs, peak }' "$job.log.csv" | tee -a "$csv"
     else
       echo "    friedman1 1M to 1e-3: stopped (status $status) at $(tail -n 1 "$job.log.csv" | cut -d, -f1,2,4 | tr , ' '); run this section again to resume"
