@@ -1,5 +1,6 @@
 #include "tools/command_line.h"
 
+#include "storage/column_cache/disk_column_tier.h"
 #include "storage/dataset/dataset_writer.h"
 #include "tools/memory_limit.h"
 
@@ -7,6 +8,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 
@@ -81,6 +83,51 @@ void ComputeOptions::add(po::options_description& options) {
       ("memory", po::value(&memory), "memory budget of the whole process (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit)")
       ("threads", po::value(&threads)->default_value(threads), "threads (0: all cores)");
   // clang-format on
+}
+
+void ColumnCacheOptions::add(po::options_description& options, const std::string& user) {
+  // clang-format off
+  options.add_options()
+      ("cache", po::value(&cache)->default_value("auto"), fmt::format("kernel-column cache for {}, which reuses columns: off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel entry is measured to cost more than reading it, disk where also more than reading it from disk); results are bitwise the same either way", user).c_str())
+      ("cache-dir", po::value(&directory), "directory for the cache's disk tier, a file deleted when the run ends (default: the output file's directory)")
+      ("cache-disk", po::value(&disk), "size of the cache's disk tier, e.g. 20G (default: half the directory's free space, and at most a column per training row)");
+  // clang-format on
+}
+
+void ColumnCacheOptions::validate(const po::variables_map& values) {
+  try {
+    mode = parse_column_cache_mode(cache);
+  } catch (const Error& error) {
+    throw UsageError(fmt::format("--cache: {}", error.what()));
+  }
+  if (!disk.empty()) disk_bytes = parse_byte_size(disk, "--cache-disk");
+  if ((given(values, "cache-dir") || given(values, "cache-disk")) && mode != ColumnCacheMode::disk &&
+      mode != ColumnCacheMode::automatic) {
+    throw UsageError(fmt::format(
+        "--cache-dir and --cache-disk are for the disk tier (--cache disk or auto), not --cache {}", cache));
+  }
+}
+
+ColumnCacheSettings ColumnCacheOptions::settings(const std::string& output, const std::string& output_name,
+                                                 Context& context) const {
+  ColumnCacheSettings result;
+  result.mode = mode;
+  std::string place = directory;
+  if (place.empty()) {
+    place = std::filesystem::path(output).parent_path().string();
+    if (place.empty()) place = ".";
+  }
+  const std::string option = directory.empty() ? fmt::format("the {}'s directory", output_name) : "--cache-dir";
+  result.open_disk_tier = [place, bytes = disk_bytes, &context, option](std::size_t rows) {
+    try {
+      return std::unique_ptr<ColumnDiskTier>(std::make_unique<DiskColumnTier>(place, rows, bytes, context.memory()));
+    } catch (const MemoryBudgetExceeded&) {
+      throw;
+    } catch (const Error& error) {
+      throw Error(fmt::format("kernel-column cache on disk ({}): {}", option, error.what()));
+    }
+  };
+  return result;
 }
 
 std::size_t ComputeOptions::memory_budget_bytes() const {

@@ -4,6 +4,7 @@
 
 #include "engine/core/context.h"
 #include "engine/core/human_readable.h"
+#include "engine/solvers/solver_factory.h"
 
 #include <boost/program_options.hpp>
 
@@ -67,6 +68,23 @@ struct ComputeOptions {
   std::size_t memory_budget_bytes() const;
   // Also makes BLAS single-threaded, as it must be inside oneTBB tasks.
   Context::Settings context_settings(std::uint64_t seed = 1) const;
+};
+
+// --cache, --cache-dir, --cache-disk, shared by train (the BCD family) and
+// predict (the gbcd variance route): the settings of the kernel-column cache
+// (engine/kernels/kernel_column_cache.h), its disk tier a file in a directory
+// (storage/column_cache/disk_column_tier.h).
+struct ColumnCacheOptions {
+  std::string cache = "auto", directory, disk;
+  ColumnCacheMode mode = ColumnCacheMode::automatic;
+  std::uint64_t disk_bytes = 0;  // 0: half the directory's free space
+
+  // `user` says what uses the cache ("the bcd family").
+  void add(po::options_description& options, const std::string& user);
+  // Parses --cache and --cache-disk; refuses --cache-dir/--cache-disk without a disk tier.
+  void validate(const po::variables_map& values);
+  // The disk tier goes into --cache-dir, else into the directory of `output` (named by `output_name`).
+  ColumnCacheSettings settings(const std::string& output, const std::string& output_name, Context& context) const;
 };
 
 // True when the user gave `option` on the command line (not just its default).

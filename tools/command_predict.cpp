@@ -66,6 +66,7 @@ struct PredictOptions {
   std::size_t basis = 1000;
   CommitteeOptions committee;  // bcm
   VarianceOptions variance;
+  ColumnCacheOptions cache;  // the gbcd variance route
   std::string variance_method = "auto";
   double time_limit = 0;
   bool with_variance = false, latent = false, quiet = false, resume = false;
@@ -184,6 +185,7 @@ Predictions predict_with_dense_model(Context& context, const DenseModel& model, 
 
   VarianceOptions variance = options.variance;
   variance.first_row = writer.written();
+  variance.cache = options.cache.settings(options.output, "output file", context);
   const VariancePlan plan = plan_variances(kernel_matrix, test.rows, variance);
   if (!options.quiet) {
     if (variance.first_row > 0) {
@@ -214,6 +216,14 @@ Predictions predict_with_dense_model(Context& context, const DenseModel& model, 
   if (!cholesky) {
     predictions.how += fmt::format(", {} iterations, largest relative error bound {:.2e}", prediction.iterations,
                                    prediction.largest_error_bound);
+    if (const KernelColumnCache* cache = kernel_matrix.column_cache(); cache != nullptr) {
+      const ColumnCacheStatistics& counts = cache->statistics();
+      predictions.how += fmt::format(
+          "; {}: {:.0f}% hits", prediction.cache,
+          100.0 * static_cast<double>(counts.hits) / static_cast<double>(std::max<std::uint64_t>(counts.lookups, 1)));
+    } else if (!prediction.cache.empty()) {
+      predictions.how += "; " + prediction.cache;
+    }
     if (prediction.unconverged_rows > 0 && !options.quiet) {
       fmt::print(stderr,
                  "predict: warning: {} rows stopped above --variance-tol (their relative error is at most {:.2e})\n",
@@ -303,6 +313,7 @@ void validate(PredictOptions& options, const po::variables_map& values) {
   options.latent = values.count("latent") != 0;
   options.resume = values.count("resume") != 0;
   options.variance.noisy = !options.latent;
+  options.cache.validate(values);
   try {
     options.variance.method = parse_variance_method(options.variance_method);
   } catch (const Error& error) {
@@ -510,6 +521,9 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("resume", "dense models: continue the variances of a stopped run in the -o file (same model, inputs and options)")
       ("seed", po::value(&options.variance.seed)->default_value(1), "dense models: random seed of the variance solves; bcm: of the k-means");
   // clang-format on
+  po::options_description cache_options("Kernel-column cache (dense models, the gbcd variance route)");
+  options.cache.add(cache_options, "the gbcd variance route");
+  spec.options.add(cache_options);
   compute.add(spec.options);
   spec.positional.add("arguments", -1);
 }

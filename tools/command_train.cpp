@@ -8,7 +8,6 @@
 #include "engine/sparse/inducing_objective.h"
 #include "engine/training/training_method.h"
 #include "storage/checkpoint/checkpoint_file.h"
-#include "storage/column_cache/disk_column_tier.h"
 #include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
 #include "storage/model/sparse_model_file.h"
@@ -33,9 +32,8 @@ namespace {
 
 struct TrainOptions {
   std::string dataset, output, solver, model, kernel, hyper_file, checkpoint, resume, log, save_hyper;
-  std::string objective = "var", cache = "auto", cache_directory, cache_disk;
-  ColumnCacheMode cache_mode = ColumnCacheMode::automatic;
-  std::uint64_t cache_disk_bytes = 0;  // 0: half the free space of the cache directory
+  std::string objective = "var";
+  ColumnCacheOptions cache;
   std::size_t active_set_size = 500, candidates = 60, basis = 1000, information_pivots = 16, passes = 1;
   double novelty = 1e-6;
   std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
@@ -544,43 +542,20 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("resume", po::value(&options.resume), "continue the job saved in this checkpoint: its stopping rule, output, log and checkpoint cadence, unless given again")
       ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations, gradient drift, cache lookups, hits, hits from disk, bytes read from disk, estimated core-seconds saved)")
       ("force", "overwrite the model file if it exists")
-      ("cache", po::value(&options.cache)->default_value("auto"), "kernel-column cache for the bcd family, which reuses columns: off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel entry is measured to cost more than reading it, disk where also more than reading it from disk); results are bitwise the same either way")
-      ("cache-dir", po::value(&options.cache_directory), "directory for the cache's disk tier, a file deleted when the run ends (default: the model file's directory)")
-      ("cache-disk", po::value(&options.cache_disk), "size of the cache's disk tier, e.g. 20G (default: half the directory's free space, and at most a column per training row)")
       ("quiet,q", "no progress on stderr");
   // clang-format on
   po::options_description kernel_options(
       "Kernel values (standardised units; over a --hyper file's, or with --learn-hyper the search's start)");
   options.kernel_values.add(kernel_options);
   spec.options.add(kernel_options);
+  po::options_description cache_options("Kernel-column cache");
+  options.cache.add(cache_options, "the bcd family");
+  spec.options.add(cache_options);
   options.compute.add(spec.options);
   po::options_description learning_options("Hyperparameter learning (with --learn-hyper)");
   options.learning.add(learning_options);
   spec.options.add(learning_options);
   spec.positional.add("dataset", 1);
-}
-
-// The cache's mode, and its disk tier as a file in --cache-dir (default: the model's directory).
-ColumnCacheSettings column_cache_settings(const TrainOptions& options, const TrainingJob& job, Context& context) {
-  ColumnCacheSettings settings;
-  settings.mode = options.cache_mode;
-  std::string directory = options.cache_directory;
-  if (directory.empty()) {
-    directory = std::filesystem::path(job.output_path).parent_path().string();
-    if (directory.empty()) directory = ".";
-  }
-  settings.open_disk_tier = [directory, bytes = options.cache_disk_bytes, &context,
-                             option = options.cache_directory.empty() ? "the model file's directory" : "--cache-dir"](
-                                std::size_t rows) -> std::unique_ptr<ColumnDiskTier> {
-    try {
-      return std::make_unique<DiskColumnTier>(directory, rows, bytes, context.memory());
-    } catch (const MemoryBudgetExceeded&) {
-      throw;
-    } catch (const Error& error) {
-      throw Error(fmt::format("kernel-column cache on disk ({}): {}", option, error.what()));
-    }
-  };
-  return settings;
 }
 
 // The checks that need no file: ranges of the options, an existing --save-hyper.
@@ -592,21 +567,7 @@ void validate(TrainOptions& options, const po::variables_map& values) {
   if (options.time_limit < 0)
     throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
   if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");
-  try {
-    options.cache_mode = parse_column_cache_mode(options.cache);
-  } catch (const Error& error) {
-    throw UsageError(fmt::format("--cache: {}", error.what()));
-  }
-  if (!options.cache_disk.empty()) {
-    options.cache_disk_bytes = parse_byte_size(options.cache_disk, "--cache-disk");
-  }
-  if ((given(values, "cache-dir") || given(values, "cache-disk")) && options.cache_mode != ColumnCacheMode::disk &&
-      options.cache_mode != ColumnCacheMode::automatic) {
-    throw UsageError(
-        fmt::format("--cache-dir and --cache-disk are for the disk tier (--cache disk or auto), not "
-                    "--cache {}",
-                    options.cache));
-  }
+  options.cache.validate(values);
   if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
   if (options.active_set_size == 0) throw UsageError("--active-set must be at least 1");
   if (values.count("force") == 0 && !options.save_hyper.empty() && std::filesystem::exists(options.save_hyper)) {
@@ -675,7 +636,7 @@ int run_train(const std::vector<std::string>& args) {
   const bool fresh = !resumed_state;
   PreparedRun prepared = prepare_run(kernel_matrix, y, configuration, std::move(resumed_state));
   std::string cache = dense ? configure_column_cache(kernel_matrix, configuration.solver.name,
-                                                     column_cache_settings(options, job, context))
+                                                     options.cache.settings(job.output_path, "model file", context))
                             : std::string();
   // The engine says why auto chose; naming the flag that overrides it is the command line's part.
   if (cache.starts_with("kernel-column cache off (auto")) cache += "; --cache ram forces it";

@@ -136,7 +136,44 @@ TEST_CASE("predict --variance options are checked") {
             .exit_code == 2);
   CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --active-set 0")
             .exit_code == 2);
+  CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out +
+                     " --variance --cache ram --cache-dir .")
+            .exit_code == 2);
   CHECK_FALSE(std::filesystem::exists(directory.file("p.csv")));
+}
+
+TEST_CASE("predict's gbcd variances are the same file with the kernel-column cache in RAM, on disk, or off") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5"), test = directory.file("test.h5"),
+                    model = directory.file("m.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 600 --seed 8 -q -o " + quote(train)).exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 90 --seed 9 -q -o " + quote(test)).exit_code == 0);
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) +
+                       " -q --solver cholesky --kernel se --lengthscales 2 --noise-var 0.1")
+              .exit_code == 0);
+  std::vector<std::string> files;
+  for (const std::string cache : {"off", "ram", "disk"}) {
+    const std::string output = directory.file("p_" + cache + ".csv");
+    const auto run = run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(output) +
+                                  " --variance --variance-method gbcd --batch-rows 30 --cache " + cache);
+    CAPTURE(run.err);
+    REQUIRE(run.exit_code == 0);
+    if (cache == "off") {
+      CHECK(run.err.find("kernel-column cache off") != std::string::npos);
+    } else {
+      // Three batches re-select the same training variables: hits, printed.
+      CHECK(run.err.find("kernel-column cache in RAM") != std::string::npos);
+      const std::size_t at = run.err.find("% hits");
+      REQUIRE(at != std::string::npos);
+      CHECK(run.err.substr(run.err.rfind(' ', at - 1) + 1, at - run.err.rfind(' ', at - 1) - 1) != "0");
+    }
+    files.push_back(read_file(output));
+  }
+  CHECK(files[0] == files[1]);
+  CHECK(files[0] == files[2]);
+  // The disk tier's file (in the output's directory) is gone.
+  CHECK(directory.entries() ==
+        std::vector<std::string>{"m.h5", "p_disk.csv", "p_off.csv", "p_ram.csv", "test.h5", "train.h5"});
 }
 
 namespace {

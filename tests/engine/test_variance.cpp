@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 using namespace gpstream;
 using namespace gpstream::testing;
 
@@ -117,6 +119,35 @@ TEST_CASE("variances from streamed training rows equal those from resident rows,
     CHECK(resident.latent == streamed.latent);
     CHECK(resident.iterations == streamed.iterations);
   }
+}
+
+TEST_CASE("the gbcd route with the kernel-column cache gives the same variances bitwise, in batches of the same size") {
+  const Problem training = make_problem(300, 2, 57);
+  const Problem test = make_problem(40, 2, 58);
+  const KernelHyperparameters h = se_ard(2, 0.7, 0.05);
+  const auto kernel = make_kernel(h, training.d);
+  InMemoryRowSource rows = training.source();
+  VarianceOptions options = latent_options(1e-6, 60);  // batch size from the budget, which the cache shares
+  std::vector<VariancePrediction> results;
+  for (const ColumnCacheMode mode : {ColumnCacheMode::off, ColumnCacheMode::ram}) {
+    Context context({.memory_budget_bytes = 96u << 10});  // batches of half of it: 20 rows of 2,400 bytes
+    KernelMatrix matrix(context, rows, *kernel);
+    options.cache.mode = mode;
+    results.push_back(
+        predict_latent_variance(matrix, test.x.data(), test.rows(), options, {VarianceMethod::gbcd, ""}, {}));
+    if (mode == ColumnCacheMode::ram) {
+      CHECK(results.back().cache.find("kernel-column cache in RAM") != std::string::npos);
+      REQUIRE(matrix.column_cache() != nullptr);
+      CHECK(matrix.column_cache()->statistics().hits > 0);  // later batches re-select earlier batches' variables
+    } else {
+      CHECK(results.back().cache == "kernel-column cache off");
+    }
+  }
+  CHECK(results[0].batches > 1);
+  CHECK(results[0].batch_rows == results[1].batch_rows);
+  CHECK(results[0].iterations == results[1].iterations);
+  CHECK(std::memcmp(results[0].latent.data(), results[1].latent.data(), results[0].latent.size() * sizeof(double)) ==
+        0);
 }
 
 TEST_CASE("every BCD policy and every kernel give the closed-form variance") {
