@@ -81,6 +81,8 @@ void KernelColumnCache::plan(std::span<const std::size_t> b, Plan& plan) {
     free_slots_.push_back(number);
   }
   filling_.clear();
+  for (const std::size_t column : b)
+    GPSTREAM_CHECK(column < rows_, "kernel column {} is outside the {} rows", column, rows_);
   const std::uint64_t current = ++plan_count_;
   plan.cached.assign(b.size(), nullptr);
   plan.store.assign(b.size(), nullptr);
@@ -108,7 +110,6 @@ void KernelColumnCache::plan(std::span<const std::size_t> b, Plan& plan) {
   };
   for (std::size_t k = 0; disk_ && k < b.size(); ++k) {
     const std::size_t column = b[k];
-    GPSTREAM_CHECK(column < rows_, "kernel column {} is outside the {} rows", column, rows_);
     const auto on_disk = disk_slot_of_.find(column);
     if (plan.cached[k] != nullptr || on_disk == disk_slot_of_.end() || slot_of_.count(column) != 0) continue;
     // Most recently used, so that spilling for its RAM slot does not evict it from disk.
@@ -130,7 +131,6 @@ void KernelColumnCache::plan(std::span<const std::size_t> b, Plan& plan) {
   // Then the misses seen before, admitted to be stored as computed.
   for (std::size_t k = 0; k < b.size(); ++k) {
     const std::size_t column = b[k];
-    GPSTREAM_CHECK(column < rows_, "kernel column {} is outside the {} rows", column, rows_);
     if (plan.cached[k] != nullptr || slot_of_.count(column) != 0) continue;
     if (!requested_[column]) {
       requested_[column] = true;

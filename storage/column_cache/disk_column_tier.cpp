@@ -75,19 +75,26 @@ DiskColumnTier::DiskColumnTier(const std::string& directory, std::size_t rows, s
                  format_bytes(static_cast<double>(column_bytes_)), format_bytes(static_cast<double>(free_bytes)),
                  format_bytes(static_cast<double>(max_bytes)));
 
-  std::string name = directory + "/gpstream-kernel-columns-XXXXXX";
-  descriptor_ = ::mkostemp(name.data(), O_CLOEXEC);
-  GPSTREAM_CHECK(descriptor_ >= 0, "cannot create a file for cached kernel columns in '{}': {}", directory,
-                 std::strerror(errno));
-  ::unlink(name.c_str());  // the open descriptor keeps it until the run ends
-
+  // Everything that can throw before the file exists: a constructor that
+  // throws runs no destructor, and would leave the descriptor open.
   queue_memory_ =
       budget.reserve_up_to("the disk tier's write queue", std::max(kQueueBytes, column_bytes_), 4, column_bytes_);
   queue_columns_ = std::max<std::size_t>(1, queue_memory_.bytes() / column_bytes_);
   buffers_.reserve(queue_columns_);  // never reallocated: the writer reads buffers outside the lock
   state_.assign(capacity_, SlotState::empty);
   checksum_.assign(capacity_, 0);
-  writer_ = std::thread([this] { write_queued_columns(); });
+
+  std::string name = directory + "/gpstream-kernel-columns-XXXXXX";
+  descriptor_ = ::mkostemp(name.data(), O_CLOEXEC);
+  GPSTREAM_CHECK(descriptor_ >= 0, "cannot create a file for cached kernel columns in '{}': {}", directory,
+                 std::strerror(errno));
+  ::unlink(name.c_str());  // the open descriptor keeps it until the run ends
+  try {
+    writer_ = std::thread([this] { write_queued_columns(); });
+  } catch (...) {
+    ::close(descriptor_);
+    throw;
+  }
 }
 
 DiskColumnTier::~DiskColumnTier() {
