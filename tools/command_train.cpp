@@ -549,7 +549,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
   options.kernel_values.add(kernel_options);
   spec.options.add(kernel_options);
   po::options_description cache_options("Kernel-column cache");
-  options.cache.add(cache_options, "the bcd family");
+  options.cache.add(cache_options, "the bcd family and the greedy bases (sgma, mpgp, sggp)");
   spec.options.add(cache_options);
   options.compute.add(spec.options);
   po::options_description learning_options("Hyperparameter learning (with --learn-hyper)");
@@ -635,20 +635,19 @@ int run_train(const std::vector<std::string>& args) {
   const std::vector<double> y = read_all_targets(data->rows());
   const bool fresh = !resumed_state;
   PreparedRun prepared = prepare_run(kernel_matrix, y, configuration, std::move(resumed_state));
-  std::string cache = dense ? configure_column_cache(kernel_matrix, configuration.solver.name,
-                                                     options.cache.settings(job.output_path, "model file", context))
-                            : std::string();
+  std::string cache = configure_column_cache(
+      kernel_matrix, {configuration.solver.name, method.column_reuse, configuration.solver.active_set_size},
+      options.cache.settings(job.output_path, "model file", context));
   // The engine says why auto chose; naming the flag that overrides it is the command line's part.
   if (cache.starts_with("kernel-column cache off (auto")) cache += "; --cache ram forces it";
   if (!options.quiet) {
     const std::string what =
         dense ? fmt::format("{} on", configuration.solver.name)
               : fmt::format("{} model, basis {}, on", configuration.solver.name, configuration.solver.active_set_size);
-    fmt::print(stderr, "train: {} {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}; {}{}\n", what,
-               options.dataset, format_count(dataset.rows), dataset.columns, kernel->name(), kernel->noise_variance(),
-               context.memory().describe(),
-               data->in_memory() ? "X held in memory" : "X streamed from the file in blocks",
-               cache.empty() ? "" : "; " + cache);
+    fmt::print(stderr, "train: {} {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}; {}; {}\n",
+               what, options.dataset, format_count(dataset.rows), dataset.columns, kernel->name(),
+               kernel->noise_variance(), context.memory().describe(),
+               data->in_memory() ? "X held in memory" : "X streamed from the file in blocks", cache);
   }
 
   // Run.

@@ -15,7 +15,7 @@
 
 namespace gpstream {
 
-struct TileWorkspace {
+struct KernelMatrix::TileWorkspace {
   PreparedRows rows;
   std::vector<double> block;
   std::vector<double> computed;        // K(B's computed columns, tile rows)
@@ -117,45 +117,57 @@ void add_columns(std::size_t count, std::span<const double* const> columns, cons
 
 }  // namespace
 
+void KernelMatrix::plan_columns(std::span<const std::size_t> b, const double* x_b, ColumnPlan& plan) {
+  const std::size_t m = b.size();
+  const std::size_t d = rows_.columns();
+  plan.computed.clear();
+  std::vector<double> x_computed;  // their rows, when the cache holds some of B
+  if (column_cache_) column_cache_->plan(b, cache_plan_);
+  for (std::size_t k = 0; k < m; ++k) {
+    if (column_cache_ && cache_plan_.cached[k] != nullptr) continue;
+    plan.computed.push_back(k);
+    if (column_cache_) x_computed.insert(x_computed.end(), x_b + k * d, x_b + (k + 1) * d);
+  }
+  kernel_.prepare(column_cache_ ? x_computed.data() : x_b, plan.computed.size(), plan.prepared);
+  plan.columns = m;
+}
+
+void KernelMatrix::tile_columns(const ColumnPlan& plan, std::size_t first, std::size_t count,
+                                TileWorkspace& workspace) const {
+  const std::size_t d = rows_.columns();
+  const std::size_t c = plan.computed.size();
+  // K(B_computed, tile): row q holds column computed[q] over the tile, in
+  // the orientation the cache stores columns.
+  workspace.computed.resize(c * count);
+  if (c > 0) kernel_.evaluate_entrywise(plan.prepared.view(d), workspace.rows.view(d), workspace.computed.data());
+  workspace.columns.resize(plan.columns);
+  for (std::size_t k = 0; k < plan.columns; ++k)
+    workspace.columns[k] = column_cache_ && cache_plan_.cached[k] != nullptr ? cache_plan_.cached[k] + first : nullptr;
+  for (std::size_t q = 0; q < c; ++q) {
+    const double* column = workspace.computed.data() + q * count;
+    workspace.columns[plan.computed[q]] = column;
+    if (double* store = column_cache_ ? cache_plan_.store[plan.computed[q]] : nullptr)
+      std::copy_n(column, count, store + first);
+  }
+}
+
+void KernelMatrix::complete_columns(const ColumnPlan& plan) {
+  if (column_cache_) column_cache_->complete();
+  kernel_evaluations_ += checked_multiply(size(), plan.computed.size());
+}
+
 void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double* x_b, const double* v, std::size_t r,
                                     double* out, bool accumulate) {
   const std::size_t m = b.size();
   const std::size_t n = size();
   if (!accumulate) std::fill(out, out + checked_multiply(n, r), 0.0);
   if (m == 0) return;
-  const std::size_t d = rows_.columns();
-  // The columns to compute: all of B, or those the cache does not hold
-  // (positions `computed` of B).
-  std::vector<std::size_t> computed;
-  std::vector<double> x_computed;  // their rows, when the cache holds some of B
-  if (column_cache_) column_cache_->plan(b, cache_plan_);
-  for (std::size_t k = 0; k < m; ++k) {
-    if (column_cache_ && cache_plan_.cached[k] != nullptr) continue;
-    computed.push_back(k);
-    if (column_cache_) x_computed.insert(x_computed.end(), x_b + k * d, x_b + (k + 1) * d);
-  }
-  const std::size_t c = computed.size();
-  PreparedRows prepared;
-  kernel_.prepare(column_cache_ ? x_computed.data() : x_b, c, prepared);
+  ColumnPlan plan;
+  plan_columns(b, x_b, plan);
   for_each_tile([&](std::size_t first, std::size_t count, const double* x) {
     TileWorkspace& workspace = workspaces_->per_thread.local();
-    // K(B_computed, tile): row q holds column computed[q] of K̄[tile, B],
-    // in the orientation the cache stores columns.
-    workspace.computed.resize(c * count);
-    if (c > 0) {
-      kernel_.prepare(x, count, workspace.rows);
-      kernel_.evaluate_entrywise(prepared.view(d), workspace.rows.view(d), workspace.computed.data());
-    }
-    workspace.columns.resize(m);
-    for (std::size_t k = 0; k < m; ++k)
-      workspace.columns[k] =
-          column_cache_ && cache_plan_.cached[k] != nullptr ? cache_plan_.cached[k] + first : nullptr;
-    for (std::size_t q = 0; q < c; ++q) {
-      const double* column = workspace.computed.data() + q * count;
-      workspace.columns[computed[q]] = column;
-      if (double* store = column_cache_ ? cache_plan_.store[computed[q]] : nullptr)
-        std::copy_n(column, count, store + first);
-    }
+    if (!plan.computed.empty()) kernel_.prepare(x, count, workspace.rows);
+    tile_columns(plan, first, count, workspace);
     if (r == 1) {
       add_columns(count, workspace.columns, v, out + first);
       return;
@@ -170,13 +182,12 @@ void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double
                 static_cast<int>(m), 1.0, workspace.block.data(), static_cast<int>(m), v, static_cast<int>(r), 1.0,
                 out + first * r, static_cast<int>(r));
   });
-  if (column_cache_) column_cache_->complete();
+  complete_columns(plan);
   // The σ²I part of K̄[:, B]: row b_j of the output gains σ² V[j].
   const double noise = kernel_.noise_variance();
   for (std::size_t j = 0; j < m; ++j) {
     for (std::size_t col = 0; col < r; ++col) out[b[j] * r + col] += noise * v[j * r + col];
   }
-  kernel_evaluations_ += checked_multiply(n, c);
 }
 
 void KernelMatrix::enable_column_cache(MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk) {
@@ -236,14 +247,23 @@ void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out)
 
 CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q,
                                            const double* w, std::size_t r, const double* p_whitening,
-                                           const double* q_projection) {
+                                           const double* q_projection, std::span<const std::size_t> p_indices) {
   CrossProducts result{std::vector<double>(checked_multiply(p, q), 0.0), std::vector<double>(q, 0.0),
                        std::vector<double>(checked_multiply(q, r), 0.0)};
   if (q == 0 || size() == 0) return result;
   const bool same = q_rows == p_rows && q == p;
   GPSTREAM_CHECK(q_projection == nullptr || !same, "cross_products: a projection of K_Q onto K_P needs another P");
+  GPSTREAM_CHECK(p_indices.empty() || p_indices.size() == p, "cross_products: {} indices for {} rows of P",
+                 p_indices.size(), p);
+  // Training rows P: K_P's columns entrywise or from the column cache (the same bits either way).
+  const bool p_columns = !p_indices.empty();
   PreparedRows prepared_p, prepared_q;
-  kernel_.prepare(p_rows, p, prepared_p);
+  ColumnPlan plan;
+  if (p_columns) {
+    plan_columns(p_indices, p_rows, plan);
+  } else {
+    kernel_.prepare(p_rows, p, prepared_p);
+  }
   kernel_.prepare(q_rows, q, prepared_q);
   const std::size_t d = rows_.columns();
   const std::size_t tile_rows = options_.tile_rows;
@@ -270,7 +290,15 @@ CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, 
         const std::size_t rows = std::min(tile_rows, count - offset);
         kernel_.prepare(x + offset * d, rows, workspace.rows);
         workspace.block.resize(rows * p);
-        if (p > 0) kernel_.evaluate(workspace.rows, prepared_p, workspace.block.data());
+        if (p_columns) {
+          tile_columns(plan, first + offset, rows, workspace);
+          for (std::size_t k = 0; k < p; ++k) {
+            const double* column = workspace.columns[k];
+            for (std::size_t i = 0; i < rows; ++i) workspace.block[i * p + k] = column[i];
+          }
+        } else if (p > 0) {
+          kernel_.evaluate(workspace.rows, prepared_p, workspace.block.data());
+        }
         if (p > 0 && p_whitening != nullptr) {
           cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(rows),
                       static_cast<int>(p), 1.0, p_whitening, static_cast<int>(p), workspace.block.data(),
@@ -310,7 +338,12 @@ CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, 
     }
   };
   for_each_block(add_block);
-  kernel_evaluations_ += checked_multiply(size(), same ? p : p + q);
+  if (p_columns) {
+    complete_columns(plan);
+    kernel_evaluations_ += checked_multiply(size(), same ? 0 : q);
+  } else {
+    kernel_evaluations_ += checked_multiply(size(), same ? p : p + q);
+  }
   return result;
 }
 

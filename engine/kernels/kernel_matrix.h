@@ -81,9 +81,13 @@ class KernelMatrix {
   // row-major; Q not P), K_Q is replaced by its residual K_Q − K_P W, row by
   // row (K_P whitened or not), so that products of residuals that are small
   // against K_Q keep their digits (a greedy basis's candidates: W = K_B⁻¹K_BC).
+  // With `p_indices` (P are these training rows: a basis), K_P's columns are
+  // computed entrywise, as multiply_columns' are, or read from the column
+  // cache, which keeps them for the next pass: a greedy basis uses every
+  // one of its columns again in each later step. The same bits either way.
   CrossProducts cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q,
                                const double* w, std::size_t r, const double* p_whitening = nullptr,
-                               const double* q_projection = nullptr);
+                               const double* q_projection = nullptr, std::span<const std::size_t> p_indices = {});
 
   // out = K̄ v over all n columns, in panels of columns (one pass each).
   void multiply(const double* v, double* out);
@@ -122,7 +126,23 @@ class KernelMatrix {
   template <typename TileFunction>
   void for_each_tile(TileFunction&& tile);
 
+  struct TileWorkspace;   // one thread's scratch for tiles
   struct TileWorkspaces;  // per-thread scratch for tiles, reused across calls
+
+  // A pass over the columns K(X, B) of training rows B: the cache's plan
+  // for them (cache_plan_) and the prepared rows of those to compute.
+  struct ColumnPlan {
+    std::size_t columns = 0;            // m
+    std::vector<std::size_t> computed;  // positions in B not read from the cache
+    PreparedRows prepared;              // their rows
+  };
+  void plan_columns(std::span<const std::size_t> b, const double* x_b, ColumnPlan& plan);
+  // Points workspace.columns[k] at column k over rows [first, first + count)
+  // (whose prepared rows are in workspace.rows, when the plan computes any): cached, or computed
+  // entrywise into workspace.computed and stored when the plan says so.
+  void tile_columns(const ColumnPlan& plan, std::size_t first, std::size_t count, TileWorkspace& workspace) const;
+  // After the pass: the stored columns count as cached; evaluations counted.
+  void complete_columns(const ColumnPlan& plan);
 
   Context& context_;
   RowSource& rows_;

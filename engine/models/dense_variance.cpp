@@ -415,7 +415,7 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
       checked_multiply(minimum, column_bytes));
   result.batch_rows = std::clamp<std::size_t>(batch_memory.bytes() / column_bytes, 1, rows);
   if (!cholesky && training.column_cache() == nullptr)
-    result.cache = configure_column_cache(training, options.policy, options.cache);
+    result.cache = configure_column_cache(training, {options.policy, ColumnReusePattern::reselected, 0}, options.cache);
 
   const BatchCursor cursor{options.first_row, count, result.batch_rows};
   std::unique_ptr<IterativeMethod> method;

@@ -29,6 +29,7 @@
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"
+#include "engine/kernels/column_cache_setup.h"
 #include "engine/solvers/solver_factory.h"
 
 #include <cstdint>

@@ -191,8 +191,8 @@ void GreedyBasisSelection::primal_step() {
   // (Whitening K_NB tile by tile instead would cost O(n m²) per step.)
   std::vector<double> w(u);
   kernel_factor_.solve_columns(w.data(), c, true);
-  CrossProducts residual =
-      kernel_.cross_products(basis_rows_.data(), m, x_c.data(), c, y_.data(), 1, nullptr, m > 0 ? w.data() : nullptr);
+  CrossProducts residual = kernel_.cross_products(basis_rows_.data(), m, x_c.data(), c, y_.data(), 1, nullptr,
+                                                  m > 0 ? w.data() : nullptr, basis_);
   kernel_factor_.solve_columns(residual.pq.data(), c, false);
   std::vector<double> residual_diagonal(c), scale(c);
   for (std::size_t j = 0; j < c; ++j) {
@@ -372,7 +372,7 @@ SparseModel GreedyBasisSelection::model() {
   // β and the factors re-fitted in the whitened form of every SR model
   // (sparse_fit.h): one more streamed pass, free of the squared conditioning
   // of the incremental factor of A that the selection steered by.
-  SparseModel model = subset_of_regressors_on(kernel_, y_, basis_rows_);
+  SparseModel model = subset_of_regressors_on(kernel_, y_, basis_rows_, basis_);
   model.method = basis_criterion_name(options_.criterion);
   model.hyperparameters = kernel_.kernel().hyperparameters();
   model.basis_indices = basis_;

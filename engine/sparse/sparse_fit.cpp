@@ -29,7 +29,8 @@ std::vector<double> basis_kernel_factor(const KernelMatrix& kernel, const std::v
   return factor;
 }
 
-SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows) {
+SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows,
+                                    std::span<const std::size_t> indices) {
   const std::size_t m = basis_rows.size() / kernel.kernel().dimension();
   GPSTREAM_CHECK(y.size() == kernel.size(), "{} targets for {} training rows", y.size(), kernel.size());
   SparseModel model;
@@ -37,7 +38,8 @@ SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double
   model.basis_factor = basis_kernel_factor(
       kernel, basis_rows, m, basis_resolution(kernel.kernel().hyperparameters()).jitter, "the basis kernel matrix K_B");
   const double* l_k = model.basis_factor.data();
-  CrossProducts whitened = kernel.cross_products(basis_rows.data(), m, basis_rows.data(), m, y.data(), 1, l_k);
+  CrossProducts whitened =
+      kernel.cross_products(basis_rows.data(), m, basis_rows.data(), m, y.data(), 1, l_k, nullptr, indices);
   std::vector<double>& s = whitened.pq;  // ΦᵀΦ, then S = σ²I + ΦᵀΦ
   const double noise = kernel.kernel().noise_variance();
   for (std::size_t i = 0; i < m; ++i) s[i * m + i] += noise;

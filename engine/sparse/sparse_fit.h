@@ -40,7 +40,10 @@ std::vector<std::size_t> independent_rows(const Kernel& kernel, const std::vecto
 // Φ = K_NB L_K⁻ᵀ summed over one streamed pass, S = σ²I + ΦᵀΦ (eigenvalues
 // ≥ σ²) and β = L_K⁻ᵀ S⁻¹ Φᵀy — never A = σ²K_B + K_NBᵀK_NB itself, whose
 // condition number is K_B's squared. B must satisfy basis_resolution's floor.
-SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows);
+// `indices`, when given, are B's training row indices: K_NB's columns then
+// come from the kernel-column cache where it holds them (cross_products).
+SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double> y, std::vector<double> basis_rows,
+                                    std::span<const std::size_t> indices = {});
 
 // RRA / Nyström: w = (K̃ + σ²I)⁻¹ y with K̃ = K_NB K_B⁻¹ K_BN, by Woodbury
 // w = σ⁻²(y − K_NB (σ²K_B + K_NBᵀK_NB)⁻¹ K_NBᵀ y) (Schwaighofer & Tresp

@@ -15,20 +15,20 @@ namespace gpstream {
 namespace {
 
 constexpr TrainingMethod kMethods[] = {
-    {"gbcd", true, ToleranceMeaning::gradient_norm, 4},
-    {"bcd-cyclic", true, ToleranceMeaning::gradient_norm, 5},
-    {"bcd-gradient", true, ToleranceMeaning::gradient_norm, 6},
-    {"cg", true, ToleranceMeaning::gradient_norm, 5},
-    {"smo", true, ToleranceMeaning::gradient_norm, 4},
-    {"cholesky", true, ToleranceMeaning::gradient_norm, 3},
-    {"sd", false, ToleranceMeaning::direct, 2},
-    {"sr", false, ToleranceMeaning::direct, 2},
-    {"sgma", false, ToleranceMeaning::none, 2},
-    {"mpgp", false, ToleranceMeaning::none, 2},
-    {"sggp", false, ToleranceMeaning::gap, 2},
-    {"nystrom", false, ToleranceMeaning::direct, 2},
-    {"cholqr", false, ToleranceMeaning::relative_decrease, 2},
-    {"online", false, ToleranceMeaning::none, 2},
+    {"gbcd", true, ToleranceMeaning::gradient_norm, 4, ColumnReusePattern::reselected},
+    {"bcd-cyclic", true, ToleranceMeaning::gradient_norm, 5, ColumnReusePattern::reselected},
+    {"bcd-gradient", true, ToleranceMeaning::gradient_norm, 6, ColumnReusePattern::reselected},
+    {"cg", true, ToleranceMeaning::gradient_norm, 5, ColumnReusePattern::none},
+    {"smo", true, ToleranceMeaning::gradient_norm, 4, ColumnReusePattern::none},
+    {"cholesky", true, ToleranceMeaning::gradient_norm, 3, ColumnReusePattern::none},
+    {"sd", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none},
+    {"sr", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none},
+    {"sgma", false, ToleranceMeaning::none, 2, ColumnReusePattern::basis},
+    {"mpgp", false, ToleranceMeaning::none, 2, ColumnReusePattern::basis},
+    {"sggp", false, ToleranceMeaning::gap, 2, ColumnReusePattern::basis},
+    {"nystrom", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none},
+    {"cholqr", false, ToleranceMeaning::relative_decrease, 2, ColumnReusePattern::none},
+    {"online", false, ToleranceMeaning::none, 2, ColumnReusePattern::none},
 };
 
 void check_basis_size(const SparseMethodOptions& options, const KernelMatrix& kernel) {

@@ -5,6 +5,7 @@
 // made here, as solvers/solver_factory.h makes the dense ones.
 #pragma once
 
+#include "engine/kernels/column_cache_setup.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_state.h"
@@ -40,6 +41,7 @@ struct TrainingMethod {
   // direction and product instead of the diagonal. An exact gradient
   // refresh (--refresh-every) needs one more.
   std::size_t vectors;
+  ColumnReusePattern column_reuse;  // what the kernel-column cache can do for it
   bool iterative() const { return tolerance != ToleranceMeaning::direct; }
 };
 

@@ -128,6 +128,43 @@ TEST_CASE("srm-trans with the training rows as test rows and basis equals the ex
   CHECK(read_numbers(data.directory.file("blocks.csv")).size() == 40);
 }
 
+TEST_CASE("greedy bases keep their kernel columns in the cache and give the model bit for bit") {
+  Data data;
+  const std::string common = " --model sggp --basis 40 --seed 5 --gap 1e-9 --force" + kHyper;
+  const std::string off = data.directory.file("off.h5");
+  REQUIRE(run_gpstream("train " + quote(data.train) + " -o " + quote(off) + common + " -q --cache off").exit_code == 0);
+  const gpstream::SparseModel reference = gpstream::read_sparse_model(off);
+  for (const char* mode : {"auto", "ram", "disk"}) {
+    CAPTURE(mode);
+    const std::string model = data.directory.file(std::string(mode) + ".h5");
+    const std::string log = data.directory.file(std::string(mode) + ".csv");
+    const auto run = run_gpstream("train " + quote(data.train) + " -o " + quote(model) + common + " --cache " + mode +
+                                  " --log " + quote(log));
+    CAPTURE(run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(run.err.find("kernel-column cache in RAM") != std::string::npos);
+    CHECK(run.err.find("up to 40 of the basis's 40 columns") != std::string::npos);
+    if (std::string(mode) == "auto") CHECK(run.err.find("auto: each basis column serves") != std::string::npos);
+    if (std::string(mode) == "disk") CHECK(run.err.find("no disk tier") != std::string::npos);
+    const gpstream::SparseModel cached = gpstream::read_sparse_model(model);
+    CHECK(cached.basis_indices == reference.basis_indices);
+    CHECK(cached.weights == reference.weights);
+    CHECK(cached.variance_factor == reference.variance_factor);
+    // The log's last row counts the selection's hits: each column j of the 40 hits in steps j + 3, …, 40.
+    const std::string text = gpstream::testing::read_file(log);
+    const std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
+    std::vector<std::string> fields;
+    std::stringstream row(last);
+    for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+    REQUIRE(fields.size() == 11);
+    CHECK(std::stoull(fields[7]) == 38 * 37 / 2);  // hits (the final fit's pass is not a logged step)
+  }
+  // A model that takes each kernel column once says so.
+  const auto sr = run_gpstream("train " + quote(data.train) + " -o " + quote(data.directory.file("sr.h5")) +
+                               " --model sr --basis 40 --force" + kHyper);
+  CHECK(sr.err.find("kernel-column cache off (sr does not reuse kernel columns)") != std::string::npos);
+}
+
 TEST_CASE("a greedy basis selection or CholQR resumed from its checkpoint gives the uninterrupted model") {
   Data data;
   for (const char* name : {"sggp", "mpgp", "online"}) {

@@ -5,6 +5,7 @@
 #include "engine/data/row_source_utilities.h"
 #include "engine/data/standardisation.h"
 #include "engine/hyper/marginal_likelihood.h"
+#include "engine/kernels/kernel_column_cache.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/linalg/cholesky.h"
 #include "engine/solvers/solver_driver.h"
@@ -67,11 +68,11 @@ double max_difference(const std::vector<double>& a, const std::vector<double>& b
 
 // A KernelMatrix over the problem's rows, resident or streamed in small blocks.
 struct Fixture {
-  Fixture(const Problem& problem, const KernelHyperparameters& h, bool streamed)
+  Fixture(const Problem& problem, const KernelHyperparameters& h, bool streamed, std::size_t budget = 1u << 15)
       : resident(problem.source()),
         wrapped(resident, Standardisation::identity()),
         kernel(make_kernel(h, problem.d)),
-        context({.memory_budget_bytes = 1u << 15}),
+        context({.memory_budget_bytes = budget}),
         matrix(context, streamed ? static_cast<RowSource&>(wrapped) : resident, *kernel) {}
   InMemoryRowSource resident;
   StandardisedRowSource wrapped;
@@ -344,6 +345,47 @@ TEST_CASE("greedy bases chosen from rows streamed in small blocks equal those fr
     CHECK(models[0].basis_indices == models[1].basis_indices);
     CHECK(models[0].weights == models[1].weights);
     CHECK(models[0].variance_factor == models[1].variance_factor);
+  }
+}
+
+TEST_CASE("greedy bases with their columns in the kernel-column cache give the same bits, with fewer evaluations") {
+  // Every step's pass uses each basis column again: cached, they are read instead of computed. A column
+  // is admitted on its second request, so column j (requested by steps j + 1, …, m − 1 and the final fit)
+  // hits m − 2 − j times when the cache holds every column; with room for 8, the first 8 stay and the
+  // others are computed in every pass (none is evicted: every pass uses all of them).
+  const Problem problem = make_problem(400, 3, 42);
+  const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
+  const std::size_t n = problem.rows(), m = 30;
+  for (const BasisCriterion criterion : {BasisCriterion::sgma, BasisCriterion::mpgp, BasisCriterion::sggp}) {
+    for (const bool streamed : {false, true}) {
+      CAPTURE(basis_criterion_name(criterion));
+      CAPTURE(streamed);
+      Fixture plain(problem, h, streamed);
+      SolverState plain_state;
+      GreedyBasisSelection reference(plain.matrix, problem.y, greedy(criterion, m), plain_state);
+      while (!reference.complete()) reference.iterate();
+      const SparseModel expected = reference.model();
+      REQUIRE(expected.basis_indices.size() == m);
+      for (const std::size_t capacity : {m, std::size_t{8}}) {
+        CAPTURE(capacity);
+        Fixture cached(problem, h, streamed, 1u << 20);
+        cached.matrix.enable_column_cache(
+            cached.context.memory().reserve("cache", KernelColumnCache::bytes_for(n, capacity)));
+        SolverState state;
+        GreedyBasisSelection selection(cached.matrix, problem.y, greedy(criterion, m), state);
+        while (!selection.complete()) selection.iterate();
+        const SparseModel model = selection.model();
+        CHECK(model.basis_indices == expected.basis_indices);
+        CHECK(model.weights == expected.weights);
+        CHECK(model.variance_factor == expected.variance_factor);
+        CHECK(selection.objective() == reference.objective());
+        const std::uint64_t hits = cached.matrix.column_cache()->statistics().hits;
+        std::uint64_t expected_hits = 0;
+        for (std::size_t j = 0; j < std::min(capacity, m - 2); ++j) expected_hits += m - 2 - j;
+        CHECK(hits == expected_hits);
+        CHECK(cached.matrix.kernel_evaluations() == plain.matrix.kernel_evaluations() - hits * n);
+      }
+    }
   }
 }
 
