@@ -199,7 +199,7 @@ in_memory_cgroup() {
       --cache "$cache" "${dir[@]}"
   done
   # Greedy bases (sggp, run to the basis size): each basis column is used again in every later step. The
-  # last wide256 runs get a budget whose RAM holds ~a third of the 300 basis columns.
+  # last wide256 run gets a budget whose RAM holds under half of the 300 basis columns (132).
   if want cache && [ -f "$root/../shared/data/kin40k_train.csv" ] && [ "$quick" = 0 ]; then
     for cache in off auto; do
       run "kin40k_sggp500_cache_$cache" "$data/kin40k.h5" 0 "${kin40k_hyper[@]}" --model sggp --basis 500 \
@@ -210,8 +210,8 @@ in_memory_cgroup() {
     run "wide256_sggp300_cache_$cache" "$data/wide256.h5" 0 "${wide[@]}" --model sggp --basis 300 --gap 1e-12 \
       --cache "$cache"
   done
-  want cache && run "wide256_sggp300_60M_cache_auto" "$data/wide256.h5" 0 "${wide[@]}" --model sggp --basis 300 \
-    --gap 1e-12 --memory 60M --cache auto
+  want cache && run "wide256_sggp300_40M_cache_auto" "$data/wide256.h5" 0 "${wide[@]}" --model sggp --basis 300 \
+    --gap 1e-12 --memory 40M --cache auto
   if want cache && [ "$quick" = 0 ]; then
     generate_friedman 1000000 "$data/friedman1_1m.h5"
     for cache in off ram disk; do
