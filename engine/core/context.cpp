@@ -77,6 +77,8 @@ Context::Context(const Settings& settings)
     : threads_(settings.threads > 0 ? settings.threads
                                     : static_cast<unsigned>(std::max(1, tbb::this_task_arena::max_concurrency()))),
       seed_(settings.seed),
+      single_process_(settings.communicator == nullptr ? std::make_unique<SingleProcess>() : nullptr),
+      communicator_(settings.communicator != nullptr ? settings.communicator : single_process_.get()),
       memory_(settings.memory_budget_bytes),
       arena_(std::make_unique<tbb::task_arena>(static_cast<int>(threads_))) {
   // BLAS runs single-threaded inside the arena's tasks, and uses the run's

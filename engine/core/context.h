@@ -11,6 +11,7 @@
 // TrainingRows), since whether X can stay resident depends on them.
 #pragma once
 
+#include "engine/core/communicator.h"
 #include "engine/core/error.h"
 #include "engine/core/progress.h"
 #include "engine/core/stop_flag.h"
@@ -106,6 +107,8 @@ class Context {
     unsigned threads = 0;                                    // 0: every core the process may use
     std::size_t memory_budget_bytes = std::size_t{1} << 30;  // the whole process's
     std::uint64_t seed = 1;
+    // The ranks of a distributed run; null: this process alone. Must outlive the Context.
+    Communicator* communicator = nullptr;
   };
 
   explicit Context(const Settings& settings);
@@ -115,6 +118,8 @@ class Context {
   ~Context();
 
   unsigned threads() const { return threads_; }
+  // The ranks this run's training rows are partitioned among (one, unless distributed).
+  Communicator& communicator() const { return *communicator_; }
   std::uint64_t seed() const { return seed_; }
   MemoryBudget& memory() { return memory_; }
   const MemoryBudget& memory() const { return memory_; }
@@ -157,6 +162,8 @@ class Context {
  private:
   unsigned threads_;
   std::uint64_t seed_;
+  std::unique_ptr<SingleProcess> single_process_;  // when no communicator was given
+  Communicator* communicator_;
   MemoryBudget memory_;
   std::unique_ptr<tbb::task_arena> arena_;
   const StopFlag* stop_ = nullptr;

@@ -39,8 +39,13 @@ std::size_t KernelColumnCache::bytes_for(std::size_t rows, std::size_t columns) 
 }
 
 KernelColumnCache::KernelColumnCache(std::size_t rows, MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk,
-                                     const Context* context)
-    : rows_(rows), memory_(std::move(memory)), requested_(rows, false), disk_(std::move(disk)), context_(context) {
+                                     const Context* context, std::size_t columns)
+    : rows_(rows),
+      columns_(columns > 0 ? columns : rows),
+      memory_(std::move(memory)),
+      requested_(columns_, false),
+      disk_(std::move(disk)),
+      context_(context) {
   const std::size_t fixed = bytes_for(rows, 0);
   const std::size_t column_bytes = bytes_for(rows, 1) - fixed;
   capacity_ = std::min(rows, memory_.bytes() > fixed ? (memory_.bytes() - fixed) / column_bytes : 0);
@@ -82,7 +87,7 @@ void KernelColumnCache::plan(std::span<const std::size_t> b, Plan& plan) {
   }
   filling_.clear();
   for (const std::size_t column : b)
-    GPSTREAM_CHECK(column < rows_, "kernel column {} is outside the {} rows", column, rows_);
+    GPSTREAM_CHECK(column < columns_, "kernel column {} is outside the {} columns", column, columns_);
   const std::uint64_t current = ++plan_count_;
   plan.cached.assign(b.size(), nullptr);
   plan.store.assign(b.size(), nullptr);

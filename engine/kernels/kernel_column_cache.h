@@ -75,8 +75,10 @@ class KernelColumnCache {
   // With `disk` (of columns of `rows` values), columns evicted from RAM go
   // there; `context` (required with `disk`) receives the warnings when they
   // cannot be read back.
+  // Columns are numbered below `columns` (0: `rows`; a rank of a
+  // distributed run keeps its own rows of columns numbered over all n).
   KernelColumnCache(std::size_t rows, MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk = nullptr,
-                    const Context* context = nullptr);
+                    const Context* context = nullptr, std::size_t columns = 0);
 
   // After this many columns that the disk tier could not give back, it is
   // no longer used.
@@ -135,6 +137,7 @@ class KernelColumnCache {
   void forget_disk_column(std::size_t column);
 
   std::size_t rows_;
+  std::size_t columns_;
   MemoryReservation memory_;
   std::size_t capacity_;
   std::size_t slots_per_chunk_;

@@ -27,14 +27,22 @@ struct KernelMatrix::TileWorkspaces {
 };
 
 KernelMatrix::KernelMatrix(Context& context, RowSource& rows, const Kernel& kernel, const KernelMatrixOptions& options)
+    : KernelMatrix(context, rows, RowPartition::whole(rows.rows()), kernel, options) {}
+
+KernelMatrix::KernelMatrix(Context& context, RowSource& rows, const RowPartition& partition, const Kernel& kernel,
+                           const KernelMatrixOptions& options)
     : context_(context),
       rows_(rows),
+      partition_(partition),
       kernel_(kernel),
       options_(options),
       workspaces_(std::make_unique<TileWorkspaces>()) {
   GPSTREAM_CHECK(kernel.dimension() == rows.columns(), "the kernel expects {} inputs but the data have {}",
                  kernel.dimension(), rows.columns());
   GPSTREAM_CHECK(options_.tile_rows > 0 && options_.panel_columns > 0, "tile and panel sizes must be positive");
+  GPSTREAM_CHECK(partition.count == rows.rows() && partition.first + partition.count <= partition.global_rows,
+                 "a partition of rows [{}, {}) of {} for {} rows", partition.first, partition.first + partition.count,
+                 partition.global_rows, rows.rows());
   if (rows.resident_rows() == nullptr && rows.rows() > 0) {
     // Up to half of what is free for row blocks in flight (two ring slots),
     // and no more than one pass needs; the rest is for tiles and the method's workspaces.
@@ -183,19 +191,29 @@ void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double
                 out + first * r, static_cast<int>(r));
   });
   complete_columns(plan);
-  // The σ²I part of K̄[:, B]: row b_j of the output gains σ² V[j].
+  // The σ²I part of K̄[:, B]: row b_j of the output gains σ² V[j] (where this rank owns it).
   const double noise = kernel_.noise_variance();
   for (std::size_t j = 0; j < m; ++j) {
-    for (std::size_t col = 0; col < r; ++col) out[b[j] * r + col] += noise * v[j * r + col];
+    if (!partition_.owns(b[j])) continue;
+    const std::size_t row = partition_.local(b[j]);
+    for (std::size_t col = 0; col < r; ++col) out[row * r + col] += noise * v[j * r + col];
   }
 }
 
+void KernelMatrix::require_whole(const char* product) const {
+  GPSTREAM_CHECK(partition_.count == partition_.global_rows,
+                 "{} over rows partitioned among ranks is not distributed yet (only the BCD family's K̄[:, B]·V is)",
+                 product);
+}
+
 void KernelMatrix::enable_column_cache(MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk) {
-  column_cache_ = std::make_unique<KernelColumnCache>(size(), std::move(memory), std::move(disk), &context_);
+  column_cache_ = std::make_unique<KernelColumnCache>(size(), std::move(memory), std::move(disk), &context_,
+                                                      partition_.global_rows);
 }
 
 void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, const double* u, std::size_t r,
                                                double* out) {
+  require_whole("K(X, Z)ᵀU");
   std::fill(out, out + checked_multiply(m, r), 0.0);
   if (m == 0 || size() == 0) return;
   PreparedRows prepared_z;
@@ -234,6 +252,7 @@ void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, c
 }
 
 void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out) {
+  require_whole("K(X, Z)");
   if (m == 0 || size() == 0) return;
   PreparedRows prepared_z;
   kernel_.prepare(z, m, prepared_z);
@@ -248,6 +267,7 @@ void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out)
 CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q,
                                            const double* w, std::size_t r, const double* p_whitening,
                                            const double* q_projection, std::span<const std::size_t> p_indices) {
+  require_whole("the cross products K_PᵀK_Q");
   CrossProducts result{std::vector<double>(checked_multiply(p, q), 0.0), std::vector<double>(q, 0.0),
                        std::vector<double>(checked_multiply(q, r), 0.0)};
   if (q == 0 || size() == 0) return result;
@@ -348,6 +368,7 @@ CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, 
 }
 
 void KernelMatrix::multiply(const double* v, double* out) {
+  require_whole("K̄v");
   const std::size_t n = size();
   const std::size_t d = rows_.columns();
   const std::size_t panel = std::min(options_.panel_columns, n);

@@ -16,6 +16,7 @@
 #include "engine/core/context.h"
 #include "engine/data/row_block_stream.h"
 #include "engine/data/row_capture.h"
+#include "engine/data/row_partition.h"
 #include "engine/kernels/kernel_column_cache.h"
 #include "engine/data/row_source.h"
 #include "engine/kernels/kernel.h"
@@ -48,15 +49,24 @@ class KernelMatrix {
   // blocks in flight, held while the KernelMatrix lives; its parallel work
   // runs on the context's threads.
   KernelMatrix(Context& context, RowSource& rows, const Kernel& kernel, const KernelMatrixOptions& options = {});
+  // One rank's part of a distributed K̄: `rows` are the rows `partition`
+  // gives it (data/partitioned_rows.h), and products cover those rows of K̄
+  // while columns are numbered over all n (multiply_columns' B, the cache).
+  KernelMatrix(Context& context, RowSource& rows, const RowPartition& partition, const Kernel& kernel,
+               const KernelMatrixOptions& options = {});
   ~KernelMatrix();
 
   Context& context() const { return context_; }
+  // The rows this KernelMatrix covers (this rank's, all n in a single process).
   std::size_t size() const { return rows_.rows(); }
+  // Which of the n rows they are.
+  const RowPartition& partition() const { return partition_; }
   RowSource& rows() { return rows_; }
   const Kernel& kernel() const { return kernel_; }
 
   // out (n×r, row-major) = K̄[:, B] · V (or += with `accumulate`), where B
   // lists m training row indices, x_b holds their rows (m×d) and V is m×r.
+  // Distributed: this rank's rows of it, B numbered over all n.
   // With a column cache, cached columns are read instead of computed.
   void multiply_columns(std::span<const std::size_t> b, const double* x_b, const double* v, std::size_t r, double* out,
                         bool accumulate = false);
@@ -143,9 +153,12 @@ class KernelMatrix {
   void tile_columns(const ColumnPlan& plan, std::size_t first, std::size_t count, TileWorkspace& workspace) const;
   // After the pass: the stored columns count as cached; evaluations counted.
   void complete_columns(const ColumnPlan& plan);
+  // Throws for a product that a rank of a distributed run cannot form from its rows alone (yet).
+  void require_whole(const char* product) const;
 
   Context& context_;
   RowSource& rows_;
+  RowPartition partition_;
   const Kernel& kernel_;
   KernelMatrixOptions options_;
   MemoryReservation block_memory_;

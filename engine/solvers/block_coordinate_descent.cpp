@@ -59,8 +59,12 @@ double squared_norm(const double* row, std::size_t r) {
   return sum;
 }
 
-// argmax_i Σ_j G_ij² / K̄_ii over all n, ties to the smallest i (deterministic).
-std::size_t best_first_variable(const double* gradient, std::size_t r, std::span<const double> diagonal) {
+// argmax_i Σ_j G_ij² / K̄_ii over all n, ties to the smallest i (deterministic):
+// over this rank's rows, then over the ranks.
+std::size_t best_first_variable(const SelectionContext& context) {
+  const double* gradient = context.gradient;
+  const std::size_t r = context.columns;
+  const std::span<const double> diagonal = context.diagonal;
   const Score best = tbb::parallel_reduce(
       tbb::blocked_range<std::size_t>(0, diagonal.size(), 1u << 14), Score{},
       [&](const tbb::blocked_range<std::size_t>& range, Score score) {
@@ -71,7 +75,103 @@ std::size_t best_first_variable(const double* gradient, std::size_t r, std::span
         return score;
       },
       better_score);
-  return best.index;
+  const RowPartition& partition = context.kernel.partition();
+  return context.kernel.context().communicator().max_location(best.value, partition.first + best.index).second;
+}
+
+// The positions k of `indices` (numbered over all n) whose rows this rank
+// owns, and their local row numbers.
+void owned_positions(const RowPartition& partition, std::span<const std::size_t> indices,
+                     std::vector<std::size_t>& positions, std::vector<std::size_t>& local) {
+  positions.clear();
+  local.clear();
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (!partition.owns(indices[k])) continue;
+    positions.push_back(k);
+    local.push_back(partition.local(indices[k]));
+  }
+}
+
+// The local row numbers of the rows of `indices` this rank owns (what a
+// capture of the next pass asks for).
+std::vector<std::size_t> owned_rows(const RowPartition& partition, std::span<const std::size_t> indices) {
+  std::vector<std::size_t> positions, local;
+  owned_positions(partition, indices, positions, local);
+  return local;
+}
+
+// Values of the variables `indices` (numbered over all n), `width` per
+// variable, from the ranks that own them: fill(position, local row, out)
+// writes the `width` values of each owned variable, every other value is
+// zero, and one sum shares them — exact, since each comes from one rank.
+// With one rank it only copies.
+template <typename Fill>
+std::vector<double> share_owned(KernelMatrix& kernel, std::span<const std::size_t> indices, std::size_t width,
+                                Fill&& fill) {
+  const RowPartition& partition = kernel.partition();
+  std::vector<double> shared(checked_multiply(indices.size(), width), 0.0);
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (partition.owns(indices[k])) fill(k, partition.local(indices[k]), shared.data() + k * width);
+  }
+  kernel.context().communicator().sum(shared);
+  return shared;
+}
+
+// G_B: rows `indices` of the gradient (this rank's rows × r), from their owners.
+void collect_gradient(KernelMatrix& kernel, std::span<const std::size_t> indices, const double* gradient, std::size_t r,
+                      std::vector<double>& out) {
+  out = share_owned(kernel, indices, r, [&](std::size_t, std::size_t local, double* values) {
+    std::copy_n(gradient + local * r, r, values);
+  });
+}
+
+// The rows (d values), scored gradient rows (r values) and K̄_ii of the
+// variables `indices`, from their owners, in one collective. The owned rows
+// among the first `captured` indices come from `capture` when it holds them
+// (a pass brought them), the others are gathered.
+void collect_variables(const SelectionContext& context, std::span<const std::size_t> indices, RowCapture* capture,
+                       std::size_t captured, std::vector<double>& rows, std::vector<double>& gradient,
+                       std::vector<double>& diagonal) {
+  KernelMatrix& kernel = context.kernel;
+  const RowPartition& partition = kernel.partition();
+  const std::size_t d = kernel.rows().columns(), r = context.columns, count = indices.size();
+  std::vector<std::size_t> positions, local, rest_positions, rest_local;
+  owned_positions(partition, indices.first(captured), positions, local);
+  owned_positions(partition, indices.subspan(captured), rest_positions, rest_local);
+  std::vector<double> owned, rest;
+  if (capture == nullptr || !capture->take(local, owned)) gather(kernel.rows(), local, owned);
+  gather(kernel.rows(), rest_local, rest);
+  owned.insert(owned.end(), rest.begin(), rest.end());  // in the order of the owned positions
+  const std::size_t width = d + r + 1;
+  std::size_t next = 0;
+  const std::vector<double> shared =
+      share_owned(kernel, indices, width, [&](std::size_t, std::size_t row, double* values) {
+        std::copy_n(owned.data() + next++ * d, d, values);
+        std::copy_n(context.gradient + row * r, r, values + d);
+        values[d + r] = context.diagonal[row];
+      });
+  rows.resize(checked_multiply(count, d));
+  gradient.resize(checked_multiply(count, r));
+  diagonal.resize(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    const double* values = shared.data() + k * width;
+    std::copy_n(values, d, rows.data() + k * d);
+    std::copy_n(values + d, r, gradient.data() + k * r);
+    diagonal[k] = values[d + r];
+  }
+}
+
+// X_B from the ranks that own B: the owned rows from `capture` when it holds them, else gathered.
+void collect_rows(KernelMatrix& kernel, std::span<const std::size_t> indices, RowCapture* capture,
+                  std::vector<double>& rows) {
+  const std::size_t d = kernel.rows().columns();
+  std::vector<double> owned;
+  const std::vector<std::size_t> local = owned_rows(kernel.partition(), indices);
+  if (capture == nullptr || !capture->take(local, owned)) gather(kernel.rows(), local, owned);
+  std::size_t next = 0;
+  rows = share_owned(kernel, indices, d, [&](std::size_t, std::size_t, double* values) {
+    std::copy_n(owned.data() + next++ * d, d, values);
+  });
 }
 
 // y (rows×r) += A (rows×inner, leading dimension lda) · X (inner×r), all row-major.
@@ -99,7 +199,10 @@ BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique
 
 void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double> /*y*/) {
   const ActiveSet& active = iterate_columns({state.gradient.data(), 1}, state.random, state.auxiliary, delta_);
-  for (std::size_t j = 0; j < active.indices.size(); ++j) state.alpha[active.indices[j]] += delta_[j];
+  const RowPartition& partition = kernel_.partition();
+  for (std::size_t j = 0; j < active.indices.size(); ++j) {
+    if (partition.owns(active.indices[j])) state.alpha[partition.local(active.indices[j])] += delta_[j];
+  }
 }
 
 const ActiveSet& BlockCoordinateDescent::iterate_columns(const Columns& columns, std::mt19937_64& random,
@@ -109,7 +212,7 @@ const ActiveSet& BlockCoordinateDescent::iterate_columns(const Columns& columns,
   const std::size_t r = columns.r;
   SelectionContext context{kernel_,
                            diagonal_,
-                           std::min(active_set_size_, kernel_.size()),
+                           std::min(active_set_size_, kernel_.partition().global_rows),
                            columns.scored != nullptr ? columns.scored : gradient,
                            columns.scored != nullptr ? columns.scored_columns : r,
                            random,
@@ -130,9 +233,8 @@ const ActiveSet& BlockCoordinateDescent::iterate_columns(const Columns& columns,
     cholesky_factor(factor.data(), m, "the active-set block K̄_BB");
   }
   // Δ = −K̄_BB⁻¹ G_B (the sub-problem (6) solved exactly on B, per column).
-  for (std::size_t j = 0; j < m; ++j) {
-    for (std::size_t c = 0; c < r; ++c) delta[j * r + c] = -gradient[b[j] * r + c];
-  }
+  collect_gradient(kernel_, b, gradient, r, active_set_.gradient);
+  for (std::size_t k = 0; k < m * r; ++k) delta[k] = -active_set_.gradient[k];
   if (gradient_on_b != nullptr) {
     gradient_on_b->resize(delta.size());
     std::transform(delta.begin(), delta.end(), gradient_on_b->begin(), [](double value) { return -value; });
@@ -145,32 +247,31 @@ const ActiveSet& BlockCoordinateDescent::iterate_columns(const Columns& columns,
 void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
   KernelMatrix& kernel = context.kernel;
   const Kernel& covariance = kernel.kernel();
-  const std::size_t n = kernel.size();
+  const std::size_t n = kernel.partition().global_rows;
   const std::size_t d = kernel.rows().columns();
   const std::size_t m = context.active_set_size;
   const std::size_t r = context.columns;
-  const double* g = context.gradient;  // row i: the r gradient values of variable i
-  const std::span<const double> diagonal = context.diagonal;
 
   // The κ-subsets O of steps t = 1 … m−1 (step 6) are drawn now, so that all
-  // their rows come in one gather (or from the capture of the last pass) and
-  // are prepared (scaled) in one pass. Draw k of step t sits at position
-  // (t − 1)κ + k; the first variable last.
-  const std::size_t first = best_first_variable(g, r, diagonal);
+  // their rows, gradient rows and K̄_ii come in one collection from their
+  // owners (rows from the capture of the last pass, or one gather) and are
+  // prepared (scaled) in one pass. Draw k of step t sits at position
+  // (t − 1)κ + k; the first variable last. Every rank draws the same.
+  const std::size_t first = best_first_variable(context);
   const std::size_t draw_count = checked_multiply(m - 1, candidates_);
   draw_candidates(context.random, n, draw_count, draws_);
-  if (!next_pool_.take(draws_, pool_rows_)) gather(kernel.rows(), draws_, pool_rows_);
-  pool_rows_.resize(checked_multiply(draw_count + 1, d));
-  kernel.rows().gather_rows(std::span(&first, 1), pool_rows_.data() + draw_count * d, nullptr);
   draws_.push_back(first);
+  collect_variables(context, draws_, &next_pool_, draw_count, pool_rows_, pool_gradient_, pool_diagonal_);
   covariance.prepare(pool_rows_.data(), draws_.size(), pool_);
   const std::size_t first_position = draw_count;
+  const double* g = pool_gradient_.data();         // position p: the r gradient values of draws_[p]
+  const double* diagonal = pool_diagonal_.data();  // position p: K̄ of draws_[p]
   // The next iteration draws the next values of the same stream: draw them
-  // now on a copy, and let the coming pass over X bring their rows.
+  // now on a copy, and let the coming pass over X bring this rank's rows of them.
   if (kernel.streams_rows()) {
     std::mt19937_64 ahead = context.random;
     draw_candidates(ahead, n, draw_count, next_draws_);
-    next_pool_.request(next_draws_, d);
+    next_pool_.request(owned_rows(kernel.partition(), next_draws_), d);
     kernel.capture_during_next_pass(next_pool_);
   }
 
@@ -193,11 +294,11 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
     ++active_.count;
   };
   add_prepared(first_position);
-  factor.append(nullptr, diagonal[first]);
+  factor.append(nullptr, diagonal[first_position]);
   // ΔU_B (t×r) and G_B (t×r), one row per chosen variable; step 4 at t = 0.
-  g_b_.assign(g + first * r, g + (first + 1) * r);
+  g_b_.assign(g + first_position * r, g + (first_position + 1) * r);
   delta_.resize(r);
-  for (std::size_t c = 0; c < r; ++c) delta_[c] = -g_b_[c] / diagonal[first];
+  for (std::size_t c = 0; c < r; ++c) delta_[c] = -g_b_[c] / diagonal[first_position];
 
   std::unordered_set<std::size_t> in_b(b.begin(), b.end());
   in_b.reserve(2 * m);
@@ -251,7 +352,7 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       // E_O = K̄_OB ΔU_B + G_O (O ∩ B = ∅, so K̄_OB = K_OB: no noise term).
       const double* early_block = current.values.data() + (row0 - chunk_row0) * t0;
       e_o_.resize(candidates_ * r);
-      for (std::size_t k = 0; k < candidates_; ++k) std::copy_n(g + draws_[row0 + k] * r, r, e_o_.data() + k * r);
+      std::copy_n(g + row0 * r, candidates_ * r, e_o_.data());
       add_product(candidates_, t0, early_block, t0, delta_.data(), r, e_o_.data());
       add_product(candidates_, late, late_block_.data(), late, delta_.data() + t0 * r, r, e_o_.data());
       // Step 3: s = argmin_i −e_i² / (2 K̄_ii), eq. (10); ties to the first candidate.
@@ -260,7 +361,7 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       for (std::size_t k = 0; k < candidates_; ++k) {
         const std::size_t index = draws_[row0 + k];
         if (in_b.count(index) != 0) continue;
-        const double score = squared_norm(e_o_.data() + k * r, r) / diagonal[index];
+        const double score = squared_norm(e_o_.data() + k * r, r) / diagonal[row0 + k];
         if (score > best_score) best_score = score, best = k;
       }
       if (best == candidates_) continue;  // every candidate is already in B
@@ -273,7 +374,7 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       // 1e-12·K̄_ss means σ² is lost in rounding and K̄ is singular to working
       // precision (duplicate rows with a negligible noise variance): the
       // system has no well-defined solution, and descent would go on for ever.
-      if (!factor.append(k_s_.data(), diagonal[s])) {
+      if (!factor.append(k_s_.data(), diagonal[row0 + best])) {
         throw_not_positive_definite(
             "K̄", fmt::format("gbcd's factor of K̄_BB failed at column {} of {}: pivot² ≤ {:.0e}·K̄_ss", t + 1, m,
                              kSingularRelativeFloor));
@@ -284,7 +385,7 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       beta_.resize(t);
       factor.back_substitute(factor.last_forward(), beta_.data(), t);
       const double eta = 1.0 / (factor.last_pivot() * factor.last_pivot());
-      coefficients_.assign(g + s * r, g + (s + 1) * r);
+      coefficients_.assign(g + (row0 + best) * r, g + (row0 + best + 1) * r);
       cblas_dgemv(CblasRowMajor, CblasTrans, static_cast<int>(t), static_cast<int>(r), eta, g_b_.data(),
                   static_cast<int>(r), beta_.data(), 1, -eta, coefficients_.data(), 1);
       cblas_dger(CblasRowMajor, static_cast<int>(t), static_cast<int>(r), -1.0, beta_.data(), 1, coefficients_.data(),
@@ -292,7 +393,7 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       delta_.insert(delta_.end(), coefficients_.begin(), coefficients_.end());
       b.push_back(s);
       in_b.insert(s);
-      g_b_.insert(g_b_.end(), g + s * r, g + (s + 1) * r);
+      g_b_.insert(g_b_.end(), g + (row0 + best) * r, g + (row0 + best + 1) * r);
       x_b.insert(x_b.end(), pool_rows_.begin() + static_cast<std::ptrdiff_t>((row0 + best) * d),
                  pool_rows_.begin() + static_cast<std::ptrdiff_t>((row0 + best + 1) * d));
       add_prepared(row0 + best);
@@ -305,7 +406,7 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
 }
 
 void CyclicSelection::select(SelectionContext& context, ActiveSet& out) {
-  const std::size_t n = context.kernel.size();
+  const std::size_t n = context.kernel.partition().global_rows;
   auto& saved = context.auxiliary["cyclic"];  // [seed of the order, cursor]
   if (saved.size() != 2) saved = {static_cast<double>(context.random() >> 32), 0.0};
   if (saved[0] != order_seed_ || order_.size() != n) {
@@ -327,17 +428,18 @@ void CyclicSelection::select(SelectionContext& context, ActiveSet& out) {
   };
   const std::size_t next = block_at(static_cast<std::size_t>(saved[1]), out.indices);
   saved[1] = static_cast<double>(next);
-  if (!next_rows_.take(out.indices, out.rows)) gather(context.kernel.rows(), out.indices, out.rows);
+  collect_rows(context.kernel, out.indices, &next_rows_, out.rows);
   if (context.kernel.streams_rows()) {  // the next block is known: this iteration's pass brings its rows
     block_at(next, next_indices_);
-    next_rows_.request(next_indices_, context.kernel.rows().columns());
+    next_rows_.request(owned_rows(context.kernel.partition(), next_indices_), context.kernel.rows().columns());
     context.kernel.capture_during_next_pass(next_rows_);
   }
 }
 
 void GradientSelection::select(SelectionContext& context, ActiveSet& out) {
-  const std::size_t n = context.kernel.size();
+  const std::size_t n = context.kernel.size();  // this rank's rows
   const std::size_t r = context.columns;
+  const RowPartition& partition = context.kernel.partition();
   // |g_i| for one column; ‖G_i‖² ranks the same way and serves r columns.
   scores_.resize(n);
   for (std::size_t i = 0; i < n; ++i) scores_[i] = squared_norm(context.gradient + i * r, r);
@@ -346,11 +448,27 @@ void GradientSelection::select(SelectionContext& context, ActiveSet& out) {
   const auto larger = [&](std::size_t a, std::size_t b) {
     return scores_[a] > scores_[b] || (scores_[a] == scores_[b] && a < b);
   };
-  const auto middle = order_.begin() + static_cast<std::ptrdiff_t>(context.active_set_size);
+  // This rank's m largest, then the m largest of every rank's: (score, row) pairs over all n.
+  const std::size_t m = context.active_set_size;
+  const auto middle = order_.begin() + static_cast<std::ptrdiff_t>(std::min(m, n));
   std::nth_element(order_.begin(), middle, order_.end(), larger);
-  out.indices.assign(order_.begin(), middle);
+  std::vector<double> local;
+  for (auto it = order_.begin(); it != middle; ++it) {
+    local.push_back(scores_[*it]);
+    local.push_back(static_cast<double>(partition.first + *it));
+  }
+  const std::vector<double> all = context.kernel.context().communicator().all_gather(local);
+  std::vector<std::pair<double, std::size_t>> ranked;
+  for (std::size_t k = 0; k + 1 < all.size(); k += 2) ranked.emplace_back(all[k], static_cast<std::size_t>(all[k + 1]));
+  const auto better = [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  const auto cut = ranked.begin() + static_cast<std::ptrdiff_t>(std::min(m, ranked.size()));
+  std::nth_element(ranked.begin(), cut, ranked.end(), better);
+  out.indices.clear();
+  for (auto it = ranked.begin(); it != cut; ++it) out.indices.push_back(it->second);
   std::sort(out.indices.begin(), out.indices.end());
-  gather(context.kernel.rows(), out.indices, out.rows);
+  collect_rows(context.kernel, out.indices, nullptr, out.rows);
 }
 
 std::unique_ptr<ActiveSetPolicy> make_active_set_policy(const std::string& name, std::size_t candidates) {

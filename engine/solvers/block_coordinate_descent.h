@@ -28,23 +28,28 @@
 
 namespace gpstream {
 
-// What a policy hands back: B, the rows X_B, and optionally the Cholesky
-// factor of K̄_BB when choosing B produced it anyway (greedy selection).
+// What a policy hands back: B and the rows X_B (from the ranks that own them,
+// in a distributed run), and optionally the Cholesky factor of K̄_BB when
+// choosing B produced it anyway (greedy selection).
 struct ActiveSet {
-  std::vector<std::size_t> indices;
-  std::vector<double> rows;      // |B|×d, row-major
-  std::vector<double> cholesky;  // |B|×|B| lower factor (strict upper part undefined)
-  bool has_cholesky = false;     // whether `cholesky` holds the factor for this B
+  std::vector<std::size_t> indices;  // numbered over all n
+  std::vector<double> rows;          // |B|×d, row-major
+  std::vector<double> gradient;      // G_B, |B|×r, row-major, from the owners (BlockCoordinateDescent fills it)
+  std::vector<double> cholesky;      // |B|×|B| lower factor (strict upper part undefined)
+  bool has_cholesky = false;         // whether `cholesky` holds the factor for this B
 };
 
 // Policy state that must survive a restart, by name (SolverState::auxiliary).
 using AuxiliaryState = std::map<std::string, std::vector<double>>;
 
+// What a policy chooses from. A rank of a distributed run holds the rows
+// kernel.partition() gives it (diagonal and gradient included); every rank
+// runs the same selection on what the owners share (collect_variables).
 struct SelectionContext {
   KernelMatrix& kernel;
-  std::span<const double> diagonal;  // K̄_ii for every i
+  std::span<const double> diagonal;  // K̄_ii for every i this rank holds
   std::size_t active_set_size;       // m
-  const double* gradient;            // G = K̄U − V, n×r row-major (r = 1: g = K̄α − y)
+  const double* gradient;            // G = K̄U − V, this rank's rows × r, row-major (r = 1: g = K̄α − y)
   std::size_t columns;               // r
   std::mt19937_64& random;
   AuxiliaryState& auxiliary;
@@ -117,7 +122,7 @@ class GreedySelection final : public ActiveSetPolicy {
   // Reused across iterations: sized once, never re-zeroed.
   std::unique_ptr<IncrementalCholesky> factor_;
   std::vector<std::size_t> draws_, next_draws_;
-  std::vector<double> pool_rows_;
+  std::vector<double> pool_rows_, pool_gradient_, pool_diagonal_;  // of draws_, from their owners
   RowCapture next_pool_;
   PreparedRows pool_, active_;
   struct ChunkBlock {

@@ -42,9 +42,16 @@ RunCounters DenseSolverRun::counters() const { return counters_of(state_); }
 
 void DenseSolverRun::set_counters(const RunCounters& counters) { set_counters_of(state_, counters); }
 
-double DenseSolverRun::objective() const { return gpstream::objective(state_, y_); }
+// Over all ranks: each holds its rows of α, g and y.
+double DenseSolverRun::objective() const {
+  double value = gpstream::objective(state_, y_);
+  kernel_.context().communicator().sum(std::span(&value, 1));
+  return value;
+}
 
-double DenseSolverRun::convergence_measure() const { return gradient_max_norm(state_); }
+double DenseSolverRun::convergence_measure() const {
+  return kernel_.context().communicator().max(gradient_max_norm(state_));
+}
 
 double DenseSolverRun::after_iteration(const StoppingRule& rule) {
   if (rule.refresh_every == 0 || state_.iteration % rule.refresh_every != 0 || solver_.is_direct()) return -1.0;
@@ -64,10 +71,15 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
   const std::uint64_t evaluations_before = kernel.kernel_evaluations();
   const ColumnCacheStatistics cache_before =
       kernel.column_cache() != nullptr ? kernel.column_cache()->statistics() : ColumnCacheStatistics{};
+  Communicator& ranks = context.communicator();
   auto report = [&](double drift) {
     RunCounters counters = method.counters();
-    counters.elapsed_seconds = before.elapsed_seconds + std::chrono::duration<double>(Clock::now() - run_start).count();
-    counters.kernel_evaluations = before.kernel_evaluations + (kernel.kernel_evaluations() - evaluations_before);
+    // The slowest rank's clock and every rank's evaluations, so that all ranks report (and stop on) the same.
+    counters.elapsed_seconds =
+        before.elapsed_seconds + ranks.max(std::chrono::duration<double>(Clock::now() - run_start).count());
+    std::uint64_t evaluations = kernel.kernel_evaluations() - evaluations_before;
+    ranks.sum(std::span(&evaluations, 1));
+    counters.kernel_evaluations = before.kernel_evaluations + evaluations;
     method.set_counters(counters);
     const auto [done, total] = method.work_done();
     IterationReport current{.iteration = counters.iteration,
@@ -126,12 +138,14 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
       reason = StopReason::iteration_limit;
       break;
     }
-    const double job_seconds = before.elapsed_seconds + std::chrono::duration<double>(Clock::now() - run_start).count();
+    // Decided alike on every rank: by the slowest rank's clock, and a stop request to any rank stops all.
+    const double job_seconds =
+        before.elapsed_seconds + ranks.max(std::chrono::duration<double>(Clock::now() - run_start).count());
     if (job_seconds >= rule.time_limit_seconds) {
       reason = StopReason::time_limit;
       break;
     }
-    if (context.stop_requested()) {
+    if (ranks.any(context.stop_requested())) {
       reason = StopReason::interrupted;
       break;
     }

@@ -1,0 +1,31 @@
+// PartitionedRows: the rows a RowPartition gives one rank, as a RowSource of
+// their own — its row i is row partition.first + i of the whole source.
+#pragma once
+
+#include "engine/data/row_partition.h"
+#include "engine/data/row_source.h"
+
+namespace gpstream {
+
+class PartitionedRows final : public RowSource {
+ public:
+  // `all` (the n rows of every rank) must outlive this view.
+  PartitionedRows(RowSource& all, const RowPartition& partition);
+
+  const RowPartition& partition() const { return partition_; }
+  std::size_t rows() const override { return partition_.count; }
+  std::size_t columns() const override { return all_.columns(); }
+  bool has_targets() const override { return all_.has_targets(); }
+  std::size_t preferred_block_alignment() const override { return all_.preferred_block_alignment(); }
+  const double* resident_rows() const override;
+  const double* resident_targets() const override;
+
+ private:
+  void do_read_rows(std::size_t first, std::size_t count, double* x, double* y) override;
+  void do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) override;
+
+  RowSource& all_;
+  RowPartition partition_;
+};
+
+}  // namespace gpstream
