@@ -1,0 +1,110 @@
+// Rows partitioned among the ranks of `mpirun -np P`: the collectives, and
+// the BCD family, whose α must not depend on P — bitwise, since every value
+// a rank takes from another comes from exactly one owner.
+#include "engine/core/context.h"
+#include "engine/data/partitioned_rows.h"
+#include "engine/data/standardisation.h"
+#include "engine/distributed/mpi_communicator.h"
+#include "engine/kernels/kernel_matrix.h"
+#include "engine/solvers/solver_driver.h"
+#include "engine/solvers/solver_factory.h"
+#include "engine/solvers/solver_state.h"
+#include "../engine/problems.h"
+
+#include <doctest/doctest.h>
+
+#include <numeric>
+
+using namespace gpstream;
+using namespace gpstream::testing;
+
+TEST_CASE("the collectives combine every rank's values alike on every rank") {
+  MpiCommunicator world;
+  const std::size_t p = world.size(), rank = world.rank();
+  std::vector<double> values = {static_cast<double>(rank), 1.0};
+  world.sum(values);
+  CHECK(values[0] == static_cast<double>(p * (p - 1) / 2));
+  CHECK(values[1] == static_cast<double>(p));
+  std::vector<std::uint64_t> counts = {rank + 1};
+  world.sum(counts);
+  CHECK(counts[0] == p * (p + 1) / 2);
+  CHECK(world.max(static_cast<double>(rank)) == static_cast<double>(p - 1));
+  // Ties go to the smallest index, wherever it lives.
+  CHECK(world.max_location(1.0, 10 * (p - rank)) == std::pair<double, std::size_t>{1.0, 10});
+  CHECK(world.max_location(static_cast<double>(rank), rank).second == p - 1);
+  CHECK(world.any(rank == p - 1));
+  CHECK(!world.any(false));
+  std::vector<double> mine(rank + 1, static_cast<double>(rank));
+  const std::vector<double> all = world.all_gather(mine);
+  REQUIRE(all.size() == p * (p + 1) / 2);
+  for (std::size_t r = 0, k = 0; r < p; ++r) {
+    for (std::size_t j = 0; j <= r; ++j) CHECK(all[k++] == static_cast<double>(r));
+  }
+  std::vector<double> shared = {static_cast<double>(rank), 2.0};
+  world.broadcast(shared, p - 1);
+  CHECK(shared == std::vector<double>{static_cast<double>(p - 1), 2.0});
+}
+
+TEST_CASE("the ranks' partitions cover the rows once, in order, cut at the alignment") {
+  MpiCommunicator world;
+  for (const std::size_t n : {0, 5, 300, 1001}) {
+    const RowPartition mine = partition_rows(n, 16, world.rank(), world.size());
+    std::vector<double> range = {static_cast<double>(mine.first), static_cast<double>(mine.count)};
+    const std::vector<double> all = world.all_gather(range);
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < all.size(); k += 2) {
+      CHECK(static_cast<std::size_t>(all[k]) == next);
+      if (next < n && all[k + 1] > 0) CHECK(next % 16 == 0);
+      next += static_cast<std::size_t>(all[k + 1]);
+    }
+    CHECK(next == n);
+  }
+}
+
+namespace {
+
+// α of `iterations` iterations of `solver` on the problem, this rank's rows
+// of it (all of them with `alone`), gathered over the ranks.
+std::vector<double> solve(const Problem& problem, const KernelHyperparameters& h, const char* solver, bool streamed,
+                          std::size_t iterations, bool alone, MpiCommunicator& world) {
+  SingleProcess single;
+  Communicator& ranks = alone ? static_cast<Communicator&>(single) : world;
+  Context context({.threads = 1, .memory_budget_bytes = 64u << 10, .seed = 1, .communicator = &ranks});
+  InMemoryRowSource resident = problem.source();
+  StandardisedRowSource streaming(resident, Standardisation::identity());  // no resident copy: streams
+  RowSource& all = streamed ? static_cast<RowSource&>(streaming) : resident;
+  const RowPartition partition = partition_rows(problem.rows(), 16, ranks.rank(), ranks.size());
+  PartitionedRows rows(all, partition);
+  const auto kernel = make_kernel(h, problem.d);
+  KernelMatrix matrix(context, rows, partition, *kernel);
+  auto method = make_solver({.name = solver, .active_set_size = 40, .candidates = 30}, matrix);
+  const std::vector<double> y(problem.y.begin() + static_cast<std::ptrdiff_t>(partition.first),
+                              problem.y.begin() + static_cast<std::ptrdiff_t>(partition.first + partition.count));
+  SolverState state = initial_solver_state(y, 7);
+  StoppingRule rule;
+  rule.tolerance = 1e-12;
+  rule.max_iterations = iterations;
+  const SolverRun run = run_solver(*method, matrix, state, y, rule, true);
+  CHECK(run.reason == StopReason::iteration_limit);
+  return ranks.all_gather(state.alpha);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "GBCD, cyclic and gradient BCD on rows partitioned among the ranks give the single process's alpha, bitwise") {
+  MpiCommunicator world;
+  const Problem problem = make_problem(300, 3, 12);
+  const KernelHyperparameters h = se_ard(3, 0.7, 0.2);
+  for (const char* solver : {"gbcd", "bcd-cyclic", "bcd-gradient"}) {
+    for (const bool streamed : {false, true}) {
+      CAPTURE(solver);
+      CAPTURE(streamed);
+      const std::vector<double> alone = solve(problem, h, solver, streamed, 15, true, world);
+      const std::vector<double> distributed = solve(problem, h, solver, streamed, 15, false, world);
+      REQUIRE(distributed.size() == problem.rows());
+      CHECK(distributed == alone);
+      CHECK(std::any_of(alone.begin(), alone.end(), [](double value) { return value != 0.0; }));
+    }
+  }
+}
