@@ -392,14 +392,25 @@ TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span
   SolverState& state = prepared.state;
   IterativeMethod* run = prepared.method.get();
   SparseTrainingMethod* sparse = prepared.sparse;
+  Communicator& ranks = context.communicator();
   ProgressLine progress_line(!options.quiet);
   const TrainingObservers observers(
       std::make_unique<ProgressLineObserver>(progress_line, name, run->converges() ? job.stopping.tolerance : 0.0,
                                              run->measure_name(), run->planned_iterations()),
-      job.log_path, !fresh, checkpoint_path, job.checkpoint_every_seconds, [&] {
+      ranks.is_root() ? job.log_path : std::string(), !fresh, checkpoint_path, job.checkpoint_every_seconds,
+      [&] {
         if (sparse != nullptr) sparse->store_state();
-        write_checkpoint(checkpoint_path, configuration, state);
-      });
+        if (ranks.size() == 1) {
+          write_checkpoint(checkpoint_path, configuration, state);
+          return;
+        }
+        // One checkpoint for the job: every rank's rows of α and g, in rank order, written by rank 0.
+        SolverState whole = state;
+        whole.alpha = ranks.all_gather(state.alpha);
+        whole.gradient = ranks.all_gather(state.gradient);
+        if (ranks.is_root()) write_checkpoint(checkpoint_path, configuration, whole);
+      },
+      [&ranks](bool due) { return ranks.any(due); });
   const Context::ObserverScope observe(context, observers.all());
   trained.run = run_iterations(*run, kernel_matrix, job.stopping, fresh);
   if (trained.run.reason == StopReason::interrupted) {
@@ -409,7 +420,7 @@ TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span
     trained.sparse = sparse->model();
   } else {
     trained.dense.emplace();
-    trained.dense->alpha = std::move(state.alpha);
+    trained.dense->alpha = ranks.size() == 1 ? std::move(state.alpha) : ranks.all_gather(state.alpha);
   }
   return trained;
 }
@@ -575,9 +586,42 @@ void validate(TrainOptions& options, const po::variables_map& values) {
   }
 }
 
+// What a distributed run can do so far: the BCD family, whose product
+// K̄[:, B]·Δα each rank forms for its own rows.
+void check_distributable(const TrainingConfiguration& configuration, const po::variables_map& values) {
+  const std::string& method = configuration.solver.name;
+  if (find_training_method(method)->column_reuse != ColumnReusePattern::reselected) {
+    throw UsageError(fmt::format(
+        "{} does not run on several ranks yet (only gbcd, bcd-cyclic and bcd-gradient do): run it without mpirun",
+        method));
+  }
+  if (values.count("learn-hyper") != 0) {
+    throw UsageError("--learn-hyper runs as one process: learn with 'gpstream hyper' first, then train on the ranks");
+  }
+  if (configuration.job.stopping.refresh_every > 0)
+    throw UsageError("--refresh-every does not run on several ranks yet");
+}
+
+// A checkpoint holds every row's α and g: a rank keeps its own.
+void take_own_rows(SolverState& state, const RowPartition& partition) {
+  const auto own = [&](std::vector<double>& values) {
+    GPSTREAM_CHECK(values.size() == partition.global_rows, "the checkpoint holds {} values for {} rows", values.size(),
+                   partition.global_rows);
+    values = std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(partition.first),
+                                 values.begin() + static_cast<std::ptrdiff_t>(partition.first + partition.count));
+  };
+  own(state.alpha);
+  own(state.gradient);
+}
+
 }  // namespace
 
-int run_train(const std::vector<std::string>& args) {
+int run_train_alone(const std::vector<std::string>& args) {
+  SingleProcess alone;
+  return run_train(args, alone);
+}
+
+int run_train(const std::vector<std::string>& args, Communicator& ranks) {
   CommandSpec spec;
   TrainOptions options;
   describe_command(spec, options);
@@ -586,6 +630,8 @@ int run_train(const std::vector<std::string>& args) {
 
   // Validate.
   validate(options, values);
+  const bool distributed = ranks.size() > 1;
+  if (!ranks.is_root()) options.quiet = true;  // rank 0 reports for the job
 
   // Configure: from the checkpoint, or from the options.
   std::optional<SolverState> resumed_state;
@@ -597,13 +643,17 @@ int run_train(const std::vector<std::string>& args) {
   } else {
     configuration = configure_fresh(options, values);
   }
+  if (distributed) check_distributable(configuration, values);
   const std::string checkpoint_path = !options.checkpoint.empty() ? options.checkpoint : options.resume;
   const TrainingJob& job = configuration.job;
   // From here on Ctrl-C, SIGTERM and SIGHUP stop the run at the next iteration, with a checkpoint
   // (installed before the outputs are claimed: whoever sees the claim may signal at once).
-  Context context(options.compute.context_settings(configuration.seed));
+  Context::Settings settings = options.compute.context_settings(configuration.seed);
+  settings.communicator = &ranks;
+  Context context(settings);
   const ContextInterrupts interrupts(context);
-  const auto locks = claim_outputs(options, job, checkpoint_path);
+  // Rank 0 writes the job's files (gathering what the other ranks hold).
+  const auto locks = ranks.is_root() ? claim_outputs(options, job, checkpoint_path) : nullptr;
   if (resumed_state && !options.quiet) {
     fmt::print(stderr, "train: resuming {} from '{}' at iteration {}: {}; writing {}{}\n", configuration.solver.name,
                options.resume, resumed_state->iteration,
@@ -624,15 +674,18 @@ int run_train(const std::vector<std::string>& args) {
       {.vectors_per_row = method.vectors + (job.stopping.refresh_every > 0 ? 1 : 0),
        .expected_fingerprint =
            resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
-       .expected_by = "checkpoint '" + options.resume + "'"});
+       .expected_by = "checkpoint '" + options.resume + "'",
+       .rank = ranks.rank(),
+       .ranks = ranks.size()});
   const DatasetDescription& dataset = data->description();
   GPSTREAM_CHECK(dataset.rows > 0, "'{}' has no rows to train on", options.dataset);
   if (values.count("learn-hyper") != 0 && !resumed_state) {
     configuration.hyperparameters = learn_and_report(context, *data, options, values);
   }
   const std::unique_ptr<Kernel> kernel = make_kernel(configuration.hyperparameters, dataset.columns);
-  KernelMatrix kernel_matrix(context, data->rows(), *kernel);
-  const std::vector<double> y = read_all_targets(data->rows());
+  KernelMatrix kernel_matrix(context, data->rows(), data->partition(), *kernel);
+  const std::vector<double> y = read_all_targets(data->rows());  // this rank's
+  if (resumed_state && distributed) take_own_rows(*resumed_state, data->partition());
   const bool fresh = !resumed_state;
   PreparedRun prepared = prepare_run(kernel_matrix, y, configuration, std::move(resumed_state));
   std::string cache = configure_column_cache(
@@ -655,7 +708,7 @@ int run_train(const std::vector<std::string>& args) {
       run_training(context, kernel_matrix, y, configuration, prepared, fresh, checkpoint_path, options);
 
   // Report.
-  write_and_report(trained, configuration, dataset, options);
+  if (ranks.is_root()) write_and_report(trained, configuration, dataset, options);
   return 0;
 }
 

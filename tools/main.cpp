@@ -8,8 +8,16 @@
 #include "tools/command_line.h"
 #include "tools/commands.h"
 
+#ifdef GPSTREAM_HAVE_MPI
+#include "engine/distributed/mpi_communicator.h"
+#endif
+
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <string_view>
 
 namespace {
@@ -29,6 +37,28 @@ void print_usage(std::ostream& out) {
 int main(int argc, char** argv) {
   gpstream::select_blas_core(argv);
   gpstream::hdf5::initialise_library();
+  // Started by mpirun: every rank runs this main; the ranks of one job share MPI_COMM_WORLD.
+  std::unique_ptr<gpstream::Communicator> ranks = std::make_unique<gpstream::SingleProcess>();
+#ifdef GPSTREAM_HAVE_MPI
+  std::optional<gpstream::MpiSession> mpi;
+  if (gpstream::MpiSession::launched_by_mpirun()) {
+    mpi.emplace(argc, argv);
+    ranks = std::make_unique<gpstream::MpiCommunicator>();
+  }
+#endif
+  const bool distributed = ranks->size() > 1;
+  const bool root = ranks->is_root();
+  // Rank 0 speaks for the job; another rank reports only what it alone may have met. An error on one
+  // rank ends every rank at once (the others would wait for it in their next collective).
+  const auto fail = [&](int code) {
+#ifdef GPSTREAM_HAVE_MPI
+    if (distributed && code != 130) {
+      std::cerr.flush();
+      gpstream::MpiSession::abort(code);
+    }
+#endif
+    return code;
+  };
   const std::vector<std::string> words(argv + 1, argv + argc);
   if (words.empty()) {
     print_usage(std::cerr);
@@ -50,30 +80,38 @@ int main(int argc, char** argv) {
   }
   for (const auto& command : gpstream::cli::kCommands) {
     if (name != command.name) continue;
+    // Which rank says it, when there are several.
+    const std::string who = distributed ? fmt::format(" (rank {} of {})", ranks->rank(), ranks->size()) : "";
     try {
-      return command.run(args);
+      if (!distributed) return command.run(args);
+      if (command.run_distributed == nullptr) {
+        throw gpstream::cli::UsageError(
+            fmt::format("'{}' runs as one process: run it without mpirun (only train runs on several ranks)", name));
+      }
+      return command.run_distributed(args, *ranks);
     } catch (const gpstream::cli::UsageError& error) {
-      std::cerr << "gpstream " << name << ": " << error.what() << " (see 'gpstream " << name << " --help')\n";
-      return 2;
+      // Every rank parses the same options: rank 0 says it for all.
+      if (root) std::cerr << "gpstream " << name << ": " << error.what() << " (see 'gpstream " << name << " --help')\n";
+      return fail(2);
     } catch (const gpstream::Cancelled& error) {
-      std::cerr << "gpstream " << name << ": " << error.what() << "\n";
-      return 130;
+      if (root) std::cerr << "gpstream " << name << ": " << error.what() << "\n";
+      return fail(130);
     } catch (const gpstream::MemoryBudgetExceeded& error) {
-      std::cerr << "gpstream " << name << ": error: " << error.what() << " (or raise --memory)\n";
-      return 1;
+      std::cerr << "gpstream " << name << who << ": error: " << error.what() << " (or raise --memory)\n";
+      return fail(1);
     } catch (const gpstream::Error& error) {
-      std::cerr << "gpstream " << name << ": error: " << error.what();
+      std::cerr << "gpstream " << name << who << ": error: " << error.what();
       if (std::getenv("GPSTREAM_DEBUG") != nullptr && *error.source_file() != '\0') {
         std::cerr << " [" << error.source_file() << ":" << error.source_line() << "]";
       }
       std::cerr << "\n";
-      return 1;
+      return fail(1);
     } catch (const std::bad_alloc&) {
-      std::cerr << "gpstream " << name << ": error: out of memory (lower --memory or free some)\n";
-      return 1;
+      std::cerr << "gpstream " << name << who << ": error: out of memory (lower --memory or free some)\n";
+      return fail(1);
     } catch (const std::exception& error) {
-      std::cerr << "gpstream " << name << ": error: " << error.what() << "\n";
-      return 1;
+      std::cerr << "gpstream " << name << who << ": error: " << error.what() << "\n";
+      return fail(1);
     }
   }
   std::cerr << "gpstream: '" << name << "' is not a command\n\n";

@@ -144,8 +144,9 @@ void TrainingLogObserver::on_start(const IterationReport& report) {
 
 void TrainingLogObserver::on_iteration(const IterationReport& report) { write(report); }
 
-CheckpointObserver::CheckpointObserver(std::function<void()> write, double every_seconds)
-    : write_(std::move(write)), every_seconds_(every_seconds) {}
+CheckpointObserver::CheckpointObserver(std::function<void()> write, double every_seconds,
+                                       std::function<bool(bool)> agree)
+    : write_(std::move(write)), every_seconds_(every_seconds), agree_(std::move(agree)) {}
 
 void CheckpointObserver::write() {
   write_();
@@ -157,22 +158,24 @@ void CheckpointObserver::on_start(const IterationReport&) { last_written_ = std:
 
 void CheckpointObserver::on_iteration(const IterationReport&) {
   const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_written_).count();
-  if (since >= every_seconds_) write();
+  if (agree_(since >= every_seconds_)) write();
 }
 
 void CheckpointObserver::on_stop(const IterationReport&, StopReason) { write(); }
 
 TrainingObservers::TrainingObservers(std::unique_ptr<ProgressLineObserver> progress, const std::string& log_path,
                                      bool append_log, const std::string& checkpoint_path, double checkpoint_every,
-                                     std::function<void()> write_checkpoint)
+                                     std::function<void()> write_checkpoint,
+                                     std::function<bool(bool)> agree_to_checkpoint)
     : progress_(std::move(progress)) {
-  all_.push_back(progress_.get());
+  if (progress_) all_.push_back(progress_.get());
   if (!log_path.empty()) {
     log_ = std::make_unique<TrainingLogObserver>(log_path, append_log);
     all_.push_back(log_.get());
   }
   if (!checkpoint_path.empty()) {
-    checkpoints_ = std::make_unique<CheckpointObserver>(std::move(write_checkpoint), checkpoint_every);
+    checkpoints_ = std::make_unique<CheckpointObserver>(std::move(write_checkpoint), checkpoint_every,
+                                                        std::move(agree_to_checkpoint));
     all_.push_back(checkpoints_.get());
   }
 }

@@ -62,7 +62,11 @@ class TrainingLogObserver final : public RunObserver {
 // wall time and when the run stops.
 class CheckpointObserver final : public RunObserver {
  public:
-  CheckpointObserver(std::function<void()> write, double every_seconds);
+  // `agree(due)` makes the decision to write one the same on every rank of
+  // a distributed run (whose checkpoint gathers from all of them).
+  CheckpointObserver(
+      std::function<void()> write, double every_seconds,
+      std::function<bool(bool)> agree = [](bool due) { return due; });
   void on_start(const IterationReport& report) override;
   void on_iteration(const IterationReport& report) override;
   void on_stop(const IterationReport& report, StopReason reason) override;
@@ -72,17 +76,20 @@ class CheckpointObserver final : public RunObserver {
   void write();
   std::function<void()> write_;
   double every_seconds_;
+  std::function<bool(bool)> agree_;
   std::chrono::steady_clock::time_point last_written_;
   std::size_t written_ = 0;
 };
 
-// The observers of every training run: the progress line, and the CSV log
-// and checkpoint cadence when a path is given for them.
+// The observers of every training run: the progress line (none on the
+// other ranks of a distributed run), and the CSV log and checkpoint cadence
+// when a path is given for them.
 class TrainingObservers {
  public:
-  TrainingObservers(std::unique_ptr<ProgressLineObserver> progress, const std::string& log_path, bool append_log,
-                    const std::string& checkpoint_path, double checkpoint_every,
-                    std::function<void()> write_checkpoint);
+  TrainingObservers(
+      std::unique_ptr<ProgressLineObserver> progress, const std::string& log_path, bool append_log,
+      const std::string& checkpoint_path, double checkpoint_every, std::function<void()> write_checkpoint,
+      std::function<bool(bool)> agree_to_checkpoint = [](bool due) { return due; });
   const std::vector<RunObserver*>& all() const { return all_; }
 
  private:

@@ -19,7 +19,8 @@ struct RowPartition {
 
 // Rank `rank`'s share of n rows among `ranks`: ranges as equal as whole
 // units of `alignment` rows (an HDF5 chunk) allow, so that every rank reads
-// whole chunks; a rank may own none when there are fewer units than ranks.
+// whole chunks — unless there are fewer whole chunks than ranks, when the
+// cuts fall on single rows; a rank owns none only when n < ranks.
 RowPartition partition_rows(std::size_t n, std::size_t alignment, std::size_t rank, std::size_t ranks);
 
 }  // namespace gpstream

@@ -77,6 +77,7 @@ std::string configure_column_cache(KernelMatrix& kernel, const ColumnReuse& reus
   if (mode == ColumnCacheMode::off) return "kernel-column cache off";
   if (reuse.pattern == ColumnReusePattern::none)
     return fmt::format("kernel-column cache off ({} does not reuse kernel columns)", reuse.method);
+  if (kernel.size() == 0) return "kernel-column cache off (no training rows here)";
   // Measured in every mode: the cache's estimate of the time it saves needs it too.
   const double entry_seconds = measure_entry_seconds(kernel);
   if (reuse.pattern == ColumnReusePattern::basis) return configure_basis_cache(kernel, reuse, mode, entry_seconds);

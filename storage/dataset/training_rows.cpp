@@ -31,13 +31,19 @@ TrainingRows::TrainingRows(const std::string& path, const Standardisation& stand
   if (options.expected_fingerprint) verify_dataset_contents(*file_);
   standardised_ = std::make_unique<StandardisedRowSource>(*file_, standardisation);
   rows_ = standardised_.get();
+  partition_ = partition_rows(dataset.rows, file_->preferred_block_alignment(), options.rank, options.ranks);
+  if (options.ranks > 1) {
+    partitioned_ = std::make_unique<PartitionedRows>(*standardised_, partition_);
+    rows_ = partitioned_.get();
+  }
+  const std::size_t rows = partition_.count;
   vectors_ = context.memory().reserve(
-      fmt::format("{} vectors of {} values", options.vectors_per_row, format_count(dataset.rows)),
-      checked_multiply(dataset.rows, options.vectors_per_row, sizeof(double)), "use fewer training rows");
-  const std::size_t x_bytes = checked_multiply(dataset.rows, dataset.columns + 1, sizeof(double));
+      fmt::format("{} vectors of {} values", options.vectors_per_row, format_count(rows)),
+      checked_multiply(rows, options.vectors_per_row, sizeof(double)), "use fewer training rows");
+  const std::size_t x_bytes = checked_multiply(rows, dataset.columns + 1, sizeof(double));
   if (x_bytes <= context.memory().available() / 2) {
     resident_ = context.memory().reserve("X held in memory", x_bytes);
-    in_memory_ = load_in_memory(*standardised_);
+    in_memory_ = load_in_memory(*rows_);
     rows_ = in_memory_.get();
   }
 }

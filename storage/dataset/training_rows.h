@@ -5,6 +5,8 @@
 #pragma once
 
 #include "engine/core/context.h"
+#include "engine/data/partitioned_rows.h"
+#include "engine/data/row_partition.h"
 #include "engine/data/row_source.h"
 #include "engine/data/standardisation.h"
 #include "storage/dataset/hdf5_row_source.h"
@@ -23,6 +25,10 @@ struct TrainingRowsOptions {
   // `expected_by` names who expects it ("model 'm.h5'"), for the message.
   std::optional<std::string> expected_fingerprint;
   std::string expected_by;
+  // A distributed run's rank among `ranks`: it opens only the rows its
+  // partition gives it (data/row_partition.h, whole HDF5 chunks), and the
+  // O(n) vectors and resident X are those rows'.
+  std::size_t rank = 0, ranks = 1;
 };
 
 class TrainingRows {
@@ -31,12 +37,16 @@ class TrainingRows {
                const TrainingRowsOptions& options);
 
   const DatasetDescription& description() const { return file_->description(); }
+  // This rank's rows (all n in a single process), standardised.
   RowSource& rows() { return *rows_; }
+  const RowPartition& partition() const { return partition_; }
   bool in_memory() const { return in_memory_ != nullptr; }
 
  private:
   std::unique_ptr<Hdf5RowSource> file_;
   std::unique_ptr<StandardisedRowSource> standardised_;
+  RowPartition partition_;
+  std::unique_ptr<PartitionedRows> partitioned_;  // when the run is distributed
   std::unique_ptr<RowSource> in_memory_;
   RowSource* rows_ = nullptr;
   MemoryReservation vectors_, resident_;

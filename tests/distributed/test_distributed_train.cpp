@@ -1,0 +1,115 @@
+// `mpirun -np P gpstream train …` end to end: the model of P ranks is the
+// single process's, bit for bit; a checkpoint written by P ranks resumes on
+// another number of ranks to the uninterrupted model; what cannot run on
+// several ranks yet says so in one line.
+#include "storage/checkpoint/checkpoint_file.h"
+#include "storage/model/dense_model_file.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+using gpstream::testing::CommandResult;
+using gpstream::testing::quote;
+using gpstream::testing::run_gpstream;
+using gpstream::testing::ScratchDirectory;
+
+namespace {
+
+const std::string kHyper =
+    " --lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039 --active-set 100 --seed 3 ";
+
+// gpstream on `ranks` ranks (oversubscribed: CI has two cores; as root where CI runs as root).
+CommandResult run_on_ranks(std::size_t ranks, const std::string& arguments) {
+  ScratchDirectory capture;
+  const std::string out = capture.file("out"), err = capture.file("err");
+  const std::string command =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" MPIRUN "' --oversubscribe -np " +
+      std::to_string(ranks) + " '" GPSTREAM_BINARY "' " + arguments + " >'" + out + "' 2>'" + err + "' </dev/null";
+  const int status = std::system(command.c_str());
+  CommandResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = gpstream::testing::read_file(out);
+  result.err = gpstream::testing::read_file(err);
+  return result;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("mpirun -np 1, 2, 3 train the single process's model, bit for bit, for every BCD policy") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 2000 --seed 7 -q -o " + quote(train)).exit_code == 0);
+  for (const char* solver : {"gbcd", "bcd-cyclic", "bcd-gradient"}) {
+    CAPTURE(solver);
+    const std::string common = kHyper + " --solver " + solver + " --max-iter 40 --threads 1 --force -q";
+    const std::string alone = directory.file("alone.h5");
+    REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(alone) + common).exit_code == 0);
+    const auto reference = gpstream::read_dense_model(alone);
+    for (const std::size_t ranks : {1, 2, 3}) {
+      CAPTURE(ranks);
+      const std::string model = directory.file("ranks.h5");
+      const CommandResult run = run_on_ranks(ranks, "train " + quote(train) + " -o " + quote(model) + common);
+      CAPTURE(run.err);
+      REQUIRE(run.exit_code == 0);
+      const auto distributed = gpstream::read_dense_model(model);
+      CHECK(same_bits(distributed.alpha, reference.alpha));
+      CHECK(distributed.training.iterations == reference.training.iterations);
+    }
+  }
+}
+
+TEST_CASE(
+    "a checkpoint written by 2 ranks resumes on 3, and one of 3 in a single process, to the uninterrupted model") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 2000 --seed 7 -q -o " + quote(train)).exit_code == 0);
+  const std::string common = kHyper + " --tol 1e-5 --threads 1 --force -q";
+  const std::string whole = directory.file("whole.h5");
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(whole) + common).exit_code == 0);
+  const auto reference = gpstream::read_dense_model(whole);
+
+  const std::string checkpoint = directory.file("job.ck.h5"), model = directory.file("model.h5");
+  const CommandResult first = run_on_ranks(
+      2, "train " + quote(train) + " -o " + quote(model) + common + " --max-iter 10 --checkpoint " + quote(checkpoint));
+  CAPTURE(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(gpstream::read_checkpoint(checkpoint).state.iteration == 10);
+  CHECK(gpstream::read_checkpoint(checkpoint).state.alpha.size() == 2000);  // one file for the whole job
+  const CommandResult second =
+      run_on_ranks(3, "train --resume " + quote(checkpoint) + " -o " + quote(model) + " --max-iter 25 --force -q");
+  CAPTURE(second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(gpstream::read_checkpoint(checkpoint).state.iteration == 25);
+  const CommandResult last =
+      run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(model) + " --max-iter 0 --force -q");
+  CAPTURE(last.err);
+  REQUIRE(last.exit_code == 0);
+  const auto resumed = gpstream::read_dense_model(model);
+  CHECK(same_bits(resumed.alpha, reference.alpha));
+  CHECK(resumed.training.iterations == reference.training.iterations);
+}
+
+TEST_CASE("what does not run on several ranks yet says so in one line, and ends every rank") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 7 -q -o " + quote(train)).exit_code == 0);
+  const CommandResult cg =
+      run_on_ranks(2, "train " + quote(train) + " -o " + quote(directory.file("m.h5")) + kHyper + " --solver cg");
+  CHECK(cg.exit_code != 0);
+  CHECK(cg.err.find("gpstream train: cg does not run on several ranks yet") != std::string::npos);
+  CHECK(!std::filesystem::exists(directory.file("m.h5")));
+  const CommandResult info = run_on_ranks(2, "info " + quote(train));
+  CHECK(info.exit_code != 0);
+  CHECK(info.err.find("'info' runs as one process: run it without mpirun") != std::string::npos);
+}
