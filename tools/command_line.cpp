@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -80,7 +81,7 @@ DatasetWriterOptions DatasetOutputOptions::writer_options(const po::variables_ma
 void ComputeOptions::add(po::options_description& options) {
   // clang-format off
   options.add_options()
-      ("memory", po::value(&memory), "memory budget of the whole process (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit)")
+      ("memory", po::value(&memory), "memory budget of the whole process (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit, shared by the MPI ranks on this machine)")
       ("threads", po::value(&threads)->default_value(threads), "threads (0: all cores)");
   // clang-format on
 }
@@ -131,7 +132,12 @@ ColumnCacheSettings ColumnCacheOptions::settings(const std::string& output, cons
 }
 
 std::size_t ComputeOptions::memory_budget_bytes() const {
-  if (memory.empty()) return default_memory_budget(process_memory_limit());
+  if (memory.empty()) {
+    // The ranks of an MPI job on this machine (Open MPI says how many) share its memory.
+    const char* local_ranks = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const std::size_t sharing = local_ranks != nullptr ? std::max(1ul, std::strtoul(local_ranks, nullptr, 10)) : 1;
+    return default_memory_budget(process_memory_limit()) / sharing;
+  }
   return parse_byte_size(memory, "--memory");
 }
 

@@ -694,9 +694,14 @@ int run_train(const std::vector<std::string>& args, Communicator& ranks) {
   // The engine says why auto chose; naming the flag that overrides it is the command line's part.
   if (cache.starts_with("kernel-column cache off (auto")) cache += "; --cache ram forces it";
   if (!options.quiet) {
-    const std::string what =
+    std::string what =
         dense ? fmt::format("{} on", configuration.solver.name)
               : fmt::format("{} model, basis {}, on", configuration.solver.name, configuration.solver.active_set_size);
+    if (distributed) {
+      const RowPartition& own = data->partition();
+      what = fmt::format("{} ranks (rank 0: rows 1 to {}; the budget below is each rank's), {}", ranks.size(),
+                         format_count(own.count), what);
+    }
     fmt::print(stderr, "train: {} {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}; {}; {}\n",
                what, options.dataset, format_count(dataset.rows), dataset.columns, kernel->name(),
                kernel->noise_variance(), context.memory().describe(),
@@ -709,6 +714,16 @@ int run_train(const std::vector<std::string>& args, Communicator& ranks) {
 
   // Report.
   if (ranks.is_root()) write_and_report(trained, configuration, dataset, options);
+  if (distributed && !options.quiet) {
+    const CommunicationStatistics communication = ranks.statistics();
+    const double iterations = static_cast<double>(std::max<std::uint64_t>(trained.run.last.iteration, 1));
+    fmt::print(stderr,
+               "train: communication of rank 0: {} collectives, {} sent, {:.2f} s in them ({:.2f} ms and {} per "
+               "iteration, waits for the slowest rank included)\n",
+               format_count(communication.calls), format_bytes(static_cast<double>(communication.bytes)),
+               communication.seconds, 1e3 * communication.seconds / iterations,
+               format_bytes(static_cast<double>(communication.bytes) / iterations));
+  }
   return 0;
 }
 

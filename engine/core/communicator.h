@@ -15,9 +15,18 @@
 
 namespace gpstream {
 
+// What a rank's collectives cost so far: calls, bytes it sent into them, and
+// the wall time spent inside (waiting for the slowest rank included).
+struct CommunicationStatistics {
+  std::uint64_t calls = 0;
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
+  virtual CommunicationStatistics statistics() const { return {}; }
 
   virtual std::size_t rank() const = 0;
   virtual std::size_t size() const = 0;

@@ -47,6 +47,12 @@ void MpiSession::abort(int code) {
   std::_Exit(code);  // MPI_Abort does not return; this only satisfies [[noreturn]]
 }
 
+void MpiCommunicator::count(std::size_t bytes, double start) {
+  ++statistics_.calls;
+  statistics_.bytes += bytes;
+  statistics_.seconds += MPI_Wtime() - start;
+}
+
 MpiCommunicator::MpiCommunicator() {
   int rank = 0, size = 1;
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
@@ -56,25 +62,31 @@ MpiCommunicator::MpiCommunicator() {
 }
 
 void MpiCommunicator::sum(std::span<double> values) {
+  const double start = MPI_Wtime();
   for (std::size_t first = 0; first < values.size(); first += kMaxPiece) {
     const std::size_t count = std::min(kMaxPiece, values.size() - first);
     check(MPI_Allreduce(MPI_IN_PLACE, values.data() + first, static_cast<int>(count), MPI_DOUBLE, MPI_SUM,
                         MPI_COMM_WORLD),
           "MPI_Allreduce");
   }
+  count(values.size_bytes(), start);
 }
 
 void MpiCommunicator::sum(std::span<std::uint64_t> values) {
+  const double start = MPI_Wtime();
   for (std::size_t first = 0; first < values.size(); first += kMaxPiece) {
     const std::size_t count = std::min(kMaxPiece, values.size() - first);
     check(MPI_Allreduce(MPI_IN_PLACE, values.data() + first, static_cast<int>(count), MPI_UINT64_T, MPI_SUM,
                         MPI_COMM_WORLD),
           "MPI_Allreduce");
   }
+  count(values.size_bytes(), start);
 }
 
 double MpiCommunicator::max(double value) {
+  const double start = MPI_Wtime();
   check(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+  count(sizeof value, start);
   return value;
 }
 
@@ -92,12 +104,15 @@ std::pair<double, std::size_t> MpiCommunicator::max_location(double value, std::
 }
 
 bool MpiCommunicator::any(bool flag) {
+  const double start = MPI_Wtime();
   int value = flag ? 1 : 0;
   check(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD), "MPI_Allreduce");
+  count(sizeof value, start);
   return value != 0;
 }
 
 std::vector<double> MpiCommunicator::all_gather(std::span<const double> local) {
+  const double start = MPI_Wtime();
   const int count = as_int(local.size(), "an all-gather of values");
   std::vector<int> counts(size_), offsets(size_);
   check(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
@@ -110,15 +125,18 @@ std::vector<double> MpiCommunicator::all_gather(std::span<const double> local) {
   check(MPI_Allgatherv(local.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE,
                        MPI_COMM_WORLD),
         "MPI_Allgatherv");
+  this->count(local.size_bytes(), start);
   return all;
 }
 
 void MpiCommunicator::broadcast(std::span<double> values, std::size_t root) {
+  const double start = MPI_Wtime();
   for (std::size_t first = 0; first < values.size(); first += kMaxPiece) {
     const std::size_t count = std::min(kMaxPiece, values.size() - first);
     check(MPI_Bcast(values.data() + first, static_cast<int>(count), MPI_DOUBLE, static_cast<int>(root), MPI_COMM_WORLD),
           "MPI_Bcast");
   }
+  count(values.size_bytes(), start);
 }
 
 }  // namespace gpstream

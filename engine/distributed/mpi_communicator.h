@@ -30,6 +30,7 @@ class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator();  // MPI_COMM_WORLD; needs an MpiSession
 
+  CommunicationStatistics statistics() const override { return statistics_; }
   std::size_t rank() const override { return rank_; }
   std::size_t size() const override { return size_; }
   void sum(std::span<double> values) override;
@@ -41,7 +42,11 @@ class MpiCommunicator final : public Communicator {
   void broadcast(std::span<double> values, std::size_t root) override;
 
  private:
+  // Counts one collective of `bytes` from this rank, timed from `start`.
+  void count(std::size_t bytes, double start);
+
   std::size_t rank_ = 0, size_ = 1;
+  CommunicationStatistics statistics_;
 };
 
 }  // namespace gpstream
