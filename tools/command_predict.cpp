@@ -165,26 +165,35 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // A dense model: means streamed over its training rows, written first;
 // then the variances by the route plan_variances picks, each batch written
 // as it finishes.
+// On the ranks of a distributed run (means only), each takes its own rows of
+// the training set and of α, and rank 0 (the one with a writer) writes.
 Predictions predict_with_dense_model(Context& context, const DenseModel& model, const PredictOptions& options,
-                                     const TestSet& test, PredictionWriter& writer) {
+                                     const TestSet& test, PredictionWriter* writer) {
+  Communicator& ranks = context.communicator();
   const std::unique_ptr<TrainingRows> training =
       open_training_rows(options.data.empty() ? model.dataset_path : options.data, model.standardisation, context,
                          {.vectors_per_row = 1,
                           .expected_fingerprint = model.dataset_fingerprint,
-                          .expected_by = "model '" + options.model + "'"});
+                          .expected_by = "model '" + options.model + "'",
+                          .rank = ranks.rank(),
+                          .ranks = ranks.size()});
   GPSTREAM_CHECK(training->description().rows == model.rows,
                  "the training dataset has {} rows but the model {} weights", training->description().rows, model.rows);
   const std::unique_ptr<Kernel> kernel = make_kernel(model.hyperparameters, model.columns);
-  KernelMatrix kernel_matrix(context, training->rows(), *kernel);
+  const RowPartition& own = training->partition();
+  KernelMatrix kernel_matrix(context, training->rows(), own, *kernel);
   Predictions predictions;
   const auto start = std::chrono::steady_clock::now();
-  predictions.mean = predict_mean(kernel_matrix, model.alpha, test.x.data(), test.rows);
-  writer.set_means(predictions.mean);
+  const std::span<const double> alpha = std::span(model.alpha).subspan(own.first, own.count);
+  predictions.mean = predict_mean(kernel_matrix, alpha, test.x.data(), test.rows);
+  if (writer != nullptr) writer->set_means(predictions.mean);
   predictions.how = fmt::format("means in {:.2f} s", seconds_since(start));
+  if (ranks.size() > 1) predictions.how += fmt::format(" on {} ranks", ranks.size());
   if (!options.with_variance) return predictions;
+  GPSTREAM_CHECK(writer != nullptr && ranks.size() == 1, "variances do not run on several ranks yet");
 
   VarianceOptions variance = options.variance;
-  variance.first_row = writer.written();
+  variance.first_row = writer->written();
   variance.cache = options.cache.settings(options.output, "output file", context);
   const VariancePlan plan = plan_variances(kernel_matrix, test.rows, variance);
   if (!options.quiet) {
@@ -205,10 +214,10 @@ Predictions predict_with_dense_model(Context& context, const DenseModel& model, 
   const auto variance_start = std::chrono::steady_clock::now();
   const VariancePrediction prediction = predict_latent_variance(
       kernel_matrix, test.x.data(), test.rows, variance, plan,
-      [&](std::size_t first, std::span<const double> latent) { writer.write_variances(first, latent); });
+      [&](std::size_t first, std::span<const double> latent) { writer->write_variances(first, latent); });
   progress.finish();
   const double seconds = seconds_since(variance_start);
-  const std::size_t computed = writer.written() - variance.first_row;
+  const std::size_t computed = writer->written() - variance.first_row;
   predictions.how += fmt::format(", {} variances by {} in {:.2f} s ({:.3g} ms per row): {} batches of up to {} rows",
                                  computed, to_string(plan.method), seconds,
                                  1e3 * seconds / static_cast<double>(std::max<std::size_t>(computed, 1)),
@@ -530,7 +539,12 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
 
 }  // namespace
 
-int run_predict(const std::vector<std::string>& args) {
+int run_predict_alone(const std::vector<std::string>& args) {
+  SingleProcess alone;
+  return run_predict(args, alone);
+}
+
+int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   CommandSpec spec;
   PredictOptions options;
   ComputeOptions compute;
@@ -540,6 +554,16 @@ int run_predict(const std::vector<std::string>& args) {
 
   // Validate.
   validate(options, values);
+  const bool distributed = ranks.size() > 1;
+  if (distributed) {
+    // So far the means of a dense model: its one pass over X is what the ranks share.
+    if (options.with_variance || options.transductive() || options.resume || model_type_of(options.model) == "sparse") {
+      throw UsageError(
+          "on several ranks predict gives the means of a dense model only (no --variance, sparse, srm-trans or bcm "
+          "models, --resume yet): run it without mpirun");
+    }
+    if (!ranks.is_root()) options.quiet = true;
+  }
   if (options.output != "-") {
     for (const std::string& input :
          {options.model, options.inputs, options.data_path, options.data, options.truth, options.hyper}) {
@@ -548,7 +572,9 @@ int run_predict(const std::vector<std::string>& args) {
   }
 
   // Configure: the predictor and the test rows (in its standardised units), and the output.
-  Context context(compute.context_settings(options.variance.seed));
+  Context::Settings settings = compute.context_settings(options.variance.seed);
+  settings.communicator = &ranks;
+  Context context(settings);
   Predictor predictor = load_predictor(context, options);
   const ModelDescription& model_description = predictor.description;
   if (options.resume) {
@@ -565,9 +591,14 @@ int run_predict(const std::vector<std::string>& args) {
                    "of the run that wrote it",
                    options.output, resumed->latent ? "f* (--latent)" : "y*", options.latent ? "f* (--latent)" : "y*");
   }
-  CsvWriter csv(options.output, prediction_header(options.with_variance, options.latent),
+  // Rank 0 writes the predictions.
+  std::optional<CsvWriter> csv;
+  std::optional<PredictionWriter> output;
+  if (ranks.is_root()) {
+    csv.emplace(options.output, prediction_header(options.with_variance, options.latent),
                 values.count("force") != 0 || options.resume);
-  PredictionWriter writer(csv, model_description, options, std::move(resumed));
+    output.emplace(*csv, model_description, options, std::move(resumed));
+  }
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
 
   // Run: a dense model writes as it goes, and a stop publishes the rows done.
@@ -577,13 +608,18 @@ int run_predict(const std::vector<std::string>& args) {
                       ? predict_by_committee(context, options, test, model_description, *predictor.training)
                   : options.transductive()
                       ? predict_transductively(context, options, test, model_description, *predictor.training)
-                  : predictor.sparse ? predict_with_sparse_model(context, *predictor.sparse, options, test)
-                                     : predict_with_dense_model(context, *predictor.dense, options, test, writer);
+                  : predictor.sparse
+                      ? predict_with_sparse_model(context, *predictor.sparse, options, test)
+                      : predict_with_dense_model(context, *predictor.dense, options, test, output ? &*output : nullptr);
   } catch (const Cancelled&) {
+    if (!output) throw;
+    PredictionWriter& writer = *output;
     if (writer.rows() == 0) throw;  // stopped before the means: nothing to publish
     writer.finish_with_means();
     throw Cancelled(stopped_variances_message(options, writer, args, "interrupted"));
   }
+  if (!output) return 0;  // another rank than 0: rank 0 writes and reports
+  PredictionWriter& writer = *output;
   if (!predictor.dense) {
     writer.set_means(predictions.mean);
     if (options.with_variance) writer.write_variances(0, predictions.latent);

@@ -16,7 +16,8 @@ int run_hyper(const std::vector<std::string>& args);
 // On the ranks of `mpirun -np P gpstream train …` (one rank: a single process).
 int run_train(const std::vector<std::string>& args, Communicator& ranks);
 int run_train_alone(const std::vector<std::string>& args);
-int run_predict(const std::vector<std::string>& args);
+int run_predict(const std::vector<std::string>& args, Communicator& ranks);
+int run_predict_alone(const std::vector<std::string>& args);
 
 struct Command {
   const char* name;
@@ -32,7 +33,7 @@ inline constexpr Command kCommands[] = {
     {"info", "describe a gpstream file", run_info, nullptr},
     {"hyper", "learn kernel hyperparameters by marginal likelihood on a random subset", run_hyper, nullptr},
     {"train", "train an exact GP (GBCD and reference solvers), with checkpoints", run_train_alone, run_train},
-    {"predict", "predict with a trained model; report RMSE when targets are known", run_predict, nullptr},
+    {"predict", "predict with a trained model; report RMSE when targets are known", run_predict_alone, run_predict},
 };
 
 }  // namespace gpstream::cli

@@ -85,8 +85,8 @@ int main(int argc, char** argv) {
     try {
       if (!distributed) return command.run(args);
       if (command.run_distributed == nullptr) {
-        throw gpstream::cli::UsageError(
-            fmt::format("'{}' runs as one process: run it without mpirun (only train runs on several ranks)", name));
+        throw gpstream::cli::UsageError(fmt::format(
+            "'{}' runs as one process: run it without mpirun (only train and predict run on several ranks)", name));
       }
       return command.run_distributed(args, *ranks);
     } catch (const gpstream::cli::UsageError& error) {

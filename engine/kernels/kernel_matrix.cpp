@@ -61,6 +61,7 @@ KernelMatrix::~KernelMatrix() = default;
 template <typename BlockFunction>
 void KernelMatrix::for_each_block(BlockFunction&& block) {
   context_.execute([&] {
+    if (rows_.rows() == 0) return;  // a rank of a distributed run may own no rows
     if (const double* resident = rows_.resident_rows()) {
       block(0, rows_.rows(), resident);
       return;
@@ -213,9 +214,8 @@ void KernelMatrix::enable_column_cache(MemoryReservation memory, std::unique_ptr
 
 void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, const double* u, std::size_t r,
                                                double* out) {
-  require_whole("K(X, Z)ᵀU");
   std::fill(out, out + checked_multiply(m, r), 0.0);
-  if (m == 0 || size() == 0) return;
+  if (m == 0 || partition_.global_rows == 0) return;  // a rank without rows still joins the sum
   PreparedRows prepared_z;
   kernel_.prepare(z, m, prepared_z);
   const std::size_t d = rows_.columns();
@@ -248,6 +248,8 @@ void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, c
     for (std::size_t k = 0; k < m * r; ++k) out[k] += sums[k];
   };
   for_each_block(add_block);
+  // Distributed: every rank's rows' share, summed (the same on every rank).
+  context_.communicator().sum(std::span(out, checked_multiply(m, r)));
   kernel_evaluations_ += checked_multiply(size(), m);
 }
 

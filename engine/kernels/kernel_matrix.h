@@ -73,6 +73,7 @@ class KernelMatrix {
 
   // out (m×r) = K(X, Z)ᵀ · U for m points Z that are not training rows (no
   // noise term), U n×r: the predictive mean (U = α) in one pass over X.
+  // Distributed: U is this rank's rows, and out the sum over all ranks.
   void multiply_columns_transposed(const double* z, std::size_t m, const double* u, std::size_t r, double* out);
 
   // out (n×m, row-major) = K(X, Z) for m points Z that are not training

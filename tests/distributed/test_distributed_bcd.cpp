@@ -6,6 +6,7 @@
 #include "engine/data/standardisation.h"
 #include "engine/distributed/mpi_communicator.h"
 #include "engine/kernels/kernel_matrix.h"
+#include "engine/models/dense_prediction.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_factory.h"
 #include "engine/solvers/solver_state.h"
@@ -108,5 +109,37 @@ TEST_CASE(
       CHECK(distributed == alone);
       CHECK(std::any_of(alone.begin(), alone.end(), [](double value) { return value != 0.0; }));
     }
+  }
+}
+
+TEST_CASE("predictive means from rows partitioned among the ranks equal the single process's") {
+  MpiCommunicator world;
+  const Problem problem = make_problem(300, 3, 12);
+  const Problem test = make_problem(50, 3, 13);
+  const KernelHyperparameters h = se_ard(3, 0.7, 0.2);
+  const auto kernel = make_kernel(h, problem.d);
+  std::vector<double> alpha(problem.rows());
+  for (std::size_t i = 0; i < alpha.size(); ++i) alpha[i] = std::sin(static_cast<double>(i));
+  for (const bool streamed : {false, true}) {
+    CAPTURE(streamed);
+    InMemoryRowSource resident = problem.source();
+    StandardisedRowSource streaming(resident, Standardisation::identity());
+    RowSource& all = streamed ? static_cast<RowSource&>(streaming) : resident;
+    Context alone({.threads = 1, .memory_budget_bytes = 64u << 10});
+    KernelMatrix whole(alone, all, *kernel);
+    const std::vector<double> expected = predict_mean(whole, alpha, test.x.data(), test.rows(), 16);
+
+    Context context({.threads = 1, .memory_budget_bytes = 64u << 10, .seed = 1, .communicator = &world});
+    const RowPartition partition = partition_rows(problem.rows(), 16, world.rank(), world.size());
+    PartitionedRows rows(all, partition);
+    KernelMatrix part(context, rows, partition, *kernel);
+    const std::vector<double> own(alpha.begin() + static_cast<std::ptrdiff_t>(partition.first),
+                                  alpha.begin() + static_cast<std::ptrdiff_t>(partition.first + partition.count));
+    const std::vector<double> mean = predict_mean(part, own, test.x.data(), test.rows(), 16);
+    REQUIRE(mean.size() == expected.size());
+    for (std::size_t j = 0; j < mean.size(); ++j) CHECK(mean[j] == doctest::Approx(expected[j]).epsilon(1e-12));
+    // The same bits on every rank.
+    const std::vector<double> everyone = world.all_gather(mean);
+    for (std::size_t k = 0; k < everyone.size(); ++k) CHECK(everyone[k] == mean[k % mean.size()]);
   }
 }

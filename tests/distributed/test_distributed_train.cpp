@@ -40,6 +40,13 @@ CommandResult run_on_ranks(std::size_t ranks, const std::string& arguments) {
   return result;
 }
 
+// The first column (the means) of a prediction file.
+std::vector<double> means_of(const std::string& path) {
+  std::vector<double> means;
+  for (const std::vector<double>& row : gpstream::testing::read_numbers(path)) means.push_back(row.at(0));
+  return means;
+}
+
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
@@ -112,4 +119,36 @@ TEST_CASE("what does not run on several ranks yet says so in one line, and ends 
   const CommandResult info = run_on_ranks(2, "info " + quote(train));
   CHECK(info.exit_code != 0);
   CHECK(info.err.find("'info' runs as one process: run it without mpirun") != std::string::npos);
+}
+
+TEST_CASE("mpirun -np 2, 3 predict the single process's means (to rounding), and refuse what they cannot yet") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5"), test = directory.file("test.csv");
+  REQUIRE(run_gpstream("generate friedman1 --rows 2000 --seed 7 -q -o " + quote(train)).exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 8 --noise-free -q -o " + quote(test)).exit_code == 0);
+  const std::string model = directory.file("model.h5");
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + kHyper + " --tol 1e-3 -q").exit_code == 0);
+  const std::string alone = directory.file("alone.csv");
+  REQUIRE(run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(alone) + " -q").exit_code == 0);
+  const std::vector<double> expected = means_of(alone);
+  REQUIRE(expected.size() == 300);
+  for (const std::size_t ranks : {2, 3}) {
+    CAPTURE(ranks);
+    const std::string output = directory.file("ranks.csv");
+    const CommandResult run =
+        run_on_ranks(ranks, "predict " + quote(model) + " " + quote(test) + " -o " + quote(output) + " --force");
+    CAPTURE(run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(run.err.find("on " + std::to_string(ranks) + " ranks") != std::string::npos);
+    CHECK(run.err.find("predict: RMSE") != std::string::npos);
+    const std::vector<double> means = means_of(output);
+    REQUIRE(means.size() == expected.size());
+    // Each rank sums its own rows: the order of the sum, not its terms, differs.
+    for (std::size_t k = 0; k < means.size(); ++k) CHECK(means[k] == doctest::Approx(expected[k]).epsilon(1e-10));
+  }
+  const CommandResult variance = run_on_ranks(
+      2, "predict " + quote(model) + " " + quote(test) + " -o " + quote(directory.file("v.csv")) + " --variance");
+  CHECK(variance.exit_code == 2);
+  CHECK(variance.err.find("on several ranks predict gives the means of a dense model only") != std::string::npos);
+  CHECK(!std::filesystem::exists(directory.file("v.csv")));
 }
