@@ -14,11 +14,13 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 namespace {
 
@@ -54,6 +56,9 @@ int main(int argc, char** argv) {
 #ifdef GPSTREAM_HAVE_MPI
     if (distributed && code != 130) {
       std::cerr.flush();
+      // Rank 0 may be saying the same error (every rank parses the same options): give it time to,
+      // since the abort kills every rank at once.
+      if (!root) std::this_thread::sleep_for(std::chrono::seconds(1));
       gpstream::MpiSession::abort(code);
     }
 #endif

@@ -61,25 +61,29 @@ MpiCommunicator::MpiCommunicator() {
   size_ = static_cast<std::size_t>(size);
 }
 
-void MpiCommunicator::sum(std::span<double> values) {
-  const double start = MPI_Wtime();
+namespace {
+
+// values ← their sum over the ranks, in pieces that MPI's int counts can hold.
+template <typename T>
+void sum_in_place(std::span<T> values, MPI_Datatype type) {
   for (std::size_t first = 0; first < values.size(); first += kMaxPiece) {
     const std::size_t count = std::min(kMaxPiece, values.size() - first);
-    check(MPI_Allreduce(MPI_IN_PLACE, values.data() + first, static_cast<int>(count), MPI_DOUBLE, MPI_SUM,
-                        MPI_COMM_WORLD),
+    check(MPI_Allreduce(MPI_IN_PLACE, values.data() + first, static_cast<int>(count), type, MPI_SUM, MPI_COMM_WORLD),
           "MPI_Allreduce");
   }
+}
+
+}  // namespace
+
+void MpiCommunicator::sum(std::span<double> values) {
+  const double start = MPI_Wtime();
+  sum_in_place(values, MPI_DOUBLE);
   count(values.size_bytes(), start);
 }
 
 void MpiCommunicator::sum(std::span<std::uint64_t> values) {
   const double start = MPI_Wtime();
-  for (std::size_t first = 0; first < values.size(); first += kMaxPiece) {
-    const std::size_t count = std::min(kMaxPiece, values.size() - first);
-    check(MPI_Allreduce(MPI_IN_PLACE, values.data() + first, static_cast<int>(count), MPI_UINT64_T, MPI_SUM,
-                        MPI_COMM_WORLD),
-          "MPI_Allreduce");
-  }
+  sum_in_place(values, MPI_UINT64_T);
   count(values.size_bytes(), start);
 }
 
