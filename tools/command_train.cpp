@@ -587,12 +587,14 @@ void validate(TrainOptions& options, const po::variables_map& values) {
 }
 
 // What a distributed run can do so far: the BCD family, whose product
-// K̄[:, B]·Δα each rank forms for its own rows.
+// K̄[:, B]·Δα each rank forms for its own rows, and SR, whose one pass's
+// sums each rank forms over its own rows.
 void check_distributable(const TrainingConfiguration& configuration, const po::variables_map& values) {
   const std::string& method = configuration.solver.name;
-  if (find_training_method(method)->column_reuse != ColumnReusePattern::reselected) {
+  if (find_training_method(method)->column_reuse != ColumnReusePattern::reselected && method != "sr") {
     throw UsageError(fmt::format(
-        "{} does not run on several ranks yet (only gbcd, bcd-cyclic and bcd-gradient do): run it without mpirun",
+        "{} does not run on several ranks yet (only gbcd, bcd-cyclic, bcd-gradient and the sr model do): run it "
+        "without mpirun",
         method));
   }
   if (values.count("learn-hyper") != 0) {

@@ -201,6 +201,29 @@ void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double
   }
 }
 
+void KernelMatrix::collect_rows(std::span<const std::size_t> indices, std::vector<double>& out, RowCapture* capture) {
+  const std::size_t d = rows_.columns();
+  std::vector<std::size_t> positions, local;
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (!partition_.owns(indices[k])) continue;
+    positions.push_back(k);
+    local.push_back(partition_.local(indices[k]));
+  }
+  std::vector<double> owned;
+  if (capture == nullptr || !capture->take(local, owned)) {
+    owned.resize(checked_multiply(local.size(), d));
+    rows_.gather_rows(local, owned.data(), nullptr);
+  }
+  if (!distributed()) {
+    out = std::move(owned);  // every row is owned, in order
+    return;
+  }
+  out.assign(checked_multiply(indices.size(), d), 0.0);
+  for (std::size_t q = 0; q < positions.size(); ++q)
+    std::copy_n(owned.data() + q * d, d, out.data() + positions[q] * d);
+  context_.communicator().sum(out);
+}
+
 void KernelMatrix::require_whole(const char* product) const {
   GPSTREAM_CHECK(partition_.count == partition_.global_rows,
                  "{} over rows partitioned among ranks is not distributed yet (only the BCD family's K̄[:, B]·V is)",
@@ -269,10 +292,9 @@ void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out)
 CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q,
                                            const double* w, std::size_t r, const double* p_whitening,
                                            const double* q_projection, std::span<const std::size_t> p_indices) {
-  require_whole("the cross products K_PᵀK_Q");
   CrossProducts result{std::vector<double>(checked_multiply(p, q), 0.0), std::vector<double>(q, 0.0),
                        std::vector<double>(checked_multiply(q, r), 0.0)};
-  if (q == 0 || size() == 0) return result;
+  if (q == 0 || partition_.global_rows == 0) return result;  // a rank without rows still joins the sums
   const bool same = q_rows == p_rows && q == p;
   GPSTREAM_CHECK(q_projection == nullptr || !same, "cross_products: a projection of K_Q onto K_P needs another P");
   GPSTREAM_CHECK(p_indices.empty() || p_indices.size() == p, "cross_products: {} indices for {} rows of P",
@@ -360,6 +382,11 @@ CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, 
     }
   };
   for_each_block(add_block);
+  // Distributed: every rank's rows' sums, added (the same on every rank).
+  Communicator& ranks = context_.communicator();
+  ranks.sum(result.pq);
+  ranks.sum(result.q_squared_norms);
+  ranks.sum(result.q_times_w);
   if (p_columns) {
     complete_columns(plan);
     kernel_evaluations_ += checked_multiply(size(), same ? 0 : q);

@@ -61,6 +61,13 @@ class KernelMatrix {
   std::size_t size() const { return rows_.rows(); }
   // Which of the n rows they are.
   const RowPartition& partition() const { return partition_; }
+  // Whether the rows are partitioned among the ranks of a distributed run.
+  bool distributed() const { return partition_.count != partition_.global_rows; }
+  // Rows `indices` (numbered over all n) of X into `out` (|indices|×d),
+  // from the ranks that own them: each fills in its own, one all-reduce
+  // shares them (exact: one owner per value); in a single process, a
+  // gather. The owned rows come from `capture` when it holds them.
+  void collect_rows(std::span<const std::size_t> indices, std::vector<double>& out, RowCapture* capture = nullptr);
   RowSource& rows() { return rows_; }
   const Kernel& kernel() const { return kernel_; }
 
@@ -92,6 +99,7 @@ class KernelMatrix {
   // row-major; Q not P), K_Q is replaced by its residual K_Q − K_P W, row by
   // row (K_P whitened or not), so that products of residuals that are small
   // against K_Q keep their digits (a greedy basis's candidates: W = K_B⁻¹K_BC).
+  // Distributed: sums over every rank's rows (W is this rank's rows).
   // With `p_indices` (P are these training rows: a basis), K_P's columns are
   // computed entrywise, as multiply_columns' are, or read from the column
   // cache, which keeps them for the next pass: a greedy basis uses every

@@ -161,19 +161,6 @@ void collect_variables(const SelectionContext& context, std::span<const std::siz
   }
 }
 
-// X_B from the ranks that own B: the owned rows from `capture` when it holds them, else gathered.
-void collect_rows(KernelMatrix& kernel, std::span<const std::size_t> indices, RowCapture* capture,
-                  std::vector<double>& rows) {
-  const std::size_t d = kernel.rows().columns();
-  std::vector<double> owned;
-  const std::vector<std::size_t> local = owned_rows(kernel.partition(), indices);
-  if (capture == nullptr || !capture->take(local, owned)) gather(kernel.rows(), local, owned);
-  std::size_t next = 0;
-  rows = share_owned(kernel, indices, d, [&](std::size_t, std::size_t, double* values) {
-    std::copy_n(owned.data() + next++ * d, d, values);
-  });
-}
-
 // y (rows×r) += A (rows×inner, leading dimension lda) · X (inner×r), all row-major.
 void add_product(std::size_t rows, std::size_t inner, const double* a, std::size_t lda, const double* x, std::size_t r,
                  double* y) {
@@ -428,7 +415,7 @@ void CyclicSelection::select(SelectionContext& context, ActiveSet& out) {
   };
   const std::size_t next = block_at(static_cast<std::size_t>(saved[1]), out.indices);
   saved[1] = static_cast<double>(next);
-  collect_rows(context.kernel, out.indices, &next_rows_, out.rows);
+  context.kernel.collect_rows(out.indices, out.rows, &next_rows_);
   if (context.kernel.streams_rows()) {  // the next block is known: this iteration's pass brings its rows
     block_at(next, next_indices_);
     next_rows_.request(owned_rows(context.kernel.partition(), next_indices_), context.kernel.rows().columns());
@@ -468,7 +455,7 @@ void GradientSelection::select(SelectionContext& context, ActiveSet& out) {
   out.indices.clear();
   for (auto it = ranked.begin(); it != cut; ++it) out.indices.push_back(it->second);
   std::sort(out.indices.begin(), out.indices.end());
-  collect_rows(context.kernel, out.indices, nullptr, out.rows);
+  context.kernel.collect_rows(out.indices, out.rows);
 }
 
 std::unique_ptr<ActiveSetPolicy> make_active_set_policy(const std::string& name, std::size_t candidates) {

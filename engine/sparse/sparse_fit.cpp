@@ -15,7 +15,8 @@ namespace {
 
 void check_basis(const KernelMatrix& kernel, std::size_t m) {
   GPSTREAM_CHECK(m > 0, "the basis is empty: give at least one basis row");
-  GPSTREAM_CHECK(m <= kernel.size(), "a basis of {} rows is larger than the {} training rows", m, kernel.size());
+  GPSTREAM_CHECK(m <= kernel.partition().global_rows, "a basis of {} rows is larger than the {} training rows", m,
+                 kernel.partition().global_rows);
 }
 
 }  // namespace
@@ -56,14 +57,15 @@ SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double
 }
 
 std::vector<double> gather_basis_rows(KernelMatrix& kernel, std::span<const std::size_t> indices) {
-  std::vector<double> rows(checked_multiply(indices.size(), kernel.rows().columns()));
-  kernel.rows().gather_rows(indices, rows.data(), nullptr);
+  std::vector<double> rows;
+  kernel.collect_rows(indices, rows);
   return rows;
 }
 
 SparseModel fit_subset_of_data(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> subset) {
   const std::size_t m = subset.size();
   check_basis(kernel, m);
+  GPSTREAM_CHECK(!kernel.distributed(), "subset of data does not run on rows partitioned among ranks yet");
   SparseModel model;
   model.basis_indices.assign(subset.begin(), subset.end());
   model.basis_rows = gather_basis_rows(kernel, subset);
@@ -121,6 +123,7 @@ SparseModel fit_subset_of_regressors(KernelMatrix& kernel, std::span<const doubl
 SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> basis) {
   const std::size_t m = basis.size();
   check_basis(kernel, m);
+  GPSTREAM_CHECK(!kernel.distributed(), "the Nystrom model does not run on rows partitioned among ranks yet");
   const std::size_t n = kernel.size();
   // The SR fit's β is v = A⁻¹ K_NBᵀ y; then w = σ⁻²(y − K_NB v): K̄[:, B] v less the σ² v it adds on the basis rows.
   SparseModel model = fit_subset_of_regressors(kernel, y, gather_basis_rows(kernel, basis), basis);
@@ -148,7 +151,7 @@ SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, st
 
 SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel, std::span<const double> y,
                                 std::size_t m, std::uint64_t seed) {
-  const std::vector<std::size_t> subset = random_row_subset(kernel.size(), m, seed);
+  const std::vector<std::size_t> subset = random_row_subset(kernel.partition().global_rows, m, seed);
   SparseModel model = method == "sd"   ? fit_subset_of_data(kernel, y, subset)
                       : method == "sr" ? fit_subset_of_regressors(kernel, y, gather_basis_rows(kernel, subset), subset)
                       : method == "nystrom" ? fit_reduced_rank(kernel, y, subset)
