@@ -414,7 +414,8 @@ TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span
   const Context::ObserverScope observe(context, observers.all());
   trained.run = run_iterations(*run, kernel_matrix, job.stopping, fresh);
   if (trained.run.reason == StopReason::interrupted) {
-    throw interrupted_run(fmt::format("at iteration {}", state.iteration), checkpoint_path, job.output_path);
+    throw interrupted_run(fmt::format("at iteration {}", state.iteration), checkpoint_path, job.output_path,
+                          ranks.size());
   }
   if (sparse != nullptr) {
     trained.sparse = sparse->model();
@@ -666,8 +667,8 @@ int run_train(const std::vector<std::string>& args, Communicator& ranks) {
     // Said at the start: after a crash or a reboot nothing else is printed.
     fmt::print(stderr,
                "train: a checkpoint every {:g} s to {}; if the run stops (Ctrl-C, a crash, a reboot), resume "
-               "it with: gpstream train --resume {}\n",
-               job.checkpoint_every_seconds, checkpoint_path, shell_quoted(checkpoint_path));
+               "it with: {}gpstream train --resume {}\n",
+               job.checkpoint_every_seconds, checkpoint_path, launcher(ranks.size()), shell_quoted(checkpoint_path));
   }
   const TrainingMethod& method = *find_training_method(configuration.solver.name);
   const bool dense = method.dense;

@@ -190,14 +190,17 @@ std::string shell_quoted(const std::string& path) {
   return quoted + "'";
 }
 
-Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output) {
+std::string launcher(std::size_t ranks) { return ranks > 1 ? fmt::format("mpirun -np {} ", ranks) : std::string(); }
+
+Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output,
+                          std::size_t ranks) {
   if (checkpoint_path.empty()) {
     return Cancelled(
         fmt::format("interrupted {}; nothing was saved (give --checkpoint FILE to be able to resume)", where));
   }
   return Cancelled(
-      fmt::format("interrupted {}; checkpoint written to {}. Resume with:\n  gpstream train --resume {} -o {}", where,
-                  checkpoint_path, shell_quoted(checkpoint_path), shell_quoted(output)));
+      fmt::format("interrupted {}; checkpoint written to {}. Resume with:\n  {}gpstream train --resume {} -o {}", where,
+                  checkpoint_path, launcher(ranks), shell_quoted(checkpoint_path), shell_quoted(output)));
 }
 
 }  // namespace gpstream::cli

@@ -104,6 +104,11 @@ std::string shell_quoted(const std::string& path);
 
 // The error of a run stopped by Ctrl-C ("interrupted <where>"): with the
 // resume command when a checkpoint was written, else how to get one.
-Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output);
+// With `ranks` > 1 (a distributed run) the command starts with "mpirun -np ranks"; any number of ranks
+// resumes the job, one process too.
+Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output,
+                          std::size_t ranks = 1);
+// "mpirun -np 3 " for a job on 3 ranks, "" for one process.
+std::string launcher(std::size_t ranks);
 
 }  // namespace gpstream::cli
