@@ -79,30 +79,19 @@ std::size_t best_first_variable(const SelectionContext& context) {
   return context.kernel.context().communicator().max_location(best.value, partition.first + best.index).second;
 }
 
-// The positions k of `indices` (numbered over all n) whose rows this rank
-// owns, and their local row numbers.
-void owned_positions(const RowPartition& partition, std::span<const std::size_t> indices,
-                     std::vector<std::size_t>& positions, std::vector<std::size_t>& local) {
-  positions.clear();
-  local.clear();
-  for (std::size_t k = 0; k < indices.size(); ++k) {
-    if (!partition.owns(indices[k])) continue;
-    positions.push_back(k);
-    local.push_back(partition.local(indices[k]));
-  }
-}
-
-// The local row numbers of the rows of `indices` this rank owns (what a
-// capture of the next pass asks for).
+// The local row numbers of the rows of `indices` (numbered over all n) this
+// rank owns, in their order (what a capture of the next pass asks for).
 std::vector<std::size_t> owned_rows(const RowPartition& partition, std::span<const std::size_t> indices) {
-  std::vector<std::size_t> positions, local;
-  owned_positions(partition, indices, positions, local);
+  std::vector<std::size_t> local;
+  for (const std::size_t index : indices) {
+    if (partition.owns(index)) local.push_back(partition.local(index));
+  }
   return local;
 }
 
 // Values of the variables `indices` (numbered over all n), `width` per
-// variable, from the ranks that own them: fill(position, local row, out)
-// writes the `width` values of each owned variable, every other value is
+// variable, from the ranks that own them: fill(local row, out) writes the
+// `width` values of each owned variable, in order, every other value is
 // zero, and one sum shares them — exact, since each comes from one rank.
 // With one rank it only copies.
 template <typename Fill>
@@ -111,7 +100,7 @@ std::vector<double> share_owned(KernelMatrix& kernel, std::span<const std::size_
   const RowPartition& partition = kernel.partition();
   std::vector<double> shared(checked_multiply(indices.size(), width), 0.0);
   for (std::size_t k = 0; k < indices.size(); ++k) {
-    if (partition.owns(indices[k])) fill(k, partition.local(indices[k]), shared.data() + k * width);
+    if (partition.owns(indices[k])) fill(partition.local(indices[k]), shared.data() + k * width);
   }
   kernel.context().communicator().sum(shared);
   return shared;
@@ -120,9 +109,8 @@ std::vector<double> share_owned(KernelMatrix& kernel, std::span<const std::size_
 // G_B: rows `indices` of the gradient (this rank's rows × r), from their owners.
 void collect_gradient(KernelMatrix& kernel, std::span<const std::size_t> indices, const double* gradient, std::size_t r,
                       std::vector<double>& out) {
-  out = share_owned(kernel, indices, r, [&](std::size_t, std::size_t local, double* values) {
-    std::copy_n(gradient + local * r, r, values);
-  });
+  out = share_owned(kernel, indices, r,
+                    [&](std::size_t local, double* values) { std::copy_n(gradient + local * r, r, values); });
 }
 
 // The rows (d values), scored gradient rows (r values) and K̄_ii of the
@@ -135,21 +123,19 @@ void collect_variables(const SelectionContext& context, std::span<const std::siz
   KernelMatrix& kernel = context.kernel;
   const RowPartition& partition = kernel.partition();
   const std::size_t d = kernel.rows().columns(), r = context.columns, count = indices.size();
-  std::vector<std::size_t> positions, local, rest_positions, rest_local;
-  owned_positions(partition, indices.first(captured), positions, local);
-  owned_positions(partition, indices.subspan(captured), rest_positions, rest_local);
+  const std::vector<std::size_t> local = owned_rows(partition, indices.first(captured));
+  const std::vector<std::size_t> rest_local = owned_rows(partition, indices.subspan(captured));
   std::vector<double> owned, rest;
   if (capture == nullptr || !capture->take(local, owned)) gather(kernel.rows(), local, owned);
   gather(kernel.rows(), rest_local, rest);
   owned.insert(owned.end(), rest.begin(), rest.end());  // in the order of the owned positions
   const std::size_t width = d + r + 1;
   std::size_t next = 0;
-  const std::vector<double> shared =
-      share_owned(kernel, indices, width, [&](std::size_t, std::size_t row, double* values) {
-        std::copy_n(owned.data() + next++ * d, d, values);
-        std::copy_n(context.gradient + row * r, r, values + d);
-        values[d + r] = context.diagonal[row];
-      });
+  const std::vector<double> shared = share_owned(kernel, indices, width, [&](std::size_t row, double* values) {
+    std::copy_n(owned.data() + next++ * d, d, values);
+    std::copy_n(context.gradient + row * r, r, values + d);
+    values[d + r] = context.diagonal[row];
+  });
   rows.resize(checked_multiply(count, d));
   gradient.resize(checked_multiply(count, r));
   diagonal.resize(count);
