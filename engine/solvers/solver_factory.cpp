@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace gpstream {
@@ -34,6 +35,9 @@ std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMat
     return std::make_unique<BlockCoordinateDescent>(kernel, make_active_set_policy(name, options.candidates),
                                                     options.active_set_size);
   }
+  // The others index α and g over all n, or form K̄v: one process's rows only.
+  const bool known = std::find(solver_names().begin(), solver_names().end(), name) != solver_names().end();
+  GPSTREAM_CHECK(!known || !kernel.distributed(), "{} does not run on rows partitioned among ranks yet", name);
   if (name == "cg") return std::make_unique<ConjugateGradient>(kernel);
   if (name == "smo") return std::make_unique<SequentialMinimalOptimization>(kernel);
   if (name == "cholesky") return std::make_unique<CholeskySolver>(kernel);

@@ -78,6 +78,8 @@ std::unique_ptr<SparseTrainingMethod> make_sparse_training_method(const SparseMe
   const TrainingMethod* method = find_training_method(options.name);
   GPSTREAM_CHECK(method != nullptr && !method->dense && method->iterative(), "'{}' is not an iterative sparse model",
                  options.name);
+  // Their candidates and passes read rows by index from one process's rows.
+  GPSTREAM_CHECK(!kernel.distributed(), "{} does not run on rows partitioned among ranks yet", options.name);
   check_basis_size(options, kernel);
   if (options.name == "cholqr") {
     CholQrOptions cholqr = options.cholqr;
