@@ -587,22 +587,21 @@ void validate(TrainOptions& options, const po::variables_map& values) {
   }
 }
 
-// What a distributed run can do so far: the BCD family, whose product
-// K̄[:, B]·Δα each rank forms for its own rows, and SR, whose one pass's
-// sums each rank forms over its own rows.
+// What a distributed run can do so far: the BCD family and CG, whose
+// products K̄[:, B]·Δα and K̄p each rank forms for its own rows, and SR,
+// whose one pass's sums each rank forms over its own rows.
 void check_distributable(const TrainingConfiguration& configuration, const po::variables_map& values) {
   const std::string& method = configuration.solver.name;
-  if (find_training_method(method)->column_reuse != ColumnReusePattern::reselected && method != "sr") {
+  if (find_training_method(method)->column_reuse != ColumnReusePattern::reselected && method != "cg" &&
+      method != "sr") {
     throw UsageError(fmt::format(
-        "{} does not run on several ranks yet (only gbcd, bcd-cyclic, bcd-gradient and the sr model do): run it "
+        "{} does not run on several ranks yet (only gbcd, bcd-cyclic, bcd-gradient, cg and the sr model do): run it "
         "without mpirun",
         method));
   }
   if (values.count("learn-hyper") != 0) {
     throw UsageError("--learn-hyper runs as one process: learn with 'gpstream hyper' first, then train on the ranks");
   }
-  if (configuration.job.stopping.refresh_every > 0)
-    throw UsageError("--refresh-every does not run on several ranks yet");
 }
 
 // A checkpoint holds every row's α and g: a rank keeps its own.

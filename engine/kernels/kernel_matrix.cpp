@@ -397,8 +397,7 @@ CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, 
 }
 
 void KernelMatrix::multiply(const double* v, double* out) {
-  require_whole("K̄v");
-  const std::size_t n = size();
+  const std::size_t n = partition_.global_rows;
   const std::size_t d = rows_.columns();
   const std::size_t panel = std::min(options_.panel_columns, n);
   std::vector<double> x_panel(checked_multiply(panel, d));
@@ -406,9 +405,26 @@ void KernelMatrix::multiply(const double* v, double* out) {
   for (std::size_t first = 0; first < n; first += panel) {
     const std::size_t count = std::min(panel, n - first);
     std::iota(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(count), first);
-    rows_.read_rows(first, count, x_panel.data(), nullptr);
+    read_global_rows(first, count, x_panel.data());
     multiply_columns(std::span<const std::size_t>(indices.data(), count), x_panel.data(), v + first, 1, out, first > 0);
   }
+}
+
+void KernelMatrix::read_global_rows(std::size_t first, std::size_t count, double* out) {
+  const std::size_t d = rows_.columns();
+  if (!distributed()) {
+    rows_.read_rows(first, count, out, nullptr);
+    return;
+  }
+  // The owners read their part of [first, first + count); one all-reduce shares it (exact: one owner per value).
+  std::span<double> rows(out, checked_multiply(count, d));
+  std::fill(rows.begin(), rows.end(), 0.0);
+  const std::size_t own_first = std::max(first, partition_.first);
+  const std::size_t own_end = std::min(first + count, partition_.first + partition_.count);
+  if (own_first < own_end) {
+    rows_.read_rows(partition_.local(own_first), own_end - own_first, out + (own_first - first) * d, nullptr);
+  }
+  context_.communicator().sum(rows);
 }
 
 void KernelMatrix::block(const double* x_a, std::size_t a, const double* x_b, std::size_t b, double* out) const {

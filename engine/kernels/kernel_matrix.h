@@ -109,6 +109,8 @@ class KernelMatrix {
                                const double* q_projection = nullptr, std::span<const std::size_t> p_indices = {});
 
   // out = K̄ v over all n columns, in panels of columns (one pass each).
+  // Distributed: v holds all n values (the same on every rank) and out this
+  // rank's rows, the single process's bits for them (the same panels).
   void multiply(const double* v, double* out);
 
   // out (a×b, row-major) = K(A, B) for rows held in memory, without noise.
@@ -162,6 +164,8 @@ class KernelMatrix {
   void tile_columns(const ColumnPlan& plan, std::size_t first, std::size_t count, TileWorkspace& workspace) const;
   // After the pass: the stored columns count as cached; evaluations counted.
   void complete_columns(const ColumnPlan& plan);
+  // Rows [first, first + count) of all n into out (count×d): read by their owners and shared when distributed.
+  void read_global_rows(std::size_t first, std::size_t count, double* out);
   // Throws for a product that a rank of a distributed run cannot form from its rows alone (yet).
   void require_whole(const char* product) const;
 

@@ -13,18 +13,24 @@ ConjugateGradient::ConjugateGradient(KernelMatrix& kernel) : kernel_(kernel) {
   std::vector<double> diagonal(kernel.size());
   kernel.diagonal(diagonal.data());
   if (!diagonal.empty()) largest_diagonal_ = *std::max_element(diagonal.begin(), diagonal.end());
+  largest_diagonal_ = kernel.context().communicator().max(largest_diagonal_);
 }
 
-// auxiliary["cg_direction"] = p, auxiliary["cg_residual_norm"] = {rᵀr}.
+std::vector<double> ConjugateGradient::every_row(std::span<const double> local) const {
+  return kernel_.context().communicator().all_gather(local);
+}
+
+// auxiliary["cg_direction"] = p (all n rows), auxiliary["cg_residual_norm"] = {rᵀr}.
 void ConjugateGradient::start(SolverState& state, std::span<const double> /*y*/) {
   std::vector<double>& direction = state.auxiliary["cg_direction"];
-  direction.resize(state.gradient.size());
-  for (std::size_t i = 0; i < direction.size(); ++i) direction[i] = -state.gradient[i];  // p₀ = r₀ = −g₀
-  state.auxiliary["cg_residual_norm"] = {deterministic_dot(state.gradient, state.gradient)};
+  direction = every_row(state.gradient);
+  state.auxiliary["cg_residual_norm"] = {deterministic_dot(direction, direction)};
+  for (double& value : direction) value = -value;  // p₀ = r₀ = −g₀
 }
 
 void ConjugateGradient::gradient_refreshed(SolverState& state) {
-  state.auxiliary["cg_residual_norm"] = {deterministic_dot(state.gradient, state.gradient)};
+  const std::vector<double> gradient = every_row(state.gradient);
+  state.auxiliary["cg_residual_norm"] = {deterministic_dot(gradient, gradient)};
 }
 
 void ConjugateGradient::iterate(SolverState& state, std::span<const double> /*y*/) {
@@ -34,10 +40,13 @@ void ConjugateGradient::iterate(SolverState& state, std::span<const double> /*y*
                  "the CG state is incomplete (a checkpoint from another solver?)");
   std::vector<double>& p = direction_entry->second;
   double& residual_norm = norm_entry->second.at(0);
-  const std::size_t n = p.size();
+  const RowPartition& own = kernel_.partition();
+  GPSTREAM_CHECK(p.size() == own.global_rows, "the CG direction has {} values for {} rows", p.size(), own.global_rows);
+  const std::size_t n = own.count;
   product_.resize(n);
-  kernel_.multiply(p.data(), product_.data());  // q = K̄p
-  const double curvature = deterministic_dot(p, product_);
+  kernel_.multiply(p.data(), product_.data());  // q = K̄p, this rank's rows
+  // The dot products over all n rows in one fixed order: the same bits on any number of ranks.
+  const double curvature = deterministic_dot(p, every_row(product_));
   // pᵀK̄p ≥ σ²‖p‖²: a Rayleigh quotient below the floor means K̄ is singular to working precision.
   const double squared_norm = deterministic_dot(p, p);
   if (!(curvature > kSingularRelativeFloor * largest_diagonal_ * squared_norm)) {
@@ -45,12 +54,13 @@ void ConjugateGradient::iterate(SolverState& state, std::span<const double> /*y*
   }
   const double step = residual_norm / curvature;
   tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
-    state.alpha[i] += step * p[i];
+    state.alpha[i] += step * p[own.first + i];
     state.gradient[i] += step * product_[i];
   });
-  const double new_norm = deterministic_dot(state.gradient, state.gradient);
+  const std::vector<double> gradient = every_row(state.gradient);
+  const double new_norm = deterministic_dot(gradient, gradient);
   const double ratio = new_norm / residual_norm;
-  tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) { p[i] = -state.gradient[i] + ratio * p[i]; });
+  tbb::parallel_for(std::size_t{0}, p.size(), [&](std::size_t i) { p[i] = -gradient[i] + ratio * p[i]; });
   residual_norm = new_norm;
 }
 

@@ -2,6 +2,12 @@
 // product K̄p with the kernel recomputed (Hestenes & Stiefel 1952; the CG of
 // the GBCD paper's Table 2). The residual is −g, so the maintained gradient
 // is CG's residual and the driver's stopping rule applies unchanged.
+//
+// Distributed (the "each rank forms its rows of K̄v"): α and g are
+// this rank's rows, the direction p all n of them on every rank (K̄p needs
+// all of p); each iteration gathers K̄p's and g's rows (2n values) so that
+// every dot product runs over all n in one order — α is the single
+// process's bit for bit, whatever the number of ranks.
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"
@@ -18,6 +24,9 @@ class ConjugateGradient final : public DenseSolver {
   void iterate(SolverState& state, std::span<const double> y) override;
 
  private:
+  // Every rank's rows of a per-row vector, in row order (a copy in a single process).
+  std::vector<double> every_row(std::span<const double> local) const;
+
   KernelMatrix& kernel_;
   std::vector<double> product_;
   double largest_diagonal_ = 0.0;  // max_i K̄_ii, the scale of the singularity test

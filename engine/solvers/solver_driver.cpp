@@ -10,15 +10,18 @@
 namespace gpstream {
 
 double refresh_gradient(KernelMatrix& kernel, SolverState& state, std::span<const double> y) {
+  Communicator& ranks = kernel.context().communicator();
   std::vector<double> exact(state.alpha.size());
-  kernel.multiply(state.alpha.data(), exact.data());
+  // K̄ times every rank's α, for this rank's rows.
+  const std::vector<double> alpha = ranks.size() == 1 ? std::vector<double>() : ranks.all_gather(state.alpha);
+  kernel.multiply(ranks.size() == 1 ? state.alpha.data() : alpha.data(), exact.data());
   double drift = 0.0;
   for (std::size_t i = 0; i < exact.size(); ++i) {
     exact[i] -= y[i];
     drift = std::max(drift, std::abs(exact[i] - state.gradient[i]));
   }
   state.gradient = std::move(exact);
-  return drift;
+  return ranks.max(drift);
 }
 
 DenseSolverRun::DenseSolverRun(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y)

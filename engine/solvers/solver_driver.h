@@ -107,7 +107,7 @@ class DenseSolverRun final : public IterativeMethod {
 SolverRun run_solver(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y,
                      const StoppingRule& rule, bool fresh_start);
 
-// g = K̄α − y by one exact product; returns ‖g_old − g_new‖∞.
+// g = K̄α − y by one exact product; returns ‖g_old − g_new‖∞ (over all ranks).
 double refresh_gradient(KernelMatrix& kernel, SolverState& state, std::span<const double> y);
 
 }  // namespace gpstream

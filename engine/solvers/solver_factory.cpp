@@ -35,10 +35,10 @@ std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMat
     return std::make_unique<BlockCoordinateDescent>(kernel, make_active_set_policy(name, options.candidates),
                                                     options.active_set_size);
   }
-  // The others index α and g over all n, or form K̄v: one process's rows only.
+  if (name == "cg") return std::make_unique<ConjugateGradient>(kernel);
+  // SMO and Cholesky index α and g over all n: one process's rows only.
   const bool known = std::find(solver_names().begin(), solver_names().end(), name) != solver_names().end();
   GPSTREAM_CHECK(!known || !kernel.distributed(), "{} does not run on rows partitioned among ranks yet", name);
-  if (name == "cg") return std::make_unique<ConjugateGradient>(kernel);
   if (name == "smo") return std::make_unique<SequentialMinimalOptimization>(kernel);
   if (name == "cholesky") return std::make_unique<CholeskySolver>(kernel);
   GPSTREAM_THROW("unknown solver \"{}\" (choose {})", name, fmt::join(solver_names(), ", "));

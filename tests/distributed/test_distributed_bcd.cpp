@@ -67,9 +67,10 @@ TEST_CASE("the ranks' partitions cover the rows once, in order, cut at the align
 namespace {
 
 // α of `iterations` iterations of `solver` on the problem, this rank's rows
-// of it (all of them with `alone`), gathered over the ranks.
+// of it (all of them with `alone`), gathered over the ranks; g refreshed by
+// an exact K̄α every `refresh_every` iterations (0: never).
 std::vector<double> solve(const Problem& problem, const KernelHyperparameters& h, const char* solver, bool streamed,
-                          std::size_t iterations, bool alone, MpiCommunicator& world) {
+                          std::size_t iterations, bool alone, MpiCommunicator& world, std::size_t refresh_every = 0) {
   SingleProcess single;
   Communicator& ranks = alone ? static_cast<Communicator&>(single) : world;
   Context context({.threads = 1, .memory_budget_bytes = 64u << 10, .seed = 1, .communicator = &ranks});
@@ -79,7 +80,8 @@ std::vector<double> solve(const Problem& problem, const KernelHyperparameters& h
   const RowPartition partition = partition_rows(problem.rows(), 16, ranks.rank(), ranks.size());
   PartitionedRows rows(all, partition);
   const auto kernel = make_kernel(h, problem.d);
-  KernelMatrix matrix(context, rows, partition, *kernel);
+  // Small tiles and panels: K̄v in several panels, each cut among the ranks.
+  KernelMatrix matrix(context, rows, partition, *kernel, {.tile_rows = 32, .panel_columns = 64});
   auto method = make_solver({.name = solver, .active_set_size = 40, .candidates = 30}, matrix);
   const std::vector<double> y(problem.y.begin() + static_cast<std::ptrdiff_t>(partition.first),
                               problem.y.begin() + static_cast<std::ptrdiff_t>(partition.first + partition.count));
@@ -87,6 +89,7 @@ std::vector<double> solve(const Problem& problem, const KernelHyperparameters& h
   StoppingRule rule;
   rule.tolerance = 1e-12;
   rule.max_iterations = iterations;
+  rule.refresh_every = refresh_every;
   const SolverRun run = run_solver(*method, matrix, state, y, rule, true);
   CHECK(run.reason == StopReason::iteration_limit);
   return ranks.all_gather(state.alpha);
@@ -95,19 +98,23 @@ std::vector<double> solve(const Problem& problem, const KernelHyperparameters& h
 }  // namespace
 
 TEST_CASE(
-    "GBCD, cyclic and gradient BCD on rows partitioned among the ranks give the single process's alpha, bitwise") {
+    "GBCD, cyclic and gradient BCD and CG on rows partitioned among the ranks give the single process's alpha, "
+    "bitwise, with and without refreshes of g") {
   MpiCommunicator world;
   const Problem problem = make_problem(300, 3, 12);
   const KernelHyperparameters h = se_ard(3, 0.7, 0.2);
-  for (const char* solver : {"gbcd", "bcd-cyclic", "bcd-gradient"}) {
+  for (const char* solver : {"gbcd", "bcd-cyclic", "bcd-gradient", "cg"}) {
     for (const bool streamed : {false, true}) {
-      CAPTURE(solver);
-      CAPTURE(streamed);
-      const std::vector<double> alone = solve(problem, h, solver, streamed, 15, true, world);
-      const std::vector<double> distributed = solve(problem, h, solver, streamed, 15, false, world);
-      REQUIRE(distributed.size() == problem.rows());
-      CHECK(distributed == alone);
-      CHECK(std::any_of(alone.begin(), alone.end(), [](double value) { return value != 0.0; }));
+      for (const std::size_t refresh_every : {0, 4}) {
+        CAPTURE(solver);
+        CAPTURE(streamed);
+        CAPTURE(refresh_every);
+        const std::vector<double> alone = solve(problem, h, solver, streamed, 15, true, world, refresh_every);
+        const std::vector<double> distributed = solve(problem, h, solver, streamed, 15, false, world, refresh_every);
+        REQUIRE(distributed.size() == problem.rows());
+        CHECK(distributed == alone);
+        CHECK(std::any_of(alone.begin(), alone.end(), [](double value) { return value != 0.0; }));
+      }
     }
   }
 }
