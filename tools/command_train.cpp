@@ -587,17 +587,17 @@ void validate(TrainOptions& options, const po::variables_map& values) {
   }
 }
 
-// What a distributed run can do so far: the BCD family and CG, whose
-// products K̄[:, B]·Δα and K̄p each rank forms for its own rows, and SR,
-// whose one pass's sums each rank forms over its own rows.
+// What a distributed run can do so far: the methods whose products and
+// sums each rank forms over its own rows (TrainingMethod::runs_on_ranks).
 void check_distributable(const TrainingConfiguration& configuration, const po::variables_map& values) {
   const std::string& method = configuration.solver.name;
-  if (find_training_method(method)->column_reuse != ColumnReusePattern::reselected && method != "cg" &&
-      method != "sr") {
-    throw UsageError(fmt::format(
-        "{} does not run on several ranks yet (only gbcd, bcd-cyclic, bcd-gradient, cg and the sr model do): run it "
-        "without mpirun",
-        method));
+  if (!find_training_method(method)->runs_on_ranks) {
+    std::vector<std::string> distributable;
+    for (const TrainingMethod& candidate : training_methods()) {
+      if (candidate.runs_on_ranks) distributable.emplace_back(candidate.name);
+    }
+    throw UsageError(fmt::format("{} does not run on several ranks yet (only {} do): run it without mpirun", method,
+                                 fmt::join(distributable, ", ")));
   }
   if (values.count("learn-hyper") != 0) {
     throw UsageError("--learn-hyper runs as one process: learn with 'gpstream hyper' first, then train on the ranks");

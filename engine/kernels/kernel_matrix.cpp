@@ -224,6 +224,19 @@ void KernelMatrix::collect_rows(std::span<const std::size_t> indices, std::vecto
   context_.communicator().sum(out);
 }
 
+std::vector<double> KernelMatrix::collect_values(std::span<const std::size_t> indices, std::span<const double> local,
+                                                 std::size_t width) {
+  GPSTREAM_CHECK(local.size() == checked_multiply(size(), width), "{} values for {} rows of {}", local.size(), size(),
+                 width);
+  std::vector<double> out(checked_multiply(indices.size(), width), 0.0);
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (partition_.owns(indices[k]))
+      std::copy_n(local.data() + partition_.local(indices[k]) * width, width, out.data() + k * width);
+  }
+  context_.communicator().sum(out);
+  return out;
+}
+
 void KernelMatrix::require_whole(const char* product) const {
   GPSTREAM_CHECK(partition_.count == partition_.global_rows,
                  "{} over rows partitioned among ranks is not distributed yet (only the BCD family's K̄[:, B]·V is)",

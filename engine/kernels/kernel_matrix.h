@@ -68,6 +68,11 @@ class KernelMatrix {
   // shares them (exact: one owner per value); in a single process, a
   // gather. The owned rows come from `capture` when it holds them.
   void collect_rows(std::span<const std::size_t> indices, std::vector<double>& out, RowCapture* capture = nullptr);
+  // Rows `indices` (numbered over all n) of a per-row vector of `width`
+  // values a row, of which `local` holds this rank's rows: from their
+  // owners, in one all-reduce (exact), as collect_rows; |indices|×width.
+  std::vector<double> collect_values(std::span<const std::size_t> indices, std::span<const double> local,
+                                     std::size_t width = 1);
   RowSource& rows() { return rows_; }
   const Kernel& kernel() const { return kernel_; }
 

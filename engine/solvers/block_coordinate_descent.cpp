@@ -109,8 +109,7 @@ std::vector<double> share_owned(KernelMatrix& kernel, std::span<const std::size_
 // G_B: rows `indices` of the gradient (this rank's rows × r), from their owners.
 void collect_gradient(KernelMatrix& kernel, std::span<const std::size_t> indices, const double* gradient, std::size_t r,
                       std::vector<double>& out) {
-  out = share_owned(kernel, indices, r,
-                    [&](std::size_t local, double* values) { std::copy_n(gradient + local * r, r, values); });
+  out = kernel.collect_values(indices, std::span(gradient, checked_multiply(kernel.size(), r)), r);
 }
 
 // The rows (d values), scored gradient rows (r values) and K̄_ii of the

@@ -65,23 +65,28 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
       whitened_(options.basis_size),
       kernel_factor_(options.basis_size),
       dual_factor_(options.criterion == BasisCriterion::sggp ? options.basis_size : 0) {
-  const std::size_t n = kernel.size();
+  const std::size_t n = kernel.partition().global_rows;  // basis rows are numbered over all n
   GPSTREAM_CHECK(options.basis_size > 0, "the basis size must be at least 1");
   GPSTREAM_CHECK(options.basis_size <= n, "a basis of {} rows is larger than the {} training rows", options.basis_size,
                  n);
   GPSTREAM_CHECK(options.candidates > 0, "the number of candidates per step must be at least 1");
-  GPSTREAM_CHECK(y.size() == n, "{} targets for {} training rows", y.size(), n);
+  GPSTREAM_CHECK(y.size() == kernel.size(), "{} targets for {} training rows", y.size(), kernel.size());
   const std::size_t capacity = options.basis_size;
   in_basis_.assign(n, 0);
   if (options.criterion == BasisCriterion::sggp) in_dual_basis_.assign(n, 0);
   for (const double value : y) half_squared_norm_y_ += 0.5 * value * value;
   if (const std::optional<double> constant = kernel.kernel().constant_self_covariance()) {
-    trace_kernel_ = *constant * static_cast<double>(n);
+    trace_kernel_ = *constant * static_cast<double>(kernel.size());
   } else {
-    std::vector<double> diagonal(n);
+    std::vector<double> diagonal(kernel.size());
     kernel.diagonal(diagonal.data());
     for (const double value : diagonal) trace_kernel_ += value - noise_;
   }
+  // Distributed: each rank summed its rows.
+  double sums[2] = {half_squared_norm_y_, trace_kernel_};
+  kernel.context().communicator().sum(sums);
+  half_squared_norm_y_ = sums[0];
+  trace_kernel_ = sums[1];
   trace_residual_ = trace_kernel_;
 
   const auto& saved = state.auxiliary;
@@ -93,8 +98,7 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
   GPSTREAM_CHECK(m <= capacity, "checkpoint: a basis of {} rows exceeds the basis size {}", m, capacity);
   GPSTREAM_CHECK(get("z").size() == m, "checkpoint: the basis factors do not fit {} rows", m);
   for (const std::size_t i : basis_) in_basis_[i] = 1;
-  basis_rows_.resize(m * d_);
-  kernel.rows().gather_rows(basis_, basis_rows_.data(), nullptr);
+  kernel.collect_rows(basis_, basis_rows_);
   whitened_.assign_factor(get("whitened_factor"), m);
   kernel_factor_.assign_factor(get("kernel_factor"), m);
   z_ = get("z");
@@ -107,8 +111,7 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
     const std::size_t dual = dual_basis_.size();
     GPSTREAM_CHECK(dual <= capacity && get("dual_z").size() == dual, "checkpoint: the dual factors do not fit");
     for (const std::size_t i : dual_basis_) in_dual_basis_[i] = 1;
-    dual_rows_.resize(dual * d_);
-    kernel.rows().gather_rows(dual_basis_, dual_rows_.data(), nullptr);
+    kernel.collect_rows(dual_basis_, dual_rows_);
     dual_factor_.assign_factor(get("dual_factor"), dual);
     dual_z_ = get("dual_z");
     dual_objective_ = -0.5 * squared_norm(dual_z_);
@@ -133,7 +136,7 @@ double GreedyBasisSelection::convergence_measure() const {
 }
 
 bool GreedyBasisSelection::complete() const {
-  return exhausted_ || basis_.size() >= options_.basis_size || basis_.size() == kernel_.size();
+  return exhausted_ || basis_.size() >= options_.basis_size || basis_.size() == kernel_.partition().global_rows;
 }
 
 void GreedyBasisSelection::draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken,
@@ -168,8 +171,8 @@ void GreedyBasisSelection::primal_step() {
     return;
   }
   const std::size_t m = basis_.size();
-  std::vector<double> x_c(c * d_);
-  kernel_.rows().gather_rows(candidates, x_c.data(), nullptr);
+  std::vector<double> x_c;
+  kernel_.collect_rows(candidates, x_c);
 
   // u_j = L_K⁻¹K(B, c_j), and the candidate's residual variance r_j = k_jj + jitter − ‖u_j‖²
   // (its Nyström residual: what of it the basis cannot express).
@@ -310,8 +313,9 @@ void GreedyBasisSelection::dual_step() {
   const std::size_t c = candidates.size();
   if (c == 0) return;
   const std::size_t m = dual_basis_.size();
-  std::vector<double> x_c(c * d_);
-  kernel_.rows().gather_rows(candidates, x_c.data(), nullptr);
+  std::vector<double> x_c;
+  kernel_.collect_rows(candidates, x_c);
+  const std::vector<double> y_c = kernel_.collect_values(candidates, y_);
   std::vector<double> l(m * c);
   kernel_.block(dual_rows_.data(), m, x_c.data(), c, l.data());  // off-diagonal: no noise term
   kernel_.count_kernel_evaluations(m * c + c);
@@ -329,7 +333,7 @@ void GreedyBasisSelection::dual_step() {
     }
     const double pivot_squared = diagonal[j] - l_norm;
     if (!(pivot_squared > kPivotFloor * diagonal[j])) continue;
-    const double z = (y_[candidates[j]] - lz) / std::sqrt(pivot_squared);
+    const double z = (y_c[j] - lz) / std::sqrt(pivot_squared);
     if (z * z > best_score) {
       best_score = z * z;
       best_z = z;

@@ -27,6 +27,11 @@
 // stops only where candidates' r_j are lost (basis_resolution's floor), not
 // where A's pivots are, which stopped it short of the kernel's rank.
 //
+// Distributed (rows partitioned among ranks): every rank draws the same
+// candidates, collects their rows (and y) from their owners, and the pass's
+// sums are all-reduced (KernelMatrix::cross_products), so every rank takes
+// the same step; y is this rank's rows.
+//
 // The run is an IterativeMethod: the solver driver stops it (basis size
 // reached, gap below the tolerance, time, Ctrl-C) and checkpoints its
 // SolverState, whose `auxiliary` map holds the basis, the factors and z.

@@ -15,27 +15,28 @@ namespace gpstream {
 namespace {
 
 constexpr TrainingMethod kMethods[] = {
-    {"gbcd", true, ToleranceMeaning::gradient_norm, 4, ColumnReusePattern::reselected},
-    {"bcd-cyclic", true, ToleranceMeaning::gradient_norm, 5, ColumnReusePattern::reselected},
-    {"bcd-gradient", true, ToleranceMeaning::gradient_norm, 6, ColumnReusePattern::reselected},
-    {"cg", true, ToleranceMeaning::gradient_norm, 5, ColumnReusePattern::none},
-    {"smo", true, ToleranceMeaning::gradient_norm, 4, ColumnReusePattern::none},
-    {"cholesky", true, ToleranceMeaning::gradient_norm, 3, ColumnReusePattern::none},
-    {"sd", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none},
-    {"sr", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none},
-    {"sgma", false, ToleranceMeaning::none, 2, ColumnReusePattern::basis},
-    {"mpgp", false, ToleranceMeaning::none, 2, ColumnReusePattern::basis},
-    {"sggp", false, ToleranceMeaning::gap, 2, ColumnReusePattern::basis},
-    {"nystrom", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none},
-    {"cholqr", false, ToleranceMeaning::relative_decrease, 2, ColumnReusePattern::none},
-    {"online", false, ToleranceMeaning::none, 2, ColumnReusePattern::none},
+    {"gbcd", true, ToleranceMeaning::gradient_norm, 4, ColumnReusePattern::reselected, true},
+    {"bcd-cyclic", true, ToleranceMeaning::gradient_norm, 5, ColumnReusePattern::reselected, true},
+    {"bcd-gradient", true, ToleranceMeaning::gradient_norm, 6, ColumnReusePattern::reselected, true},
+    {"cg", true, ToleranceMeaning::gradient_norm, 5, ColumnReusePattern::none, true},
+    {"smo", true, ToleranceMeaning::gradient_norm, 4, ColumnReusePattern::none, false},
+    {"cholesky", true, ToleranceMeaning::gradient_norm, 3, ColumnReusePattern::none, false},
+    {"sd", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none, false},
+    {"sr", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none, true},
+    {"sgma", false, ToleranceMeaning::none, 2, ColumnReusePattern::basis, true},
+    {"mpgp", false, ToleranceMeaning::none, 2, ColumnReusePattern::basis, true},
+    {"sggp", false, ToleranceMeaning::gap, 2, ColumnReusePattern::basis, true},
+    {"nystrom", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none, false},
+    {"cholqr", false, ToleranceMeaning::relative_decrease, 2, ColumnReusePattern::none, false},
+    {"online", false, ToleranceMeaning::none, 2, ColumnReusePattern::none, false},
 };
 
 void check_basis_size(const SparseMethodOptions& options, const KernelMatrix& kernel) {
   GPSTREAM_CHECK(options.basis_size > 0, "the basis size of {} must be at least 1", options.name);
-  GPSTREAM_CHECK(options.basis_size <= kernel.size(),
+  const std::size_t n = kernel.partition().global_rows;
+  GPSTREAM_CHECK(options.basis_size <= n,
                  "the basis size {} of {} is larger than the {} training rows; give at most {}", options.basis_size,
-                 options.name, kernel.size(), kernel.size());
+                 options.name, n, n);
 }
 
 }  // namespace
@@ -78,8 +79,8 @@ std::unique_ptr<SparseTrainingMethod> make_sparse_training_method(const SparseMe
   const TrainingMethod* method = find_training_method(options.name);
   GPSTREAM_CHECK(method != nullptr && !method->dense && method->iterative(), "'{}' is not an iterative sparse model",
                  options.name);
-  // Their candidates and passes read rows by index from one process's rows.
-  GPSTREAM_CHECK(!kernel.distributed(), "{} does not run on rows partitioned among ranks yet", options.name);
+  GPSTREAM_CHECK(method->runs_on_ranks || !kernel.distributed(), "{} does not run on rows partitioned among ranks yet",
+                 options.name);
   check_basis_size(options, kernel);
   if (options.name == "cholqr") {
     CholQrOptions cholqr = options.cholqr;

@@ -42,6 +42,9 @@ struct TrainingMethod {
   // refresh (--refresh-every) needs one more.
   std::size_t vectors;
   ColumnReusePattern column_reuse;  // what the kernel-column cache can do for it
+  // Whether it runs on rows partitioned among the ranks of a distributed run
+  // (its products and sums formed per rank and combined), not only in one process.
+  bool runs_on_ranks;
   bool iterative() const { return tolerance != ToleranceMeaning::direct; }
 };
 

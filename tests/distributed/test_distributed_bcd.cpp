@@ -1,6 +1,8 @@
-// Rows partitioned among the ranks of `mpirun -np P`: the collectives, and
-// the BCD family, whose α must not depend on P — bitwise, since every value
-// a rank takes from another comes from exactly one owner.
+// Rows partitioned among the ranks of `mpirun -np P`: the collectives; the
+// BCD family and CG, whose α must not depend on P — bitwise, since every
+// value a rank takes from another comes from exactly one owner and every sum
+// over rows runs over all of them in one order; the greedy bases, whose
+// sums over rows are added over the ranks (equal to rounding).
 #include "engine/core/context.h"
 #include "engine/data/partitioned_rows.h"
 #include "engine/data/standardisation.h"
@@ -10,6 +12,7 @@
 #include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_factory.h"
 #include "engine/solvers/solver_state.h"
+#include "engine/training/training_method.h"
 #include "../engine/problems.h"
 
 #include <doctest/doctest.h>
@@ -149,4 +152,51 @@ TEST_CASE("predictive means from rows partitioned among the ranks equal the sing
     const std::vector<double> everyone = world.all_gather(mean);
     for (std::size_t k = 0; k < everyone.size(); ++k) CHECK(everyone[k] == mean[k % mean.size()]);
   }
+}
+
+namespace {
+
+// The sggp model of `basis` greedy steps on the problem's rows (this rank's
+// of them unless `alone`), streamed, with its basis columns cached.
+SparseModel select_basis(const Problem& problem, const KernelHyperparameters& h, std::size_t basis, bool alone,
+                         MpiCommunicator& world) {
+  SingleProcess single;
+  Communicator& ranks = alone ? static_cast<Communicator&>(single) : world;
+  Context context({.threads = 1, .memory_budget_bytes = 8u << 20, .seed = 1, .communicator = &ranks});
+  InMemoryRowSource resident = problem.source();
+  StandardisedRowSource streaming(resident, Standardisation::identity());
+  const RowPartition partition = partition_rows(problem.rows(), 16, ranks.rank(), ranks.size());
+  PartitionedRows rows(streaming, partition);
+  const auto kernel = make_kernel(h, problem.d);
+  KernelMatrix matrix(context, rows, partition, *kernel, {.tile_rows = 32, .panel_columns = 64});
+  matrix.enable_column_cache(context.memory().reserve("cache", KernelColumnCache::bytes_for(partition.count, basis)));
+  const std::vector<double> y(problem.y.begin() + static_cast<std::ptrdiff_t>(partition.first),
+                              problem.y.begin() + static_cast<std::ptrdiff_t>(partition.first + partition.count));
+  SolverState state;
+  state.random.seed(5);
+  SparseMethodOptions options;
+  options.basis_size = basis;
+  options.candidates = 20;
+  auto method = make_sparse_training_method(options, matrix, y, state);
+  StoppingRule rule;
+  rule.tolerance = 0.0;
+  rule.max_iterations = basis;
+  run_iterations(*method, matrix, rule, true);
+  return method->model();
+}
+
+}  // namespace
+
+TEST_CASE("a greedy basis (sggp) on streamed rows partitioned among the ranks is the single process's") {
+  MpiCommunicator world;
+  const Problem problem = make_problem(300, 3, 12);
+  const KernelHyperparameters h = se_ard(3, 0.7, 0.2);
+  const SparseModel alone = select_basis(problem, h, 25, true, world);
+  const SparseModel distributed = select_basis(problem, h, 25, false, world);
+  REQUIRE(alone.basis_indices.size() == 25);
+  CHECK(distributed.basis_indices == alone.basis_indices);
+  REQUIRE(distributed.weights.size() == alone.weights.size());
+  for (std::size_t k = 0; k < alone.weights.size(); ++k)
+    CHECK(distributed.weights[k] == doctest::Approx(alone.weights[k]).epsilon(1e-8));
+  CHECK(distributed.diagnostics.at("gap") == doctest::Approx(alone.diagnostics.at("gap")).epsilon(1e-8));
 }

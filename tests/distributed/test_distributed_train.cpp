@@ -161,31 +161,38 @@ TEST_CASE("mpirun -np 2, 3 predict the single process's means (to rounding), and
   CHECK(!std::filesystem::exists(directory.file("v.csv")));
 }
 
-TEST_CASE("mpirun -np 2, 3 fit the single process's SR model, the sums of its pass added over the ranks") {
+TEST_CASE(
+    "mpirun -np 2, 3 fit the single process's SR model and greedy bases (sgma, mpgp, sggp), the sums of their passes "
+    "added over the ranks") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 2000 --seed 7 -q -o " + quote(train)).exit_code == 0);
-  const std::string common = kHyper + " --model sr --basis 150 --force -q";
-  const std::string alone = directory.file("alone.h5");
-  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(alone) + common).exit_code == 0);
-  const gpstream::SparseModel reference = gpstream::read_sparse_model(alone);
-  for (const std::size_t ranks : {2, 3}) {
-    CAPTURE(ranks);
-    const std::string model = directory.file("ranks.h5");
-    const CommandResult run = run_on_ranks(ranks, "train " + quote(train) + " -o " + quote(model) + common);
-    CAPTURE(run.err);
-    REQUIRE(run.exit_code == 0);
-    const gpstream::SparseModel distributed = gpstream::read_sparse_model(model);
-    CHECK(distributed.basis_indices == reference.basis_indices);  // the same random basis, from its owners
-    CHECK(distributed.basis_rows == reference.basis_rows);
-    REQUIRE(distributed.weights.size() == reference.weights.size());
-    // The ranks' sums are added in another order than one process's: equal to rounding, amplified by the
-    // conditioning of the whitened system.
-    double largest = 0.0, difference = 0.0;
-    for (std::size_t k = 0; k < reference.weights.size(); ++k) {
-      largest = std::max(largest, std::abs(reference.weights[k]));
-      difference = std::max(difference, std::abs(reference.weights[k] - distributed.weights[k]));
+  for (const char* method : {"sr", "sgma", "mpgp", "sggp"}) {
+    CAPTURE(method);
+    const std::string common = kHyper + " --model " + method + " --basis 60 --force -q";
+    const std::string alone = directory.file("alone.h5");
+    REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(alone) + common).exit_code == 0);
+    const gpstream::SparseModel reference = gpstream::read_sparse_model(alone);
+    for (const std::size_t ranks : {2, 3}) {
+      CAPTURE(ranks);
+      const std::string model = directory.file("ranks.h5");
+      const CommandResult run = run_on_ranks(ranks, "train " + quote(train) + " -o " + quote(model) + common);
+      CAPTURE(run.err);
+      REQUIRE(run.exit_code == 0);
+      const gpstream::SparseModel distributed = gpstream::read_sparse_model(model);
+      // The same basis: random, or chosen greedily from the same candidates (their rows from their owners),
+      // whose scores differ from one process's by rounding only.
+      CHECK(distributed.basis_indices == reference.basis_indices);
+      CHECK(distributed.basis_rows == reference.basis_rows);
+      REQUIRE(distributed.weights.size() == reference.weights.size());
+      // The ranks' sums are added in another order than one process's: equal to rounding, amplified by the
+      // conditioning of the whitened system.
+      double largest = 0.0, difference = 0.0;
+      for (std::size_t k = 0; k < reference.weights.size(); ++k) {
+        largest = std::max(largest, std::abs(reference.weights[k]));
+        difference = std::max(difference, std::abs(reference.weights[k] - distributed.weights[k]));
+      }
+      CHECK(difference <= 1e-8 * largest);
     }
-    CHECK(difference <= 1e-8 * largest);
   }
 }
