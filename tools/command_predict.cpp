@@ -165,8 +165,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // A dense model: means streamed over its training rows, written first;
 // then the variances by the route plan_variances picks, each batch written
 // as it finishes.
-// On the ranks of a distributed run (means only), each takes its own rows of
-// the training set and of α, and rank 0 (the one with a writer) writes.
+// On the ranks of a distributed run, each takes its own rows of the training
+// set and of α (and of the variances' solves), and rank 0 (the one with a
+// writer) writes.
 Predictions predict_with_dense_model(Context& context, const DenseModel& model, const PredictOptions& options,
                                      const TestSet& test, PredictionWriter* writer) {
   Communicator& ranks = context.communicator();
@@ -190,10 +191,12 @@ Predictions predict_with_dense_model(Context& context, const DenseModel& model, 
   predictions.how = fmt::format("means in {:.2f} s", seconds_since(start));
   if (ranks.size() > 1) predictions.how += fmt::format(" on {} ranks", ranks.size());
   if (!options.with_variance) return predictions;
-  GPSTREAM_CHECK(writer != nullptr && ranks.size() == 1, "variances do not run on several ranks yet");
 
   VarianceOptions variance = options.variance;
-  variance.first_row = writer->written();
+  // Where a resumed run starts: rank 0 read it from its output.
+  double first_row = writer != nullptr ? static_cast<double>(writer->written()) : 0.0;
+  ranks.broadcast(std::span(&first_row, 1), 0);
+  variance.first_row = static_cast<std::size_t>(first_row);
   variance.cache = options.cache.settings(options.output, "output file", context);
   const VariancePlan plan = plan_variances(kernel_matrix, test.rows, variance);
   if (!options.quiet) {
@@ -212,12 +215,15 @@ Predictions predict_with_dense_model(Context& context, const DenseModel& model, 
                                 cholesky ? "Mflop (factor of K, then the solves)" : "rows done");
   const Context::ObserverScope observe(context, {&observer});
   const auto variance_start = std::chrono::steady_clock::now();
-  const VariancePrediction prediction = predict_latent_variance(
-      kernel_matrix, test.x.data(), test.rows, variance, plan,
-      [&](std::size_t first, std::span<const double> latent) { writer->write_variances(first, latent); });
+  std::size_t computed = 0;  // rows whose variances are done
+  const VariancePrediction prediction = predict_latent_variance(kernel_matrix, test.x.data(), test.rows, variance, plan,
+                                                                [&](std::size_t first, std::span<const double> latent) {
+                                                                  if (writer != nullptr)
+                                                                    writer->write_variances(first, latent);
+                                                                  computed += latent.size();
+                                                                });
   progress.finish();
   const double seconds = seconds_since(variance_start);
-  const std::size_t computed = writer->written() - variance.first_row;
   predictions.how += fmt::format(", {} variances by {} in {:.2f} s ({:.3g} ms per row): {} batches of up to {} rows",
                                  computed, to_string(plan.method), seconds,
                                  1e3 * seconds / static_cast<double>(std::max<std::size_t>(computed, 1)),
@@ -466,9 +472,9 @@ void report(const PredictOptions& options, const TestSet& test, const Predictor&
 
 // "interrupted: 3,072 of 10,000 rows have variances ...; resume with: gpstream predict ... --resume"
 std::string stopped_variances_message(const PredictOptions& options, const PredictionWriter& writer,
-                                      const std::vector<std::string>& args, const std::string& how) {
-  // The same command, less what would stop or refuse the resumed run.
-  std::string command = "gpstream predict";
+                                      const std::vector<std::string>& args, const std::string& how, std::size_t ranks) {
+  // The same command (on as many ranks), less what would stop or refuse the resumed run.
+  std::string command = launcher(ranks) + "gpstream predict";
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string& argument = args[k];
     if (argument == "--resume" || argument == "--force" || argument.starts_with("--time-limit=")) continue;
@@ -556,11 +562,11 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   validate(options, values);
   const bool distributed = ranks.size() > 1;
   if (distributed) {
-    // So far the means of a dense model: its one pass over X is what the ranks share.
-    if (options.with_variance || options.transductive() || options.resume || model_type_of(options.model) == "sparse") {
+    // A dense model's passes over X are what the ranks share; a sparse model predicts from its basis.
+    if (options.transductive() || model_type_of(options.model) == "sparse") {
       throw UsageError(
-          "on several ranks predict gives the means of a dense model only (no --variance, sparse, srm-trans or bcm "
-          "models, --resume yet): run it without mpirun");
+          "on several ranks predict runs dense models (means and variances): a sparse, srm-trans or bcm model "
+          "predicts in one process: run it without mpirun");
     }
     if (!ranks.is_root()) options.quiet = true;
   }
@@ -616,7 +622,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
     PredictionWriter& writer = *output;
     if (writer.rows() == 0) throw;  // stopped before the means: nothing to publish
     writer.finish_with_means();
-    throw Cancelled(stopped_variances_message(options, writer, args, "interrupted"));
+    throw Cancelled(stopped_variances_message(options, writer, args, "interrupted", ranks.size()));
   }
   if (!output) return 0;  // another rank than 0: rank 0 writes and reports
   PredictionWriter& writer = *output;
@@ -626,7 +632,8 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   }
   writer.finish_with_means();
   if (predictions.stopped_at_time_limit) {
-    fmt::print(stderr, "predict: {}\n", stopped_variances_message(options, writer, args, "stopped at --time-limit"));
+    fmt::print(stderr, "predict: {}\n",
+               stopped_variances_message(options, writer, args, "stopped at --time-limit", ranks.size()));
     return 0;
   }
   const PredictiveDistribution& distribution = writer.distribution();

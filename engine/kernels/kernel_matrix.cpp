@@ -237,12 +237,6 @@ std::vector<double> KernelMatrix::collect_values(std::span<const std::size_t> in
   return out;
 }
 
-void KernelMatrix::require_whole(const char* product) const {
-  GPSTREAM_CHECK(partition_.count == partition_.global_rows,
-                 "{} over rows partitioned among ranks is not distributed yet (only the BCD family's K̄[:, B]·V is)",
-                 product);
-}
-
 void KernelMatrix::enable_column_cache(MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk) {
   column_cache_ = std::make_unique<KernelColumnCache>(size(), std::move(memory), std::move(disk), &context_,
                                                       partition_.global_rows);
@@ -290,7 +284,6 @@ void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, c
 }
 
 void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out) {
-  require_whole("K(X, Z)");
   if (m == 0 || size() == 0) return;
   PreparedRows prepared_z;
   kernel_.prepare(z, m, prepared_z);

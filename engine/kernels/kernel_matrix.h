@@ -90,6 +90,7 @@ class KernelMatrix {
 
   // out (n×m, row-major) = K(X, Z) for m points Z that are not training
   // rows (no noise term): the right-hand sides of predictive variances.
+  // Distributed: this rank's rows of it.
   void cross_covariance(const double* z, std::size_t m, double* out);
 
   // With K_P = K(X, P) and K_Q = K(X, Q) over all n training rows (no noise
@@ -171,8 +172,6 @@ class KernelMatrix {
   void complete_columns(const ColumnPlan& plan);
   // Rows [first, first + count) of all n into out (count×d): read by their owners and shared when distributed.
   void read_global_rows(std::size_t first, std::size_t count, double* out);
-  // Throws for a product that a rank of a distributed run cannot form from its rows alone (yet).
-  void require_whole(const char* product) const;
 
   Context& context_;
   RowSource& rows_;

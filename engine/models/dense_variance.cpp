@@ -191,7 +191,8 @@ class GbcdVariances final : public IterativeMethod {
   // Closes the columns whose bound meets the tolerance (or all, at the iteration limit).
   void close_columns() {
     const std::size_t r = open_.size();
-    const std::vector<double> squared_norms = column_squared_norms(gradient_, n(), r);
+    std::vector<double> squared_norms = column_squared_norms(gradient_, n(), r);
+    training_.context().communicator().sum(squared_norms);  // over every rank's rows of G
     std::vector<std::size_t> keep_positions, still_open;
     open_bound_ = 0.0;
     for (std::size_t j = 0; j < r; ++j) {
@@ -348,6 +349,12 @@ const char* to_string(VarianceMethod method) {
 }
 
 VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const VarianceOptions& options) {
+  if (training.distributed()) {
+    GPSTREAM_CHECK(options.method != VarianceMethod::cholesky,
+                   "the cholesky variance route factorises all of K̄ in one process, but the training rows are "
+                   "partitioned among ranks: take the gbcd route");
+    return {VarianceMethod::gbcd, "the training rows are partitioned among the ranks (each solves for its own rows)"};
+  }
   const std::size_t n = training.size(), d = training.rows().columns();
   const std::size_t rows = count > options.first_row ? count - options.first_row : 0;
   const double order = static_cast<double>(n);
@@ -393,7 +400,7 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   VariancePrediction result;
   result.latent.resize(count);
   if (options.first_row >= count) return result;
-  GPSTREAM_CHECK(n > 0, "the model has no training rows");
+  GPSTREAM_CHECK(training.partition().global_rows > 0, "the model has no training rows");
   const bool cholesky = plan.method == VarianceMethod::cholesky;
   GPSTREAM_CHECK(cholesky || training.kernel().noise_variance() > 0.0,
                  "the gbcd variance route bounds its error by the noise variance, which is 0: take the "
@@ -407,13 +414,17 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   // Test rows per batch (n doubles each): as many as half of the free budget
   // holds, at most kMaxBatchRows, unless the caller fixed it.
   const std::size_t rows = count - options.first_row;
-  const std::size_t column_bytes = checked_multiply(n, sizeof(double));
+  // (A rank of a distributed run may own no rows, when there are fewer than ranks.)
+  const std::size_t column_bytes = checked_multiply(std::max<std::size_t>(n, 1), sizeof(double));
   const std::size_t wanted = std::min(rows, options.batch_rows > 0 ? options.batch_rows : kMaxBatchRows);
   const std::size_t minimum = options.batch_rows > 0 ? wanted : cholesky ? std::min(rows, kMinimumCholeskyBatch) : 1;
   const MemoryReservation batch_memory = training.context().memory().reserve_up_to(
       "a batch of variance solves", checked_multiply(wanted, column_bytes), options.batch_rows > 0 ? 1 : 2,
       checked_multiply(minimum, column_bytes));
   result.batch_rows = std::clamp<std::size_t>(batch_memory.bytes() / column_bytes, 1, rows);
+  // Every rank solves the same batches: the smallest any rank's budget holds.
+  result.batch_rows =
+      static_cast<std::size_t>(-training.context().communicator().max(-static_cast<double>(result.batch_rows)));
   if (!cholesky && training.column_cache() == nullptr)
     result.cache = configure_column_cache(training, {options.policy, ColumnReusePattern::reselected, 0}, options.cache);
 

@@ -26,6 +26,11 @@
 // its relative error is at most tol, however small σ² is next to K**.
 // (An absolute rule on ‖g‖∞ does not bound it: with σ²/K** = 1e-9 the
 // variance can be off by a factor.)
+//
+// Distributed (training rows partitioned among ranks): the gbcd route, each
+// rank holding its rows of G = K̄U − K(X, X*) and the BCD family's steps
+// shared as in training; the column norms of the stopping rule are summed
+// over the ranks. The cholesky route needs all of K̄ in one process.
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"

@@ -42,11 +42,11 @@ CommandResult run_on_ranks(std::size_t ranks, const std::string& arguments) {
   return result;
 }
 
-// The first column (the means) of a prediction file.
-std::vector<double> means_of(const std::string& path) {
-  std::vector<double> means;
-  for (const std::vector<double>& row : gpstream::testing::read_numbers(path)) means.push_back(row.at(0));
-  return means;
+// Column k of a prediction file (0: the means, 1: the variances).
+std::vector<double> column_of(const std::string& path, std::size_t k) {
+  std::vector<double> values;
+  for (const std::vector<double>& row : gpstream::testing::read_numbers(path)) values.push_back(row.at(k));
+  return values;
 }
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
@@ -129,35 +129,55 @@ TEST_CASE("what does not run on several ranks yet says so in one line, and ends 
   CHECK(info.err.find("'info' runs as one process: run it without mpirun") != std::string::npos);
 }
 
-TEST_CASE("mpirun -np 2, 3 predict the single process's means (to rounding), and refuse what they cannot yet") {
+TEST_CASE(
+    "mpirun -np 2, 3 predict the single process's means and variances (to rounding), and refuse what they cannot") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5"), test = directory.file("test.csv");
   REQUIRE(run_gpstream("generate friedman1 --rows 2000 --seed 7 -q -o " + quote(train)).exit_code == 0);
   REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 8 --noise-free -q -o " + quote(test)).exit_code == 0);
   const std::string model = directory.file("model.h5");
   REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + kHyper + " --tol 1e-3 -q").exit_code == 0);
-  const std::string alone = directory.file("alone.csv");
-  REQUIRE(run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(alone) + " -q").exit_code == 0);
-  const std::vector<double> expected = means_of(alone);
+  // The variances by the batched GBCD solves (the route the ranks take), in batches of 64 rows, and exactly.
+  const std::string predict = "predict " + quote(model) + " " + quote(test) + " --variance --batch-rows 64 -o ";
+  const std::string alone = directory.file("alone.csv"), exact = directory.file("exact.csv");
+  REQUIRE(run_gpstream(predict + quote(alone) + " --variance-method gbcd -q").exit_code == 0);
+  REQUIRE(run_gpstream(predict + quote(exact) + " --variance-method cholesky -q").exit_code == 0);
+  const std::vector<double> expected = column_of(alone, 0), expected_variance = column_of(alone, 1);
+  const std::vector<double> exact_variance = column_of(exact, 1);
   REQUIRE(expected.size() == 300);
   for (const std::size_t ranks : {2, 3}) {
     CAPTURE(ranks);
     const std::string output = directory.file("ranks.csv");
-    const CommandResult run =
-        run_on_ranks(ranks, "predict " + quote(model) + " " + quote(test) + " -o " + quote(output) + " --force");
+    const CommandResult run = run_on_ranks(ranks, predict + quote(output) + " --force");
     CAPTURE(run.err);
     REQUIRE(run.exit_code == 0);
     CHECK(run.err.find("on " + std::to_string(ranks) + " ranks") != std::string::npos);
+    CHECK(run.err.find("variances by gbcd: the training rows are partitioned among the ranks") != std::string::npos);
     CHECK(run.err.find("predict: RMSE") != std::string::npos);
-    const std::vector<double> means = means_of(output);
+    const std::vector<double> means = column_of(output, 0), variances = column_of(output, 1);
     REQUIRE(means.size() == expected.size());
-    // Each rank sums its own rows: the order of the sum, not its terms, differs.
-    for (std::size_t k = 0; k < means.size(); ++k) CHECK(means[k] == doctest::Approx(expected[k]).epsilon(1e-10));
+    REQUIRE(variances.size() == expected.size());
+    for (std::size_t k = 0; k < means.size(); ++k) {
+      CAPTURE(k);
+      // Each rank sums its own rows: the order of the sums, not their terms, differs.
+      CHECK(means[k] == doctest::Approx(expected[k]).epsilon(1e-10));
+      CHECK(variances[k] == doctest::Approx(expected_variance[k]).epsilon(1e-9));
+      CHECK(variances[k] == doctest::Approx(exact_variance[k]).epsilon(1e-3));  // the gbcd route's bound
+    }
   }
-  const CommandResult variance = run_on_ranks(
-      2, "predict " + quote(model) + " " + quote(test) + " -o " + quote(directory.file("v.csv")) + " --variance");
-  CHECK(variance.exit_code == 2);
-  CHECK(variance.err.find("on several ranks predict gives the means of a dense model only") != std::string::npos);
+  const CommandResult cholesky =
+      run_on_ranks(2, predict + quote(directory.file("v.csv")) + " --variance-method cholesky");
+  CHECK(cholesky.exit_code == 1);
+  CHECK(cholesky.err.find("the cholesky variance route factorises all of K̄ in one process") != std::string::npos);
+  CHECK(!std::filesystem::exists(directory.file("v.csv")));
+  const std::string sparse = directory.file("sparse.h5");
+  REQUIRE(
+      run_gpstream("train " + quote(train) + " -o " + quote(sparse) + kHyper + " --model sr --basis 50 -q").exit_code ==
+      0);
+  const CommandResult refused =
+      run_on_ranks(2, "predict " + quote(sparse) + " " + quote(test) + " -o " + quote(directory.file("v.csv")));
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("a sparse, srm-trans or bcm model predicts in one process") != std::string::npos);
   CHECK(!std::filesystem::exists(directory.file("v.csv")));
 }
 
