@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -64,6 +65,13 @@ int main(int argc, char** argv) {
 #endif
     return code;
   };
+  // A message in one write: the ranks of a job share stderr, and a message written piece by piece
+  // interleaves with another rank's.
+  const auto say = [](const std::string& message) {
+    const std::string line = message + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
+  };
   const std::vector<std::string> words(argv + 1, argv + argc);
   if (words.empty()) {
     print_usage(std::cerr);
@@ -96,26 +104,26 @@ int main(int argc, char** argv) {
       return command.run_distributed(args, *ranks);
     } catch (const gpstream::cli::UsageError& error) {
       // Every rank parses the same options: rank 0 says it for all.
-      if (root) std::cerr << "gpstream " << name << ": " << error.what() << " (see 'gpstream " << name << " --help')\n";
+      if (root) say(fmt::format("gpstream {}: {} (see 'gpstream {} --help')", name, error.what(), name));
       return fail(2);
     } catch (const gpstream::Cancelled& error) {
-      if (root) std::cerr << "gpstream " << name << ": " << error.what() << "\n";
+      if (root) say(fmt::format("gpstream {}: {}", name, error.what()));
       return fail(130);
     } catch (const gpstream::MemoryBudgetExceeded& error) {
-      std::cerr << "gpstream " << name << who << ": error: " << error.what() << " (or raise --memory)\n";
+      say(fmt::format("gpstream {}{}: error: {} (or raise --memory)", name, who, error.what()));
       return fail(1);
     } catch (const gpstream::Error& error) {
-      std::cerr << "gpstream " << name << who << ": error: " << error.what();
+      std::string message = fmt::format("gpstream {}{}: error: {}", name, who, error.what());
       if (std::getenv("GPSTREAM_DEBUG") != nullptr && *error.source_file() != '\0') {
-        std::cerr << " [" << error.source_file() << ":" << error.source_line() << "]";
+        message += fmt::format(" [{}:{}]", error.source_file(), error.source_line());
       }
-      std::cerr << "\n";
+      say(message);
       return fail(1);
     } catch (const std::bad_alloc&) {
-      std::cerr << "gpstream " << name << who << ": error: out of memory (lower --memory or free some)\n";
+      say(fmt::format("gpstream {}{}: error: out of memory (lower --memory or free some)", name, who));
       return fail(1);
     } catch (const std::exception& error) {
-      std::cerr << "gpstream " << name << who << ": error: " << error.what() << "\n";
+      say(fmt::format("gpstream {}{}: error: {}", name, who, error.what()));
       return fail(1);
     }
   }

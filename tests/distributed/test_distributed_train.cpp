@@ -5,7 +5,7 @@
 #include "storage/checkpoint/checkpoint_file.h"
 #include "storage/model/dense_model_file.h"
 #include "storage/model/sparse_model_file.h"
-#include "test_support.h"
+#include "mpirun_support.h"
 
 #include <doctest/doctest.h>
 
@@ -17,41 +17,18 @@
 #include <filesystem>
 #include <string>
 
+using gpstream::testing::column_of;
 using gpstream::testing::CommandResult;
 using gpstream::testing::quote;
 using gpstream::testing::run_gpstream;
+using gpstream::testing::run_on_ranks;
+using gpstream::testing::same_bits;
 using gpstream::testing::ScratchDirectory;
 
 namespace {
 
 const std::string kHyper =
     " --lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039 --active-set 100 --seed 3 ";
-
-// gpstream on `ranks` ranks (oversubscribed: CI has two cores; as root where CI runs as root).
-CommandResult run_on_ranks(std::size_t ranks, const std::string& arguments) {
-  ScratchDirectory capture;
-  const std::string out = capture.file("out"), err = capture.file("err");
-  const std::string command =
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" MPIRUN "' --oversubscribe -np " +
-      std::to_string(ranks) + " '" GPSTREAM_BINARY "' " + arguments + " >'" + out + "' 2>'" + err + "' </dev/null";
-  const int status = std::system(command.c_str());
-  CommandResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = gpstream::testing::read_file(out);
-  result.err = gpstream::testing::read_file(err);
-  return result;
-}
-
-// Column k of a prediction file (0: the means, 1: the variances).
-std::vector<double> column_of(const std::string& path, std::size_t k) {
-  std::vector<double> values;
-  for (const std::vector<double>& row : gpstream::testing::read_numbers(path)) values.push_back(row.at(k));
-  return values;
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
 
 }  // namespace
 
