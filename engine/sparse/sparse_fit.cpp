@@ -65,14 +65,12 @@ std::vector<double> gather_basis_rows(KernelMatrix& kernel, std::span<const std:
 SparseModel fit_subset_of_data(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> subset) {
   const std::size_t m = subset.size();
   check_basis(kernel, m);
-  GPSTREAM_CHECK(!kernel.distributed(), "subset of data does not run on rows partitioned among ranks yet");
   SparseModel model;
   model.basis_indices.assign(subset.begin(), subset.end());
   model.basis_rows = gather_basis_rows(kernel, subset);
   model.variance_factor =
       basis_kernel_factor(kernel, model.basis_rows, m, kernel.kernel().noise_variance(), "the subset's K + sigma^2 I");
-  model.weights.resize(m);
-  for (std::size_t i = 0; i < m; ++i) model.weights[i] = y[subset[i]];
+  model.weights = kernel.collect_values(subset, y);  // y_B, from the ranks that own them
   cholesky_solve(model.variance_factor.data(), m, model.weights.data(), 1);
   model.variance_form = SparseVarianceForm::exact_on_subset;
   return model;
@@ -123,8 +121,8 @@ SparseModel fit_subset_of_regressors(KernelMatrix& kernel, std::span<const doubl
 SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> basis) {
   const std::size_t m = basis.size();
   check_basis(kernel, m);
-  GPSTREAM_CHECK(!kernel.distributed(), "the Nystrom model does not run on rows partitioned among ranks yet");
-  const std::size_t n = kernel.size();
+  const std::size_t n = kernel.size();  // this rank's rows
+  const RowPartition& own = kernel.partition();
   // The SR fit's β is v = A⁻¹ K_NBᵀ y; then w = σ⁻²(y − K_NB v): K̄[:, B] v less the σ² v it adds on the basis rows.
   SparseModel model = fit_subset_of_regressors(kernel, y, gather_basis_rows(kernel, basis), basis);
   const std::vector<double> v = model.weights;
@@ -132,20 +130,26 @@ SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, st
   const std::vector<std::size_t>& kept = model.basis_indices;
   kernel.multiply_columns(kept, model.basis_rows.data(), v.data(), 1, k_v.data());
   const double noise = kernel.kernel().noise_variance();
-  for (std::size_t j = 0; j < kept.size(); ++j) k_v[kept[j]] -= noise * v[j];
-  model.training_weights.resize(n);
+  for (std::size_t j = 0; j < kept.size(); ++j) {
+    if (own.owns(kept[j])) k_v[own.local(kept[j])] -= noise * v[j];
+  }
+  std::vector<double> weights(n);
   double largest = 0.0, squares = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     const double w = (y[i] - k_v[i]) / noise;
-    model.training_weights[i] = w;
+    weights[i] = w;
     largest = std::max(largest, std::abs(w));
     squares += w * w;
   }
-  model.diagnostics["max_abs_weight"] = largest;
-  model.diagnostics["rms_weight"] = std::sqrt(squares / static_cast<double>(n));
+  // Distributed: every rank's rows of w, in row order, and the diagnostics over all of them.
+  Communicator& ranks = kernel.context().communicator();
+  model.training_weights = ranks.size() == 1 ? std::move(weights) : ranks.all_gather(weights);
+  ranks.sum(std::span(&squares, 1));
+  model.diagnostics["max_abs_weight"] = ranks.max(largest);
+  model.diagnostics["rms_weight"] = std::sqrt(squares / static_cast<double>(own.global_rows));
   model.weights.assign(kept.size(), 0.0);  // the mean uses the training weights
   model.variance_form = SparseVarianceForm::reduced_rank;
-  model.rows = n;
+  model.rows = own.global_rows;
   return model;
 }
 

@@ -19,7 +19,7 @@ void write_limit(const std::filesystem::path& directory, const char* file, const
 
 }  // namespace
 
-TEST_CASE("cgroup v2: the tightest memory.max of the process's cgroup and its parents; 'max' is no limit") {
+TEST_CASE("cgroup v2: the tightest memory.max of the process's cgroup and its parents, 'max' is no limit") {
   ScratchDirectory root;
   const std::filesystem::path base = root.path();
   write_limit(base / "jobs" / "job1", "memory.max", "max");
@@ -33,7 +33,7 @@ TEST_CASE("cgroup v2: the tightest memory.max of the process's cgroup and its pa
   CHECK(cgroup_memory_limit("0::/\n", base.string()) == 67108864u);
 }
 
-TEST_CASE("cgroup v1: memory/…/memory.limit_in_bytes on the memory controller's line; 2^63 is no limit") {
+TEST_CASE("cgroup v1: memory/…/memory.limit_in_bytes on the memory controller's line, 2^63 is no limit") {
   ScratchDirectory root;
   const std::filesystem::path base = root.path();
   const std::string self = "9:cpu,cpuacct:/a\n4:memory:/docker/abc\n0::/\n";

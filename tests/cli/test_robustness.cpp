@@ -352,7 +352,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the memory budget covers the n-vectors and says how it is split; a job that cannot fit is refused up front") {
+    "the memory budget covers the n-vectors and says how it is split, and a job that cannot fit is refused up front") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 20000 --seed 3 -q -o " + quote(train)).exit_code == 0);

@@ -159,12 +159,12 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "mpirun -np 2, 3 fit the single process's SR model and greedy bases (sgma, mpgp, sggp), the sums of their passes "
-    "added over the ranks") {
+    "mpirun -np 2, 3 fit the single process's sparse models (sd, sr, nystrom on a random basis, and the "
+    "greedy bases of sgma, mpgp, sggp), the sums of their passes added over the ranks") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 2000 --seed 7 -q -o " + quote(train)).exit_code == 0);
-  for (const char* method : {"sr", "sgma", "mpgp", "sggp"}) {
+  for (const std::string method : {"sd", "sr", "nystrom", "sgma", "mpgp", "sggp"}) {
     CAPTURE(method);
     const std::string common = kHyper + " --model " + method + " --basis 60 --force -q";
     const std::string alone = directory.file("alone.h5");
@@ -190,6 +190,16 @@ TEST_CASE(
         difference = std::max(difference, std::abs(reference.weights[k] - distributed.weights[k]));
       }
       CHECK(difference <= 1e-8 * largest);
+      // Nyström's weights of every training row, gathered from the ranks.
+      REQUIRE(distributed.training_weights.size() == reference.training_weights.size());
+      double largest_weight = 0.0, weight_difference = 0.0;
+      for (std::size_t k = 0; k < reference.training_weights.size(); ++k) {
+        largest_weight = std::max(largest_weight, std::abs(reference.training_weights[k]));
+        weight_difference =
+            std::max(weight_difference, std::abs(reference.training_weights[k] - distributed.training_weights[k]));
+      }
+      CHECK(weight_difference <= 1e-8 * largest_weight);
+      CHECK((method == "nystrom") == !reference.training_weights.empty());
     }
   }
 }

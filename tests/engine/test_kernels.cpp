@@ -354,7 +354,7 @@ TEST_CASE("with a disk tier, columns evicted from RAM are read back from it inst
 }
 
 TEST_CASE(
-    "a column the disk tier cannot give back is computed again with a warning; repeated failures retire the tier") {
+    "a column the disk tier cannot give back is computed again with a warning, and repeated failures retire the tier") {
   const Problem p = make_problem(300, 8, 31);
   const std::size_t n = p.rows();
   const auto kernel = make_kernel(every_kernel(8).front(), 8);

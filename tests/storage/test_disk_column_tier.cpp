@@ -100,7 +100,7 @@ TEST_CASE("the disk tier gives back what was written, bit for bit, from its queu
   }
 }
 
-TEST_CASE("the disk tier's write queue takes a bounded share of the budget; what it refuses is not kept, the rest is") {
+TEST_CASE("the disk tier's write queue takes a bounded share of the budget: what it refuses is not kept, the rest is") {
   ScratchDirectory directory;
   constexpr std::size_t kRows = 1 << 16;  // 512 KiB columns
   MemoryBudget budget(std::size_t{4} << 20);
