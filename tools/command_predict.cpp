@@ -300,8 +300,8 @@ Predictions predict_transductively(Context& context, const PredictOptions& optio
 Predictions predict_by_committee(Context& context, const PredictOptions& options, const TestSet& test,
                                  const ModelDescription& model_description, TrainingRows& training) {
   const std::unique_ptr<Kernel> kernel = make_kernel(model_description.hyperparameters, model_description.columns);
-  KernelMatrix kernel_matrix(context, training.rows(), *kernel);
-  const std::vector<double> y = read_all_targets(training.rows());
+  KernelMatrix kernel_matrix(context, training.rows(), training.partition(), *kernel);
+  const std::vector<double> y = read_all_targets(training.rows());  // this rank's
   const ContextInterrupts interrupts(context);
   ProgressLine progress(!options.quiet);
   ProgressLineObserver observer(progress, "bcm", 0.0, "", 0, "steps (k-means passes, then modules)");
@@ -404,7 +404,14 @@ Predictor load_predictor(Context& context, const PredictOptions& options) {
       throw UsageError(
           fmt::format("--modules {} is more than the {} training rows", options.committee.modules, dataset.rows));
     }
-    predictor.training = open_training_rows(data_path, model_description.standardisation, context);
+    // The committee's rows are partitioned among the ranks of a distributed run.
+    const Communicator& ranks = context.communicator();
+    predictor.training = open_training_rows(data_path, model_description.standardisation, context,
+                                            {.vectors_per_row = 1,
+                                             .expected_fingerprint = {},
+                                             .expected_by = {},
+                                             .rank = ranks.rank(),
+                                             .ranks = ranks.size()});
     model_description.columns = dataset.columns;
     model_description.feature_names = dataset.feature_names;
     model_description.target_name = dataset.target_name;
@@ -562,10 +569,12 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   validate(options, values);
   const bool distributed = ranks.size() > 1;
   if (distributed) {
-    // A dense model's passes over X are what the ranks share; a sparse model predicts from its basis.
-    if (options.transductive() || model_type_of(options.model) == "sparse") {
+    // A dense model's passes over X, and the committee's modules, are what the ranks share; a sparse model
+    // predicts from its basis.
+    if ((options.transductive() && !options.committee_machine()) ||
+        (!options.transductive() && model_type_of(options.model) == "sparse")) {
       throw UsageError(
-          "on several ranks predict runs dense models (means and variances): a sparse, srm-trans or bcm model "
+          "on several ranks predict runs dense models (means and variances) and the bcm: a sparse or srm-trans model "
           "predicts in one process: run it without mpirun");
     }
     if (!ranks.is_root()) options.quiet = true;

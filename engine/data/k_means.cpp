@@ -1,5 +1,7 @@
 #include "engine/data/k_means.h"
 
+#include "engine/data/partitioned_rows.h"
+
 #include "engine/core/work_progress.h"
 
 #include "engine/core/error.h"
@@ -83,30 +85,35 @@ std::vector<double> seed_centres(const std::vector<double>& sample, std::size_t 
 }  // namespace
 
 KMeansResult k_means(Context& context, RowSource& rows, const KMeansOptions& options) {
-  const std::size_t n = rows.rows(), d = rows.columns(), k = options.clusters;
+  return k_means(context, rows, RowPartition::whole(rows.rows()), options);
+}
+
+KMeansResult k_means(Context& context, RowSource& rows, const RowPartition& partition, const KMeansOptions& options) {
+  Communicator& ranks = context.communicator();
+  const std::size_t n = partition.global_rows, own = rows.rows(), d = rows.columns(), k = options.clusters;
   GPSTREAM_CHECK(k > 0 && k <= n, "k-means needs 1 to {} clusters (the rows), not {}", n, k);
   GPSTREAM_CHECK(k <= std::numeric_limits<std::uint32_t>::max(), "k-means supports at most 2^32 clusters");
   std::mt19937_64 random(options.seed);
   const std::size_t sample_size = std::min(n, std::max<std::size_t>(10000, checked_multiply(k, 20)));
   const std::vector<std::size_t> sample_rows = random_row_subset(n, sample_size, options.seed);
-  std::vector<double> sample(checked_multiply(sample_size, d));
-  rows.gather_rows(sample_rows, sample.data(), nullptr);
+  std::vector<double> sample;
+  collect_partitioned_rows(ranks, rows, partition, sample_rows, sample);  // from their owners
 
   KMeansResult result;
   result.centres = seed_centres(sample, sample_size, d, k, random);
-  result.labels.assign(n, std::numeric_limits<std::uint32_t>::max());
-  std::vector<double> block(checked_multiply(std::min(kBlockRows, n), d)), products, distances(kBlockRows);
+  result.labels.assign(own, std::numeric_limits<std::uint32_t>::max());
+  std::vector<double> block(checked_multiply(std::min(kBlockRows, own), d)), products, distances(kBlockRows);
   std::vector<std::uint32_t> labels(kBlockRows);
   WorkProgress progress(context, std::max<std::size_t>(options.max_passes, 1));
   for (std::size_t pass = 0; pass < std::max<std::size_t>(options.max_passes, 1); ++pass) {
     progress.throw_if_stopped("k-means");
     const std::vector<double> norms = squared_norms(result.centres, k, d);
     std::vector<double> sums(k * d, 0.0);
-    std::vector<std::size_t> counts(k, 0);
-    std::size_t changed = 0;
+    std::vector<std::uint64_t> counts(k + 1, 0);  // and the rows that changed cluster
+    std::uint64_t& changed = counts[k];
     result.inertia = 0.0;
-    for (std::size_t first = 0; first < n; first += kBlockRows) {
-      const std::size_t count = std::min(kBlockRows, n - first);
+    for (std::size_t first = 0; first < own; first += kBlockRows) {
+      const std::size_t count = std::min(kBlockRows, own - first);
       rows.read_rows(first, count, block.data(), nullptr);
       assign(block.data(), count, d, result.centres, norms, products, labels.data(), distances.data());
       for (std::size_t i = 0; i < count; ++i) {
@@ -118,6 +125,10 @@ KMeansResult k_means(Context& context, RowSource& rows, const KMeansOptions& opt
         for (std::size_t l = 0; l < d; ++l) sums[label * d + l] += block[i * d + l];
       }
     }
+    // Distributed: the sums over every rank's rows.
+    ranks.sum(sums);
+    ranks.sum(counts);
+    ranks.sum(std::span(&result.inertia, 1));
     result.passes = pass + 1;
     IterationReport report;
     report.objective = result.inertia;

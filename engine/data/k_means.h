@@ -9,6 +9,7 @@
 #pragma once
 
 #include "engine/core/context.h"
+#include "engine/data/row_partition.h"
 #include "engine/data/row_source.h"
 
 #include <cstdint>
@@ -24,7 +25,7 @@ struct KMeansOptions {
 
 struct KMeansResult {
   std::vector<double> centres;        // k×d, row-major
-  std::vector<std::uint32_t> labels;  // n, the cluster of each row
+  std::vector<std::uint32_t> labels;  // the cluster of each row of the source
   std::size_t passes = 0;
   double inertia = 0.0;  // Σ squared distance of each row to its centre
 };
@@ -32,6 +33,10 @@ struct KMeansResult {
 // One progress report per Lloyd pass to the Context's observers; throws
 // Cancelled at its stop request.
 KMeansResult k_means(Context& context, RowSource& rows, const KMeansOptions& options);
+// The same over rows partitioned among the ranks of the Context's
+// communicator: `rows` are this rank's (`partition`), the centres and
+// statistics come from every rank's sums, and labels cover this rank's rows.
+KMeansResult k_means(Context& context, RowSource& rows, const RowPartition& partition, const KMeansOptions& options);
 
 // The clusters as lists of row indices (ascending), without empty ones; a
 // cluster of more than 2 × `target_size` rows is cut into consecutive parts

@@ -1,6 +1,9 @@
 #include "engine/data/partitioned_rows.h"
 
 #include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+
+#include <algorithm>
 
 #include <vector>
 
@@ -30,6 +33,39 @@ void PartitionedRows::do_gather_rows(std::span<const std::size_t> indices, doubl
   std::vector<std::size_t> shifted(indices.begin(), indices.end());
   for (std::size_t& index : shifted) index += partition_.first;
   all_.gather_rows(shifted, x, y);
+}
+
+std::vector<std::size_t> owned_local_rows(const RowPartition& partition, std::span<const std::size_t> indices) {
+  std::vector<std::size_t> local;
+  for (const std::size_t index : indices) {
+    if (partition.owns(index)) local.push_back(partition.local(index));
+  }
+  return local;
+}
+
+void collect_partitioned_rows(Communicator& ranks, RowSource& rows, const RowPartition& partition,
+                              std::span<const std::size_t> indices, std::vector<double>& out,
+                              std::vector<double>* owned) {
+  const std::size_t d = rows.columns();
+  std::vector<double> read;
+  if (owned == nullptr) {
+    const std::vector<std::size_t> local = owned_local_rows(partition, indices);
+    read.resize(checked_multiply(local.size(), d));
+    rows.gather_rows(local, read.data(), nullptr);
+    owned = &read;
+  }
+  if (partition.count == partition.global_rows) {
+    out = std::move(*owned);  // every row is owned, in order
+    return;
+  }
+  out.assign(checked_multiply(indices.size(), d), 0.0);
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (!partition.owns(indices[k])) continue;
+    std::copy_n(owned->data() + next * d, d, out.data() + k * d);
+    ++next;
+  }
+  ranks.sum(out);
 }
 
 }  // namespace gpstream

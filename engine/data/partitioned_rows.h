@@ -2,8 +2,12 @@
 // their own — its row i is row partition.first + i of the whole source.
 #pragma once
 
+#include "engine/core/communicator.h"
 #include "engine/data/row_partition.h"
 #include "engine/data/row_source.h"
+
+#include <span>
+#include <vector>
 
 namespace gpstream {
 
@@ -27,5 +31,16 @@ class PartitionedRows final : public RowSource {
   RowSource& all_;
   RowPartition partition_;
 };
+
+// Rows `indices` (numbered over all n) into `out` (|indices|×d) on every
+// rank: each rank reads those of `rows` (its partition's) it owns, one
+// all-reduce shares them (exact: one owner per value). `owned`, when given,
+// holds the owned ones already, in order. In a single process, a gather.
+void collect_partitioned_rows(Communicator& ranks, RowSource& rows, const RowPartition& partition,
+                              std::span<const std::size_t> indices, std::vector<double>& out,
+                              std::vector<double>* owned = nullptr);
+
+// The local row numbers of the rows of `indices` this rank owns, in their order.
+std::vector<std::size_t> owned_local_rows(const RowPartition& partition, std::span<const std::size_t> indices);
 
 }  // namespace gpstream

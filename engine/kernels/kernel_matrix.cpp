@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/data/partitioned_rows.h"
 
 #include <cblas.h>
 #include <tbb/blocked_range.h>
@@ -202,26 +203,9 @@ void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double
 }
 
 void KernelMatrix::collect_rows(std::span<const std::size_t> indices, std::vector<double>& out, RowCapture* capture) {
-  const std::size_t d = rows_.columns();
-  std::vector<std::size_t> positions, local;
-  for (std::size_t k = 0; k < indices.size(); ++k) {
-    if (!partition_.owns(indices[k])) continue;
-    positions.push_back(k);
-    local.push_back(partition_.local(indices[k]));
-  }
   std::vector<double> owned;
-  if (capture == nullptr || !capture->take(local, owned)) {
-    owned.resize(checked_multiply(local.size(), d));
-    rows_.gather_rows(local, owned.data(), nullptr);
-  }
-  if (!distributed()) {
-    out = std::move(owned);  // every row is owned, in order
-    return;
-  }
-  out.assign(checked_multiply(indices.size(), d), 0.0);
-  for (std::size_t q = 0; q < positions.size(); ++q)
-    std::copy_n(owned.data() + q * d, d, out.data() + positions[q] * d);
-  context_.communicator().sum(out);
+  const bool captured = capture != nullptr && capture->take(owned_local_rows(partition_, indices), owned);
+  collect_partitioned_rows(context_.communicator(), rows_, partition_, indices, out, captured ? &owned : nullptr);
 }
 
 std::vector<double> KernelMatrix::collect_values(std::span<const std::size_t> indices, std::span<const double> local,

@@ -1,6 +1,7 @@
 #include "engine/solvers/block_coordinate_descent.h"
 
 #include "engine/core/error.h"
+#include "engine/data/partitioned_rows.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/linalg/cholesky.h"
 
@@ -79,16 +80,6 @@ std::size_t best_first_variable(const SelectionContext& context) {
   return context.kernel.context().communicator().max_location(best.value, partition.first + best.index).second;
 }
 
-// The local row numbers of the rows of `indices` (numbered over all n) this
-// rank owns, in their order (what a capture of the next pass asks for).
-std::vector<std::size_t> owned_rows(const RowPartition& partition, std::span<const std::size_t> indices) {
-  std::vector<std::size_t> local;
-  for (const std::size_t index : indices) {
-    if (partition.owns(index)) local.push_back(partition.local(index));
-  }
-  return local;
-}
-
 // Values of the variables `indices` (numbered over all n), `width` per
 // variable, from the ranks that own them: fill(local row, out) writes the
 // `width` values of each owned variable, in order, every other value is
@@ -122,8 +113,8 @@ void collect_variables(const SelectionContext& context, std::span<const std::siz
   KernelMatrix& kernel = context.kernel;
   const RowPartition& partition = kernel.partition();
   const std::size_t d = kernel.rows().columns(), r = context.columns, count = indices.size();
-  const std::vector<std::size_t> local = owned_rows(partition, indices.first(captured));
-  const std::vector<std::size_t> rest_local = owned_rows(partition, indices.subspan(captured));
+  const std::vector<std::size_t> local = owned_local_rows(partition, indices.first(captured));
+  const std::vector<std::size_t> rest_local = owned_local_rows(partition, indices.subspan(captured));
   std::vector<double> owned, rest;
   if (capture == nullptr || !capture->take(local, owned)) gather(kernel.rows(), local, owned);
   gather(kernel.rows(), rest_local, rest);
@@ -243,7 +234,7 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
   if (kernel.streams_rows()) {
     std::mt19937_64 ahead = context.random;
     draw_candidates(ahead, n, draw_count, next_draws_);
-    next_pool_.request(owned_rows(kernel.partition(), next_draws_), d);
+    next_pool_.request(owned_local_rows(kernel.partition(), next_draws_), d);
     kernel.capture_during_next_pass(next_pool_);
   }
 
@@ -403,7 +394,7 @@ void CyclicSelection::select(SelectionContext& context, ActiveSet& out) {
   context.kernel.collect_rows(out.indices, out.rows, &next_rows_);
   if (context.kernel.streams_rows()) {  // the next block is known: this iteration's pass brings its rows
     block_at(next, next_indices_);
-    next_rows_.request(owned_rows(context.kernel.partition(), next_indices_), context.kernel.rows().columns());
+    next_rows_.request(owned_local_rows(context.kernel.partition(), next_indices_), context.kernel.rows().columns());
     context.kernel.capture_during_next_pass(next_rows_);
   }
 }

@@ -66,6 +66,8 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
     weighted_sums[b].assign(block_size(b), 0.0);
   }
 
+  // Distributed: module i is rank i mod P's; every rank takes part in collecting each module's rows.
+  Communicator& ranks = training.context().communicator();
   WorkProgress progress(training.context(), modules.size());
   for (std::size_t module = 0; module < modules.size(); ++module) {
     progress.throw_if_stopped("the committee machine");
@@ -74,16 +76,16 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
     const std::size_t size = rows.size();
     GPSTREAM_CHECK(size > 0, "module {} is empty", module);
     // The module's exact GP: K̄_i = L_i L_iᵀ, α_i = K̄_i⁻¹ y_i.
-    std::vector<double> x(checked_multiply(size, d));
-    training.rows().gather_rows(rows, x.data(), nullptr);
+    std::vector<double> x;
+    training.collect_rows(rows, x);
+    std::vector<double> alpha = training.collect_values(rows, y);
+    if (module % ranks.size() != ranks.rank()) continue;
     PreparedRows prepared;
     kernel.prepare(x.data(), size, prepared);
     std::vector<double> factor(checked_multiply(size, size));
     kernel.evaluate(prepared, prepared, factor.data());
     for (std::size_t i = 0; i < size; ++i) factor[i * size + i] += noise;
     cholesky_factor(factor.data(), size, "a BCM module's K + sigma^2 I");
-    std::vector<double> alpha(size);
-    for (std::size_t i = 0; i < size; ++i) alpha[i] = y[rows[i]];
     cholesky_solve(factor.data(), size, alpha.data(), 1);
     training.count_kernel_evaluations(checked_multiply(size, size));
 
@@ -110,6 +112,14 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
     }
   }
 
+  // Every rank's modules' sums.
+  for (std::size_t b = 0; b < blocks; ++b) {
+    ranks.sum(precision_sums[b]);
+    ranks.sum(weighted_sums[b]);
+  }
+  std::uint64_t extra_jitter = prediction.extra_jitter;
+  ranks.sum(std::span(&extra_jitter, 1));
+  prediction.extra_jitter = extra_jitter;
   // C⁻¹ = Σ C_i⁻¹ − (M − 1) K_**⁻¹; E = C Σ C_i⁻¹E_i.
   const double others = static_cast<double>(modules.size() - 1);
   for (std::size_t b = 0; b < blocks; ++b) {
@@ -142,7 +152,7 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
 
 CommitteePrediction predict_by_committee(KernelMatrix& training, std::span<const double> y, const double* test_rows,
                                          std::size_t count, const CommitteeOptions& options, bool with_variance) {
-  const std::size_t n = training.size();
+  const std::size_t n = training.partition().global_rows;
   GPSTREAM_CHECK(options.modules > 0 || options.module_size > 0, "the committee's module size must be at least 1");
   const std::size_t clusters =
       options.modules > 0 ? options.modules : (n + options.module_size - 1) / options.module_size;
@@ -150,8 +160,17 @@ CommitteePrediction predict_by_committee(KernelMatrix& training, std::span<const
   const std::size_t target_size = (n + clusters - 1) / clusters;
   const std::size_t block = options.query_block > 0 ? options.query_block : target_size;
   const KMeansResult clustering =
-      k_means(training.context(), training.rows(), {.clusters = clusters, .seed = options.seed});
-  const std::vector<std::vector<std::size_t>> modules = clusters_as_modules(clustering.labels, clusters, target_size);
+      k_means(training.context(), training.rows(), training.partition(), {.clusters = clusters, .seed = options.seed});
+  // Distributed: every rank's labels, in row order, so that every rank forms the same modules.
+  std::vector<std::uint32_t> labels = clustering.labels;
+  Communicator& ranks = training.context().communicator();
+  if (ranks.size() > 1) {
+    const std::vector<double> all = ranks.all_gather(std::vector<double>(labels.begin(), labels.end()));
+    labels.resize(all.size());
+    std::transform(all.begin(), all.end(), labels.begin(),
+                   [](double label) { return static_cast<std::uint32_t>(label); });
+  }
+  const std::vector<std::vector<std::size_t>> modules = clusters_as_modules(labels, clusters, target_size);
   std::size_t smallest = n, largest = 0;
   for (const auto& module : modules)
     smallest = std::min(smallest, module.size()), largest = std::max(largest, module.size());

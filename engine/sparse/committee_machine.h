@@ -13,6 +13,11 @@
 // one module's factor plus t × block doubles for the accumulators. K_** and
 // every C_i carry a jitter of basis_resolution(h).jitter (the same in both, so the
 // combination stays consistent); a C_i that needs more is counted.
+//
+// Distributed (training rows partitioned among ranks): the k-means sums are
+// all-reduced, module i is rank i mod P's (its rows and y collected from
+// their owners), and the ranks' Σ C_i⁻¹ and Σ C_i⁻¹E_i are added before the
+// combination, which every rank then makes alike.
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"
