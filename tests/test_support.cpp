@@ -48,11 +48,11 @@ std::string read_file(const std::string& path) {
   return contents.str();
 }
 
-CommandResult run_gpstream(const std::string& arguments, const std::string& stdin_path) {
+CommandResult run_command(const std::string& command_line, const std::string& stdin_path) {
   ScratchDirectory capture;
   const std::string out = capture.file("out");
   const std::string err = capture.file("err");
-  std::string command = std::string("'") + GPSTREAM_BINARY + "' " + arguments + " >'" + out + "' 2>'" + err + "'";
+  std::string command = command_line + " >'" + out + "' 2>'" + err + "'";
   command += stdin_path.empty() ? " </dev/null" : " <'" + stdin_path + "'";
   const int status = std::system(command.c_str());
   CommandResult result;
@@ -60,6 +60,10 @@ CommandResult run_gpstream(const std::string& arguments, const std::string& stdi
   result.out = read_file(out);
   result.err = read_file(err);
   return result;
+}
+
+CommandResult run_gpstream(const std::string& arguments, const std::string& stdin_path) {
+  return run_command(std::string("'") + GPSTREAM_BINARY + "' " + arguments, stdin_path);
 }
 
 pid_t spawn_gpstream(const std::vector<std::string>& arguments, const std::string& stderr_path) {

@@ -40,6 +40,9 @@ struct CommandResult {
   std::string err;
 };
 
+// Runs a /bin/sh command line with its stdout and stderr captured (stdin
+// from `stdin_path`, or /dev/null).
+CommandResult run_command(const std::string& command_line, const std::string& stdin_path = "");
 // Runs `gpstream <arguments>` (arguments are passed to /bin/sh as written)
 // with standard input from `stdin_path` when given.
 CommandResult run_gpstream(const std::string& arguments, const std::string& stdin_path = "");

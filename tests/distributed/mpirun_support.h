@@ -3,9 +3,6 @@
 
 #include "test_support.h"
 
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,17 +11,8 @@ namespace gpstream::testing {
 
 // gpstream on `ranks` ranks (oversubscribed: CI has two cores; as root where CI runs as root).
 inline CommandResult run_on_ranks(std::size_t ranks, const std::string& arguments) {
-  ScratchDirectory capture;
-  const std::string out = capture.file("out"), err = capture.file("err");
-  const std::string command =
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" MPIRUN "' --oversubscribe -np " +
-      std::to_string(ranks) + " '" GPSTREAM_BINARY "' " + arguments + " >'" + out + "' 2>'" + err + "' </dev/null";
-  const int status = std::system(command.c_str());
-  CommandResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = read_file(out);
-  result.err = read_file(err);
-  return result;
+  return run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" MPIRUN "' --oversubscribe -np " +
+                     std::to_string(ranks) + " '" GPSTREAM_BINARY "' " + arguments);
 }
 
 // Column k of a CSV file with a header (a prediction file: 0 the means, 1 the variances).
