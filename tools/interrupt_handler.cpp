@@ -22,11 +22,15 @@ InterruptHandler::InterruptHandler(StopFlag& flag) {
   StopFlag* expected = nullptr;
   GPSTREAM_CHECK(active_flag.compare_exchange_strong(expected, &flag), "only one InterruptHandler may be active");
   // SIGHUP too: a closed terminal must leave a checkpoint like Ctrl-C does.
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, request_stop);
+  struct sigaction stop = {};
+  stop.sa_handler = request_stop;
+  sigemptyset(&stop.sa_mask);
+  for (std::size_t k = 0; k < kSignals.size(); ++k) sigaction(kSignals[k], &stop, &previous_[k]);
 }
 
 InterruptHandler::~InterruptHandler() {
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, SIG_DFL);
+  // The handlers from before (the default in the command line, Python's KeyboardInterrupt in the module).
+  for (std::size_t k = 0; k < kSignals.size(); ++k) sigaction(kSignals[k], &previous_[k], nullptr);
   active_flag.store(nullptr);
 }
 

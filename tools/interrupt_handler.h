@@ -1,10 +1,16 @@
 // InterruptHandler: while alive, SIGINT and SIGTERM ask the running work to
 // stop (through a StopFlag) instead of killing the process, so that it can
 // remove partial outputs or write a checkpoint. A second signal kills at once.
+// The handlers from before come back when it goes (the Python module runs
+// commands inside an interpreter that has its own).
 #pragma once
 
 #include "engine/core/context.h"
 #include "engine/core/stop_flag.h"
+
+#include <signal.h>
+
+#include <array>
 
 namespace gpstream::cli {
 
@@ -14,6 +20,10 @@ class InterruptHandler {
   ~InterruptHandler();
   InterruptHandler(const InterruptHandler&) = delete;
   InterruptHandler& operator=(const InterruptHandler&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> previous_{};  // restored when the handler goes
 };
 
 // While alive, those signals ask the work running in `context` to stop (its stop request).

@@ -1,0 +1,273 @@
+"""GaussianProcessRegressor: a scikit-learn estimator over gpstream's engine.
+
+Arrays are written once to a gpstream dataset (HDF5) in a private work
+directory, which the model refers to; an HDF5 file (`fit("train.h5")` or
+`fit_file`) is used where it is, streamed in blocks when it does not fit
+`memory`. Training and prediction are `gpstream train` and `gpstream
+predict`, run in this process: the same model files as the command line.
+"""
+import os
+import shutil
+import tempfile
+import weakref
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from . import _gpstream
+from ._commands import run
+
+_DENSE_SOLVERS = ("gbcd", "bcd-cyclic", "bcd-gradient", "cg", "smo", "cholesky")
+_SPARSE_MODELS = ("sd", "sr", "sgma", "mpgp", "sggp", "nystrom", "cholqr", "online")
+_ISOTROPIC_KERNELS = ("se", "exponential")
+
+
+class _WorkDirectory:
+    """A directory for the estimator's files, removed with the estimator."""
+
+    def __init__(self, parent=None):
+        self.path = tempfile.mkdtemp(prefix="gpstream-", dir=parent)
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
+
+    def file(self, name):
+        return os.path.join(self.path, name)
+
+
+class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
+    """Gaussian-process regression, exact (dense solvers) or sparse.
+
+    Parameters
+    ----------
+    solver : {'gbcd', 'bcd-cyclic', 'bcd-gradient', 'cg', 'smo', 'cholesky'}
+        The solver of (K + noise_variance I) alpha = y for model='exact'.
+    model : {'exact', 'sd', 'sr', 'sgma', 'mpgp', 'sggp', 'nystrom', 'cholqr', 'online'}
+        The exact GP, or a sparse model on `basis_size` basis rows.
+    kernel : {'se-ard', 'se', 'matern52', 'exponential', 'hik'}
+    length_scale : float or array of n_features floats
+        One per input for ARD kernels (a float is used for every input).
+    signal_variance, noise_variance : float
+        s^2 and sigma^2, in the units of the standardised targets when
+        `standardise` (the default), as `gpstream train` takes them.
+    optimizer : {'lbfgs', None}
+        'lbfgs' learns the hyperparameters by marginal likelihood on a random
+        subset first (as `gpstream hyper` does), starting from the ones given.
+    basis_size : int
+        Sparse models: the basis size m.
+    standardise : bool
+        Standardise inputs and targets with the training data's statistics.
+    tol : float
+        Dense solvers: stop when max |K alpha - y| <= tol (standardised units).
+    max_iter : int or None
+        The most iterations (None: until `tol`).
+    memory : str or None
+        Memory budget, e.g. '512M', '8G' (None: 3/4 of the RAM). Data larger
+        than it are streamed from their file.
+    n_jobs : int or None
+        Threads (None or -1: every core).
+    random_state : int or None
+        Seed of every random choice (None: gpstream's default, 1).
+    verbose : bool
+        Progress and a summary on stderr.
+    checkpoint : path or None
+        Write a checkpoint there (every 60 s, at the end, and on Ctrl-C).
+    resume : path or None
+        Continue the job of this checkpoint instead of starting one (its
+        configuration, data and stopping rule are the checkpoint's).
+    work_dir : path or None
+        Where the estimator keeps its files (default: a temporary directory,
+        removed with the estimator).
+
+    Attributes
+    ----------
+    model_path_ : str, the fitted model file (as `gpstream train` writes it)
+    alpha_ : ndarray, the weights (dense: one per training row; sparse: one per basis row)
+    length_scale_, signal_variance_, noise_variance_ : the hyperparameters used
+    n_iter_ : int, iterations of the solver
+    n_features_in_, feature_names_in_ : as scikit-learn's
+    """
+
+    def __init__(
+        self,
+        solver="gbcd",
+        model="exact",
+        kernel="se-ard",
+        length_scale=1.0,
+        signal_variance=1.0,
+        noise_variance=0.1,
+        optimizer=None,
+        basis_size=1000,
+        standardise=True,
+        tol=1e-4,
+        max_iter=None,
+        memory=None,
+        n_jobs=None,
+        random_state=None,
+        verbose=False,
+        checkpoint=None,
+        resume=None,
+        work_dir=None,
+    ):
+        self.solver = solver
+        self.model = model
+        self.kernel = kernel
+        self.length_scale = length_scale
+        self.signal_variance = signal_variance
+        self.noise_variance = noise_variance
+        self.optimizer = optimizer
+        self.basis_size = basis_size
+        self.standardise = standardise
+        self.tol = tol
+        self.max_iter = max_iter
+        self.memory = memory
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.checkpoint = checkpoint
+        self.resume = resume
+        self.work_dir = work_dir
+
+    # ---- fitting
+
+    def fit(self, X, y=None):
+        """Fits to arrays X (n_samples, n_features) and y (n_samples,), or to
+        a gpstream dataset file when X is a path (y is then not given)."""
+        if isinstance(X, (str, os.PathLike)):
+            if y is not None:
+                raise ValueError("fit(path) reads y from the dataset: do not give y")
+            return self.fit_file(X)
+        X, y = self._validate_data(X, y, y_numeric=True, dtype=np.float64)
+        if X.shape[0] < 2:
+            raise ValueError(f"n_samples={X.shape[0]}: a Gaussian process needs at least 2 training rows")
+        names = list(map(str, getattr(self, "feature_names_in_", [f"x{k + 1}" for k in range(X.shape[1])])))
+        self._work = _WorkDirectory(self.work_dir)
+        data = self._work.file("train.h5")
+        _gpstream.write_dataset(data, X, y, names, "y", overwrite=True)
+        return self._train(data)
+
+    def fit_file(self, path):
+        """Fits to a gpstream dataset (from `gpstream convert` or
+        `gpstream.convert`) where it is: rows are streamed in blocks when the
+        file does not fit `memory`."""
+        path = os.path.abspath(os.fspath(path))
+        dataset = _gpstream.describe_dataset(path)
+        self.n_features_in_ = dataset["columns"]
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self._work = _WorkDirectory(self.work_dir)
+        return self._train(path)
+
+    def _train(self, data):
+        model_path = self._work.file("model.h5")
+        args = ["train"]
+        if self.resume is not None:
+            args += ["--resume", self.resume]
+        else:
+            args += [data] + self._training_options(self.n_features_in_)
+        args += ["-o", model_path, "--force"] + self._compute_options()
+        if self.checkpoint is not None:
+            args += ["--checkpoint", self.checkpoint]
+        run(*args)
+        self._set_fitted(model_path, data)
+        return self
+
+    def _training_options(self, columns):
+        if self.model == "exact":
+            if self.solver not in _DENSE_SOLVERS:
+                raise ValueError(f"solver={self.solver!r}: choose one of {', '.join(_DENSE_SOLVERS)}")
+            args = ["--solver", self.solver, "--tol", repr(float(self.tol))]
+        elif self.model in _SPARSE_MODELS:
+            args = ["--model", self.model, "--basis", int(self.basis_size)]
+        else:
+            raise ValueError(f"model={self.model!r}: choose 'exact' or one of {', '.join(_SPARSE_MODELS)}")
+        scales = np.atleast_1d(np.asarray(self.length_scale, dtype=np.float64))
+        if scales.size == 1 and self.kernel not in _ISOTROPIC_KERNELS:
+            scales = np.repeat(scales, columns)
+        args += ["--kernel", self.kernel, "--lengthscales", ",".join(repr(float(s)) for s in scales)]
+        args += ["--signal-var", repr(float(self.signal_variance)), "--noise-var", repr(float(self.noise_variance))]
+        if self.optimizer == "lbfgs":
+            args.append("--learn-hyper")
+        elif self.optimizer is not None:
+            raise ValueError(f"optimizer={self.optimizer!r}: choose 'lbfgs' or None")
+        if not self.standardise:
+            args.append("--no-standardise")
+        if self.max_iter is not None:
+            args += ["--max-iter", int(self.max_iter)]
+        if self.random_state is not None:
+            args += ["--seed", int(self.random_state)]
+        return args
+
+    def _compute_options(self):
+        args = [] if self.verbose else ["-q"]
+        if self.memory is not None:
+            args += ["--memory", self.memory]
+        if self.n_jobs is not None and self.n_jobs != -1:
+            if self.n_jobs < 1:
+                raise ValueError(f"n_jobs={self.n_jobs}: give a positive number of threads, or -1 for all cores")
+            args += ["--threads", int(self.n_jobs)]
+        return args
+
+    def _set_fitted(self, model_path, data):
+        saved = _gpstream.read_model(model_path)
+        self.model_path_ = model_path
+        self.training_data_ = data
+        self.model_type_ = saved["type"]
+        self.alpha_ = np.asarray(saved["alpha"] if saved["type"] == "dense" else saved["weights"])
+        self.length_scale_ = np.asarray(saved["length_scale"])
+        self.signal_variance_ = saved["signal_variance"]
+        self.noise_variance_ = saved["noise_variance"]
+        self.n_iter_ = saved["iterations"]
+        self._model_features = saved["feature_names"]
+        self.n_features_in_ = saved["columns"]
+
+    # ---- prediction
+
+    def predict(self, X, return_std=False, return_cov=False):
+        """The predictive mean; with return_std, also the standard deviation
+        of a new observation y* (noise included), as scikit-learn's with a
+        WhiteKernel. return_cov is not offered: gpstream's variances are
+        per row (the full test covariance would be n_test^2)."""
+        if return_cov:
+            raise NotImplementedError("gpstream predicts per-row variances: use return_std=True")
+        check_is_fitted(self, "model_path_")
+        X = self._validate_data(X, reset=False, dtype=np.float64)
+        inputs, output = self._work.file("inputs.csv"), self._work.file("predictions.csv")
+        np.savetxt(inputs, X, delimiter=",", fmt="%.17g", header=",".join(self._model_features), comments="")
+        args = ["predict", self.model_path_, inputs, "-o", output, "--force"] + self._compute_options()
+        if self.model_type_ == "dense" or self.model == "nystrom":
+            args += ["--data", self.training_data_]
+        if return_std:
+            args.append("--variance")
+        run(*args)
+        columns = np.loadtxt(output, delimiter=",", skiprows=1, ndmin=2)
+        if return_std:
+            return columns[:, 0], columns[:, 2]
+        return columns[:, 0]
+
+    # ---- files
+
+    def save(self, path):
+        """Writes the model as `gpstream train` does (PATH), and the training
+        data it predicts from, when they are the estimator's, beside it
+        (PATH.data.h5): `gpstream predict PATH INPUTS --data PATH.data.h5`."""
+        check_is_fitted(self, "model_path_")
+        path = os.fspath(path)
+        shutil.copyfile(self.model_path_, path)
+        if self.training_data_.startswith(self._work.path):
+            shutil.copyfile(self.training_data_, path + ".data.h5")
+
+    @classmethod
+    def load(cls, path, **params):
+        """An estimator fitted to the model at PATH (written by save() or by
+        `gpstream train`); its training data from PATH.data.h5 when there, else
+        where the model says."""
+        path = os.path.abspath(os.fspath(path))
+        estimator = cls(**params)
+        estimator._work = _WorkDirectory(estimator.work_dir)
+        saved = _gpstream.read_model(path)
+        data = path + ".data.h5" if os.path.exists(path + ".data.h5") else saved["dataset_path"]
+        estimator._set_fitted(path, data)
+        return estimator
+
+    def _more_tags(self):
+        return {"requires_y": True}
