@@ -1,0 +1,171 @@
+"""gpstream.GaussianProcessRegressor against exact references: scikit-learn's
+exact GP, the command line on the same model files, and itself with the
+data larger than its memory budget."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process import GaussianProcessRegressor as ScikitLearnGP
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+import gpstream
+from gpstream import _gpstream
+
+FRIEDMAN1_SCALES = "1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4"
+
+
+def problem(n, d=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, (n, d))
+    return X, np.sin(X[:, 0]) * np.cos(X[:, 1] / 2) + 0.1 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("solver", ["cholesky", "gbcd", "cg"])
+def test_mean_and_std_equal_scikit_learns_exact_gp(solver):
+    X, y = problem(120)
+    Z, _ = problem(30, seed=1)
+    gp = gpstream.GaussianProcessRegressor(
+        solver=solver, standardise=False, length_scale=[1.2, 0.8], signal_variance=1.5, noise_variance=0.05, tol=1e-10
+    ).fit(X, y)
+    mean, std = gp.predict(Z, return_std=True)
+    # The same kernel, fixed: s² exp(−‖x − z‖²/(2ℓ²)) + σ²δ (std of y*: the white noise included).
+    kernel = ConstantKernel(1.5, "fixed") * RBF([1.2, 0.8], "fixed") + WhiteKernel(0.05, "fixed")
+    reference = ScikitLearnGP(kernel=kernel, optimizer=None, alpha=1e-15).fit(X, y)
+    expected_mean, expected_std = reference.predict(Z, return_std=True)
+    np.testing.assert_allclose(mean, expected_mean, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(std, expected_std, rtol=1e-6)  # gbcd variances: the 1e-3 bound is on the variance
+    np.testing.assert_allclose(gp.predict(Z), mean, rtol=0, atol=0)
+    assert gp.n_features_in_ == 2
+    assert gp.alpha_.shape == (120,)
+
+
+def test_a_model_of_the_command_line_predicts_in_python_and_back(tmp_path, cli):
+    train, test = tmp_path / "train.h5", tmp_path / "test.csv"
+    cli("generate", "friedman1", "--rows", 800, "--seed", 3, "-q", "-o", train)
+    cli("generate", "friedman1", "--rows", 50, "--seed", 4, "--noise-free", "-q", "-o", test)
+    options = ["--lengthscales", FRIEDMAN1_SCALES, "--noise-var", "0.039", "--tol", "1e-6", "--threads", "1"]
+    cli("train", train, "-o", tmp_path / "cli.h5", *options, "-q")
+    cli("predict", tmp_path / "cli.h5", test, "-o", tmp_path / "cli.csv", "--variance", "-q")
+    expected = np.loadtxt(tmp_path / "cli.csv", delimiter=",", skiprows=1)
+    inputs = np.loadtxt(test, delimiter=",", skiprows=1)[:, :10]
+
+    # The CLI's model in Python: the same predictions, bit for bit (the same code).
+    loaded = gpstream.GaussianProcessRegressor.load(tmp_path / "cli.h5")
+    mean, std = loaded.predict(inputs, return_std=True)
+    np.testing.assert_array_equal(mean, expected[:, 0])
+    np.testing.assert_array_equal(std, expected[:, 2])
+
+    # The same model trained from Python (on the same file) is the CLI's, and the CLI predicts it.
+    scales = [float(s) for s in FRIEDMAN1_SCALES.split(",")]
+    gp = gpstream.GaussianProcessRegressor(length_scale=scales, noise_variance=0.039, tol=1e-6, n_jobs=1)
+    gp.fit(str(train))
+    np.testing.assert_array_equal(gp.alpha_, loaded.alpha_)
+    gp.save(tmp_path / "python.h5")
+    cli("predict", tmp_path / "python.h5", test, "-o", tmp_path / "python.csv", "-q")
+    np.testing.assert_array_equal(np.loadtxt(tmp_path / "python.csv", delimiter=",", skiprows=1, ndmin=2)[:, 0], expected[:, 0])
+
+    # Arrays: the dataset written from them is the file's (the same statistics), so the same model again.
+    rows = _read_dataset(train)
+    from_arrays = gpstream.GaussianProcessRegressor(length_scale=scales, noise_variance=0.039, tol=1e-6, n_jobs=1)
+    from_arrays.fit(*rows)
+    np.testing.assert_array_equal(from_arrays.alpha_, loaded.alpha_)
+    from_arrays.save(tmp_path / "arrays.h5")
+    assert os.path.exists(tmp_path / "arrays.h5.data.h5")  # its training data, beside it
+    again = gpstream.GaussianProcessRegressor.load(tmp_path / "arrays.h5")
+    np.testing.assert_array_equal(again.predict(inputs), expected[:, 0])
+
+
+def _read_dataset(path):
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(path, "r") as file:
+        return np.asarray(file["X"]), np.asarray(file["y"])
+
+
+def test_a_file_larger_than_the_memory_budget_is_streamed_to_the_same_model(tmp_path, cli, capfd):
+    train = tmp_path / "train.h5"
+    cli("generate", "friedman1", "--rows", 60000, "--seed", 5, "-q", "-o", train)
+    assert os.path.getsize(train) > 4 * 2**20  # X alone: 60,000 x 10 doubles = 4.6 MiB
+    common = dict(length_scale=[float(s) for s in FRIEDMAN1_SCALES.split(",")], noise_variance=0.039, max_iter=15)
+    small = gpstream.GaussianProcessRegressor(memory="4M", verbose=True, **common).fit(train)
+    assert "X streamed from the file in blocks" in capfd.readouterr().err
+    resident = gpstream.GaussianProcessRegressor(**common).fit(train)
+    np.testing.assert_array_equal(small.alpha_, resident.alpha_)  # streamed = resident, bit for bit
+    assert small.n_iter_ == 15
+
+
+def test_sparse_models_fit_and_predict():
+    X, y = problem(600)
+    Z, truth = problem(100, seed=2)
+    for model in ("sr", "sggp", "nystrom"):
+        gp = gpstream.GaussianProcessRegressor(model=model, basis_size=60, length_scale=1.0, noise_variance=0.05)
+        mean, std = gp.fit(X, y).predict(Z, return_std=True)
+        assert gp.alpha_.shape[0] <= 60
+        assert gp.score(Z, truth) > 0.9, model
+        assert np.all(std > 0)
+
+
+def test_feature_names_from_a_data_frame():
+    pandas = pytest.importorskip("pandas")
+    X, y = problem(50)
+    frame = pandas.DataFrame(X, columns=["height", "width"])
+    gp = gpstream.GaussianProcessRegressor(solver="cholesky").fit(frame, y)
+    assert list(gp.feature_names_in_) == ["height", "width"]
+    with pytest.warns(UserWarning, match="does not have valid feature names"):  # scikit-learn's own check
+        np.testing.assert_array_equal(gp.predict(frame), gp.predict(X))
+
+
+def test_errors_are_python_exceptions():
+    X, y = problem(30)
+    with pytest.raises(ValueError, match="solver='sgd'"):
+        gpstream.GaussianProcessRegressor(solver="sgd").fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        gpstream.GaussianProcessRegressor().fit(np.where(X > 2, np.nan, X), y)
+    with pytest.raises(ValueError, match="--noise-var"):  # the command line's own check, one line
+        gpstream.GaussianProcessRegressor(noise_variance=-1).fit(X, y)
+    with pytest.raises(MemoryError, match="raise memory="):
+        gpstream.GaussianProcessRegressor(solver="cholesky", memory="64K").fit(*problem(3000))
+
+
+def test_convert_and_info(tmp_path):
+    csv = tmp_path / "data.csv"
+    X, y = problem(40)
+    np.savetxt(csv, np.column_stack([X, y]), delimiter=",", header="a,b,target", comments="")
+    gpstream.convert(csv, tmp_path / "data.h5")
+    text = gpstream.info(tmp_path / "data.h5")
+    assert re.search(r"rows \(n\)\s+40\n", text) and re.search(r"inputs \(d\)\s+2\n", text)
+    gp = gpstream.GaussianProcessRegressor(solver="cholesky").fit(tmp_path / "data.h5")
+    assert gp.n_features_in_ == 2
+
+
+def test_ctrl_c_stops_a_fit_with_a_checkpoint_and_resume_finishes_it(tmp_path, cli):
+    train, checkpoint = tmp_path / "train.h5", tmp_path / "job.ckpt"
+    cli("generate", "friedman1", "--rows", 20000, "--seed", 6, "-q", "-o", train)
+    script = textwrap.dedent(f"""
+        import gpstream, sys
+        gp = gpstream.GaussianProcessRegressor(length_scale=1.0, noise_variance=1e-4, tol=1e-12, max_iter=150,
+                                               n_jobs=1, checkpoint={str(checkpoint)!r})
+        print("fitting", flush=True)
+        try:
+            gp.fit({str(train)!r})
+        except KeyboardInterrupt as stop:
+            print("KeyboardInterrupt:", stop, flush=True)
+            sys.exit(7)
+    """)
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=dict(os.environ))
+    assert process.stdout.readline().strip() == "fitting"
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 7, err
+    assert "KeyboardInterrupt: interrupted at iteration" in out
+    assert os.path.exists(checkpoint)
+    # The job continues where it stopped, to the stopping rule it was given (150 iterations in all).
+    resumed = gpstream.GaussianProcessRegressor(resume=str(checkpoint)).fit(str(train))
+    assert resumed.n_iter_ == 150
