@@ -16,6 +16,11 @@ packages=(
   nlohmann-json3-dev                        # hyperparameter files (JSON)
   doctest-dev                               # unit tests
   python3-h5py                              # tests check that h5py reads our files
+  pybind11-dev python3-dev                  # the Python module (python/): C++ bindings, Python's headers
+  python3-numpy python3-sklearn             # the Python package's arrays and estimator conventions
+  python3-pytest python3-pandas             # its tests (pandas: feature names from data frames)
+  python3-matplotlib                        # its example (mean +- 2 std, the training curve)
+  python3-pip python3-setuptools python3-wheel  # pip install ./python
   time                                      # peak memory of benchmark runs (GNU time)
 )
 

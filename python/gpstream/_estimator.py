@@ -9,6 +9,7 @@ predict`, run in this process: the same model files as the command line.
 import os
 import shutil
 import tempfile
+import warnings
 import weakref
 
 import numpy as np
@@ -53,7 +54,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         'lbfgs' learns the hyperparameters by marginal likelihood on a random
         subset first (as `gpstream hyper` does), starting from the ones given.
     basis_size : int
-        Sparse models: the basis size m.
+        Sparse models: the basis size m (at most the training rows: a larger
+        one is reduced to them, with a warning).
     standardise : bool
         Standardise inputs and targets with the training data's statistics.
     tol : float
@@ -74,6 +76,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     resume : path or None
         Continue the job of this checkpoint instead of starting one (its
         configuration, data and stopping rule are the checkpoint's).
+    log : path or None
+        The training log (CSV: iteration, seconds, objective, max |g|, ...),
+        as `gpstream train --log` writes it: the training curve.
     work_dir : path or None
         Where the estimator keeps its files (default: a temporary directory,
         removed with the estimator).
@@ -106,6 +111,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         verbose=False,
         checkpoint=None,
         resume=None,
+        log=None,
         work_dir=None,
     ):
         self.solver = solver
@@ -125,6 +131,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.verbose = verbose
         self.checkpoint = checkpoint
         self.resume = resume
+        self.log = log
         self.work_dir = work_dir
 
     # ---- fitting
@@ -143,7 +150,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self._work = _WorkDirectory(self.work_dir)
         data = self._work.file("train.h5")
         _gpstream.write_dataset(data, X, y, names, "y", overwrite=True)
-        return self._train(data)
+        return self._train(data, X.shape[0])
 
     def fit_file(self, path):
         """Fits to a gpstream dataset (from `gpstream convert` or
@@ -155,29 +162,35 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self._work = _WorkDirectory(self.work_dir)
-        return self._train(path)
+        return self._train(path, dataset["rows"])
 
-    def _train(self, data):
+    def _train(self, data, rows):
         model_path = self._work.file("model.h5")
         args = ["train"]
         if self.resume is not None:
             args += ["--resume", self.resume]
         else:
-            args += [data] + self._training_options(self.n_features_in_)
+            args += [data] + self._training_options(self.n_features_in_, rows)
         args += ["-o", model_path, "--force"] + self._compute_options()
         if self.checkpoint is not None:
             args += ["--checkpoint", self.checkpoint]
+        if self.log is not None:
+            args += ["--log", self.log]
         run(*args)
         self._set_fitted(model_path, data)
         return self
 
-    def _training_options(self, columns):
+    def _training_options(self, columns, rows):
         if self.model == "exact":
             if self.solver not in _DENSE_SOLVERS:
                 raise ValueError(f"solver={self.solver!r}: choose one of {', '.join(_DENSE_SOLVERS)}")
             args = ["--solver", self.solver, "--tol", repr(float(self.tol))]
         elif self.model in _SPARSE_MODELS:
-            args = ["--model", self.model, "--basis", int(self.basis_size)]
+            basis = int(self.basis_size)
+            if basis > rows:  # as scikit-learn's Nystroem does with n_components
+                warnings.warn(f"basis_size={basis} is more than the {rows} training rows: using {rows}")
+                basis = rows
+            args = ["--model", self.model, "--basis", basis]
         else:
             raise ValueError(f"model={self.model!r}: choose 'exact' or one of {', '.join(_SPARSE_MODELS)}")
         scales = np.atleast_1d(np.asarray(self.length_scale, dtype=np.float64))
@@ -185,8 +198,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             scales = np.repeat(scales, columns)
         args += ["--kernel", self.kernel, "--lengthscales", ",".join(repr(float(s)) for s in scales)]
         args += ["--signal-var", repr(float(self.signal_variance)), "--noise-var", repr(float(self.noise_variance))]
-        if self.optimizer == "lbfgs":
-            args.append("--learn-hyper")
+        if self.optimizer == "lbfgs":  # on a random subset of 2,000 rows, as `gpstream hyper` (or all, when fewer)
+            args += ["--learn-hyper", "--subset", min(2000, rows)]
         elif self.optimizer is not None:
             raise ValueError(f"optimizer={self.optimizer!r}: choose 'lbfgs' or None")
         if not self.standardise:
