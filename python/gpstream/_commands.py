@@ -3,6 +3,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
 
 from . import _gpstream
 
@@ -14,6 +15,48 @@ def run(command, *args):
     code = _gpstream.run(command, [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args])
     if code != 0:
         raise RuntimeError(f"gpstream {command} exited with code {code}")
+
+
+def run_with_progress(callback, log, command, *args):
+    """run() with `--log LOG` among `args`, calling callback(row) with each
+    row of the log as the command writes it (a dict: iteration, seconds,
+    objective, convergence_measure, kernel_evaluations, ...), in this thread,
+    while the command runs in another."""
+    failure = []
+
+    def work():
+        try:
+            run(command, *args)
+        except BaseException as error:  # noqa: B902 - re-raised in the caller's thread
+            failure.append(error)
+
+    worker = threading.Thread(target=work, name=f"gpstream {command}")
+    worker.start()
+    position, header = 0, None
+
+    def report_new_rows():
+        nonlocal position, header
+        if not os.path.exists(log):
+            return
+        with open(log) as file:
+            file.seek(position)
+            while True:
+                line = file.readline()
+                if not line.endswith("\n"):  # none, or one still being written
+                    break
+                position = file.tell()
+                fields = line.rstrip("\n").split(",")
+                if header is None:
+                    header = fields
+                    continue
+                callback({name: float(value) if value else None for name, value in zip(header, fields)})
+
+    while worker.is_alive():
+        worker.join(0.1)
+        report_new_rows()
+    report_new_rows()
+    if failure:
+        raise failure[0]
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _gpstream
-from ._commands import run
+from ._commands import run, run_with_progress
 
 _DENSE_SOLVERS = ("gbcd", "bcd-cyclic", "bcd-gradient", "cg", "smo", "cholesky")
 _SPARSE_MODELS = ("sd", "sr", "sgma", "mpgp", "sggp", "nystrom", "cholqr", "online")
@@ -69,8 +69,11 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         Threads (None or -1: every core).
     random_state : int or None
         Seed of every random choice (None: gpstream's default, 1).
-    verbose : bool
-        Progress and a summary on stderr.
+    verbose : bool or callable
+        True: the progress line and a summary on stderr. A callable: called
+        during the fit with each iteration's report, a dict (iteration,
+        seconds, objective, convergence_measure, kernel_evaluations, …: the
+        columns of the training log).
     checkpoint : path or None
         Write a checkpoint there (every 60 s, at the end, and on Ctrl-C).
     resume : path or None
@@ -174,9 +177,16 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         args += ["-o", model_path, "--force"] + self._compute_options()
         if self.checkpoint is not None:
             args += ["--checkpoint", self.checkpoint]
-        if self.log is not None:
-            args += ["--log", self.log]
-        run(*args)
+        if callable(self.verbose):
+            # Progress to the callable: the log's rows as they are written.
+            log = self.log if self.log is not None else self._work.file("training.csv")
+            if os.path.exists(log) and self.resume is None:
+                os.remove(log)
+            run_with_progress(self.verbose, log, *args, "--log", log)
+        else:
+            if self.log is not None:
+                args += ["--log", self.log]
+            run(*args)
         self._set_fitted(model_path, data)
         return self
 
@@ -211,7 +221,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         return args
 
     def _compute_options(self):
-        args = [] if self.verbose else ["-q"]
+        args = [] if self.verbose is True else ["-q"]
         if self.memory is not None:
             args += ["--memory", self.memory]
         if self.n_jobs is not None and self.n_jobs != -1:

@@ -169,3 +169,14 @@ def test_ctrl_c_stops_a_fit_with_a_checkpoint_and_resume_finishes_it(tmp_path, c
     # The job continues where it stopped, to the stopping rule it was given (150 iterations in all).
     resumed = gpstream.GaussianProcessRegressor(resume=str(checkpoint)).fit(str(train))
     assert resumed.n_iter_ == 150
+
+
+def test_a_callable_verbose_sees_every_iteration_as_the_fit_runs():
+    X, y = problem(400)
+    reports = []
+    gp = gpstream.GaussianProcessRegressor(solver="cg", tol=1e-9, noise_variance=0.01, verbose=reports.append)
+    gp.fit(X, y)
+    iterations = [report["iteration"] for report in reports]
+    assert iterations == list(range(0, gp.n_iter_ + 1))  # the start, then every iteration
+    assert reports[-1]["convergence_measure"] <= 1e-9 < reports[0]["convergence_measure"]
+    assert all(report["seconds"] >= 0 for report in reports)
