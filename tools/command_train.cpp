@@ -323,13 +323,13 @@ KernelHyperparameters learn_and_report(Context& context, TrainingRows& data, con
     fmt::print(stderr, "train: learning {} hyperparameters on {} random rows ({} restarts; start {})\n",
                kernel_type_name(plan.kernel), learning.subset, learning.restarts, plan.start_origin);
   }
-  const LearnedOnSubset learned = learn_on_subset(context, data.rows(), plan.kernel, learning);
+  const LearnedOnSubset learned = learn_on_subset(context, data.rows(), data.partition(), plan.kernel, learning);
   if (!options.quiet) {
     fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations, -log p(y|X) {:.4f}): {}\n", learned.seconds,
                learned.evaluations, learned.search.objective, describe_hyperparameters(learned.search.hyperparameters));
     for (const std::string& note : learning_notes(learned, learning)) fmt::print(stderr, "train: note: {}\n", note);
   }
-  if (!options.save_hyper.empty()) {
+  if (!options.save_hyper.empty() && context.communicator().is_root()) {
     save_learned_hyperparameters(options.save_hyper, learned, learning, options.seed, options.dataset,
                                  dataset.fingerprint, dataset_standardisation(dataset), values.count("force") != 0);
   }
@@ -589,7 +589,7 @@ void validate(TrainOptions& options, const po::variables_map& values) {
 
 // What a distributed run can do so far: the methods whose products and
 // sums each rank forms over its own rows (TrainingMethod::runs_on_ranks).
-void check_distributable(const TrainingConfiguration& configuration, const po::variables_map& values) {
+void check_distributable(const TrainingConfiguration& configuration) {
   const std::string& method = configuration.solver.name;
   if (!find_training_method(method)->runs_on_ranks) {
     std::vector<std::string> distributable;
@@ -598,9 +598,6 @@ void check_distributable(const TrainingConfiguration& configuration, const po::v
     }
     throw UsageError(fmt::format("{} does not run on several ranks yet (only {} do): run it without mpirun", method,
                                  fmt::join(distributable, ", ")));
-  }
-  if (values.count("learn-hyper") != 0) {
-    throw UsageError("--learn-hyper runs as one process: learn with 'gpstream hyper' first, then train on the ranks");
   }
 }
 
@@ -645,7 +642,7 @@ int run_train(const std::vector<std::string>& args, Communicator& ranks) {
   } else {
     configuration = configure_fresh(options, values);
   }
-  if (distributed) check_distributable(configuration, values);
+  if (distributed) check_distributable(configuration);
   const std::string checkpoint_path = !options.checkpoint.empty() ? options.checkpoint : options.resume;
   const TrainingJob& job = configuration.job;
   // From here on Ctrl-C, SIGTERM and SIGHUP stop the run at the next iteration, with a checkpoint

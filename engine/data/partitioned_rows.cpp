@@ -45,27 +45,33 @@ std::vector<std::size_t> owned_local_rows(const RowPartition& partition, std::sp
 
 void collect_partitioned_rows(Communicator& ranks, RowSource& rows, const RowPartition& partition,
                               std::span<const std::size_t> indices, std::vector<double>& out,
-                              std::vector<double>* owned) {
+                              std::vector<double>* owned, std::vector<double>* targets) {
+  GPSTREAM_CHECK(owned == nullptr || targets == nullptr, "collect_partitioned_rows: rows given, targets asked");
   const std::size_t d = rows.columns();
-  std::vector<double> read;
+  std::vector<double> read, read_targets;
   if (owned == nullptr) {
     const std::vector<std::size_t> local = owned_local_rows(partition, indices);
     read.resize(checked_multiply(local.size(), d));
-    rows.gather_rows(local, read.data(), nullptr);
+    if (targets != nullptr) read_targets.resize(local.size());
+    rows.gather_rows(local, read.data(), targets != nullptr ? read_targets.data() : nullptr);
     owned = &read;
   }
   if (partition.count == partition.global_rows) {
     out = std::move(*owned);  // every row is owned, in order
+    if (targets != nullptr) *targets = std::move(read_targets);
     return;
   }
   out.assign(checked_multiply(indices.size(), d), 0.0);
+  if (targets != nullptr) targets->assign(indices.size(), 0.0);
   std::size_t next = 0;
   for (std::size_t k = 0; k < indices.size(); ++k) {
     if (!partition.owns(indices[k])) continue;
     std::copy_n(owned->data() + next * d, d, out.data() + k * d);
+    if (targets != nullptr) (*targets)[k] = read_targets[next];
     ++next;
   }
   ranks.sum(out);
+  if (targets != nullptr) ranks.sum(*targets);
 }
 
 }  // namespace gpstream

@@ -33,12 +33,13 @@ class PartitionedRows final : public RowSource {
 };
 
 // Rows `indices` (numbered over all n) into `out` (|indices|×d) on every
-// rank: each rank reads those of `rows` (its partition's) it owns, one
-// all-reduce shares them (exact: one owner per value). `owned`, when given,
-// holds the owned ones already, in order. In a single process, a gather.
+// rank, and their targets into `targets` when given: each rank reads those
+// of `rows` (its partition's) it owns, one all-reduce shares them (exact:
+// one owner per value). `owned`, when given, holds the owned rows already,
+// in order (not with `targets`). In a single process, a gather.
 void collect_partitioned_rows(Communicator& ranks, RowSource& rows, const RowPartition& partition,
                               std::span<const std::size_t> indices, std::vector<double>& out,
-                              std::vector<double>* owned = nullptr);
+                              std::vector<double>* owned = nullptr, std::vector<double>* targets = nullptr);
 
 // The local row numbers of the rows of `indices` this rank owns, in their order.
 std::vector<std::size_t> owned_local_rows(const RowPartition& partition, std::span<const std::size_t> indices);

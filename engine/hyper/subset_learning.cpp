@@ -2,7 +2,10 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/data/partitioned_rows.h"
 #include "engine/data/row_source_utilities.h"
+
+#include <algorithm>
 
 #include <chrono>
 
@@ -10,8 +13,13 @@ namespace gpstream {
 
 LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType kernel,
                                 const SubsetLearningOptions& options) {
+  return learn_on_subset(context, rows, RowPartition::whole(rows.rows()), kernel, options);
+}
+
+LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, const RowPartition& partition, KernelType kernel,
+                                const SubsetLearningOptions& options) {
   const std::uint64_t seed = context.seed();
-  const std::size_t n = rows.rows();
+  const std::size_t n = partition.global_rows;
   GPSTREAM_CHECK(options.subset >= 2, "the hyperparameter subset needs at least 2 rows, not {}", options.subset);
   GPSTREAM_CHECK(options.subset <= n, "the hyperparameter subset of {} rows is larger than the {} training rows",
                  options.subset, n);
@@ -25,8 +33,9 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType ke
                                sizeof(double) * checked_add(checked_multiply(subset.size(), d + 1),
                                                             checked_multiply(subset.size(), subset.size(), 2)),
                                "use a smaller subset");
-  std::vector<double> x(checked_multiply(subset.size(), d)), y(subset.size());
-  rows.gather_rows(subset, x.data(), y.data());
+  std::vector<double> x, y;
+  Communicator& ranks = context.communicator();
+  collect_partitioned_rows(ranks, rows, partition, subset, x, nullptr, &y);  // from their owners
 
   HyperparameterSearchOptions search;
   search.kernel = kernel;
@@ -42,6 +51,16 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType ke
   learned.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   learned.subset_size = subset.size();
   for (const SearchStart& start : learned.search.starts) learned.evaluations += start.evaluations;
+  if (ranks.size() > 1) {
+    KernelHyperparameters& h = learned.search.hyperparameters;
+    std::vector<double> values = h.lengthscales;
+    values.push_back(h.signal_variance);
+    values.push_back(h.noise_variance);
+    ranks.broadcast(values, 0);
+    std::copy_n(values.begin(), h.lengthscales.size(), h.lengthscales.begin());
+    h.signal_variance = values[h.lengthscales.size()];
+    h.noise_variance = values[h.lengthscales.size() + 1];
+  }
   return learned;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "engine/core/context.h"
+#include "engine/data/row_partition.h"
 #include "engine/data/row_source.h"
 #include "engine/data/standardisation.h"
 #include "engine/hyper/hyperparameter_search.h"
@@ -34,6 +35,13 @@ struct LearnedOnSubset {
 // observers. The Context's seed draws the subset and the restarts. A subset
 // larger than the rows is an error naming both.
 LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType kernel,
+                                const SubsetLearningOptions& options);
+// The same over rows partitioned among the ranks of the Context's
+// communicator (`rows` are this rank's): the subset is drawn over all n and
+// collected from its owners, every rank searches alike, and rank 0's
+// hyperparameters are every rank's (so that no rounding of a rank's own
+// threads can set them apart).
+LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, const RowPartition& partition, KernelType kernel,
                                 const SubsetLearningOptions& options);
 
 // Hyperparameters in the units of standardisation `to` that describe the

@@ -56,6 +56,31 @@ TEST_CASE("mpirun -np 1, 2, 3 train the single process's model, bit for bit, for
   }
 }
 
+TEST_CASE("train --learn-hyper on 2 and 3 ranks learns the single process's hyperparameters and model") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 1500 --seed 7 -q -o " + quote(train)).exit_code == 0);
+  const std::string common = " --learn-hyper --subset 150 --restarts 1 --max-iter 20 --threads 1 --force -q";
+  const std::string alone = directory.file("alone.h5"), alone_hyper = directory.file("alone.json");
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(alone) + " --save-hyper " + quote(alone_hyper) + common)
+              .exit_code == 0);
+  const auto reference = gpstream::read_dense_model(alone);
+  for (const std::size_t ranks : {2, 3}) {
+    CAPTURE(ranks);
+    const std::string model = directory.file("ranks.h5"), hyper = directory.file("ranks.json");
+    // The subset's rows (and y) from their owners; every rank learns alike, rank 0's result is everyone's.
+    const CommandResult run =
+        run_on_ranks(ranks, "train " + quote(train) + " -o " + quote(model) + " --save-hyper " + quote(hyper) + common);
+    CAPTURE(run.err);
+    REQUIRE(run.exit_code == 0);
+    const auto distributed = gpstream::read_dense_model(model);
+    CHECK(distributed.hyperparameters.lengthscales == reference.hyperparameters.lengthscales);
+    CHECK(distributed.hyperparameters.noise_variance == reference.hyperparameters.noise_variance);
+    CHECK(same_bits(distributed.alpha, reference.alpha));
+    CHECK(std::filesystem::exists(hyper));
+  }
+}
+
 TEST_CASE(
     "a checkpoint written by 2 ranks resumes on 3, and one of 3 in a single process, to the uninterrupted model") {
   ScratchDirectory directory;
