@@ -248,10 +248,11 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X, return_std=False, return_cov=False):
         """The predictive mean; with return_std, also the standard deviation
         of a new observation y* (noise included), as scikit-learn's with a
-        WhiteKernel. return_cov is not offered: gpstream's variances are
-        per row (the full test covariance would be n_test^2)."""
-        if return_cov:
-            raise NotImplementedError("gpstream predicts per-row variances: use return_std=True")
+        WhiteKernel; with return_cov, the joint covariance of y* at the rows
+        of X instead (exact models: by the Cholesky factor of K + sigma^2 I,
+        whose n^2 doubles must fit `memory`)."""
+        if return_std and return_cov:
+            raise RuntimeError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self, "model_path_")
         X = self._validate_data(X, reset=False, dtype=np.float64)
         inputs, output = self._work.file("inputs.csv"), self._work.file("predictions.csv")
@@ -261,10 +262,17 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             args += ["--data", self.training_data_]
         if return_std:
             args.append("--variance")
+        if return_cov and self.model_type_ != "dense":
+            raise NotImplementedError("return_cov is computed for exact models; a sparse model gives return_std")
         run(*args)
         columns = np.loadtxt(output, delimiter=",", skiprows=1, ndmin=2)
         if return_std:
             return columns[:, 0], columns[:, 2]
+        if return_cov:
+            threads = 0 if self.n_jobs in (None, -1) else int(self.n_jobs)
+            covariance = _gpstream.dense_covariance(self.model_path_, self.training_data_, X,
+                                                    self.memory or "", threads)
+            return columns[:, 0], covariance
         return columns[:, 0]
 
     # ---- files

@@ -10,15 +10,20 @@
 // the memory budget).
 #include "engine/core/context.h"
 #include "engine/core/error.h"
-#include "engine/linalg/blas_core.h"
+#include "engine/kernels/kernel_matrix.h"
+#include "engine/linalg/blas_threads.h"
+#include "engine/linalg/cholesky.h"
+#include "engine/solvers/cholesky_solver.h"
 #include "storage/dataset/dataset_format.h"
 #include "storage/dataset/dataset_writer.h"
+#include "storage/dataset/training_rows.h"
 #include "storage/hdf5/hdf5_handle.h"
 #include "storage/model/dense_model_file.h"
 #include "storage/model/sparse_model_file.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 
+#include <cblas.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -123,6 +128,64 @@ py::dict read_model(const std::string& path) {
   return out;
 }
 
+// The joint predictive covariance of y* at the rows Z (raw units, m×d) of a
+// dense model, in the target's units: K** + σ²I − K*ᵀK̄⁻¹K*, by the Cholesky
+// factor of K̄ (the variances' cholesky route, kept whole instead of its
+// diagonal): K̄ = LLᵀ, W = L⁻¹K(X, Z), cov = K** + σ²I − WᵀW, times y_std².
+// Needs K̄'s n² doubles within `memory` ("" for the command line's default).
+py::array_t<double> dense_covariance(const std::string& model_path, const std::string& data_path,
+                                     const py::array_t<double, py::array::c_style | py::array::forcecast>& z,
+                                     const std::string& memory, unsigned threads) {
+  const gpstream::DenseModel model = gpstream::read_dense_model(model_path);
+  if (z.ndim() != 2 || static_cast<std::size_t>(z.shape(1)) != model.columns)
+    throw py::value_error("X must have one column per input of the model");
+  const std::size_t m = static_cast<std::size_t>(z.shape(0)), d = model.columns;
+  std::vector<double> rows(z.data(), z.data() + m * d);
+  model.standardisation.apply_to_rows(rows.data(), m, d);
+  gpstream::cli::ComputeOptions compute;
+  compute.memory = memory;
+  compute.threads = threads;
+  std::vector<double> covariance(m * m);
+  {
+    const py::gil_scoped_release unlocked;
+    gpstream::Context context(compute.context_settings());
+    const std::unique_ptr<gpstream::TrainingRows> training =
+        gpstream::open_training_rows(data_path, model.standardisation, context,
+                                     {.vectors_per_row = 1,
+                                      .expected_fingerprint = model.dataset_fingerprint,
+                                      .expected_by = "model '" + model_path + "'",
+                                      .rank = 0,
+                                      .ranks = 1});
+    const std::size_t n = training->description().rows;
+    const std::unique_ptr<gpstream::Kernel> kernel = gpstream::make_kernel(model.hyperparameters, d);
+    gpstream::KernelMatrix matrix(context, training->rows(), *kernel);
+    const gpstream::MemoryReservation factor_memory =
+        context.memory().reserve(fmt::format("K̄ ({} x {} doubles) for the predictive covariance", n, n),
+                                 sizeof(double) * (n * n + n * m), "predict per-row variances (return_std) instead");
+    std::vector<double> factor = gpstream::dense_kernel_matrix(matrix);
+    const gpstream::ScopedBlasThreads all_cores = context.parallel_blas();
+    gpstream::cholesky_factor(factor.data(), n, "K̄ = K + σ²I");
+    std::vector<double> w(n * m);
+    matrix.cross_covariance(rows.data(), m, w.data());
+    const int ni = static_cast<int>(n), mi = static_cast<int>(m);
+    cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, ni, mi, 1.0, factor.data(), ni,
+                w.data(), mi);
+    matrix.block(rows.data(), m, rows.data(), m, covariance.data());
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, mi, mi, ni, -1.0, w.data(), mi, w.data(), mi, 1.0,
+                covariance.data(), mi);
+  }
+  const double scale = model.standardisation.y_std * model.standardisation.y_std;
+  py::array_t<double> out({m, m});
+  double* values = out.mutable_data();
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < m; ++j) {
+      const double value = covariance[i * m + j] + (i == j ? model.hyperparameters.noise_variance : 0.0);
+      values[i * m + j] = value * scale;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_gpstream, module) {
@@ -134,6 +197,9 @@ PYBIND11_MODULE(_gpstream, module) {
              py::arg("target_name"), py::arg("overwrite") = false,
              "Writes arrays as a gpstream dataset (HDF5), as `gpstream convert` does.");
   module.def("describe_dataset", &describe_dataset, py::arg("path"), "A dataset's rows, columns and names.");
+  module.def("dense_covariance", &dense_covariance, py::arg("model_path"), py::arg("data_path"), py::arg("X"),
+             py::arg("memory") = "", py::arg("threads") = 0u,
+             "The joint predictive covariance of y* at X for a dense model (target units).");
   module.def("read_model", &read_model, py::arg("path"), "The contents of a gpstream model file, as a dict.");
   module.attr("version") = GPSTREAM_VERSION;
 }

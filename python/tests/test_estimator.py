@@ -41,6 +41,12 @@ def test_mean_and_std_equal_scikit_learns_exact_gp(solver):
     np.testing.assert_allclose(mean, expected_mean, rtol=0, atol=1e-8)
     np.testing.assert_allclose(std, expected_std, rtol=1e-6)  # gbcd variances: the 1e-3 bound is on the variance
     np.testing.assert_allclose(gp.predict(Z), mean, rtol=0, atol=0)
+    # The joint covariance of y*, as scikit-learn's: its diagonal the variances above.
+    cov_mean, cov = gp.predict(Z, return_cov=True)
+    _, expected_cov = reference.predict(Z, return_cov=True)
+    np.testing.assert_array_equal(cov_mean, mean)
+    np.testing.assert_allclose(cov, expected_cov, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(np.sqrt(np.diag(cov)), std, rtol=1e-6)
     assert gp.n_features_in_ == 2
     assert gp.alpha_.shape == (120,)
 
@@ -130,6 +136,23 @@ def test_errors_are_python_exceptions():
         gpstream.GaussianProcessRegressor(noise_variance=-1).fit(X, y)
     with pytest.raises(MemoryError, match="raise memory="):
         gpstream.GaussianProcessRegressor(solver="cholesky", memory="64K").fit(*problem(3000))
+
+
+def test_return_cov_with_standardised_data_and_its_refusals():
+    X, y = problem(100)
+    y = 5.0 + 3.0 * y  # standardisation matters: the covariance comes back in the target's units
+    Z, _ = problem(12, seed=3)
+    gp = gpstream.GaussianProcessRegressor(solver="cholesky", length_scale=[1.0, 1.5], noise_variance=0.02).fit(X, y)
+    _, std = gp.predict(Z, return_std=True)
+    _, cov = gp.predict(Z, return_cov=True)
+    np.testing.assert_allclose(np.sqrt(np.diag(cov)), std, rtol=1e-10)
+    np.testing.assert_allclose(cov, cov.T, rtol=0, atol=1e-12)
+    assert np.all(np.linalg.eigvalsh(cov) > 0)
+    with pytest.raises(RuntimeError, match="At most one"):
+        gp.predict(Z, return_std=True, return_cov=True)
+    sparse = gpstream.GaussianProcessRegressor(model="sr", basis_size=20).fit(X, y)
+    with pytest.raises(NotImplementedError, match="exact models"):
+        sparse.predict(Z, return_cov=True)
 
 
 def test_convert_and_info(tmp_path):
