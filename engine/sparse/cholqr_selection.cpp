@@ -191,7 +191,7 @@ std::size_t CholQrSelection::best_candidate(std::size_t excluded) {
 bool CholQrSelection::swap(std::size_t row, std::mt19937_64& random) {
   CholQrFactorization& f = *factorization_;
   const double before = objective_;
-  const auto pivots = f.pivots();
+  const std::vector<std::size_t> pivots(f.pivots().begin(), f.pivots().end());
   const std::size_t position = static_cast<std::size_t>(std::find(pivots.begin(), pivots.end(), row) - pivots.begin());
   f.remove(position);
   const double without = f.objective(options_.objective);
@@ -206,7 +206,10 @@ bool CholQrSelection::swap(std::size_t row, std::mt19937_64& random) {
     }
   }
   if (!accepted) {
-    GPSTREAM_CHECK(f.append(row, 0.0), "CholQR could not restore inducing row {} after a rejected swap", row);
+    // Put back as it was; when rounding leaves the removed row (numerically)
+    // in the span of the others (a kernel made very smooth by a hyperparameter
+    // step), the set it came from is factorised afresh instead.
+    if (!f.append(row, 0.0)) rebuild(pivots);
   } else {
     auto pivot = std::find(information_pivots_.begin(), information_pivots_.end(), candidate);
     if (pivot != information_pivots_.end()) information_pivots_.erase(pivot);

@@ -116,6 +116,20 @@ def test_sparse_models_fit_and_predict():
         assert np.all(std > 0)
 
 
+def test_cholqr_learning_a_lengthscale_that_makes_a_removed_row_dependent():
+    # A regression: with x2 irrelevant, CholQR's hyperparameter step grows its lengthscale to ~2000, after which
+    # putting back the row of a rejected swap failed ("could not restore inducing row 138"); the set is now
+    # refactorised instead.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (500, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=500)
+    gp = gpstream.GaussianProcessRegressor(model="cholqr", basis_size=40, length_scale=1.0, noise_variance=0.05)
+    gp.fit(X, y)
+    assert gp.alpha_.shape == (40,)
+    assert gp.length_scale_[1] > 100 * gp.length_scale_[0]  # x2 found irrelevant
+    assert gp.score(X, y) > 0.95
+
+
 def test_feature_names_from_a_data_frame():
     pandas = pytest.importorskip("pandas")
     X, y = problem(50)
