@@ -300,5 +300,31 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         estimator._set_fitted(path, data)
         return estimator
 
+    # ---- pickling (and copy.deepcopy): the files the estimator owns travel with it
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # scikit-learn's (it records its version)
+        work = state.pop("_work", None)
+        if work is not None and "model_path_" in state:
+            owned = {}
+            for key in ("model_path_", "training_data_"):
+                if state[key].startswith(work.path):
+                    with open(state[key], "rb") as file:
+                        owned[key] = file.read()
+            state["_owned_files"] = owned
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        owned = state.pop("_owned_files", None)
+        super().__setstate__(state)
+        if owned is not None:  # a fitted estimator: its own directory, with its files
+            self._work = _WorkDirectory(self.work_dir)
+            for key, contents in owned.items():
+                path = self._work.file("model.h5" if key == "model_path_" else "train.h5")
+                with open(path, "wb") as file:
+                    file.write(contents)
+                setattr(self, key, path)
+
     def _more_tags(self):
         return {"requires_y": True}

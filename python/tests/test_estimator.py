@@ -130,6 +130,22 @@ def test_cholqr_learning_a_lengthscale_that_makes_a_removed_row_dependent():
     assert gp.score(X, y) > 0.95
 
 
+def test_a_pickled_estimator_outlives_the_original():
+    import copy
+    import gc
+    import pickle
+
+    X, y = problem(60)
+    gp = gpstream.GaussianProcessRegressor(solver="cholesky").fit(X, y)
+    expected = gp.predict(X)
+    restored, duplicate = pickle.loads(pickle.dumps(gp)), copy.deepcopy(gp)
+    assert restored.model_path_ != gp.model_path_  # its own files, not the original's work directory
+    del gp
+    gc.collect()
+    np.testing.assert_array_equal(restored.predict(X), expected)
+    np.testing.assert_array_equal(duplicate.predict(X), expected)
+
+
 def test_feature_names_from_a_data_frame():
     pandas = pytest.importorskip("pandas")
     X, y = problem(50)
