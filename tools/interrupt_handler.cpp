@@ -20,7 +20,9 @@ extern "C" void request_stop(int signal_number) {
 
 InterruptHandler::InterruptHandler(StopFlag& flag) {
   StopFlag* expected = nullptr;
-  GPSTREAM_CHECK(active_flag.compare_exchange_strong(expected, &flag), "only one InterruptHandler may be active");
+  GPSTREAM_CHECK(active_flag.compare_exchange_strong(expected, &flag),
+                 "another gpstream command is running in this process: one runs at a time (its Ctrl-C handling "
+                 "is process-wide)");
   // SIGHUP too: a closed terminal must leave a checkpoint like Ctrl-C does.
   struct sigaction stop = {};
   stop.sa_handler = request_stop;

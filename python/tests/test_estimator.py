@@ -185,6 +185,28 @@ def test_return_cov_with_standardised_data_and_its_refusals():
         sparse.predict(Z, return_cov=True)
 
 
+def test_a_second_fit_at_once_in_the_process_is_refused_in_one_line():
+    import threading
+
+    X, y = problem(3000)
+    errors = []
+
+    def fit():
+        try:
+            gpstream.GaussianProcessRegressor(solver="cg", tol=1e-12, max_iter=100).fit(X, y)
+        except RuntimeError as error:
+            errors.append(str(error))
+
+    threads = [threading.Thread(target=fit) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Each fit runs ~1 s and they start together: the second is refused, saying why.
+    assert len(errors) == 1
+    assert "another gpstream command is running in this process" in errors[0]
+
+
 def test_convert_and_info(tmp_path):
     csv = tmp_path / "data.csv"
     X, y = problem(40)
