@@ -38,6 +38,7 @@ class Communicator {
   virtual void sum(std::span<double> values) = 0;
   virtual void sum(std::span<std::uint64_t> values) = 0;
   virtual double max(double value) = 0;
+  double min(double value) { return -max(-value); }
   // The (value, index) with the largest value over the ranks, ties to the
   // smallest index (deterministic whatever the partition).
   virtual std::pair<double, std::size_t> max_location(double value, std::size_t index) = 0;

@@ -424,7 +424,7 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   result.batch_rows = std::clamp<std::size_t>(batch_memory.bytes() / column_bytes, 1, rows);
   // Every rank solves the same batches: the smallest any rank's budget holds.
   result.batch_rows =
-      static_cast<std::size_t>(-training.context().communicator().max(-static_cast<double>(result.batch_rows)));
+      static_cast<std::size_t>(training.context().communicator().min(static_cast<double>(result.batch_rows)));
   if (!cholesky && training.column_cache() == nullptr)
     result.cache = configure_column_cache(training, {options.policy, ColumnReusePattern::reselected, 0}, options.cache);
 
