@@ -37,7 +37,8 @@ void WorkProgress::advance(std::uint64_t done) {
 }
 
 void WorkProgress::throw_if_stopped(const std::string& what) const {
-  if (context_.stop_requested()) throw Cancelled(what + " stopped");
+  // Agreed over the ranks: the loops of a distributed run meet in collectives, so all stop at the same step.
+  if (context_.communicator().any(context_.stop_requested())) throw Cancelled(what + " stopped");
 }
 
 }  // namespace gpstream

@@ -27,7 +27,9 @@ class WorkProgress {
   void step(IterationReport report);
   // step() with only the units of work done.
   void advance(std::uint64_t done);
-  // Throws Cancelled("<what> stopped") when the Context's stop was requested.
+  // Throws Cancelled("<what> stopped") when the Context's stop was requested
+  // — on any rank of a distributed run (a collective: every rank calls it at
+  // the same steps, and all stop together).
   void throw_if_stopped(const std::string& what) const;
 
  private:

@@ -443,4 +443,26 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   return result;
 }
 
+std::vector<double> predict_latent_covariance(KernelMatrix& training, const double* test_rows, std::size_t count) {
+  GPSTREAM_CHECK(!training.distributed(), "the joint covariance factorises all of K̄ in one process");
+  const std::size_t n = training.size(), m = count;
+  const MemoryReservation memory = training.context().memory().reserve(
+      fmt::format("the factor of K̄ for the joint covariance ({} x {} doubles)", n, n),
+      checked_add(cholesky_route_bytes(n, training.rows().columns()), checked_multiply(n, m, sizeof(double))),
+      "ask for per-row variances instead");
+  std::vector<double> factor = dense_kernel_matrix(training);
+  const ScopedBlasThreads all_cores = training.context().parallel_blas();
+  cholesky_factor(factor.data(), n, "K̄ = K + σ²I");
+  std::vector<double> w(checked_multiply(n, m));
+  training.cross_covariance(test_rows, m, w.data());
+  const int ni = static_cast<int>(n), mi = static_cast<int>(m);
+  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, ni, mi, 1.0, factor.data(), ni,
+              w.data(), mi);
+  std::vector<double> covariance(checked_multiply(m, m));
+  training.block(test_rows, m, test_rows, m, covariance.data());
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, mi, mi, ni, -1.0, w.data(), mi, w.data(), mi, 1.0,
+              covariance.data(), mi);
+  return covariance;
+}
+
 }  // namespace gpstream

@@ -111,4 +111,12 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
                                            const VarianceOptions& options, const VariancePlan& plan,
                                            const VarianceBatchSink& sink = {});
 
+// The joint latent covariance K** − K*ᵀK̄⁻¹K* (m×m, row-major, standardised
+// units) at m test rows Z (standardised, m×d), by the cholesky route kept
+// whole instead of its diagonal: K̄ = LLᵀ, W = L⁻¹K(X, Z), K(Z, Z) − WᵀW.
+// Reserves what that route does (K̄'s n² doubles and the rows, plus W) from
+// the training's Context, or says to ask for per-row variances instead. One
+// process only (K̄ factorised whole).
+std::vector<double> predict_latent_covariance(KernelMatrix& training, const double* test_rows, std::size_t count);
+
 }  // namespace gpstream

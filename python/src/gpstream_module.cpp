@@ -11,9 +11,7 @@
 #include "engine/core/context.h"
 #include "engine/core/error.h"
 #include "engine/kernels/kernel_matrix.h"
-#include "engine/linalg/blas_threads.h"
-#include "engine/linalg/cholesky.h"
-#include "engine/solvers/cholesky_solver.h"
+#include "engine/models/dense_variance.h"
 #include "storage/dataset/dataset_format.h"
 #include "storage/dataset/dataset_writer.h"
 #include "storage/dataset/training_rows.h"
@@ -23,7 +21,6 @@
 #include "tools/command_line.h"
 #include "tools/commands.h"
 
-#include <cblas.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -129,10 +126,9 @@ py::dict read_model(const std::string& path) {
 }
 
 // The joint predictive covariance of y* at the rows Z (raw units, m×d) of a
-// dense model, in the target's units: K** + σ²I − K*ᵀK̄⁻¹K*, by the Cholesky
-// factor of K̄ (the variances' cholesky route, kept whole instead of its
-// diagonal): K̄ = LLᵀ, W = L⁻¹K(X, Z), cov = K** + σ²I − WᵀW, times y_std².
-// Needs K̄'s n² doubles within `memory` ("" for the command line's default).
+// dense model, in the target's units: (K** − K*ᵀK̄⁻¹K* + σ²I)·y_std²
+// (engine/models/dense_variance.h; K̄'s n² doubles within `memory`, "" for
+// the command line's default).
 py::array_t<double> dense_covariance(const std::string& model_path, const std::string& data_path,
                                      const py::array_t<double, py::array::c_style | py::array::forcecast>& z,
                                      const std::string& memory, unsigned threads) {
@@ -145,7 +141,7 @@ py::array_t<double> dense_covariance(const std::string& model_path, const std::s
   gpstream::cli::ComputeOptions compute;
   compute.memory = memory;
   compute.threads = threads;
-  std::vector<double> covariance(m * m);
+  std::vector<double> covariance;
   {
     const py::gil_scoped_release unlocked;
     gpstream::Context context(compute.context_settings());
@@ -156,31 +152,17 @@ py::array_t<double> dense_covariance(const std::string& model_path, const std::s
                                       .expected_by = "model '" + model_path + "'",
                                       .rank = 0,
                                       .ranks = 1});
-    const std::size_t n = training->description().rows;
     const std::unique_ptr<gpstream::Kernel> kernel = gpstream::make_kernel(model.hyperparameters, d);
     gpstream::KernelMatrix matrix(context, training->rows(), *kernel);
-    const gpstream::MemoryReservation factor_memory =
-        context.memory().reserve(fmt::format("K̄ ({} x {} doubles) for the predictive covariance", n, n),
-                                 sizeof(double) * (n * n + n * m), "predict per-row variances (return_std) instead");
-    std::vector<double> factor = gpstream::dense_kernel_matrix(matrix);
-    const gpstream::ScopedBlasThreads all_cores = context.parallel_blas();
-    gpstream::cholesky_factor(factor.data(), n, "K̄ = K + σ²I");
-    std::vector<double> w(n * m);
-    matrix.cross_covariance(rows.data(), m, w.data());
-    const int ni = static_cast<int>(n), mi = static_cast<int>(m);
-    cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, ni, mi, 1.0, factor.data(), ni,
-                w.data(), mi);
-    matrix.block(rows.data(), m, rows.data(), m, covariance.data());
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, mi, mi, ni, -1.0, w.data(), mi, w.data(), mi, 1.0,
-                covariance.data(), mi);
+    covariance = gpstream::predict_latent_covariance(matrix, rows.data(), m);
   }
   const double scale = model.standardisation.y_std * model.standardisation.y_std;
   py::array_t<double> out({m, m});
   double* values = out.mutable_data();
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t j = 0; j < m; ++j) {
-      const double value = covariance[i * m + j] + (i == j ? model.hyperparameters.noise_variance : 0.0);
-      values[i * m + j] = value * scale;
+      const double noise = i == j ? model.hyperparameters.noise_variance : 0.0;  // y* = f* + ε
+      values[i * m + j] = (covariance[i * m + j] + noise) * scale;
     }
   }
   return out;
