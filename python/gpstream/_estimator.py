@@ -235,6 +235,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.model_path_ = model_path
         self.training_data_ = data
         self.model_type_ = saved["type"]
+        # Dense models and Nyström's predict from their training rows (a loaded model's too).
+        self._predicts_from_training_rows = saved["type"] == "dense" or saved["solver"] == "nystrom"
         self.alpha_ = np.asarray(saved["alpha"] if saved["type"] == "dense" else saved["weights"])
         self.length_scale_ = np.asarray(saved["length_scale"])
         self.signal_variance_ = saved["signal_variance"]
@@ -258,7 +260,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         inputs, output = self._work.file("inputs.csv"), self._work.file("predictions.csv")
         np.savetxt(inputs, X, delimiter=",", fmt="%.17g", header=",".join(self._model_features), comments="")
         args = ["predict", self.model_path_, inputs, "-o", output, "--force"] + self._compute_options()
-        if self.model_type_ == "dense" or self.model == "nystrom":
+        if self._predicts_from_training_rows:
             args += ["--data", self.training_data_]
         if return_std:
             args.append("--variance")

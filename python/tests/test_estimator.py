@@ -105,6 +105,16 @@ def test_a_file_larger_than_the_memory_budget_is_streamed_to_the_same_model(tmp_
     assert small.n_iter_ == 15
 
 
+def test_a_saved_nystrom_model_loads_and_predicts_from_its_saved_training_rows(tmp_path):
+    X, y = problem(300)
+    gp = gpstream.GaussianProcessRegressor(model="nystrom", basis_size=40, noise_variance=0.05).fit(X, y)
+    expected = gp.predict(X[:20])
+    gp.save(tmp_path / "nystrom.h5")
+    del gp  # its work directory (the training rows it was fitted on) goes with it
+    loaded = gpstream.GaussianProcessRegressor.load(tmp_path / "nystrom.h5")
+    np.testing.assert_array_equal(loaded.predict(X[:20]), expected)
+
+
 def test_sparse_models_fit_and_predict():
     X, y = problem(600)
     Z, truth = problem(100, seed=2)
