@@ -53,6 +53,11 @@ pid_t spawn_gpstream(const std::vector<std::string>& arguments, const std::strin
 // Waits for `pid`; its exit code, or 128 + the signal that ended it.
 int wait_for(pid_t pid);
 
+// "--memory B" for a budget `extra` bytes above what a gpstream process
+// holds before its run (its code and libraries, which the budget counts:
+// engine/core/context.h), measured once from a run's budget line.
+std::string memory_above_process(std::size_t extra);
+
 // Number of lines of text (a final line without '\n' counts).
 std::size_t count_lines(const std::string& text);
 

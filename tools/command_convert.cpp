@@ -86,7 +86,7 @@ int run_convert(const std::vector<std::string>& args) {
     const bool large = !progress.total_bytes || *progress.total_bytes >= kProgressThresholdBytes;
     if (large) progress_line.update(progress_text(progress, progress_line.elapsed_seconds()));
   };
-  if (input != "-") check_not_input(output, input, "-o");
+  check_distinct_files({{"the input", input}}, {{"-o", output}});
   const CsvImportResult result = import_csv(input, output, options, writer_options, on_progress, &stop);
   progress_line.finish();
 

@@ -56,7 +56,7 @@ int run_hyper(const std::vector<std::string>& args) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", output));
   }
   check_output_directory(output, "-o");
-  check_not_input(output, dataset, "-o");
+  check_distinct_files({{"the dataset", dataset}, {"--init", learning.init_file}}, {{"-o", output}});
 
   // Configure.
   Context context(compute.context_settings(seed));

@@ -81,7 +81,7 @@ DatasetWriterOptions DatasetOutputOptions::writer_options(const po::variables_ma
 void ComputeOptions::add(po::options_description& options) {
   // clang-format off
   options.add_options()
-      ("memory", po::value(&memory), "memory budget of the whole process (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit, shared by the MPI ranks on this machine)")
+      ("memory", po::value<std::string>()->notifier([this](const std::string& text) { memory = text; }), "memory budget of the whole process, counted from its own code and libraries (about 20 MiB) up: what a run holds in proportion to the data (vectors, rows, factors, caches, blocks in flight) is reserved in it; a solver's fixed workspace (gbcd: about 30 MiB at --active-set 500), thread stacks and BLAS buffers are not (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit, shared by the MPI ranks on this machine)")
       ("threads", po::value(&threads)->default_value(threads), "threads (0: all cores)");
   // clang-format on
 }
@@ -132,17 +132,21 @@ ColumnCacheSettings ColumnCacheOptions::settings(const std::string& output, cons
 }
 
 std::size_t ComputeOptions::memory_budget_bytes() const {
-  if (memory.empty()) {
+  if (!memory) {
     // The ranks of an MPI job on this machine (Open MPI says how many) share its memory.
     const char* local_ranks = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     const std::size_t sharing = local_ranks != nullptr ? std::max(1ul, std::strtoul(local_ranks, nullptr, 10)) : 1;
     return default_memory_budget(process_memory_limit()) / sharing;
   }
-  return parse_byte_size(memory, "--memory");
+  return parse_byte_size(*memory, "--memory");
 }
 
 Context::Settings ComputeOptions::context_settings(std::uint64_t seed) const {
-  return {.threads = threads, .memory_budget_bytes = memory_budget_bytes(), .seed = seed};
+  return {.threads = threads,
+          .memory_budget_bytes = memory_budget_bytes(),
+          .seed = seed,
+          .communicator = nullptr,
+          .include_process_memory = true};
 }
 
 std::uint64_t parse_byte_size(const std::string& text, const std::string& option) {

@@ -130,7 +130,7 @@ class PredictionWriter {
     GPSTREAM_CHECK(first == written_, "variances arrived for row {} after row {}", first + 1, written_);
     const PredictiveDistribution batch =
         in_target_units(model_.standardisation, model_.hyperparameters.noise_variance, options_.latent,
-                        std::span<const double>(distribution_.mean).subspan(first, latent.size()), latent);
+                        {}, latent, first);
     for (std::size_t j = 0; j < latent.size(); ++j) {
       const std::size_t i = first + j;
       distribution_.variance[i] = batch.variance[j];
@@ -579,12 +579,13 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
     }
     if (!ranks.is_root()) options.quiet = true;
   }
-  if (options.output != "-") {
-    for (const std::string& input :
-         {options.model, options.inputs, options.data_path, options.data, options.truth, options.hyper}) {
-      if (!input.empty()) check_not_input(options.output, input, "-o");
-    }
-  }
+  std::vector<CommandFile> reads = {{"the model", options.transductive() ? "" : options.model},
+                                    {"the inputs", options.inputs},
+                                    {"the training dataset", options.data_path},
+                                    {"--data", options.data},
+                                    {"--truth", options.truth},
+                                    {"--hyper", options.hyper}};
+  check_distinct_files(reads, {{"-o", options.output}});
 
   // Configure: the predictor and the test rows (in its standardised units), and the output.
   Context::Settings settings = compute.context_settings(options.variance.seed);
@@ -592,6 +593,9 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   Context context(settings);
   Predictor predictor = load_predictor(context, options);
   const ModelDescription& model_description = predictor.description;
+  // The model's training dataset: a dense model streams it, and no model outlives it being overwritten.
+  reads.push_back({"the model's training dataset", model_description.dataset_path});
+  check_distinct_files(reads, {{"-o", options.output}});
   if (options.resume) {
     GPSTREAM_CHECK(predictor.dense.has_value(),
                    "--resume continues the variances of a dense model; a sparse model predicts in one step");

@@ -82,9 +82,18 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
                              const TrainingConfiguration& saved, const std::string& checkpoint) {
   auto conflict = [&](const char* option, const std::string& given, const std::string& kept) {
     throw Error(
-        fmt::format("--{} {} conflicts with checkpoint '{}', which was started with {}; a resumed run keeps "
+        fmt::format("--{}{} conflicts with checkpoint '{}', which was started with {}; a resumed run keeps "
                     "its configuration (start a new run without --resume to change it)",
-                    option, given, checkpoint, kept));
+                    option, given.empty() ? "" : " " + given, checkpoint, kept));
+  };
+  // The value as the user typed it (a flag has none).
+  auto typed = [&](const char* option) -> std::string {
+    const po::variable_value& value = values[option];
+    if (value.empty()) return "";
+    if (const auto* text = boost::any_cast<std::string>(&value.value())) return *text;
+    if (const auto* number = boost::any_cast<double>(&value.value())) return fmt::format("{:g}", *number);
+    if (const auto* count = boost::any_cast<std::size_t>(&value.value())) return std::to_string(*count);
+    return "";
   };
   auto given = [&](const char* option) { return cli::given(values, option); };
   if (given("solver") && options.solver != saved.solver.name) conflict("solver", options.solver, saved.solver.name);
@@ -102,10 +111,10 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
     conflict("seed", std::to_string(options.seed), std::to_string(saved.seed));
   for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise",
                              "learn-hyper", "init"}) {
-    if (given(option)) conflict(option, "", "the kernel and standardisation saved in it");
+    if (given(option)) conflict(option, typed(option), "the kernel and standardisation saved in it");
   }
   for (const char* option : {"info-pivots", "objective", "fixed-hyper", "novelty", "passes"}) {
-    if (given(option)) conflict(option, "", "the model's settings saved in it");
+    if (given(option)) conflict(option, typed(option), "the model's settings saved in it");
   }
 }
 
@@ -207,8 +216,10 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     }
     if (options.model == "online") {
       if (options.passes == 0) throw UsageError("--passes must be at least 1");
-      if (!(options.novelty >= 0))
-        throw UsageError(fmt::format("--novelty must be non-negative, not {}", options.novelty));
+      // A fraction of the prior variance: at 1 or more no row's novelty could ever exceed it.
+      if (!(options.novelty >= 0 && options.novelty < 1))
+        throw UsageError(fmt::format("--novelty is a fraction of the prior variance, at least 0 and below 1, not {}",
+                                     options.novelty));
     } else {
       reject_options(values, {"novelty", "passes"}, "--model online");
     }
@@ -279,11 +290,13 @@ Checkpoint configure_resumed(TrainOptions& options, const po::variables_map& val
 // The run's outputs: refused before any work when they exist (without
 // --force), cannot be written, name an input or each other; then locked.
 struct OutputLocks {
-  OutputLocks(const std::string& output_path, const std::string& checkpoint_path) : output(output_path, "-o") {
+  OutputLocks(const std::string& output_path, const std::string& checkpoint_path, const std::string& log_path)
+      : output(output_path, "-o") {
     if (!checkpoint_path.empty()) checkpoint.emplace(checkpoint_path, "--checkpoint");
+    if (!log_path.empty()) log.emplace(log_path, "--log");
   }
   PathLock output;
-  std::optional<PathLock> checkpoint;
+  std::optional<PathLock> checkpoint, log;
 };
 
 std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const TrainingJob& job,
@@ -291,24 +304,22 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
   if (!job.overwrite_output && std::filesystem::exists(job.output_path)) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", job.output_path));
   }
-  const std::vector<std::pair<std::string, std::string>> outputs = {{"-o", job.output_path},
-                                                                    {"--checkpoint", checkpoint_path},
-                                                                    {"--log", job.log_path},
-                                                                    {"--save-hyper", options.save_hyper}};
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    const auto& [option, path] = outputs[k];
-    if (path.empty()) continue;
-    check_output_directory(path, option);
-    check_not_input(path, options.dataset, option);
-    for (std::size_t other = 0; other < k; ++other) {
-      if (!outputs[other].second.empty() && std::filesystem::absolute(outputs[other].second).lexically_normal() ==
-                                                std::filesystem::absolute(path).lexically_normal()) {
-        throw UsageError(fmt::format("{} and {} name the same file '{}'", outputs[other].first, option, path));
-      }
-    }
+  const std::vector<CommandFile> writes = {{"-o", job.output_path},
+                                           {"--checkpoint", checkpoint_path},
+                                           {"--log", job.log_path},
+                                           {"--save-hyper", options.save_hyper}};
+  for (const CommandFile& output : writes) {
+    if (!output.path.empty()) check_output_directory(output.path, output.role);
   }
-  // Two runs may not write the same model or checkpoint at once.
-  return std::make_unique<OutputLocks>(job.output_path, checkpoint_path);
+  // A resumed run writes its checkpoint where it read it: the one file both read and written.
+  const bool rewrites_resumed = !options.resume.empty() && checkpoint_path == options.resume;
+  check_distinct_files({{"the training dataset", options.dataset},
+                        {"--hyper", options.hyper_file},
+                        {"--init", options.learning.init_file},
+                        {"--resume", rewrites_resumed ? std::string() : options.resume}},
+                       writes);
+  // Two runs may not write the same model, checkpoint or log at once.
+  return std::make_unique<OutputLocks>(job.output_path, checkpoint_path, job.log_path);
 }
 
 // --learn-hyper: learns on a subset of the (standardised) training rows,
@@ -397,7 +408,9 @@ TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span
   const TrainingObservers observers(
       std::make_unique<ProgressLineObserver>(progress_line, name, run->converges() ? job.stopping.tolerance : 0.0,
                                              run->measure_name(), run->planned_iterations()),
-      ranks.is_root() ? job.log_path : std::string(), !fresh, checkpoint_path, job.checkpoint_every_seconds,
+      ranks.is_root() ? job.log_path : std::string(),
+      fresh ? std::nullopt : std::optional<std::uint64_t>(state.iteration), checkpoint_path,
+      job.checkpoint_every_seconds,
       [&] {
         if (sparse != nullptr) sparse->store_state();
         if (ranks.size() == 1) {
@@ -415,7 +428,7 @@ TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span
   trained.run = run_iterations(*run, kernel_matrix, job.stopping, fresh);
   if (trained.run.reason == StopReason::interrupted) {
     throw interrupted_run(fmt::format("at iteration {}", state.iteration), checkpoint_path, job.output_path,
-                          ranks.size());
+                          observers.checkpoints(), ranks.size());
   }
   if (sparse != nullptr) {
     trained.sparse = sparse->model();
@@ -682,6 +695,8 @@ int run_train(const std::vector<std::string>& args, Communicator& ranks) {
     configuration.hyperparameters = learn_and_report(context, *data, options, values);
   }
   const std::unique_ptr<Kernel> kernel = make_kernel(configuration.hyperparameters, dataset.columns);
+  // Before any work: a model whose variances overflow in the target's units could not predict.
+  validate_model_description(describe_model(configuration, dataset, {}), "the model of '" + options.dataset + "'");
   KernelMatrix kernel_matrix(context, data->rows(), data->partition(), *kernel);
   const std::vector<double> y = read_all_targets(data->rows());  // this rank's
   if (resumed_state && distributed) take_own_rows(*resumed_state, data->partition());

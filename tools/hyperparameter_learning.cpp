@@ -47,8 +47,13 @@ StartingPoint KernelValueOptions::given(const po::variables_map& values) const {
   StartingPoint point;
   if (have_lengthscales) point.lengthscales = parse_number_list(lengthscales, "--lengthscales");
   if (have_gamma) {
+    // γ = 1/(2ℓ²): the range of γ that gives lengthscales a kernel takes (kernels/kernel.h).
+    const double largest = gamma_from_lengthscale(kMinimumLengthscale);
     for (const double value : parse_number_list(gamma, "--gamma")) {
-      if (!(value > 0)) throw UsageError(fmt::format("--gamma: values must be positive, not {}", value));
+      if (!(value > 0 && value <= largest)) {
+        throw UsageError(fmt::format("--gamma: values must be positive and at most {:g} (a lengthscale of {:g}), not {}",
+                                     largest, kMinimumLengthscale, value));
+      }
       point.lengthscales.push_back(lengthscale_from_gamma(value));
     }
   }

@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 
 namespace gpstream {
 
@@ -73,6 +76,21 @@ void MemoryBudget::release(std::uint64_t id) {
   parts_.erase(part);
 }
 
+namespace {
+
+// The process's resident memory now (Linux: /proc/self/statm), 0 when unknown.
+std::size_t resident_memory_bytes() {
+  std::FILE* file = std::fopen("/proc/self/statm", "r");
+  if (file == nullptr) return 0;
+  unsigned long size = 0, resident = 0;
+  const int read = std::fscanf(file, "%lu %lu", &size, &resident);
+  std::fclose(file);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return read == 2 && page > 0 ? resident * static_cast<std::size_t>(page) : 0;
+}
+
+}  // namespace
+
 Context::Context(const Settings& settings)
     : threads_(settings.threads > 0 ? settings.threads
                                     : static_cast<unsigned>(std::max(1, tbb::this_task_arena::max_concurrency()))),
@@ -86,6 +104,10 @@ Context::Context(const Settings& settings)
   // process ran its BLAS calls on every core and rounded differently from
   // the next (a Cholesky factor differed in its last bits between two runs).
   configure_blas();
+  if (settings.include_process_memory) {
+    process_memory_ = memory_.reserve("the process itself before this run",
+                                      resident_memory_bytes(), "the budget covers the whole process: give a larger one");
+  }
 }
 
 Context::~Context() = default;

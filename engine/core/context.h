@@ -109,6 +109,12 @@ class Context {
     std::uint64_t seed = 1;
     // The ranks of a distributed run; null: this process alone. Must outlive the Context.
     Communicator* communicator = nullptr;
+    // Whether the budget is the whole process's: then the memory the process
+    // holds when the Context is made (its code, its libraries, a caller's
+    // arrays) is the ledger's first entry, and a budget smaller than it is
+    // refused. Thread stacks and BLAS's per-thread buffers (a few MiB) that
+    // appear later are not counted.
+    bool include_process_memory = false;
   };
 
   explicit Context(const Settings& settings);
@@ -165,6 +171,7 @@ class Context {
   std::unique_ptr<SingleProcess> single_process_;  // when no communicator was given
   Communicator* communicator_;
   MemoryBudget memory_;
+  MemoryReservation process_memory_;  // Settings::include_process_memory
   std::unique_ptr<tbb::task_arena> arena_;
   const StopFlag* stop_ = nullptr;
   std::vector<RunObserver*> observers_;

@@ -2,9 +2,33 @@
 
 #include "engine/core/error.h"
 
+#include <cmath>
+
 namespace gpstream {
 
 Standardisation Standardisation::identity() { return Standardisation{}; }
+
+void Standardisation::validate(const std::string& source, const std::vector<std::string>& feature_names,
+                               const std::string& target_name, bool constant_target_allowed) const {
+  GPSTREAM_CHECK(x_mean.size() == x_std.size(), "{}: {} input means but {} standard deviations", source,
+                 x_mean.size(), x_std.size());
+  for (std::size_t l = 0; l < x_mean.size(); ++l) {
+    const std::string column =
+        l < feature_names.size() ? fmt::format("\"{}\"", feature_names[l]) : fmt::format("{}", l + 1);
+    GPSTREAM_CHECK(std::isfinite(x_mean[l]) && std::isfinite(x_std[l]) && x_std[l] >= 0,
+                   "{}: input column {} has mean {} and standard deviation {}: its values are too large for their "
+                   "squares to fit a double (|x| below about 1e150 do); rescale the column",
+                   source, column, x_mean[l], x_std[l]);
+  }
+  const double variance = y_std * y_std;
+  GPSTREAM_CHECK(std::isfinite(y_mean) && std::isfinite(variance),
+                 "{}: the target \"{}\" has mean {} and standard deviation {}: its values are too large for their "
+                 "squares to fit a double (|y| below about 1e150 do); rescale the target",
+                 source, target_name, y_mean, y_std);
+  GPSTREAM_CHECK(variance > 0 || constant_target_allowed,
+                 "{}: the target \"{}\" is constant ({} in every row){}: a GP has nothing to learn from it", source,
+                 target_name, y_mean, y_std > 0 ? " to double precision" : "");
+}
 
 void Standardisation::apply_to_rows(double* x, std::size_t rows, std::size_t columns) const {
   if (!standardises_inputs()) return;

@@ -8,6 +8,7 @@
 
 #include "engine/data/row_source.h"
 
+#include <string>
 #include <vector>
 
 namespace gpstream {
@@ -19,6 +20,13 @@ struct Standardisation {
   double y_std = 1.0;
 
   bool standardises_inputs() const { return !x_mean.empty(); }
+  // Throws, naming `source` (the dataset or model it came from) and the
+  // column, unless every statistic is finite and the targets' variance y_std²
+  // is positive and finite: targets whose squares overflow a double (|y| ≳
+  // 1e154) would turn every prediction into NaN, and constant targets leave
+  // nothing to learn (a test set's may be constant: `constant_target_allowed`).
+  void validate(const std::string& source, const std::vector<std::string>& feature_names = {},
+                const std::string& target_name = "y", bool constant_target_allowed = false) const;
   // The identity transformation for d inputs.
   static Standardisation identity();
   // Columns with zero spread keep their scale (std treated as 1).

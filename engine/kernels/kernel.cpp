@@ -86,21 +86,18 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
     // Inputs are scaled by 1/ℓ and squared norms of scaled rows are summed:
     // below 1e-100 they overflow and the kernel values become NaN.
     GPSTREAM_CHECK(
-        lengthscale >= 1e-100,
+        lengthscale >= kMinimumLengthscale,
         "the lengthscale {:g} is too small: distances scaled by 1/lengthscale overflow "
-        "a double (give lengthscales of at least 1e-100; with standardised inputs, useful ones are 1e-3 to 1e5)",
-        lengthscale);
+        "a double (give lengthscales of at least {:g}; with standardised inputs, useful ones are 1e-3 to 1e5)",
+        lengthscale, kMinimumLengthscale);
   }
   const std::size_t given = hyperparameters.lengthscales.size();
   const std::string name = kernel_type_name(hyperparameters.type);
   switch (hyperparameters.type) {
-    case KernelType::squared_exponential_ard:
-      GPSTREAM_CHECK(given == dimension, "the {} kernel needs {} lengthscales (one per input), but {} were given", name,
-                     dimension, given);
-      break;
     case KernelType::squared_exponential:
       GPSTREAM_CHECK(given == 1, "the se kernel takes one lengthscale for all inputs, but {} were given", given);
       break;
+    case KernelType::squared_exponential_ard:
     case KernelType::matern52:
     case KernelType::exponential:
       GPSTREAM_CHECK(given == dimension || given == 1,

@@ -46,6 +46,10 @@ struct KernelHyperparameters {
   double noise_variance = 0.1;       // σ²
 };
 
+// The smallest lengthscale a kernel takes: inputs are scaled by 1/ℓ and
+// their squares summed, which overflows a double below it.
+inline constexpr double kMinimumLengthscale = 1e-100;
+
 // γ_l = 1 / (2 ℓ_l²) and back: the GBCD paper writes the SE kernel with γ.
 double gamma_from_lengthscale(double lengthscale);
 double lengthscale_from_gamma(double gamma);

@@ -8,6 +8,7 @@
 #include "engine/kernels/kernel.h"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,15 @@ struct ModelDescription {
   std::string target_name;
   TrainingSummary training;
 };
+
+// Throws, naming `source` (the model file, or what is being trained), unless
+// the standardisation is valid (Standardisation::validate) and the kernel's
+// variances stay finite in the target's units (s²·y_std², σ²·y_std²): a
+// model must not predict infinite variances.
+void validate_model_description(const ModelDescription& description, const std::string& source);
+
+// Throws naming `source`, `what` (a model's "/alpha") and the first entry
+// that is not a finite number.
+void check_finite_values(std::span<const double> values, const std::string& what, const std::string& source);
 
 }  // namespace gpstream

@@ -1,9 +1,14 @@
 #include "engine/models/predictive_distribution.h"
 
+#include "engine/core/error.h"
+
+#include <cmath>
+
 namespace gpstream {
 
 PredictiveDistribution in_target_units(const Standardisation& standardisation, double noise_variance, bool latent,
-                                       std::span<const double> mean, std::span<const double> latent_variance) {
+                                       std::span<const double> mean, std::span<const double> latent_variance,
+                                       std::size_t first_row) {
   PredictiveDistribution distribution;
   distribution.mean.reserve(mean.size());
   for (const double value : mean) distribution.mean.push_back(standardisation.restore_target(value));
@@ -11,6 +16,16 @@ PredictiveDistribution in_target_units(const Standardisation& standardisation, d
   const double noise = latent ? 0.0 : noise_variance;
   distribution.variance.reserve(latent_variance.size());
   for (const double value : latent_variance) distribution.variance.push_back(scale * (value + noise));
+  const auto check = [first_row](const std::vector<double>& values, const char* what) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      GPSTREAM_CHECK(std::isfinite(values[i]),
+                     "the predicted {} of test row {} is {}: the model or the inputs hold values too large for "
+                     "double precision (check the inputs for huge values, and the model's hyperparameters)",
+                     what, first_row + i + 1, values[i]);
+    }
+  };
+  check(distribution.mean, "mean");
+  check(distribution.variance, "variance");
   return distribution;
 }
 

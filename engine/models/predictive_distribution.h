@@ -16,8 +16,11 @@ struct PredictiveDistribution {
 };
 
 // Means restored; variances of y* = f* + noise (or of f* when `latent`)
-// times y_std². `latent_variance` (standardised, of f*) may be empty.
+// times y_std². `latent_variance` (standardised, of f*) may be empty. Throws
+// naming the row (counted from `first_row`) when a value is not finite: no
+// prediction is written as NaN or inf.
 PredictiveDistribution in_target_units(const Standardisation& standardisation, double noise_variance, bool latent,
-                                       std::span<const double> mean, std::span<const double> latent_variance);
+                                       std::span<const double> mean, std::span<const double> latent_variance,
+                                       std::size_t first_row = 0);
 
 }  // namespace gpstream

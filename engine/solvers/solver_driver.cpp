@@ -2,6 +2,7 @@
 
 #include "engine/core/context.h"
 #include "engine/core/error.h"
+#include "engine/solvers/conditioning.h"
 
 #include <algorithm>
 #include <chrono>
@@ -63,7 +64,31 @@ double DenseSolverRun::after_iteration(const StoppingRule& rule) {
   return drift;
 }
 
+void DenseSolverRun::check_tolerance(double tolerance) {
+  if (!solver_.is_direct()) check_tolerance_attainable(kernel_, y_, tolerance);
+}
+
+std::optional<Certificate> DenseSolverRun::certify() {
+  Certificate certificate;
+  certificate.drift = refresh_gradient(kernel_, state_, y_);
+  solver_.gradient_refreshed(state_);
+  certificate.measure = convergence_measure();
+  // K̄|α| over all n columns, for this rank's rows: a second exact product, paid at convergence claims only.
+  Communicator& ranks = kernel_.context().communicator();
+  std::vector<double> magnitude = ranks.size() == 1 ? state_.alpha : ranks.all_gather(state_.alpha);
+  for (double& value : magnitude) value = std::abs(value);
+  std::vector<double> products(state_.alpha.size());
+  kernel_.multiply(magnitude.data(), products.data());
+  certificate.rounding_floor = ranks.max(residual_rounding_floor(products));
+  certificate.largest_weight = ranks.max(*std::max_element(magnitude.begin(), magnitude.end()));
+  return certificate;
+}
+
 namespace {
+
+// Failed certifications after which the maintained measure is taken to
+// drift faster than the method progresses.
+constexpr int kCertificationAttempts = 3;
 
 // The loop of run_iterations, inside the Context's arena.
 SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule, Context& context,
@@ -122,14 +147,37 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
                    r.iteration, r.convergence_measure, r.objective);
   };
 
-  if (fresh_start) method.start();
+  if (fresh_start) {
+    method.check_tolerance(rule.tolerance);
+    method.start();
+  }
+  int failed_certifications = 0;
+  // Whether the claim in `current` holds exactly; throws when it cannot be made to.
+  auto certified = [&](IterationReport& claim) {
+    const std::optional<Certificate> certificate = method.certify();
+    if (!certificate) return true;
+    const double maintained = claim.convergence_measure;
+    claim.convergence_measure = certificate->measure;
+    if (certificate->measure <= rule.tolerance) return true;
+    const std::string evidence = fmt::format(
+        "at iteration {} the exact residual |K̄α − y|inf is {:.3g} (the maintained one {:.3g}), and with weights "
+        "this large (|alpha| up to {:.3g}) it cannot be computed below about {:.3g} in double precision",
+        claim.iteration, certificate->measure, maintained, certificate->largest_weight, certificate->rounding_floor);
+    if (method.is_direct() || certificate->rounding_floor > rule.tolerance ||
+        ++failed_certifications >= kCertificationAttempts) {
+      throw_ill_conditioned(kernel.kernel(), rule.tolerance, evidence);
+    }
+    context.warn(fmt::format("{:.3g} met the tolerance, but the exact residual is {:.3g}: continuing from it",
+                             maintained, certificate->measure));
+    return false;
+  };
   IterationReport current = report(-1.0);
   check_finite(current);
   for (RunObserver* observer : context.observers()) observer->on_start(current);
 
   StopReason reason = StopReason::converged;
   for (;;) {
-    if (method.converges() && current.convergence_measure <= rule.tolerance) {
+    if (method.converges() && current.convergence_measure <= rule.tolerance && certified(current)) {
       reason = StopReason::converged;
       break;
     }
@@ -161,6 +209,7 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
     check_finite(current);
     for (RunObserver* observer : context.observers()) observer->on_iteration(current);
     if (method.is_direct()) {
+      certified(current);  // a direct method's answer is final: it holds, or the run fails
       reason = StopReason::solved_directly;
       break;
     }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -39,10 +40,21 @@ struct RunCounters {
 RunCounters counters_of(const SolverState& state);
 void set_counters_of(SolverState& state, const RunCounters& counters);
 
+// An exact check of a convergence claim (IterativeMethod::certify).
+struct Certificate {
+  double measure = 0.0;         // the convergence measure computed exactly
+  double rounding_floor = 0.0;  // below which that computation is rounding (solvers/conditioning.h)
+  double largest_weight = 0.0;  // ‖α‖∞, for the message when the floor defeats the tolerance
+  double drift = 0.0;           // |maintained − exact|, reported as a gradient refresh's
+};
+
 // One iteration at a time of a training method, on state it owns.
 class IterativeMethod {
  public:
   virtual ~IterativeMethod() = default;
+  // Before a fresh run: throws when `tolerance` cannot be met (a dense
+  // solver on a K̄ too ill-conditioned for it, solvers/conditioning.h).
+  virtual void check_tolerance(double /*tolerance*/) {}
   // Set-up of a fresh run; not called when a run resumes from a checkpoint.
   virtual void start() {}
   virtual void iterate() = 0;
@@ -70,6 +82,11 @@ class IterativeMethod {
   virtual std::pair<std::uint64_t, std::uint64_t> work_done() const { return {0, 0}; }
   // Called after each iteration; returns a drift to report, or −1.
   virtual double after_iteration(const StoppingRule& /*rule*/) { return -1.0; }
+  // When convergence_measure() meets the tolerance (or a direct method has
+  // solved): the measure computed exactly, which replaces a maintained one;
+  // nullopt for methods whose measure is exact already. The driver reports
+  // convergence only when the exact measure meets the tolerance too.
+  virtual std::optional<Certificate> certify() { return std::nullopt; }
 };
 
 struct SolverRun {
@@ -81,6 +98,12 @@ struct SolverRun {
 // the kernel evaluations `kernel` makes, inside the kernel's Context: its
 // threads, its observers (told of every iteration) and its stop request
 // (polled between iterations: the current iteration always completes).
+// A convergence claim is certified first (IterativeMethod::certify): when
+// the exact measure misses the tolerance, the run goes on from it (the
+// maintained gradient had drifted), unless the exact measure is rounding
+// (its floor above the tolerance), a direct method made the claim, or
+// three certifications failed — then K̄'s conditioning defeats the
+// tolerance, and the run ends with an Error that says what to do.
 SolverRun run_iterations(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule, bool fresh_start);
 
 // A dense solver on its state, as the driver runs it.
@@ -95,6 +118,10 @@ class DenseSolverRun final : public IterativeMethod {
   double convergence_measure() const override;
   bool is_direct() const override { return solver_.is_direct(); }
   double after_iteration(const StoppingRule& rule) override;
+  // Iterative solvers: a sample of K̄ solved exactly first (solvers/conditioning.h).
+  void check_tolerance(double tolerance) override;
+  // ‖K̄α − y‖∞ by one exact product (g refreshed), and its rounding floor.
+  std::optional<Certificate> certify() override;
 
  private:
   DenseSolver& solver_;

@@ -46,6 +46,12 @@ void validate_sparse_model(const SparseModel& model, const std::string& context)
     GPSTREAM_CHECK(model.training_weights.size() == model.rows && model.rows > 0,
                    "{}: {} training weights for {} training rows", context, model.training_weights.size(), model.rows);
   }
+  validate_model_description(model, context);
+  check_finite_values(model.basis_rows, "/basis_rows", context);
+  check_finite_values(model.weights, "/weights", context);
+  check_finite_values(model.variance_factor, "/variance_factor", context);
+  check_finite_values(model.basis_factor, "/basis_factor", context);
+  check_finite_values(model.training_weights, "/training_weights", context);
 }
 
 BasisResolution basis_resolution(const KernelHyperparameters& hyperparameters) {

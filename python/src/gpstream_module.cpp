@@ -139,7 +139,7 @@ py::array_t<double> dense_covariance(const std::string& model_path, const std::s
   std::vector<double> rows(z.data(), z.data() + m * d);
   model.standardisation.apply_to_rows(rows.data(), m, d);
   gpstream::cli::ComputeOptions compute;
-  compute.memory = memory;
+  if (!memory.empty()) compute.memory = memory;
   compute.threads = threads;
   std::vector<double> covariance;
   {

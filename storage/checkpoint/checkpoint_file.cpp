@@ -5,6 +5,8 @@
 #include "storage/model/model_attributes.h"
 #include "storage/output/atomic_output_file.h"
 
+#include <xxhash.h>
+
 #include <cmath>
 #include <limits>
 
@@ -75,6 +77,35 @@ void read_version_2_settings(SolverState& state, TrainingConfiguration& configur
   }
 }
 
+// XXH3 of the run's state — the counters, the RNG and every vector, in a
+// fixed order — stored in the 'checksum' attribute (version 4): a checkpoint
+// edited or damaged after it was written is refused instead of resumed.
+std::string state_checksum(const SolverState& state) {
+  XXH3_state_t* hash = XXH3_createState();
+  GPSTREAM_CHECK(hash != nullptr, "out of memory for a checksum");
+  XXH3_64bits_reset(hash);
+  const auto add = [hash](const void* data, std::size_t bytes) { XXH3_64bits_update(hash, data, bytes); };
+  const auto add_vector = [&](const std::vector<double>& values) {
+    const std::uint64_t size = values.size();
+    add(&size, sizeof size);
+    add(values.data(), values.size() * sizeof(double));
+  };
+  add(&state.iteration, sizeof state.iteration);
+  add(&state.kernel_evaluations, sizeof state.kernel_evaluations);
+  add(&state.elapsed_seconds, sizeof state.elapsed_seconds);
+  const std::string random = serialise_random(state.random);
+  add(random.data(), random.size());
+  add_vector(state.alpha);
+  add_vector(state.gradient);
+  for (const auto& [name, values] : state.auxiliary) {
+    add(name.data(), name.size() + 1);
+    add_vector(values);
+  }
+  const std::uint64_t digest = XXH3_64bits_digest(hash);
+  XXH3_freeState(hash);
+  return fmt::format("{:016x}", digest);
+}
+
 }  // namespace
 
 SparseMethodOptions sparse_method_options(const TrainingConfiguration& configuration) {
@@ -89,10 +120,7 @@ SparseMethodOptions sparse_method_options(const TrainingConfiguration& configura
 }
 
 void write_checkpoint(const std::string& path, const TrainingConfiguration& configuration, const SolverState& state) {
-  AtomicOutputFile output(path, /*overwrite=*/true);
-  {
-    hdf5::Handle file = hdf5::create_file(output.temporary_path());
-    const hid_t root = file.get();
+  hdf5::write_file(path, ExistingOutput::replace, "checkpoint", [&](hid_t root) {
     hdf5::write_attribute(root, "format", std::string(kCheckpointFormat));
     hdf5::write_attribute(root, "version", kCheckpointVersion);
     hdf5::write_creation_attributes(root);
@@ -131,10 +159,9 @@ void write_checkpoint(const std::string& path, const TrainingConfiguration& conf
       hdf5::write_vector(auxiliary.get(), name, values);
     }
     hdf5::write_attribute(root, kAuxiliaryNames, names);
-    auxiliary.close(path);
-    file.close(path);
-  }
-  output.commit();
+    hdf5::write_attribute(root, "checksum", state_checksum(state));
+    auxiliary.close("the auxiliary group");
+  });
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
@@ -145,9 +172,12 @@ Checkpoint read_checkpoint(const std::string& path) {
   TrainingConfiguration& configuration = checkpoint.configuration;
   SolverState& state = checkpoint.state;
   configuration.solver.name = hdf5::read_string_attribute(root, "solver", path);
-  configuration.solver.active_set_size =
-      static_cast<std::size_t>(hdf5::read_integer_attribute(root, "active_set_size", path));
-  configuration.solver.candidates = static_cast<std::size_t>(hdf5::read_integer_attribute(root, "candidates", path));
+  configuration.solver.active_set_size = read_count(root, "active_set_size", path);
+  configuration.solver.candidates = read_count(root, "candidates", path);
+  GPSTREAM_CHECK(configuration.solver.active_set_size > 0 && configuration.solver.candidates > 0,
+                 "{}: invalid active set or basis size {} with {} candidates", path,
+                 configuration.solver.active_set_size, configuration.solver.candidates);
+  // Any 64 bits are a seed (written as the signed integer of the same bits).
   configuration.seed = static_cast<std::uint64_t>(hdf5::read_integer_attribute(root, "seed", path));
   configuration.dataset_path = hdf5::read_string_attribute(root, "dataset_path", path);
   configuration.dataset_fingerprint = hdf5::read_string_attribute(root, "dataset_fingerprint", path);
@@ -156,9 +186,11 @@ Checkpoint read_checkpoint(const std::string& path) {
   configuration.rows = static_cast<std::size_t>(rows);
   configuration.hyperparameters = read_kernel_attributes(root, path);
   configuration.standardisation = read_standardisation_attributes(root, path);
-  state.iteration = static_cast<std::uint64_t>(hdf5::read_integer_attribute(root, "iteration", path));
+  state.iteration = read_count(root, "iteration", path);
   state.elapsed_seconds = hdf5::read_double_attribute(root, "elapsed_seconds", path);
-  state.kernel_evaluations = static_cast<std::uint64_t>(hdf5::read_integer_attribute(root, "kernel_evaluations", path));
+  GPSTREAM_CHECK(std::isfinite(state.elapsed_seconds) && state.elapsed_seconds >= 0, "{}: invalid elapsed_seconds {}",
+                 path, state.elapsed_seconds);
+  state.kernel_evaluations = read_count(root, "kernel_evaluations", path);
   state.random = deserialise_random(hdf5::read_string_attribute(root, "random_state", path));
   if (version >= 2) {
     TrainingJob& job = configuration.job;
@@ -175,7 +207,7 @@ Checkpoint read_checkpoint(const std::string& path) {
     job.log_path = hdf5::read_string_attribute(root, "log_path", path);
     job.checkpoint_every_seconds = hdf5::read_double_attribute(root, "checkpoint_every_seconds", path);
     GPSTREAM_CHECK(
-        !std::isnan(job.stopping.tolerance) && job.stopping.time_limit_seconds > 0 && job.checkpoint_every_seconds > 0,
+        std::isfinite(job.stopping.tolerance) && job.stopping.tolerance > 0 && job.stopping.time_limit_seconds > 0 && job.checkpoint_every_seconds > 0,
         "{}: the saved stopping rule is invalid (tolerance {}, time limit {}, checkpoint every {} s)", path,
         job.stopping.tolerance, job.stopping.time_limit_seconds, job.checkpoint_every_seconds);
   }
@@ -186,6 +218,13 @@ Checkpoint read_checkpoint(const std::string& path) {
   hdf5::Handle auxiliary = hdf5::open_group(root, "auxiliary", path);
   for (const std::string& name : hdf5::read_string_array_attribute(root, kAuxiliaryNames, path)) {
     state.auxiliary[name] = hdf5::read_vector(auxiliary.get(), name, path + ": auxiliary");
+  }
+  if (version >= 4) {
+    const std::string saved = hdf5::read_string_attribute(root, "checksum", path);
+    GPSTREAM_CHECK(saved == state_checksum(state),
+                   "{}: the checkpoint's contents do not match its checksum: it was changed or damaged after it was "
+                   "written; resume from another checkpoint, or start the run again",
+                   path);
   }
   if (version >= 3) {
     read_method_settings(root, path, configuration);

@@ -13,6 +13,8 @@
 //     (version 3; version 2 kept them in /auxiliary/settings): cholqr_*,
 //     online_*
 //   /alpha, /gradient   float64 [n] (dense solvers only)
+//   checksum (version 4): XXH3 of the counters, the RNG and every vector,
+//     checked on reading (a checkpoint changed after it was written is refused)
 //   /auxiliary/<name>   solver-specific vectors (CG's search direction, …;
 //                       a sparse basis selection's basis, factors and bounds)
 //
@@ -35,7 +37,7 @@
 namespace gpstream {
 
 inline constexpr const char* kCheckpointFormat = "gpstream-checkpoint";
-inline constexpr std::int64_t kCheckpointVersion = 3;
+inline constexpr std::int64_t kCheckpointVersion = 4;
 
 // How the launched job ends and where its results go: kept in the checkpoint
 // so that `train --resume` continues the job that was launched; an option

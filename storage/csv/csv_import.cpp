@@ -50,7 +50,7 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
   GPSTREAM_CHECK(csv.next(fields), "{}: the file is empty", file);
   const std::size_t field_count = fields.size();
 
-  // Header: explicit, or detected as a first line with a field that is not a number.
+  // Header: explicit, or detected as a first line with a field that is not a number (nor a missing-value marker).
   bool has_header = options.header == HeaderMode::present;
   if (options.header == HeaderMode::detect) {
     for (const std::string_view field : fields) {
@@ -122,11 +122,13 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
           GPSTREAM_THROW("{}:{}:{}: column {}: {} is not a number", file, csv.line_number(), column + 1,
                          quoted(names[column]), quoted(fields[column]));
         case FieldKind::empty:
+        case FieldKind::missing:
         case FieldKind::non_finite:
           GPSTREAM_CHECK(
               options.drop_invalid, "{}:{}:{}: column {}: {} (use --drop-invalid to skip such rows)", file,
               csv.line_number(), column + 1, quoted(names[column]),
-              fields[column].empty() ? std::string("missing value") : "invalid value " + quoted(fields[column]));
+              fields[column].empty() ? std::string("missing value")
+                                     : "invalid value " + quoted(fields[column]));
           valid = false;
           ++result.rows_dropped;
           break;

@@ -6,7 +6,9 @@
 
 namespace gpstream {
 
-enum class FieldKind { number, empty, non_finite, not_a_number };
+// `missing`: a marker other tools write for a missing value (NA, N/A, NULL,
+// null, None, ?) — a missing value like an empty field, never a column name.
+enum class FieldKind { number, empty, missing, non_finite, not_a_number };
 
 // Parses a whole field (a leading '+' allowed); `value` is set for numbers.
 FieldKind parse_number(std::string_view text, double& value);

@@ -68,6 +68,14 @@ DatasetDescription read_dataset_description(const std::string& path) {
   }
   GPSTREAM_CHECK(description.feature_names.size() == description.columns, "{}: {} feature names for {} columns", path,
                  description.feature_names.size(), description.columns);
+  // Inputs are matched to CSV columns by name: a name twice would bind both to one column.
+  for (std::size_t l = 0; l < description.columns; ++l) {
+    for (std::size_t k = 0; k < l; ++k) {
+      GPSTREAM_CHECK(description.feature_names[k] != description.feature_names[l],
+                     "{}: input columns {} and {} are both named \"{}\"; input names must be distinct", path, k + 1,
+                     l + 1, description.feature_names[l]);
+    }
+  }
   description.fingerprint = hdf5::read_string_attribute(root, "fingerprint", path);
   if (hdf5::has_attribute(root, "source")) description.source = hdf5::read_string_attribute(root, "source", path);
   if (hdf5::has_attribute(root, "created_by")) {

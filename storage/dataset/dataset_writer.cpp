@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/data/standardisation.h"
 
 #include <fmt/format.h>
 
@@ -114,15 +115,18 @@ DatasetDescription DatasetWriter::finish() {
   GPSTREAM_CHECK(rows_ > 0, "{}: no rows to write", output_.path());
   const hid_t root = file_.get();
   const std::string fingerprint = fingerprint_.digest(rows_, feature_names_.size());
+  const Standardisation statistics{x_statistics_.mean(), x_statistics_.standard_deviation(),
+                                   y_statistics_.mean().front(), y_statistics_.standard_deviation().front()};
+  statistics.validate(output_.path(), feature_names_, target_name_, /*constant_target_allowed=*/true);
 
   hdf5::write_attribute(root, "format", std::string(kDatasetFormat));
   hdf5::write_attribute(root, "version", kDatasetVersion);
   hdf5::write_attribute(root, "feature_names", feature_names_);
   hdf5::write_attribute(root, "target_name", target_name_);
-  hdf5::write_attribute(root, "x_mean", x_statistics_.mean());
-  hdf5::write_attribute(root, "x_std", x_statistics_.standard_deviation());
-  hdf5::write_attribute(root, "y_mean", y_statistics_.mean().front());
-  hdf5::write_attribute(root, "y_std", y_statistics_.standard_deviation().front());
+  hdf5::write_attribute(root, "x_mean", statistics.x_mean);
+  hdf5::write_attribute(root, "x_std", statistics.x_std);
+  hdf5::write_attribute(root, "y_mean", statistics.y_mean);
+  hdf5::write_attribute(root, "y_std", statistics.y_std);
   hdf5::write_attribute(root, "fingerprint", fingerprint);
   hdf5::write_attribute(root, "source", options_.source);
   hdf5::write_creation_attributes(root);

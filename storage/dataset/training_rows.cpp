@@ -23,6 +23,8 @@ TrainingRows::TrainingRows(const std::string& path, const Standardisation& stand
                            const TrainingRowsOptions& options)
     : file_(std::make_unique<Hdf5RowSource>(path)) {
   const DatasetDescription& dataset = file_->description();
+  GPSTREAM_CHECK(dataset.rows > 0, "'{}' has no rows to train on", path);
+  standardisation.validate(path, dataset.feature_names, dataset.target_name);
   GPSTREAM_CHECK(!options.expected_fingerprint || *options.expected_fingerprint == dataset.fingerprint,
                  "'{}' is not the dataset {} was trained on (its fingerprint is {}, expected {})", path,
                  options.expected_by, dataset.fingerprint, options.expected_fingerprint.value_or(""));

@@ -133,6 +133,24 @@ Handle create_file(const std::string& path) {
   return Handle(file, H5Fclose);
 }
 
+void write_file(const std::string& path, ExistingOutput existing, const std::string& what,
+                const std::function<void(hid_t root)>& contents) {
+  try {
+    AtomicOutputFile output(path, existing);
+    {
+      Handle file = create_file(output.temporary_path());
+      contents(file.get());
+      file.close("the file");
+    }
+    output.commit();
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const Error& error) {
+    throw Error(fmt::format("cannot write the {} '{}': {}", what, path, error.what()), error.source_file(),
+                error.source_line());
+  }
+}
+
 Handle open_file(const std::string& path) {
   silence_error_stack();
   namespace fs = std::filesystem;

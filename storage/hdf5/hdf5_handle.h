@@ -5,9 +5,12 @@
 // off so users see one line, not a stack dump.
 #pragma once
 
+#include "storage/output/atomic_output_file.h"
+
 #include <hdf5.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +60,14 @@ void check_status(herr_t status, const std::string& what);
 // attribute storage lifts the 64 KiB limit on attributes (feature names of
 // wide datasets).
 Handle create_file(const std::string& path);
+// Writes a whole gpstream file as one unit: `contents` fills the root group
+// of a temporary file (storage/output/atomic_output_file.h), which is then
+// closed (HDF5 flushes there) and renamed into place. Any failure is one
+// Error naming what the file is and its path — "cannot write the checkpoint
+// 'ck.h5': HDF5 failed on alpha: No space left on device" — and leaves the
+// previous file, if any, as it was.
+void write_file(const std::string& path, ExistingOutput existing, const std::string& what,
+                const std::function<void(hid_t root)>& contents);
 // Opens an existing file read-only, with a clear message for a missing,
 // non-HDF5 or truncated file.
 Handle open_file(const std::string& path);

@@ -14,13 +14,13 @@ using Json = nlohmann::json;
 
 double number(const Json& object, const char* key, const std::string& path) {
   GPSTREAM_CHECK(object.contains(key), "{}: field \"{}\" is missing", path, key);
-  GPSTREAM_CHECK(object[key].is_number(), "{}: field \"{}\" is not a number", path, key);
-  return object[key].get<double>();
+  GPSTREAM_CHECK(object.at(key).is_number(), "{}: field \"{}\" is not a number", path, key);
+  return object.at(key).get<double>();
 }
 
 std::vector<double> numbers(const Json& object, const char* key, const std::string& path) {
   GPSTREAM_CHECK(object.contains(key), "{}: field \"{}\" is missing", path, key);
-  const Json& value = object[key];
+  const Json& value = object.at(key);
   if (value.is_number()) return {value.get<double>()};
   GPSTREAM_CHECK(value.is_array(), "{}: field \"{}\" is not a list of numbers", path, key);
   std::vector<double> result;
@@ -31,27 +31,34 @@ std::vector<double> numbers(const Json& object, const char* key, const std::stri
   return result;
 }
 
+HyperparameterFile read_hyperparameters(const Json& json, const std::string& path);
+
 }  // namespace
 
 HyperparameterFile read_hyperparameter_file(const std::string& path) {
   std::ifstream stream(path);
   GPSTREAM_CHECK(stream.good(), "cannot read hyperparameter file '{}'", path);
-  Json json;
   try {
-    json = Json::parse(stream);
-  } catch (const Json::parse_error& error) {
-    GPSTREAM_THROW("{}: not valid JSON ({})", path, error.what());
+    return read_hyperparameters(Json::parse(stream), path);
+  } catch (const Json::exception& error) {
+    // A number beyond a double's range (1e400), a string where a number belongs, ...
+    GPSTREAM_THROW("{}: not a valid hyperparameter file ({})", path, error.what());
   }
+}
+
+namespace {
+
+HyperparameterFile read_hyperparameters(const Json& json, const std::string& path) {
   GPSTREAM_CHECK(json.is_object(), "{}: expected a JSON object", path);
 
   HyperparameterFile file;
   KernelHyperparameters& hyper = file.hyperparameters;
-  hyper.type = json.contains("kernel_name") ? parse_kernel_type(json["kernel_name"].get<std::string>())
+  hyper.type = json.contains("kernel_name") ? parse_kernel_type(json.at("kernel_name").get<std::string>())
                                             : KernelType::squared_exponential_ard;
   hyper.signal_variance = number(json, "signal_variance", path);
   hyper.noise_variance = number(json, "noise_variance", path);
   if (hyper.type == KernelType::histogram_intersection) {
-    GPSTREAM_CHECK(!json.contains("length_scales") || json["length_scales"].empty(),
+    GPSTREAM_CHECK(!json.contains("length_scales") || json.at("length_scales").empty(),
                    "{}: the hik kernel has no lengthscales", path);
   } else if (json.contains("length_scales")) {
     hyper.lengthscales = numbers(json, "length_scales", path);
@@ -63,7 +70,7 @@ HyperparameterFile read_hyperparameter_file(const std::string& path) {
     }
   }
   if (json.contains("standardisation")) {
-    const Json& s = json["standardisation"];
+    const Json& s = json.at("standardisation");
     Standardisation standardisation;
     standardisation.x_mean = numbers(s, "x_mean", path + " standardisation");
     standardisation.x_std = numbers(s, "x_std", path + " standardisation");
@@ -76,6 +83,8 @@ HyperparameterFile read_hyperparameter_file(const std::string& path) {
   }
   return file;
 }
+
+}  // namespace
 
 void write_hyperparameter_file(const std::string& path, const KernelHyperparameters& hyperparameters,
                                const Standardisation& standardisation, const HyperparameterProvenance& provenance,

@@ -8,16 +8,13 @@
 namespace gpstream {
 
 void write_dense_model(const std::string& path, const DenseModel& model, ExistingOutput existing) {
-  AtomicOutputFile output(path, existing);
-  {
-    hdf5::Handle file = hdf5::create_file(output.temporary_path());
-    const hid_t root = file.get();
+  validate_model_description(model, path);
+  check_finite_values(model.alpha, "alpha", path);
+  hdf5::write_file(path, existing, "model", [&](hid_t root) {
     write_model_header(root, "dense");
     write_model_description_attributes(root, model);
     hdf5::write_vector(root, "alpha", model.alpha);
-    file.close(path);
-  }
-  output.commit();
+  });
 }
 
 DenseModel read_dense_model(const std::string& path) {
@@ -28,6 +25,8 @@ DenseModel read_dense_model(const std::string& path) {
   DenseModel model;
   read_model_description_attributes(root, path, model);
   model.alpha = hdf5::read_vector(root, "alpha", path, model.rows);
+  validate_model_description(model, path);
+  check_finite_values(model.alpha, "/alpha", path);
   return model;
 }
 

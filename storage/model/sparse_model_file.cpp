@@ -10,10 +10,7 @@ namespace gpstream {
 
 void write_sparse_model(const std::string& path, const SparseModel& model, ExistingOutput existing) {
   validate_sparse_model(model, path);
-  AtomicOutputFile output(path, existing);
-  {
-    hdf5::Handle file = hdf5::create_file(output.temporary_path());
-    const hid_t root = file.get();
+  hdf5::write_file(path, existing, "model", [&](hid_t root) {
     write_model_header(root, "sparse");
     hdf5::write_attribute(root, "method", model.method);
     hdf5::write_attribute(root, "variance_form", sparse_variance_form_name(model.variance_form));
@@ -36,9 +33,7 @@ void write_sparse_model(const std::string& path, const SparseModel& model, Exist
     if (model.variance_form == SparseVarianceForm::reduced_rank) {
       hdf5::write_vector(root, "training_weights", model.training_weights);
     }
-    file.close(path);
-  }
-  output.commit();
+  });
 }
 
 SparseModel read_sparse_model(const std::string& path) {

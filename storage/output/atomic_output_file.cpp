@@ -84,11 +84,35 @@ void check_output_directory(const std::string& path, const std::string& option) 
   GPSTREAM_CHECK(!fs::is_directory(path, error), "{}: '{}' is a directory", option, path);
 }
 
-void check_not_input(const std::string& output, const std::string& input, const std::string& option) {
+namespace {
+
+bool same_file(const std::string& a, const std::string& b) {
   std::error_code error;
-  const bool same = fs::exists(output, error) && fs::exists(input, error) && fs::equivalent(output, input, error);
-  GPSTREAM_CHECK(!same, "{}: '{}' is the input '{}'; a command never writes over its own input, even with --force",
-                 option, output, input);
+  if (fs::exists(a, error) && fs::exists(b, error)) return fs::equivalent(a, b, error);
+  const fs::path resolved_a = fs::weakly_canonical(fs::absolute(a), error);
+  const fs::path resolved_b = fs::weakly_canonical(fs::absolute(b), error);
+  return resolved_a == resolved_b;
+}
+
+bool names_a_file(const std::string& path) { return !path.empty() && path != "-"; }
+
+}  // namespace
+
+void check_distinct_files(const std::vector<CommandFile>& reads, const std::vector<CommandFile>& writes) {
+  for (std::size_t k = 0; k < writes.size(); ++k) {
+    const CommandFile& written = writes[k];
+    if (!names_a_file(written.path)) continue;
+    for (const CommandFile& read : reads) {
+      GPSTREAM_CHECK(!names_a_file(read.path) || !same_file(written.path, read.path),
+                     "{}: '{}' is {} '{}', which this command reads; a command never writes over a file it reads, "
+                     "even with --force",
+                     written.role, written.path, read.role, read.path);
+    }
+    for (std::size_t other = 0; other < k; ++other) {
+      GPSTREAM_CHECK(!names_a_file(writes[other].path) || !same_file(written.path, writes[other].path),
+                     "{} and {} name the same file '{}'", writes[other].role, written.role, written.path);
+    }
+  }
 }
 
 AtomicOutputFile::AtomicOutputFile(std::string path, ExistingOutput existing)

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace gpstream {
 
@@ -64,9 +65,21 @@ std::size_t remove_stale_temporary_files(const std::string& path);
 // `option` names the option the path came from, for the message.
 void check_output_directory(const std::string& path, const std::string& option);
 
-// Throws when `output` is the same file as `input` (also through links):
-// no --force replaces a command's own input.
-void check_not_input(const std::string& output, const std::string& input, const std::string& option);
+// A file a command reads or writes, with what the user knows it as: the
+// option it came from ("-o", "--hyper") or its role ("the model's training
+// dataset").
+struct CommandFile {
+  std::string role;
+  std::string path;
+};
+
+// The no-self-overwrite rule, with --force or without: throws unless every
+// file in `writes` differs from every file in `reads` (a model's dataset, a
+// hyperparameter file, a checkpoint being resumed, ...) and from every other
+// file in `writes`. Files that exist are compared by identity (links
+// included), others by their resolved path. Empty paths and "-" (standard
+// input or output) are skipped.
+void check_distinct_files(const std::vector<CommandFile>& reads, const std::vector<CommandFile>& writes);
 
 // An exclusive claim on a path for the life of the object (a lock on the
 // hidden file .NAME.lock beside it), so that two runs cannot use the same

@@ -239,7 +239,7 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
   fails(" --model sr --info-pivots 4", "--info-pivots is for --model cholqr");
   fails(" --model online --passes 0", "--passes must be at least 1");
   fails(" --model sggp --novelty 0.1", "--novelty is for --model online");
-  fails(" --model cholqr --basis 300 --memory 1M",
+  fails(" --model cholqr --basis 300" + gpstream::testing::memory_above_process(1u << 20),
         "CholQR's training rows and O(n m) factors (n = 400, m = 300, 16 information pivots) needs");
   const auto trans = run_gpstream("predict --model srm-trans " + quote(data.train) + " " + quote(data.test) + " -o " +
                                   quote(data.directory.file("t.csv")));

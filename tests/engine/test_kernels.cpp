@@ -73,7 +73,19 @@ TEST_CASE("the parameter gradient contraction equals finite differences of the w
 
 TEST_CASE("kernel hyperparameters are checked") {
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, 1}, 1, 0.1}, 3),
-                       doctest::Contains("needs 3 lengthscales (one per input), but 2 were given"), Error);
+                       doctest::Contains("needs 3 lengthscales (one per input) or one for all, but 2 were given"),
+                       Error);
+  // One lengthscale serves every input of an ARD kernel, as --help says: the isotropic kernel's values.
+  const auto one = make_kernel({KernelType::squared_exponential_ard, {0.7}, 1.3, 0.1}, 3);
+  const auto isotropic = make_kernel({KernelType::squared_exponential, {0.7}, 1.3, 0.1}, 3);
+  const std::vector<double> rows = {0.1, -0.4, 0.9, 1.2, 0.3, -0.5};
+  PreparedRows a, b;
+  one->prepare(rows.data(), 2, a);
+  isotropic->prepare(rows.data(), 2, b);
+  double ard_block[4], isotropic_block[4];
+  one->evaluate(a, a, ard_block);
+  isotropic->evaluate(b, b, isotropic_block);
+  for (int k = 0; k < 4; ++k) CHECK(ard_block[k] == doctest::Approx(isotropic_block[k]).epsilon(1e-15));
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential, {1, 2}, 1, 0.1}, 2),
                        doctest::Contains("takes one lengthscale"), Error);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, -1}, 1, 0.1}, 2),

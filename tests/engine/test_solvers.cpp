@@ -245,7 +245,8 @@ TEST_CASE("duplicated rows with a small noise variance are solved, and a singula
   }
   const KernelHyperparameters small_noise = se_ard(2, 1.0, 1e-6);
   const Solution solution = solve(problem, small_noise, {.name = "gbcd", .active_set_size = 50}, 1e-6);
-  const Solution exact = solve(problem, small_noise, {.name = "cholesky"}, 1e-9);
+  // The residual of |α| ~ 1e6 weights is rounding below ~1e-8: 1e-9 is no longer accepted (solvers/conditioning.h).
+  const Solution exact = solve(problem, small_noise, {.name = "cholesky"}, 1e-7);
   CHECK(relative_difference(solution.state.alpha, exact.state.alpha) < 1e-3);
 
   // Identical rows with a noise variance lost in rounding: K̄ is singular, and

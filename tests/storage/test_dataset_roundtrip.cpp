@@ -111,7 +111,17 @@ TEST_CASE("stored statistics equal a two-pass computation over the rows") {
   DatasetWriter writer(directory.file("s.h5"), {"a", "b", "c", "d", "e"}, "t", {});
   writer.append_rows(table.rows(), table.x.data(), table.y.data());
   const DatasetDescription description = writer.finish();
-  // Column 0 spans 1e-300..1e300: its squares overflow any variance formula, so it is left out.
+  // Column 0 spans 1e-300..1e300: its squares overflow a plain variance formula; its statistics must still be
+  // finite, and match a two-pass computation in units of 1e300.
+  {
+    double mean = 0, squares = 0;
+    for (std::size_t i = 0; i < table.rows(); ++i) mean += table.x[i * kColumns] / 1e300;
+    mean /= static_cast<double>(table.rows());
+    for (std::size_t i = 0; i < table.rows(); ++i) squares += std::pow(table.x[i * kColumns] / 1e300 - mean, 2);
+    CHECK(description.x_mean[0] / 1e300 == doctest::Approx(mean).epsilon(1e-12));
+    CHECK(description.x_std[0] / 1e300 ==
+          doctest::Approx(std::sqrt(squares / static_cast<double>(table.rows()))).epsilon(1e-10));
+  }
   for (std::size_t j = 1; j < kColumns; ++j) {
     double mean = 0, squares = 0;
     for (std::size_t i = 0; i < table.rows(); ++i) mean += table.x[i * kColumns + j];
