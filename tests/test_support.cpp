@@ -120,8 +120,10 @@ std::string memory_above_process(std::size_t extra) {
     ScratchDirectory directory;
     const std::string data = directory.file("d.h5");
     run_gpstream("generate friedman1 --rows 50 -q -o " + quote(data));
-    const CommandResult run = run_gpstream("train " + quote(data) + " --kernel se --lengthscales 1 --noise-var 0.1 "
-                                           "--max-iter 1 --memory 1G -o " + quote(directory.file("m.h5")));
+    const CommandResult run = run_gpstream("train " + quote(data) +
+                                           " --kernel se --lengthscales 1 --noise-var 0.1 "
+                                           "--max-iter 1 --memory 1G -o " +
+                                           quote(directory.file("m.h5")));
     // "memory budget 1.0 GiB: 19.7 MiB for the process itself"
     const std::size_t at = run.err.find(" for the process itself");
     const std::size_t start = run.err.rfind(": ", at) + 2;

@@ -128,9 +128,8 @@ class PredictionWriter {
   // Rows first … first + latent.size() − 1 with their latent variances (standardised).
   void write_variances(std::size_t first, std::span<const double> latent) {
     GPSTREAM_CHECK(first == written_, "variances arrived for row {} after row {}", first + 1, written_);
-    const PredictiveDistribution batch =
-        in_target_units(model_.standardisation, model_.hyperparameters.noise_variance, options_.latent,
-                        {}, latent, first);
+    const PredictiveDistribution batch = in_target_units(model_.standardisation, model_.hyperparameters.noise_variance,
+                                                         options_.latent, {}, latent, first);
     for (std::size_t j = 0; j < latent.size(); ++j) {
       const std::size_t i = first + j;
       distribution_.variance[i] = batch.variance[j];
@@ -643,16 +642,16 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
     writer.set_means(predictions.mean);
     if (options.with_variance) writer.write_variances(0, predictions.latent);
   }
-  writer.finish_with_means();
   if (predictions.stopped_at_time_limit) {
+    writer.finish_with_means();
     fmt::print(stderr, "predict: {}\n",
                stopped_variances_message(options, writer, args, "stopped at --time-limit", ranks.size()));
     return 0;
   }
-  const PredictiveDistribution& distribution = writer.distribution();
 
-  // Report.
-  report(options, test, predictor, predictions, distribution);
+  // Report, then publish: a report that fails leaves no output behind.
+  report(options, test, predictor, predictions, writer.distribution());
+  writer.finish_with_means();
   return 0;
 }
 

@@ -301,9 +301,6 @@ struct OutputLocks {
 
 std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const TrainingJob& job,
                                            const std::string& checkpoint_path) {
-  if (!job.overwrite_output && std::filesystem::exists(job.output_path)) {
-    throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", job.output_path));
-  }
   const std::vector<CommandFile> writes = {{"-o", job.output_path},
                                            {"--checkpoint", checkpoint_path},
                                            {"--log", job.log_path},
@@ -318,6 +315,9 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
                         {"--init", options.learning.init_file},
                         {"--resume", rewrites_resumed ? std::string() : options.resume}},
                        writes);
+  if (!job.overwrite_output && std::filesystem::exists(job.output_path)) {
+    throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", job.output_path));
+  }
   // Two runs may not write the same model, checkpoint or log at once.
   return std::make_unique<OutputLocks>(job.output_path, checkpoint_path, job.log_path);
 }

@@ -51,8 +51,9 @@ StartingPoint KernelValueOptions::given(const po::variables_map& values) const {
     const double largest = gamma_from_lengthscale(kMinimumLengthscale);
     for (const double value : parse_number_list(gamma, "--gamma")) {
       if (!(value > 0 && value <= largest)) {
-        throw UsageError(fmt::format("--gamma: values must be positive and at most {:g} (a lengthscale of {:g}), not {}",
-                                     largest, kMinimumLengthscale, value));
+        throw UsageError(
+            fmt::format("--gamma: values must be positive and at most {:g} (a lengthscale of {:g}), not {}", largest,
+                        kMinimumLengthscale, value));
       }
       point.lengthscales.push_back(lengthscale_from_gamma(value));
     }

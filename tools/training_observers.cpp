@@ -157,7 +157,8 @@ TrainingLogObserver::TrainingLogObserver(const std::string& path, std::optional<
   if (resumed_at) {
     std::string text;
     char buffer[1 << 16];
-    for (ssize_t got; (got = ::read(descriptor_, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(got));
+    for (ssize_t got; (got = ::read(descriptor_, buffer, sizeof buffer)) > 0;)
+      text.append(buffer, static_cast<std::size_t>(got));
     kept = kept_log_length(text, *resumed_at);
   }
   GPSTREAM_CHECK(::ftruncate(descriptor_, static_cast<off_t>(kept)) == 0 &&
@@ -173,17 +174,21 @@ TrainingLogObserver::~TrainingLogObserver() {
 void TrainingLogObserver::append(const std::string& text) {
   if (descriptor_ < 0) return;
   const off_t before = ::lseek(descriptor_, 0, SEEK_CUR);
-  // One write per row: a plot of a running job sees whole rows only.
-  const ssize_t written = ::write(descriptor_, text.data(), text.size());
-  if (written == static_cast<ssize_t>(text.size())) return;
-  const std::string reason = written < 0 ? std::strerror(errno) : "the disk took only part of a row";
+  // One write per row (a plot of a running job sees whole rows); a short one is continued, to learn why it stopped.
+  std::size_t done = 0;
+  ssize_t written = 0;
+  while (done < text.size() && (written = ::write(descriptor_, text.data() + done, text.size() - done)) > 0) {
+    done += static_cast<std::size_t>(written);
+  }
+  if (done == text.size()) return;
+  const std::string reason = written < 0 ? std::strerror(errno) : "the disk took no more";
   if (before >= 0 && ::ftruncate(descriptor_, before) != 0) {
     // Nothing more can be done for the file; the run still goes on.
   }
   ::close(descriptor_);
   descriptor_ = -1;
-  warn_(fmt::format("--log: cannot write '{}': {}; the log ends at its last whole row (the run goes on)", path_,
-                    reason));
+  warn_(
+      fmt::format("--log: cannot write '{}': {}; the log ends at its last whole row (the run goes on)", path_, reason));
 }
 
 void TrainingLogObserver::write(const IterationReport& report) {
@@ -288,9 +293,9 @@ Cancelled interrupted_run(const std::string& where, const std::string& checkpoin
     return Cancelled(fmt::format("interrupted {}; no checkpoint could be written ({}): rerun the original command",
                                  where, checkpoints->last_failure()));
   }
-  return Cancelled(fmt::format("interrupted {}; the last checkpoint could not be written ({}): {} holds iteration {}. {}",
-                               where, checkpoints->last_failure(), checkpoint_path,
-                               *checkpoints->last_written_iteration(), resume));
+  return Cancelled(
+      fmt::format("interrupted {}; the last checkpoint could not be written ({}): {} holds iteration {}. {}", where,
+                  checkpoints->last_failure(), checkpoint_path, *checkpoints->last_written_iteration(), resume));
 }
 
 }  // namespace gpstream::cli

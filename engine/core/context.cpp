@@ -105,8 +105,8 @@ Context::Context(const Settings& settings)
   // the next (a Cholesky factor differed in its last bits between two runs).
   configure_blas();
   if (settings.include_process_memory) {
-    process_memory_ = memory_.reserve("the process itself before this run",
-                                      resident_memory_bytes(), "the budget covers the whole process: give a larger one");
+    process_memory_ = memory_.reserve("the process itself before this run", resident_memory_bytes(),
+                                      "the budget covers the whole process: give a larger one");
   }
 }
 

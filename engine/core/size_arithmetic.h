@@ -26,6 +26,8 @@ inline std::size_t checked_add(std::size_t a, std::size_t b) {
   return sum;
 }
 
-inline std::size_t checked_add(std::size_t a, std::size_t b, std::size_t c) { return checked_add(checked_add(a, b), c); }
+inline std::size_t checked_add(std::size_t a, std::size_t b, std::size_t c) {
+  return checked_add(checked_add(a, b), c);
+}
 
 }  // namespace gpstream

@@ -10,8 +10,8 @@ Standardisation Standardisation::identity() { return Standardisation{}; }
 
 void Standardisation::validate(const std::string& source, const std::vector<std::string>& feature_names,
                                const std::string& target_name, bool constant_target_allowed) const {
-  GPSTREAM_CHECK(x_mean.size() == x_std.size(), "{}: {} input means but {} standard deviations", source,
-                 x_mean.size(), x_std.size());
+  GPSTREAM_CHECK(x_mean.size() == x_std.size(), "{}: {} input means but {} standard deviations", source, x_mean.size(),
+                 x_std.size());
   for (std::size_t l = 0; l < x_mean.size(); ++l) {
     const std::string column =
         l < feature_names.size() ? fmt::format("\"{}\"", feature_names[l]) : fmt::format("{}", l + 1);

@@ -35,8 +35,7 @@ void check_tolerance_attainable(KernelMatrix& kernel, std::span<const double> y,
   // As many rows as a quarter of the free budget holds (2m² + m(d + 3) doubles), at most `sample_rows`;
   // the same on every rank (the budgets are alike). Too few to tell anything: no check.
   const double room = static_cast<double>(kernel.context().memory().available()) / 4 / sizeof(double);
-  const double fits =
-      (std::sqrt(static_cast<double>((d + 3) * (d + 3)) + 8 * room) - static_cast<double>(d + 3)) / 4;
+  const double fits = (std::sqrt(static_cast<double>((d + 3) * (d + 3)) + 8 * room) - static_cast<double>(d + 3)) / 4;
   const std::size_t m = std::min({n, sample_rows, static_cast<std::size_t>(std::max(fits, 0.0))});
   if (m < 100 && m < n) return;
   // Its own seed: the solver's random stream must not depend on whether this check ran.

@@ -206,10 +206,10 @@ Checkpoint read_checkpoint(const std::string& path) {
     job.overwrite_output = hdf5::read_integer_attribute(root, "overwrite_output", path) != 0;
     job.log_path = hdf5::read_string_attribute(root, "log_path", path);
     job.checkpoint_every_seconds = hdf5::read_double_attribute(root, "checkpoint_every_seconds", path);
-    GPSTREAM_CHECK(
-        std::isfinite(job.stopping.tolerance) && job.stopping.tolerance > 0 && job.stopping.time_limit_seconds > 0 && job.checkpoint_every_seconds > 0,
-        "{}: the saved stopping rule is invalid (tolerance {}, time limit {}, checkpoint every {} s)", path,
-        job.stopping.tolerance, job.stopping.time_limit_seconds, job.checkpoint_every_seconds);
+    GPSTREAM_CHECK(std::isfinite(job.stopping.tolerance) && job.stopping.tolerance > 0 &&
+                       job.stopping.time_limit_seconds > 0 && job.checkpoint_every_seconds > 0,
+                   "{}: the saved stopping rule is invalid (tolerance {}, time limit {}, checkpoint every {} s)", path,
+                   job.stopping.tolerance, job.stopping.time_limit_seconds, job.checkpoint_every_seconds);
   }
   if (hdf5::has_link(root, "alpha")) {
     state.alpha = hdf5::read_vector(root, "alpha", path, configuration.rows);

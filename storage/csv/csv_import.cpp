@@ -127,8 +127,7 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
           GPSTREAM_CHECK(
               options.drop_invalid, "{}:{}:{}: column {}: {} (use --drop-invalid to skip such rows)", file,
               csv.line_number(), column + 1, quoted(names[column]),
-              fields[column].empty() ? std::string("missing value")
-                                     : "invalid value " + quoted(fields[column]));
+              fields[column].empty() ? std::string("missing value") : "invalid value " + quoted(fields[column]));
           valid = false;
           ++result.rows_dropped;
           break;

@@ -377,8 +377,7 @@ TEST_CASE(
   // Below what the process itself holds, a budget is refused saying so.
   const auto tiny = run_gpstream(base + quote(directory.file("c.h5")) + " --memory 1M");
   CHECK(tiny.exit_code == 1);
-  CHECK(tiny.err.find("the process itself before this run needs") !=
-        std::string::npos);
+  CHECK(tiny.err.find("the process itself before this run needs") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(directory.file("c.h5")));
 }
 

@@ -277,10 +277,12 @@ TEST_CASE("bad training and prediction inputs give one clear line") {
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1", "give the --noise-var");
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver newton",
          "unknown solver \"newton\"");
-  expect(
-      "train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver cholesky" +
-          gpstream::testing::memory_above_process(100u << 10),
-      "solve by block coordinate descent (gbcd), which forms no n×n matrix (or raise --memory)");
+  // K̄ of 1,000 rows (7.6 MiB) in 2 MiB above what the process holds.
+  const std::string larger = directory.file("larger.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 1000 --seed 12 -q -o " + quote(larger)).exit_code == 0);
+  expect("train " + quote(larger) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver cholesky" +
+             gpstream::testing::memory_above_process(2u << 20),
+         "solve by block coordinate descent (gbcd), which forms no n×n matrix (or raise --memory)");
 
   {  // A dataset file with no rows.
     gpstream::hdf5::Handle file = gpstream::hdf5::create_file(directory.file("empty.h5"));

@@ -303,3 +303,25 @@ TEST_CASE("an exact gradient refresh reports a drift at rounding level and does 
   const Solution refreshed = solve(problem, h, {.name = "gbcd", .active_set_size = 100}, 1e-9, {}, false, 2);
   CHECK(relative_difference(refreshed.state.alpha, exact.state.alpha) <= 1e-6);
 }
+
+TEST_CASE("a convergence claim is checked against the exact residual before it is reported") {
+  const Problem problem = make_problem(400, 3, 31);
+  const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
+  const Solution exact = solve(problem, h, {.name = "cholesky"}, 1e-9);
+  InMemoryRowSource rows = problem.source();
+  const auto kernel = make_kernel(h, 3);
+  Context context({.memory_budget_bytes = 64u << 20});
+  KernelMatrix matrix(context, rows, *kernel);
+  auto solver = make_solver({.name = "gbcd", .active_set_size = 50}, matrix);
+  // A maintained gradient that says "converged" while α is 0 (a damaged or drifted state): the exact
+  // residual is |y|, so the run goes on from it, and ends at the solution.
+  SolverState state = initial_solver_state(problem.y, 7);
+  std::fill(state.gradient.begin(), state.gradient.end(), 0.0);
+  StoppingRule rule;
+  rule.tolerance = 1e-6;
+  const SolverRun run = run_solver(*solver, matrix, state, problem.y, rule, /*fresh_start=*/false);
+  CHECK(run.reason == StopReason::converged);
+  CHECK(run.last.iteration > 0);
+  CHECK(run.last.convergence_measure <= 1e-6);
+  CHECK(relative_difference(state.alpha, exact.state.alpha) < 1e-4);
+}

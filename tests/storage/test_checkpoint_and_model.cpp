@@ -154,6 +154,6 @@ TEST_CASE("hyperparameter files in the format of the shared reference files") {
   CHECK_THROWS_WITH_AS(read_hyperparameter_file(directory.file("bad.json")),
                        doctest::Contains("\"noise_variance\" is missing"), Error);
   write_file(directory.file("broken.json"), "{ not json");
-  CHECK_THROWS_WITH_AS(read_hyperparameter_file(directory.file("broken.json")), doctest::Contains("not a valid hyperparameter file"),
-                       Error);
+  CHECK_THROWS_WITH_AS(read_hyperparameter_file(directory.file("broken.json")),
+                       doctest::Contains("not a valid hyperparameter file"), Error);
 }
