@@ -107,7 +107,9 @@ TEST_CASE("no command writes over any file it reads, directly or through the mod
   REQUIRE(run_gpstream("train " + quote(data) + " --hyper " + quote(hyper) + " --max-iter 2 -q --checkpoint " +
                        quote(checkpoint) + " -o " + quote(directory.file("m4.h5")))
               .exit_code == 0);
-  refused("train --resume " + quote(checkpoint) + " --log " + quote(checkpoint), "is --resume");
+  refused("train --resume " + quote(checkpoint) + " --checkpoint " + quote(directory.file("c2.h5")) + " --log " +
+              quote(checkpoint),
+          "is --resume");
   CHECK(gpstream::read_checkpoint(checkpoint).state.iteration == 2);
 }
 
