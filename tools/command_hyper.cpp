@@ -35,7 +35,7 @@ int run_hyper(const std::vector<std::string>& args) {
   spec.options.add_options()
       ("dataset", po::value(&dataset)->required(), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&output)->required(), "hyperparameter file to write (JSON)")
-      ("kernel", po::value(&kernel)->default_value("se-ard"), "se-ard, se, matern52, exponential or hik (default: the --init file's, else se-ard)")
+      ("kernel", po::value(&kernel)->default_value("rbf"), (std::string(kKernelNames) + " (default: the --init file's, else rbf)").c_str())
       ("seed", po::value(&seed)->default_value(0), "random seed of the subset and of the restarts")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "print only the learned values, not the objective trace");

@@ -10,9 +10,17 @@
 namespace gpstream {
 namespace {
 
-constexpr std::array kAllKernelTypes = {KernelType::squared_exponential_ard, KernelType::squared_exponential,
-                                        KernelType::matern52, KernelType::exponential,
-                                        KernelType::histogram_intersection};
+// Every kernel's names: the canonical one first, then its aliases (today's names, kept for old files and scripts).
+struct KernelNames {
+  KernelType type;
+  std::array<const char*, 2> names;
+};
+constexpr std::array<KernelNames, 6> kKernels = {{{KernelType::squared_exponential_ard, {"rbf", "se-ard"}},
+                                                  {KernelType::squared_exponential, {"se", nullptr}},
+                                                  {KernelType::matern12, {"matern12", "exponential"}},
+                                                  {KernelType::matern32, {"matern32", nullptr}},
+                                                  {KernelType::matern52, {"matern52", nullptr}},
+                                                  {KernelType::histogram_intersection, {"hik", nullptr}}}};
 
 void check_positive(double value, const char* what) {
   GPSTREAM_CHECK(std::isfinite(value) && value > 0.0, "the {} must be a positive finite number, not {}", what, value);
@@ -21,24 +29,17 @@ void check_positive(double value, const char* what) {
 }  // namespace
 
 std::string kernel_type_name(KernelType type) {
-  switch (type) {
-    case KernelType::squared_exponential_ard:
-      return "se-ard";
-    case KernelType::squared_exponential:
-      return "se";
-    case KernelType::matern52:
-      return "matern52";
-    case KernelType::exponential:
-      return "exponential";
-    case KernelType::histogram_intersection:
-      return "hik";
+  for (const KernelNames& kernel : kKernels) {
+    if (kernel.type == type) return kernel.names[0];
   }
   return "unknown";
 }
 
 KernelType parse_kernel_type(const std::string& name) {
-  for (const KernelType type : kAllKernelTypes) {
-    if (name == kernel_type_name(type)) return type;
+  for (const KernelNames& kernel : kKernels) {
+    for (const char* known : kernel.names) {
+      if (known != nullptr && name == known) return kernel.type;
+    }
   }
   GPSTREAM_THROW("unknown kernel \"{}\" (choose {})", name, kKernelNames);
 }
@@ -98,8 +99,9 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
       GPSTREAM_CHECK(given == 1, "the se kernel takes one lengthscale for all inputs, but {} were given", given);
       break;
     case KernelType::squared_exponential_ard:
+    case KernelType::matern12:
+    case KernelType::matern32:
     case KernelType::matern52:
-    case KernelType::exponential:
       GPSTREAM_CHECK(given == dimension || given == 1,
                      "the {} kernel needs {} lengthscales (one per input) or one for all, but {} were given", name,
                      dimension, given);

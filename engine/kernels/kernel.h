@@ -17,11 +17,17 @@
 
 namespace gpstream {
 
+// The covariance families (Rasmussen & Williams 2006, §4.2 [RW06]). The
+// stationary ones are functions of r² = Σ_l (x_l − z_l)² / ℓ_l², with one
+// lengthscale per input (ARD) or one for all; sample paths of a Matérn-ν GP
+// are ⌈ν⌉ − 1 times differentiable, so rough real data usually prefer the
+// Matérn kernels to the infinitely smooth squared exponential.
 enum class KernelType {
-  squared_exponential_ard,  // k = s² exp(−Σ_l γ_l (x_l − z_l)²), γ_l = 1 / (2 ℓ_l²)  (GBCD paper §3)
-  squared_exponential,      // the same with one lengthscale for every input
-  matern52,                 // k = s² (1 + √5 r + 5r²/3) exp(−√5 r), r² = Σ_l (x_l − z_l)² / ℓ_l²
-  exponential,              // Matérn 1/2, k = s² exp(−r): continuous but not differentiable at x = z
+  squared_exponential_ard,  // "rbf" (alias "se-ard"): k = s² exp(−r²/2)  (GBCD paper §3 writes it with γ_l = 1/(2ℓ_l²))
+  squared_exponential,  // "se": the same with one lengthscale for every input
+  matern12,             // "matern12" (alias "exponential"): s² exp(−r), continuous, not differentiable at x = z
+  matern32,             // "matern32": s² (1 + √3 r) exp(−√3 r), once differentiable
+  matern52,             // "matern52": s² (1 + √5 r + 5r²/3) exp(−√5 r), twice differentiable
   // k = (s²/d) Σ_l min(Φ(x_l), Φ(z_l)), Φ the standard normal CDF: the
   // histogram intersection kernel (Cao et al. 2015 §4.1.4), not
   // differentiable in x. min(a, b) is a covariance only for a, b ≥ 0, and
@@ -31,10 +37,16 @@ enum class KernelType {
   histogram_intersection,
 };
 
+// The canonical name ("rbf", "matern32", …), as files and reports write it.
 std::string kernel_type_name(KernelType type);
-// Parses "se-ard", "se", "matern52", "exponential", "hik"; throws naming the valid choices.
+// Parses a canonical name or an alias ("se-ard", "exponential"); throws naming the valid choices.
 KernelType parse_kernel_type(const std::string& name);
-inline constexpr const char* kKernelNames = "se-ard, se, matern52, exponential or hik";
+inline constexpr const char* kKernelNames =
+    "rbf (alias se-ard), se, matern12 (alias exponential), matern32, matern52 or hik";
+// The kernels a search over families compares (`--kernel auto`): the
+// stationary ARD ones, smoothest first.
+inline constexpr KernelType kAutoKernelCandidates[] = {KernelType::squared_exponential_ard, KernelType::matern52,
+                                                       KernelType::matern32, KernelType::matern12};
 // How many lengthscales a kernel of this type takes on d inputs by default
 // (one per input for ARD kernels, one for se, none for hik).
 std::size_t default_lengthscale_count(KernelType type, std::size_t d);

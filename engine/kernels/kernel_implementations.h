@@ -8,7 +8,7 @@
 
 namespace gpstream::detail {
 
-// se-ard, se, matern52, exponential.
+// rbf, se and the Matérn kernels.
 std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension);
 // hik.
 std::unique_ptr<Kernel> make_histogram_intersection_kernel(const KernelHyperparameters& hyperparameters,

@@ -1,6 +1,7 @@
 // Stationary kernels: functions of the scaled squared distance
 //   D(x, z) = Σ_l ((x_l − z_l) · scale_l)² = ‖x̃‖² + ‖z̃‖² − 2 x̃·z̃,   x̃ = x ⊙ scale,
 // so a block K(A, B) is one GEMM (−2 Ã B̃ᵀ) plus one vectorised pass.
+#include "engine/core/error.h"
 #include "engine/kernels/kernel_implementations.h"
 #include "engine/kernels/vector_math.h"
 
@@ -14,13 +15,51 @@
 namespace gpstream::detail {
 namespace {
 
+// k(D) and h(D) = −2 dk/dD at one scaled squared distance D: what the
+// gradient of every stationary family needs.
+struct ValueAndSlope {
+  double value, slope;
+};
+
+// One stationary family: its vectorised row pass (vector_math.h), its
+// scalar value and slope, and how a lengthscale scales the inputs.
+struct StationaryFamily {
+  KernelType type;
+  void (*profile)(double*, std::size_t, double, const double*, double);
+  ValueAndSlope (*value_and_slope)(double distance, double signal);
+  bool gamma_scaling;  // D = Σ γ_l (x_l − z_l)², γ = 1/(2ℓ²) (the squared exponential), else D = r²
+};
+
+ValueAndSlope squared_exponential_at(double distance, double signal) {
+  const double k = signal * std::exp(-distance);
+  return {k, 2.0 * k};
+}
+ValueAndSlope matern12_at(double distance, double signal) {
+  const double r = std::sqrt(distance), k = signal * std::exp(-r);
+  return {k, r > 0.0 ? k / r : 0.0};  // D_l / r → 0 at r = 0
+}
+ValueAndSlope matern32_at(double distance, double signal) {
+  const double scaled = std::sqrt(3.0 * distance), decay = std::exp(-scaled);
+  return {signal * (1.0 + scaled) * decay, 3.0 * signal * decay};
+}
+ValueAndSlope matern52_at(double distance, double signal) {
+  const double scaled = std::sqrt(5.0 * distance), decay = std::exp(-scaled);
+  return {signal * (1.0 + scaled + (5.0 / 3.0) * distance) * decay, signal * (5.0 / 3.0) * (1.0 + scaled) * decay};
+}
+
+constexpr StationaryFamily kFamilies[] = {
+    {KernelType::squared_exponential_ard, &vector_math::squared_exponential_row, &squared_exponential_at, true},
+    {KernelType::squared_exponential, &vector_math::squared_exponential_row, &squared_exponential_at, true},
+    {KernelType::matern12, &vector_math::matern12_row, &matern12_at, false},
+    {KernelType::matern32, &vector_math::matern32_row, &matern32_at, false},
+    {KernelType::matern52, &vector_math::matern52_row, &matern52_at, false},
+};
+
 class StationaryKernel final : public Kernel {
  public:
-  using RowProfile = void (*)(double*, std::size_t, double, const double*, double);
-
   StationaryKernel(const KernelHyperparameters& hyperparameters, std::size_t dimension, std::vector<double> scale,
-                   RowProfile profile)
-      : Kernel(hyperparameters, dimension), scale_(std::move(scale)), profile_(profile) {}
+                   const StationaryFamily& family)
+      : Kernel(hyperparameters, dimension), scale_(std::move(scale)), family_(family), profile_(family.profile) {}
 
   void prepare(const double* rows, std::size_t count, PreparedRows& out) const override {
     const std::size_t d = dimension();
@@ -104,17 +143,13 @@ class StationaryKernel final : public Kernel {
 
  protected:
   // With D_l = (x̃_l − z̃_l)² ∝ ℓ_l⁻², ∂D_l/∂log ℓ_l = −2 D_l, so
-  // ∂k/∂log ℓ_l = h(D) D_l with h = −2 dk/dD: 2k for the squared exponential,
-  // s² (5/3)(1 + √5 r) e^{−√5 r} for Matérn 5/2, k / r for the exponential
-  // (whose D_l / r → 0 at r = 0); and ∂k/∂log s² = k.
+  // ∂k/∂log ℓ_l = h(D) D_l with h = −2 dk/dD (the family's slope), and ∂k/∂log s² = k.
   void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, const double* weights,
                                    double* gradient) const override {
     const std::size_t d = dimension();
     const bool ard = hyperparameters().lengthscales.size() > 1;
     const std::size_t signal_index = hyperparameters().lengthscales.size();
     const double signal = hyperparameters().signal_variance;
-    const KernelType type = hyperparameters().type;
-    const double sqrt5 = std::sqrt(5.0);
     std::vector<double> differences(d);
     for (std::size_t i = 0; i < a.count; ++i) {
       const double* x = a.values + i * d;
@@ -127,24 +162,12 @@ class StationaryKernel final : public Kernel {
           differences[l] = (x[l] - z[l]) * (x[l] - z[l]);
           distance += differences[l];
         }
-        double k = 0.0, h = 0.0;
-        if (type == KernelType::matern52) {
-          const double scaled = sqrt5 * std::sqrt(distance), decay = std::exp(-scaled);
-          k = signal * (1.0 + scaled + (5.0 / 3.0) * distance) * decay;
-          h = signal * (5.0 / 3.0) * (1.0 + scaled) * decay;
-        } else if (type == KernelType::exponential) {
-          const double r = std::sqrt(distance);
-          k = signal * std::exp(-r);
-          h = r > 0.0 ? k / r : 0.0;
-        } else {
-          k = signal * std::exp(-distance);
-          h = 2.0 * k;
-        }
-        gradient[signal_index] += weight * k;
+        const ValueAndSlope at = family_.value_and_slope(distance, signal);
+        gradient[signal_index] += weight * at.value;
         if (ard) {
-          for (std::size_t l = 0; l < d; ++l) gradient[l] += weight * h * differences[l];
+          for (std::size_t l = 0; l < d; ++l) gradient[l] += weight * at.slope * differences[l];
         } else {
-          gradient[0] += weight * h * distance;
+          gradient[0] += weight * at.slope * distance;
         }
       }
     }
@@ -152,25 +175,25 @@ class StationaryKernel final : public Kernel {
 
  private:
   std::vector<double> scale_;
-  RowProfile profile_;
+  const StationaryFamily& family_;
+  decltype(StationaryFamily::profile) profile_;
 };
 
 }  // namespace
 
 std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension) {
+  const auto family = std::find_if(std::begin(kFamilies), std::end(kFamilies),
+                                   [&](const StationaryFamily& f) { return f.type == hyperparameters.type; });
+  GPSTREAM_CHECK(family != std::end(kFamilies), "{} is not a stationary kernel",
+                 kernel_type_name(hyperparameters.type));
   const std::size_t given = hyperparameters.lengthscales.size();
-  const bool squared_exponential = hyperparameters.type == KernelType::squared_exponential_ard ||
-                                   hyperparameters.type == KernelType::squared_exponential;
   std::vector<double> scale(dimension);
   for (std::size_t l = 0; l < dimension; ++l) {
     const double lengthscale = hyperparameters.lengthscales[given == 1 ? 0 : l];
-    // SE: D = Σ γ_l (x_l − z_l)² with γ = 1/(2ℓ²), so scale = √γ; Matérn: D = r², scale = 1/ℓ.
-    scale[l] = squared_exponential ? std::sqrt(gamma_from_lengthscale(lengthscale)) : 1.0 / lengthscale;
+    // The squared exponential: D = Σ γ_l (x_l − z_l)² with γ = 1/(2ℓ²), so scale = √γ; Matérn: D = r², scale = 1/ℓ.
+    scale[l] = family->gamma_scaling ? std::sqrt(gamma_from_lengthscale(lengthscale)) : 1.0 / lengthscale;
   }
-  StationaryKernel::RowProfile profile = &vector_math::squared_exponential_row;
-  if (hyperparameters.type == KernelType::matern52) profile = &vector_math::matern52_row;
-  if (hyperparameters.type == KernelType::exponential) profile = &vector_math::exponential_row;
-  return std::make_unique<StationaryKernel>(hyperparameters, dimension, std::move(scale), profile);
+  return std::make_unique<StationaryKernel>(hyperparameters, dimension, std::move(scale), *family);
 }
 
 }  // namespace gpstream::detail

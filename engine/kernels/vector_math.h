@@ -16,8 +16,9 @@ void squared_exponential_row(double* row, std::size_t count, double row_norm, co
                              double signal_variance);
 //   Matérn 5/2 (D = r²):  s² (1 + √5 r + 5 D / 3) exp(−√5 r)
 void matern52_row(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance);
-//   exponential (D = r²):  s² exp(−r)
-void exponential_row(double* row, std::size_t count, double row_norm, const double* column_norms,
-                     double signal_variance);
+//   Matérn 3/2 (D = r²):  s² (1 + √3 r) exp(−√3 r)
+void matern32_row(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance);
+//   Matérn 1/2 (D = r²):  s² exp(−r)
+void matern12_row(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance);
 
 }  // namespace gpstream::vector_math

@@ -21,7 +21,7 @@ from ._commands import run, run_with_progress
 
 _DENSE_SOLVERS = ("gbcd", "bcd-cyclic", "bcd-gradient", "cg", "smo", "cholesky")
 _SPARSE_MODELS = ("sd", "sr", "sgma", "mpgp", "sggp", "nystrom", "cholqr", "online")
-_ISOTROPIC_KERNELS = ("se", "exponential")
+_ISOTROPIC_KERNELS = ("se",)
 
 
 class _WorkDirectory:
@@ -44,7 +44,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         The solver of (K + noise_variance I) alpha = y for model='exact'.
     model : {'exact', 'sd', 'sr', 'sgma', 'mpgp', 'sggp', 'nystrom', 'cholqr', 'online'}
         The exact GP, or a sparse model on `basis_size` basis rows.
-    kernel : {'se-ard', 'se', 'matern52', 'exponential', 'hik'}
+    kernel : {'rbf', 'se', 'matern12', 'matern32', 'matern52', 'hik'}
+        (aliases: 'se-ard' for rbf, 'exponential' for matern12)
     length_scale : float or array of n_features floats
         One per input for ARD kernels (a float is used for every input).
     signal_variance, noise_variance : float
@@ -99,7 +100,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self,
         solver="gbcd",
         model="exact",
-        kernel="se-ard",
+        kernel="rbf",
         length_scale=1.0,
         signal_variance=1.0,
         noise_variance=0.1,

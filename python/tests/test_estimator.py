@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor as ScikitLearnGP
-from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, WhiteKernel
 
 import gpstream
 from gpstream import _gpstream
@@ -49,6 +49,22 @@ def test_mean_and_std_equal_scikit_learns_exact_gp(solver):
     np.testing.assert_allclose(np.sqrt(np.diag(cov)), std, rtol=1e-6)
     assert gp.n_features_in_ == 2
     assert gp.alpha_.shape == (120,)
+
+
+@pytest.mark.parametrize("kernel, nu", [("matern12", 0.5), ("matern32", 1.5), ("matern52", 2.5), ("exponential", 0.5)])
+def test_the_matern_kernels_equal_scikit_learns(kernel, nu):
+    X, y = problem(150)
+    Z, _ = problem(40, seed=2)
+    gp = gpstream.GaussianProcessRegressor(
+        solver="cholesky", kernel=kernel, standardise=False, length_scale=[1.3, 0.7], signal_variance=1.2,
+        noise_variance=0.03,
+    ).fit(X, y)
+    mean, std = gp.predict(Z, return_std=True)
+    reference_kernel = ConstantKernel(1.2, "fixed") * Matern([1.3, 0.7], "fixed", nu=nu) + WhiteKernel(0.03, "fixed")
+    reference = ScikitLearnGP(kernel=reference_kernel, optimizer=None, alpha=1e-15).fit(X, y)
+    expected_mean, expected_std = reference.predict(Z, return_std=True)
+    np.testing.assert_allclose(mean, expected_mean, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(std, expected_std, rtol=1e-8)
 
 
 def test_a_model_of_the_command_line_predicts_in_python_and_back(tmp_path, cli):

@@ -92,7 +92,7 @@ TEST_CASE("info describes every gpstream file: dataset, dense and sparse model, 
       0);
   expect(directory.file("dense.h5"),
          {"gpstream-model, dense", "trained on   " + data + " (500 rows x 10 inputs, fingerprint " + fingerprint + ")",
-          "kernel       se-ard", "lengthscales 1.9, 1.92, 2.76", "noise var    0.039", "trained by   gbcd: converged",
+          "kernel       rbf", "lengthscales 1.9, 1.92, 2.76", "noise var    0.039", "trained by   gbcd: converged",
           "(tolerance 1e-06)", "created by   gpstream"});
   REQUIRE(
       run_gpstream("train '" + data + "' -q --model sggp --basis 40 -o '" + directory.file("sparse.h5") + "'" + kernel)

@@ -386,7 +386,7 @@ TEST_CASE("smaller ones: NA rows, duplicate input names, constant targets, optio
       run_gpstream("train " + quote(data) + " --hyper " + quote(directory.file("big.json")) + " -o " + quote(model));
   CHECK(json.exit_code == 1);
   CHECK(json.err.find(directory.file("big.json") + ": not a valid hyperparameter file") != std::string::npos);
-  // One lengthscale for every input of the default se-ard kernel, as --help says.
+  // One lengthscale for every input of the rbf (se-ard) kernel, as --help says.
   const auto one = run_gpstream("train " + quote(data) + " --lengthscales 2 --noise-var 0.1 -q -o " + quote(model));
   CHECK(one.exit_code == 0);
   // A resumed run's conflicting option is named with its value.

@@ -50,20 +50,19 @@ inline double reference_kernel(const KernelHyperparameters& h, const double* x, 
     }
     return h.signal_variance * sum / static_cast<double>(d);
   }
-  const bool matern = h.type == KernelType::matern52 || h.type == KernelType::exponential;
-  double squared = 0.0;
+  const bool squared_exponential =
+      h.type == KernelType::squared_exponential_ard || h.type == KernelType::squared_exponential;
+  double squared = 0.0;  // r² = Σ (x_l − z_l)² / ℓ_l²
   for (std::size_t l = 0; l < d; ++l) {
     const double lengthscale = h.lengthscales[h.lengthscales.size() == 1 ? 0 : l];
     const double difference = x[l] - z[l];
-    squared += matern ? difference * difference / (lengthscale * lengthscale)
-                      : difference * difference / (2.0 * lengthscale * lengthscale);
+    squared += difference * difference / (lengthscale * lengthscale);
   }
-  if (h.type == KernelType::exponential) return h.signal_variance * std::exp(-std::sqrt(squared));
-  if (h.type == KernelType::matern52) {
-    const double r = std::sqrt(5.0 * squared);
-    return h.signal_variance * (1.0 + r + 5.0 * squared / 3.0) * std::exp(-r);
-  }
-  return h.signal_variance * std::exp(-squared);
+  const double r = std::sqrt(squared), s2 = h.signal_variance;
+  if (squared_exponential) return s2 * std::exp(-squared / 2.0);
+  if (h.type == KernelType::matern12) return s2 * std::exp(-r);
+  if (h.type == KernelType::matern32) return s2 * (1.0 + std::sqrt(3.0) * r) * std::exp(-std::sqrt(3.0) * r);
+  return s2 * (1.0 + std::sqrt(5.0) * r + 5.0 * squared / 3.0) * std::exp(-std::sqrt(5.0) * r);  // Matérn 5/2
 }
 
 // (f(θ + h e_j) − f(θ − h e_j)) / 2h for j < count: the reference every
@@ -89,8 +88,11 @@ inline std::vector<KernelHyperparameters> every_kernel(std::size_t d) {
       {KernelType::squared_exponential, {1.1}, 0.8, 0.2},
       {KernelType::matern52, ard, 1.2, 0.08},
       {KernelType::matern52, {1.4}, 2.0, 0.1},
-      {KernelType::exponential, ard, 1.3, 0.07},
-      {KernelType::exponential, {1.2}, 0.9, 0.1},
+      {KernelType::matern32, ard, 1.1, 0.06},
+      {KernelType::matern32, {0.9}, 1.5, 0.1},
+      {KernelType::matern12, ard, 1.3, 0.07},
+      {KernelType::matern12, {1.2}, 0.9, 0.1},
+      {KernelType::squared_exponential_ard, {0.8}, 1.2, 0.09},  // one lengthscale for every input
       {KernelType::histogram_intersection, {}, 1.6, 0.05},
   };
 }

@@ -219,7 +219,7 @@ TEST_CASE(
         std::vector<double>(3, 2.0));
   ard.start.lengthscales = {1.0, 2.0};
   CHECK_THROWS_WITH_AS(learn_hyperparameters(default_context, q.x.data(), q.y, q.d, ard),
-                       doctest::Contains("has 2 lengthscales; the se-ard kernel on 3 inputs has 3"), Error);
+                       doctest::Contains("has 2 lengthscales; the rbf kernel on 3 inputs has 3"), Error);
   ard.start.lengthscales = {};
   ard.start.noise_variance = -1.0;
   CHECK_THROWS_WITH_AS(learn_hyperparameters(default_context, q.x.data(), q.y, q.d, ard),

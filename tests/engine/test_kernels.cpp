@@ -92,15 +92,45 @@ TEST_CASE("kernel hyperparameters are checked") {
                        doctest::Contains("lengthscale must be a positive finite number, not -1"), Error);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::histogram_intersection, {1}, 1, 0.1}, 2),
                        doctest::Contains("the hik kernel has no lengthscales, but 1 were given"), Error);
-  CHECK_THROWS_WITH_AS(make_kernel({KernelType::exponential, {1, 1}, 1, 0.1}, 3),
-                       doctest::Contains("exponential kernel needs 3 lengthscales (one per input) or one for all"),
-                       Error);
+  CHECK_THROWS_WITH_AS(make_kernel({KernelType::matern12, {1, 1}, 1, 0.1}, 3),
+                       doctest::Contains("matern12 kernel needs 3 lengthscales (one per input) or one for all"), Error);
   CHECK_THROWS_WITH_AS(make_kernel(se_ard(2, 1.0, 0.0), 2), doctest::Contains("noise variance must be a positive"),
                        Error);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, 1}, -2, 0.1}, 2),
                        doctest::Contains("signal variance"), Error);
-  CHECK_THROWS_WITH_AS(parse_kernel_type("rbf"), doctest::Contains("choose se-ard, se, matern52, exponential or hik"),
+  CHECK_THROWS_WITH_AS(parse_kernel_type("matern72"), doctest::Contains("choose rbf (alias se-ard), se, matern12"),
                        Error);
+  // The names users know, and today's names as aliases.
+  CHECK(parse_kernel_type("rbf") == KernelType::squared_exponential_ard);
+  CHECK(parse_kernel_type("se-ard") == KernelType::squared_exponential_ard);
+  CHECK(parse_kernel_type("exponential") == KernelType::matern12);
+  CHECK(parse_kernel_type("matern32") == KernelType::matern32);
+  CHECK(kernel_type_name(KernelType::matern12) == "matern12");
+  CHECK(kernel_type_name(KernelType::squared_exponential_ard) == "rbf");
+}
+
+TEST_CASE("the Matérn kernels take their closed forms at known distances, and tend to the rbf as ν grows") {
+  // r = 1 exactly (one input, ℓ = 2, |x − z| = 2): Matérn 1/2 e⁻¹, 3/2 (1 + √3) e^−√3, 5/2 (1 + √5 + 5/3) e^−√5.
+  const double x[1] = {0.5}, z[1] = {2.5};
+  const auto at_one = [&](KernelType type) {
+    const auto kernel = make_kernel({type, {2.0}, 1.7, 0.1}, 1);
+    PreparedRows a, b;
+    kernel->prepare(x, 1, a);
+    kernel->prepare(z, 1, b);
+    double value = 0;
+    kernel->evaluate(a, b, &value);
+    return value;
+  };
+  CHECK(at_one(KernelType::matern12) == doctest::Approx(1.7 * std::exp(-1.0)).epsilon(1e-14));
+  CHECK(at_one(KernelType::matern32) ==
+        doctest::Approx(1.7 * (1 + std::sqrt(3.0)) * std::exp(-std::sqrt(3.0))).epsilon(1e-14));
+  CHECK(at_one(KernelType::matern52) ==
+        doctest::Approx(1.7 * (1 + std::sqrt(5.0) + 5.0 / 3.0) * std::exp(-std::sqrt(5.0))).epsilon(1e-14));
+  CHECK(at_one(KernelType::squared_exponential_ard) == doctest::Approx(1.7 * std::exp(-0.5)).epsilon(1e-14));
+  // Smoothness orders the values at r = 1: the rougher the kernel, the faster it decays there.
+  CHECK(at_one(KernelType::matern12) < at_one(KernelType::matern32));
+  CHECK(at_one(KernelType::matern32) < at_one(KernelType::matern52));
+  CHECK(at_one(KernelType::matern52) < at_one(KernelType::squared_exponential_ard));
 }
 
 TEST_CASE("KernelMatrix products equal dense K̄ products, resident and streamed") {

@@ -449,7 +449,7 @@ TEST_CASE("the online GP with an unbounded basis and zero novelty threshold is t
   const Problem problem = make_problem(60, 2, 23);
   const Problem test = make_problem(12, 2, 24);
   for (const KernelHyperparameters& h :
-       {se_ard(2, 0.6, 0.1), KernelHyperparameters{KernelType::exponential, {0.8}, 1.0, 0.1}}) {
+       {se_ard(2, 0.6, 0.1), KernelHyperparameters{KernelType::matern12, {0.8}, 1.0, 0.1}}) {
     CAPTURE(kernel_type_name(h.type));
     Fixture fixture(problem, h, true);
     SolverState state;
