@@ -56,9 +56,9 @@ Problem load_real(const std::string& name, const fs::path& data, std::size_t sub
   problem.test_y = std::move(*test.y);
   const Standardisation& s = *hyper.standardisation;
   s.apply_to_rows(problem.x.data(), problem.y.size(), problem.d);
-  s.apply_to_targets(problem.y.data(), problem.y.size());
+  s.apply_to_targets(problem.x.data(), problem.y.data(), problem.y.size());
   s.apply_to_rows(problem.test_x.data(), problem.test_y.size(), problem.d);
-  s.apply_to_targets(problem.test_y.data(), problem.test_y.size());
+  s.apply_to_targets(problem.test_x.data(), problem.test_y.data(), problem.test_y.size());
   return problem;
 }
 
@@ -87,9 +87,9 @@ Problem make_friedman1(const fs::path& data, std::size_t rows, std::size_t test_
   for (const double v : problem.y) variance += (v - s.y_mean) * (v - s.y_mean) / static_cast<double>(rows);
   s.y_std = std::sqrt(variance);
   s.apply_to_rows(problem.x.data(), rows, problem.d);
-  s.apply_to_targets(problem.y.data(), rows);
+  s.apply_to_targets(problem.x.data(), problem.y.data(), rows);
   s.apply_to_rows(problem.test_x.data(), test_rows, problem.d);
-  s.apply_to_targets(problem.test_y.data(), test_rows);
+  s.apply_to_targets(problem.test_x.data(), problem.test_y.data(), test_rows);
   return problem;
 }
 

@@ -92,9 +92,10 @@ struct Predictions {
 // model's on these inputs).
 class PredictionWriter {
  public:
+  // `x`: the test rows' standardised inputs, which the mean function's trend needs.
   PredictionWriter(CsvWriter& csv, const ModelDescription& model, const PredictOptions& options,
-                   std::optional<PredictionTable> resumed)
-      : csv_(csv), model_(model), options_(options), resumed_(std::move(resumed)) {}
+                   std::optional<PredictionTable> resumed, const double* x)
+      : csv_(csv), model_(model), options_(options), resumed_(std::move(resumed)), x_(x) {}
 
   std::size_t written() const { return written_; }  // rows with everything asked for
   std::size_t rows() const { return distribution_.mean.size(); }
@@ -103,7 +104,7 @@ class PredictionWriter {
   // The standardised means of every row; writes the rows of the run resumed.
   void set_means(std::span<const double> mean) {
     distribution_ =
-        in_target_units(model_.standardisation, model_.hyperparameters.noise_variance, options_.latent, mean, {});
+        in_target_units(model_.standardisation, model_.hyperparameters.noise_variance, options_.latent, mean, {}, x_);
     if (options_.with_variance) distribution_.variance.assign(mean.size(), 0.0);
     if (!resumed_) return;
     const PredictionTable& table = *resumed_;
@@ -129,7 +130,7 @@ class PredictionWriter {
   void write_variances(std::size_t first, std::span<const double> latent) {
     GPSTREAM_CHECK(first == written_, "variances arrived for row {} after row {}", first + 1, written_);
     const PredictiveDistribution batch = in_target_units(model_.standardisation, model_.hyperparameters.noise_variance,
-                                                         options_.latent, {}, latent, first);
+                                                         options_.latent, {}, latent, nullptr, first);
     for (std::size_t j = 0; j < latent.size(); ++j) {
       const std::size_t i = first + j;
       distribution_.variance[i] = batch.variance[j];
@@ -153,6 +154,7 @@ class PredictionWriter {
   const ModelDescription& model_;
   const PredictOptions& options_;
   std::optional<PredictionTable> resumed_;
+  const double* x_;
   PredictiveDistribution distribution_;
   std::size_t written_ = 0;
 };
@@ -615,7 +617,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   if (ranks.is_root()) {
     csv.emplace(options.output, prediction_header(options.with_variance, options.latent),
                 values.count("force") != 0 || options.resume);
-    output.emplace(*csv, model_description, options, std::move(resumed));
+    output.emplace(*csv, model_description, options, std::move(resumed), test.x.data());
   }
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
 

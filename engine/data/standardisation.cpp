@@ -20,6 +20,9 @@ void Standardisation::validate(const std::string& source, const std::vector<std:
                    "squares to fit a double (|x| below about 1e150 do); rescale the column",
                    source, column, x_mean[l], x_std[l]);
   }
+  mean.validate(x_mean.empty() ? static_cast<std::size_t>(-1) : x_mean.size(), source);
+  GPSTREAM_CHECK(mean.coefficients.empty() || mean.inputs.empty() || !x_mean.empty(),
+                 "{}: a linear mean needs standardised inputs", source);
   const double variance = y_std * y_std;
   GPSTREAM_CHECK(std::isfinite(y_mean) && std::isfinite(variance),
                  "{}: the target \"{}\" has mean {} and standard deviation {}: its values are too large for their "
@@ -42,9 +45,14 @@ void Standardisation::apply_to_rows(double* x, std::size_t rows, std::size_t col
   }
 }
 
-void Standardisation::apply_to_targets(double* y, std::size_t count) const {
+void Standardisation::apply_to_targets(const double* x, double* y, std::size_t count) const {
   const double spread = y_std > 0.0 ? y_std : 1.0;
-  for (std::size_t i = 0; i < count; ++i) y[i] = (y[i] - y_mean) / spread;
+  const std::size_t d = x_mean.size();
+  GPSTREAM_CHECK(mean.coefficients.empty() || x != nullptr, "a mean function needs the rows' inputs");
+  for (std::size_t i = 0; i < count; ++i) {
+    y[i] = (y[i] - y_mean) / spread;
+    if (!mean.coefficients.empty()) y[i] -= mean.value(x + i * d);
+  }
 }
 
 StandardisedRowSource::StandardisedRowSource(RowSource& inner, Standardisation standardisation)
@@ -57,13 +65,13 @@ StandardisedRowSource::StandardisedRowSource(RowSource& inner, Standardisation s
 void StandardisedRowSource::do_read_rows(std::size_t first, std::size_t count, double* x, double* y) {
   inner_.read_rows(first, count, x, y);
   standardisation_.apply_to_rows(x, count, columns());
-  if (y != nullptr) standardisation_.apply_to_targets(y, count);
+  if (y != nullptr) standardisation_.apply_to_targets(x, y, count);
 }
 
 void StandardisedRowSource::do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) {
   inner_.gather_rows(indices, x, y);
   standardisation_.apply_to_rows(x, indices.size(), columns());
-  if (y != nullptr) standardisation_.apply_to_targets(y, indices.size());
+  if (y != nullptr) standardisation_.apply_to_targets(x, y, indices.size());
 }
 
 }  // namespace gpstream

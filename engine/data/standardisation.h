@@ -6,6 +6,7 @@
 // original units.
 #pragma once
 
+#include "engine/data/mean_function.h"
 #include "engine/data/row_source.h"
 
 #include <string>
@@ -13,11 +14,14 @@
 
 namespace gpstream {
 
+// With a mean function the target transform is y' = (y − y_mean)/y_std − m(x'):
+// the GP models what the trend leaves, and restoring adds it back.
 struct Standardisation {
   std::vector<double> x_mean;  // empty: inputs are used as they are
   std::vector<double> x_std;
   double y_mean = 0.0;
   double y_std = 1.0;
+  MeanFunction mean;  // of the standardised target, in the standardised inputs (empty: none)
 
   bool standardises_inputs() const { return !x_mean.empty(); }
   // Throws, naming `source` (the dataset or model it came from) and the
@@ -31,8 +35,11 @@ struct Standardisation {
   static Standardisation identity();
   // Columns with zero spread keep their scale (std treated as 1).
   void apply_to_rows(double* x, std::size_t rows, std::size_t columns) const;
-  void apply_to_targets(double* y, std::size_t count) const;
-  double restore_target(double standardised) const { return standardised * y_std + y_mean; }
+  // `x`: the rows' standardised inputs (count×d), needed only with a mean function.
+  void apply_to_targets(const double* x, double* y, std::size_t count) const;
+  double restore_target(double standardised, const double* x) const {
+    return (standardised + mean.value(x)) * y_std + y_mean;
+  }
 };
 
 // A RowSource that standardises the rows and targets of another on the fly.

@@ -8,10 +8,14 @@ namespace gpstream {
 
 PredictiveDistribution in_target_units(const Standardisation& standardisation, double noise_variance, bool latent,
                                        std::span<const double> mean, std::span<const double> latent_variance,
-                                       std::size_t first_row) {
+                                       const double* x, std::size_t first_row) {
   PredictiveDistribution distribution;
   distribution.mean.reserve(mean.size());
-  for (const double value : mean) distribution.mean.push_back(standardisation.restore_target(value));
+  const std::size_t d = standardisation.x_mean.size();
+  GPSTREAM_CHECK(standardisation.mean.coefficients.empty() || x != nullptr, "a mean function needs the test inputs");
+  for (std::size_t i = 0; i < mean.size(); ++i) {
+    distribution.mean.push_back(standardisation.restore_target(mean[i], x == nullptr ? nullptr : x + i * d));
+  }
   const double scale = standardisation.y_std * standardisation.y_std;
   const double noise = latent ? 0.0 : noise_variance;
   distribution.variance.reserve(latent_variance.size());

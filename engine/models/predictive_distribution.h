@@ -15,12 +15,14 @@ struct PredictiveDistribution {
   std::vector<double> variance;  // of y* (noise included) or of f* (latent); empty when not asked for
 };
 
-// Means restored; variances of y* = f* + noise (or of f* when `latent`)
-// times y_std². `latent_variance` (standardised, of f*) may be empty. Throws
+// Means restored (the mean function's trend added back, from the rows'
+// standardised inputs `x`, mean.size()×d; null when there is no mean
+// function); variances of y* = f* + noise (or of f* when `latent`) times
+// y_std². `latent_variance` (standardised, of f*) may be empty. Throws
 // naming the row (counted from `first_row`) when a value is not finite: no
 // prediction is written as NaN or inf.
 PredictiveDistribution in_target_units(const Standardisation& standardisation, double noise_variance, bool latent,
                                        std::span<const double> mean, std::span<const double> latent_variance,
-                                       std::size_t first_row = 0);
+                                       const double* x, std::size_t first_row = 0);
 
 }  // namespace gpstream

@@ -79,6 +79,14 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
     GPSTREAM_CHECK(standardisation.x_mean.size() == standardisation.x_std.size(),
                    "{}: standardisation has {} means but {} standard deviations", path, standardisation.x_mean.size(),
                    standardisation.x_std.size());
+    if (json.contains("mean")) {  // the prior mean of the standardised target, with its fitted coefficients
+      const Json& m = json.at("mean");
+      MeanFunction& mean = standardisation.mean;
+      mean.intercept = m.at("intercept").get<bool>();
+      for (const Json& column : m.at("inputs")) mean.inputs.push_back(column.get<std::size_t>());
+      mean.coefficients = numbers(m, "coefficients", path + " mean");
+      mean.validate(standardisation.x_mean.size(), path);
+    }
     file.standardisation = std::move(standardisation);
   }
   return file;
@@ -112,6 +120,13 @@ void write_hyperparameter_file(const std::string& path, const KernelHyperparamet
                              {"x_std", standardisation.x_std},
                              {"y_mean", standardisation.y_mean},
                              {"y_std", standardisation.y_std}};
+  if (!standardisation.mean.empty()) {
+    const MeanFunction& mean = standardisation.mean;
+    json["mean"] = {{"intercept", mean.intercept},
+                    {"inputs", mean.inputs},
+                    {"coefficients", mean.coefficients},
+                    {"units", "standardised target on standardised inputs; inputs 0-based"}};
+  }
 
   AtomicOutputFile output(path, overwrite);
   {

@@ -4,6 +4,8 @@
 #include "storage/hdf5/hdf5_handle.h"
 #include "storage/model/dense_model_file.h"
 
+#include <cmath>
+
 namespace gpstream {
 
 void write_kernel_attributes(hid_t object, const KernelHyperparameters& hyperparameters) {
@@ -34,6 +36,10 @@ void write_standardisation_attributes(hid_t object, const Standardisation& stand
   hdf5::write_attribute(object, "x_std", standardisation.x_std);
   hdf5::write_attribute(object, "y_mean", standardisation.y_mean);
   hdf5::write_attribute(object, "y_std", standardisation.y_std);
+  const MeanFunction& mean = standardisation.mean;
+  hdf5::write_attribute(object, "mean_intercept", std::int64_t{mean.intercept ? 1 : 0});
+  hdf5::write_attribute(object, "mean_inputs", std::vector<double>(mean.inputs.begin(), mean.inputs.end()));
+  hdf5::write_attribute(object, "mean_coefficients", mean.coefficients);
 }
 
 Standardisation read_standardisation_attributes(hid_t object, const std::string& context) {
@@ -44,6 +50,16 @@ Standardisation read_standardisation_attributes(hid_t object, const std::string&
   }
   standardisation.y_mean = hdf5::read_double_attribute(object, "y_mean", context);
   standardisation.y_std = hdf5::read_double_attribute(object, "y_std", context);
+  if (hdf5::has_attribute(object, "mean_intercept")) {  // files from before mean functions have none
+    MeanFunction& mean = standardisation.mean;
+    mean.intercept = hdf5::read_integer_attribute(object, "mean_intercept", context) != 0;
+    for (const double column : hdf5::read_double_array_attribute(object, "mean_inputs", context)) {
+      GPSTREAM_CHECK(column >= 0 && column < 1e9 && column == std::floor(column), "{}: invalid mean input {}", context,
+                     column);
+      mean.inputs.push_back(static_cast<std::size_t>(column));
+    }
+    mean.coefficients = hdf5::read_double_array_attribute(object, "mean_coefficients", context);
+  }
   return standardisation;
 }
 
