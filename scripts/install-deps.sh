@@ -12,6 +12,7 @@ packages=(
   libfmt-dev                                # message and progress formatting
   libxxhash-dev                             # dataset fingerprints
   libnlopt-dev                              # L-BFGS for hyperparameter learning (NLopt)
+  libnanoflann-dev                          # k-d tree nearest neighbours (Vecchia conditioning sets)
   libopenmpi-dev openmpi-bin                # distributed runs (mpirun -np P gpstream ...): Open MPI
   nlohmann-json3-dev                        # hyperparameter files (JSON)
   doctest-dev                               # unit tests

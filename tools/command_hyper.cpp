@@ -35,7 +35,7 @@ int run_hyper(const std::vector<std::string>& args) {
   spec.options.add_options()
       ("dataset", po::value(&dataset)->required(), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&output)->required(), "hyperparameter file to write (JSON)")
-      ("kernel", po::value(&kernel)->default_value("rbf"), (std::string(kKernelNames) + " (default: the --init file's, else rbf)").c_str())
+      ("kernel", po::value(&kernel)->default_value("auto"), (std::string(kKernelNames) + ", or auto: fit rbf and the three Matern kernels and keep the one of highest marginal likelihood (default: the --init file's kernel, else auto)").c_str())
       ("seed", po::value(&seed)->default_value(0), "random seed of the subset and of the restarts")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "print only the learned values, not the objective trace");
@@ -50,7 +50,7 @@ int run_hyper(const std::vector<std::string>& args) {
   if (!parse_command_line(spec, args, values)) return 0;
 
   // Validate.
-  parse_kernel_type(kernel);  // an unknown --kernel fails here, before any file is read
+  if (kernel != "auto") parse_kernel_shape(kernel);  // an unknown --kernel fails here, before any file is read
   const bool overwrite = values.count("force") != 0;
   if (!overwrite && std::filesystem::exists(output)) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", output));
@@ -63,34 +63,39 @@ int run_hyper(const std::vector<std::string>& args) {
   const DatasetDescription description = read_dataset_description(dataset);
   const Standardisation standardisation = dataset_standardisation(description);
   const std::unique_ptr<TrainingRows> data = open_training_rows(dataset, standardisation, context);
-  const LearningPlan plan =
-      plan_learning(learning, start_values, kernel, values, description.rows, dataset, standardisation);
-  const SubsetLearningOptions& options = plan.options;
+  const LearningPlan plan = plan_learning(learning, start_values, kernel, values, description.rows, dataset,
+                                          standardisation, description.feature_names);
+  const ModelLearningOptions& options = plan.options;
 
   // Run.
   const ContextInterrupts interrupts(context);
   SearchTraceObserver trace(stdout);
   std::optional<Context::ObserverScope> observe;
   if (values.count("quiet") == 0) observe.emplace(context, std::vector<RunObserver*>{&trace});
-  const LearnedOnSubset learned = learn_on_subset(context, data->rows(), plan.kernel, options);
+  const LearnedModel learned = learn_model(context, data->rows(), data->partition(), options);
   save_learned_hyperparameters(output, learned, options, seed, dataset, description.fingerprint, standardisation,
                                overwrite);
 
   // Report.
-  const KernelHyperparameters& h = learned.search.hyperparameters;
-  for (std::size_t i = 0; i < learned.search.starts.size(); ++i) {
-    const SearchStart& start = learned.search.starts[i];
+  const CandidateFit& best = learned.best();
+  const HyperparameterSearchResult& search = best.subset.search;
+  for (std::size_t i = 0; i < search.starts.size(); ++i) {
+    const SearchStart& start = search.starts[i];
     fmt::print("start {}: -log p(y|X) {:.6f} after {} evaluations ({}){}\n", i, start.objective, start.evaluations,
-               start.stop_reason, i == learned.search.best_start ? "  <- best" : "");
+               start.stop_reason, i == search.best_start ? "  <- best" : "");
     fmt::print("  from {}{}\n", describe_hyperparameters(start.initial),
                i == 0 ? fmt::format(" ({})", plan.start_origin) : std::string(" (a random restart around start 0)"));
   }
-  fmt::print("learned on {} of {} rows in {:.1f} s: {}\n", learned.subset_size, description.rows, learned.seconds,
+  for (const std::string& line : describe_learning(learned, options, standardisation, description.feature_names)) {
+    fmt::print("{}\n", line);
+  }
+  const KernelHyperparameters& h = best.hyperparameters;
+  fmt::print("learned on {} of {} rows in {:.1f} s: {}\n", learned.rows, description.rows, learned.seconds,
              describe_hyperparameters(h));
   std::vector<std::string> gamma;
   for (const double lengthscale : h.lengthscales)
     gamma.push_back(fmt::format("{:.4g}", gamma_from_lengthscale(lengthscale)));
-  fmt::print("gamma [{}]; -log p(y|X) {:.6f}; wrote {}\n", fmt::join(gamma, ", "), learned.search.objective, output);
+  fmt::print("gamma [{}]; -log p(y|X) {:.6f}; wrote {}\n", fmt::join(gamma, ", "), best.objective, output);
   for (const std::string& note : learning_notes(learned, options)) fmt::print("note: {}\n", note);
   return 0;
 }

@@ -324,27 +324,37 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
 
 // --learn-hyper: learns on a subset of the (standardised) training rows,
 // reports the result and, with --save-hyper, writes it.
-KernelHyperparameters learn_and_report(Context& context, TrainingRows& data, const TrainOptions& options,
-                                       const po::variables_map& values) {
+void learn_and_report(Context& context, TrainingRows& data, const TrainOptions& options,
+                      const po::variables_map& values, TrainingConfiguration& configuration) {
   const DatasetDescription& dataset = data.description();
-  const LearningPlan plan = plan_learning(options.learning, options.kernel_values, options.kernel, values, dataset.rows,
-                                          options.dataset, dataset_standardisation(dataset));
-  const SubsetLearningOptions& learning = plan.options;
+  const Standardisation standardisation = dataset_standardisation(dataset);
+  const std::string kernel = given(values, "kernel") ? options.kernel : "auto";
+  const LearningPlan plan = plan_learning(options.learning, options.kernel_values, kernel, values, dataset.rows,
+                                          options.dataset, standardisation, dataset.feature_names);
+  const ModelLearningOptions& learning = plan.options;
   if (!options.quiet) {
-    fmt::print(stderr, "train: learning {} hyperparameters on {} random rows ({} restarts; start {})\n",
-               kernel_type_name(plan.kernel), learning.subset, learning.restarts, plan.start_origin);
+    std::vector<std::string> kernels;
+    for (const KernelHyperparameters& shape : learning.kernels) kernels.push_back(kernel_name(shape));
+    fmt::print(stderr, "train: learning {} hyperparameters{} on {} random rows ({} restarts; start {}){}\n",
+               fmt::join(kernels, ", "), learning.mean.empty() ? "" : " and a " + learning.mean.describe(dataset.feature_names) + " mean",
+               learning.subset.subset, learning.subset.restarts, plan.start_origin,
+               learning.all_rows ? fmt::format(", then on all {} rows", format_count(dataset.rows)) : "");
   }
-  const LearnedOnSubset learned = learn_on_subset(context, data.rows(), data.partition(), plan.kernel, learning);
+  const LearnedModel learned = learn_model(context, data.rows(), data.partition(), learning);
   if (!options.quiet) {
-    fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations, -log p(y|X) {:.4f}): {}\n", learned.seconds,
-               learned.evaluations, learned.search.objective, describe_hyperparameters(learned.search.hyperparameters));
+    for (const std::string& line : describe_learning(learned, learning, standardisation, dataset.feature_names)) {
+      fmt::print(stderr, "train: {}\n", line);
+    }
+    fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations): {}\n", learned.seconds, learned.evaluations,
+               describe_hyperparameters(learned.best().hyperparameters));
     for (const std::string& note : learning_notes(learned, learning)) fmt::print(stderr, "train: note: {}\n", note);
   }
   if (!options.save_hyper.empty() && context.communicator().is_root()) {
     save_learned_hyperparameters(options.save_hyper, learned, learning, options.seed, options.dataset,
-                                 dataset.fingerprint, dataset_standardisation(dataset), values.count("force") != 0);
+                                 dataset.fingerprint, standardisation, values.count("force") != 0);
   }
-  return learned.search.hyperparameters;
+  configuration.hyperparameters = learned.best().hyperparameters;
+  configuration.standardisation = with_learned_mean(standardisation, learned, learning);
 }
 
 // The trained run, dense or sparse.
@@ -681,19 +691,25 @@ int run_train(const std::vector<std::string>& args, Communicator& ranks) {
   }
   const TrainingMethod& method = *find_training_method(configuration.solver.name);
   const bool dense = method.dense;
-  const std::unique_ptr<TrainingRows> data = open_training_rows(
-      options.dataset, configuration.standardisation, context,
-      {.vectors_per_row = method.vectors + (job.stopping.refresh_every > 0 ? 1 : 0),
-       .expected_fingerprint =
-           resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
-       .expected_by = "checkpoint '" + options.resume + "'",
-       .rank = ranks.rank(),
-       .ranks = ranks.size()});
-  const DatasetDescription& dataset = data->description();
-  GPSTREAM_CHECK(dataset.rows > 0, "'{}' has no rows to train on", options.dataset);
+  const auto open_data = [&] {
+    return open_training_rows(
+        options.dataset, configuration.standardisation, context,
+        {.vectors_per_row = method.vectors + (job.stopping.refresh_every > 0 ? 1 : 0),
+         .expected_fingerprint =
+             resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
+         .expected_by = "checkpoint '" + options.resume + "'",
+         .rank = ranks.rank(),
+         .ranks = ranks.size()});
+  };
+  std::unique_ptr<TrainingRows> data = open_data();
   if (values.count("learn-hyper") != 0 && !resumed_state) {
-    configuration.hyperparameters = learn_and_report(context, *data, options, values);
+    learn_and_report(context, *data, options, values, configuration);
+    if (!configuration.standardisation.mean.coefficients.empty()) {
+      data.reset();  // the targets the solver sees are the residuals of the learned mean
+      data = open_data();
+    }
   }
+  const DatasetDescription& dataset = data->description();
   const std::unique_ptr<Kernel> kernel = make_kernel(configuration.hyperparameters, dataset.columns);
   // Before any work: a model whose variances overflow in the target's units could not predict.
   validate_model_description(describe_model(configuration, dataset, {}), "the model of '" + options.dataset + "'");

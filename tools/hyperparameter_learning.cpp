@@ -1,6 +1,7 @@
 #include "tools/hyperparameter_learning.h"
 
 #include "engine/core/error.h"
+#include "engine/core/human_readable.h"
 #include "storage/hyper/hyperparameter_file.h"
 
 #include <fmt/format.h>
@@ -81,16 +82,22 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
       ("restarts", po::value(&learning.restarts)->default_value(learning.restarts), "random restarts of the optimiser after the fixed start")
       ("hyper-tol", po::value(&learning.tolerance)->default_value(learning.tolerance, "1e-4"), "stop when the objective and every log-hyperparameter change by less")
       ("min-noise", po::value(&learning.min_noise_variance)->default_value(learning.min_noise_variance, "1e-6"), "lower bound of the noise variance (standardised targets)")
-      ("max-evaluations", po::value(&learning.max_evaluations)->default_value(learning.max_evaluations), "objective evaluations per start");
+      ("max-evaluations", po::value(&learning.max_evaluations)->default_value(learning.max_evaluations), "objective evaluations per start")
+      ("mean", po::value(&mean)->default_value(mean), "prior mean of the target, a trend the GP models the residual of: none, constant, linear (in every input), or linear:INPUT,... (by name or number)")
+      ("mean-fit", po::value(&mean_fit)->default_value(mean_fit), "ols: the trend by least squares, the kernel learned on its residual (restricted spatial regression: the trend keeps the covariates' effect far from the training rows); gls: jointly with the kernel by maximum likelihood")
+      ("learn-on", po::value(&learn_on)->default_value(learn_on), "all: refine the subset's optimum on every row by the Vecchia likelihood (nearest-neighbour conditionals); subset: the subset's exact likelihood only")
+      ("neighbours", po::value(&neighbours)->default_value(neighbours), "--learn-on all: conditioning rows per row of the Vecchia likelihood");
   // clang-format on
 }
 
 LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const KernelValueOptions& kernel_values,
                            const std::string& kernel_name, const po::variables_map& values, std::size_t rows,
-                           const std::string& dataset, const Standardisation& standardisation) {
+                           const std::string& dataset, const Standardisation& standardisation,
+                           const std::vector<std::string>& feature_names) {
   LearningPlan plan;
-  plan.options = learning.learning;
-  const SubsetLearningOptions& options = plan.options;
+  ModelLearningOptions& model = plan.options;
+  model.subset = learning.learning;
+  const SubsetLearningOptions& options = model.subset;
   if (options.subset < 2) throw UsageError(fmt::format("--subset must be at least 2, not {}", options.subset));
   if (options.subset > rows) {
     throw UsageError(fmt::format("--subset {} is larger than the {} rows of '{}'; give --subset {} or less",
@@ -104,13 +111,38 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   if (!(options.min_noise_variance > 0)) {
     throw UsageError(fmt::format("--min-noise must be positive, not {}", options.min_noise_variance));
   }
+  if (learning.learn_on != "all" && learning.learn_on != "subset") {
+    throw UsageError(fmt::format("--learn-on: \"{}\" is neither all nor subset", learning.learn_on));
+  }
+  model.all_rows = learning.learn_on == "all";
+  if (learning.neighbours < 1) throw UsageError("--neighbours must be at least 1");
+  model.vecchia.neighbours = learning.neighbours;
+  try {
+    model.mean = parse_mean_function(learning.mean, feature_names);
+  } catch (const Error& error) {
+    throw UsageError(fmt::format("--mean: {}", error.what()));
+  }
+  if (learning.mean_fit != "ols" && learning.mean_fit != "gls") {
+    throw UsageError(fmt::format("--mean-fit: \"{}\" is neither ols nor gls", learning.mean_fit));
+  }
+  model.mean_fit = learning.mean_fit == "ols" ? ModelLearningOptions::MeanFit::least_squares
+                                              : ModelLearningOptions::MeanFit::generalised_least_squares;
+  if (!model.mean.inputs.empty() && !standardisation.standardises_inputs()) {
+    throw UsageError("--mean linear needs standardised inputs; drop --no-standardise");
+  }
 
-  plan.kernel = parse_kernel_type(kernel_name);
-  StartingPoint& start = plan.options.start;
+  KernelHyperparameters shape;  // the kernel's types; its values are what is learned
+  const bool automatic = kernel_name == "auto";
+  if (!automatic) shape = parse_kernel_shape(kernel_name);
+  KernelType& kernel = shape.type;
+  StartingPoint& start = model.subset.start;
   std::vector<std::string> origins;
   if (!learning.init_file.empty()) {
     const HyperparameterFile file = read_hyperparameter_file(learning.init_file);
-    if (!given(values, "kernel")) plan.kernel = file.hyperparameters.type;
+    if (!given(values, "kernel")) {
+      shape = file.hyperparameters;
+      for (KernelTerm& term : shape.added) term.lengthscales.clear();  // added terms start informed
+    }
     const std::size_t columns = standardisation.x_std.size(), count = file.hyperparameters.lengthscales.size();
     if (file.standardisation && file.standardisation->x_std.size() != columns) {
       throw UsageError(fmt::format("--init: '{}' was learned on {} inputs, but '{}' has {}", learning.init_file,
@@ -124,31 +156,91 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
     const KernelHyperparameters h = file.standardisation
                                         ? restandardised(file.hyperparameters, *file.standardisation, standardisation)
                                         : file.hyperparameters;
-    if (default_lengthscale_count(plan.kernel, columns) > 0) start.lengthscales = h.lengthscales;
+    if (default_lengthscale_count(kernel, columns) > 0) start.lengthscales = h.lengthscales;
     start.signal_variance = h.signal_variance;
     start.noise_variance = h.noise_variance;
     origins.push_back("--init " + learning.init_file);
+  }
+  const bool compare = automatic && (learning.init_file.empty() || given(values, "kernel"));
+  if (compare) {
+    model.kernels.clear();
+    for (const KernelType type : kAutoKernelCandidates) model.kernels.push_back({.type = type});
+  } else {
+    model.kernels = {shape};
   }
   const StartingPoint command_line = kernel_values.given(values);
   if (!command_line.empty()) origins.emplace_back("the kernel options");
   if (!command_line.lengthscales.empty()) start.lengthscales = command_line.lengthscales;
   if (command_line.signal_variance) start.signal_variance = command_line.signal_variance;
   if (command_line.noise_variance) start.noise_variance = command_line.noise_variance;
-  if (plan.kernel == KernelType::histogram_intersection && !command_line.lengthscales.empty())
+  if (kernel == KernelType::histogram_intersection && !compare && !command_line.lengthscales.empty())
     throw UsageError("--lengthscales/--gamma: the hik kernel has no lengthscales");
   plan.start_origin = origins.empty() ? "informed by the data" : fmt::format("{}", fmt::join(origins, " and "));
   const bool lengthscales_missing =
-      start.lengthscales.empty() && default_lengthscale_count(plan.kernel, standardisation.x_std.size()) > 0;
+      start.lengthscales.empty() && default_lengthscale_count(kernel, standardisation.x_std.size()) > 0;
   if (!origins.empty() && (lengthscales_missing || !start.signal_variance || !start.noise_variance))
     plan.start_origin += ", the rest informed by the data";
   return plan;
 }
 
-std::vector<std::string> learning_notes(const LearnedOnSubset& learned, const SubsetLearningOptions& options) {
-  std::vector<std::string> notes = values_on_bounds(learned.search.hyperparameters, options.min_noise_variance);
-  for (std::string& note : values_at_start(learned.search.starts.at(learned.search.best_start)))
-    notes.push_back(std::move(note));
+std::vector<std::string> learning_notes(const LearnedModel& learned, const ModelLearningOptions& options) {
+  const CandidateFit& best = learned.best();
+  std::vector<std::string> notes = values_on_bounds(best.hyperparameters, options.subset.min_noise_variance);
+  if (!learned.all_rows) {
+    const HyperparameterSearchResult& search = best.subset.search;
+    for (std::string& note : values_at_start(search.starts.at(search.best_start))) notes.push_back(std::move(note));
+  }
   return notes;
+}
+
+std::vector<std::string> describe_learning(const LearnedModel& learned, const ModelLearningOptions& options,
+                                           const Standardisation& standardisation,
+                                           const std::vector<std::string>& feature_names) {
+  std::vector<std::string> lines;
+  const std::string whole = learned.all_rows ? fmt::format("all {} rows (Vecchia, m = {})", format_count(learned.rows),
+                                                           options.vecchia.neighbours)
+                                             : std::string("-");
+  lines.push_back(fmt::format("{:<14} {:>16} {:>24}  {}", "kernel", "-log p (subset)", "-log p (" + whole + ")",
+                              "lengthscales; signal, noise variance"));
+  for (std::size_t c = 0; c < learned.candidates.size(); ++c) {
+    const CandidateFit& fit = learned.candidates[c];
+    const auto list = [](const std::vector<double>& values) {
+      std::vector<std::string> words;
+      for (const double value : values) words.push_back(fmt::format("{:.3g}", value));
+      return fmt::format("[{}]", fmt::join(words, ", "));
+    };
+    const KernelHyperparameters& h = fit.hyperparameters;
+    std::string values = fmt::format("{}; {:.3g}, {:.3g}", list(h.lengthscales), h.signal_variance, h.noise_variance);
+    for (const KernelTerm& term : h.added) values += fmt::format(" + {}; {:.3g}", list(term.lengthscales), term.signal_variance);
+    lines.push_back(fmt::format("{:<14} {:>16.2f} {:>24}  {}{}", fit.name, fit.subset.search.objective,
+                                learned.all_rows ? fmt::format("{:.2f}", fit.objective) : std::string("-"), values,
+                                learned.candidates.size() > 1 && c == learned.chosen ? "  <- chosen" : ""));
+  }
+  const Standardisation learned_mean = with_learned_mean(standardisation, learned, options);
+  const MeanFunction& mean = learned_mean.mean;
+  if (!mean.empty()) {
+    // In the target's units: y = y_mean + y_std (β₀ + Σ β_l (x_l − x_mean_l) / x_std_l).
+    const double y_std = standardisation.y_std;
+    double intercept = standardisation.y_mean + (mean.intercept ? y_std * mean.coefficients[0] : 0.0);
+    std::vector<std::string> terms;
+    for (std::size_t k = 0; k < mean.inputs.size(); ++k) {
+      const std::size_t l = mean.inputs[k];
+      const double spread = standardisation.x_std.at(l) > 0 ? standardisation.x_std[l] : 1.0;
+      const double slope = y_std * mean.coefficients[(mean.intercept ? 1 : 0) + k] / spread;
+      intercept -= slope * standardisation.x_mean.at(l);
+      terms.push_back(fmt::format("{:+.4g} {}", slope, l < feature_names.size() ? feature_names[l] : "x"));
+    }
+    lines.push_back(fmt::format("mean ({}): {:.4g} {}", mean.describe(feature_names), intercept, fmt::join(terms, " ")));
+  }
+  return lines;
+}
+
+Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned,
+                                  const ModelLearningOptions& options) {
+  standardisation.mean = options.mean;
+  standardisation.mean.coefficients = learned.best().mean_coefficients;
+  if (standardisation.mean.empty()) standardisation.mean = {};
+  return standardisation;
 }
 
 void SearchTraceObserver::on_start(const IterationReport&) {
@@ -164,28 +256,45 @@ void SearchTraceObserver::on_iteration(const IterationReport& report) {
   std::fflush(out_);
 }
 
-void save_learned_hyperparameters(const std::string& path, const LearnedOnSubset& learned,
-                                  const SubsetLearningOptions& options, std::uint64_t seed, const std::string& dataset,
+void save_learned_hyperparameters(const std::string& path, const LearnedModel& learned,
+                                  const ModelLearningOptions& options, std::uint64_t seed, const std::string& dataset,
                                   const std::string& fingerprint, const Standardisation& standardisation,
                                   bool overwrite) {
+  const CandidateFit& best = learned.best();
   HyperparameterProvenance provenance;
-  provenance.negative_log_marginal_likelihood = learned.search.objective;
-  provenance.subset_size = learned.subset_size;
+  provenance.negative_log_marginal_likelihood = best.objective;
+  provenance.objective = learned.all_rows ? fmt::format("Vecchia, {} neighbours per row, on all rows (from the "
+                                                        "exact likelihood's optimum on the subset)",
+                                                        options.vecchia.neighbours)
+                                          : std::string("exact, on a random subset");
+  provenance.rows = learned.rows;
+  for (const CandidateFit& fit : learned.candidates)
+    provenance.candidates.emplace_back(fit.name, fit.objective);
+  provenance.subset_size = best.subset.subset_size;
   provenance.seed = seed;
-  provenance.restarts = options.restarts;
-  provenance.tolerance = options.tolerance;
+  provenance.restarts = options.subset.restarts;
+  provenance.tolerance = options.subset.tolerance;
   provenance.evaluations = learned.evaluations;
   provenance.seconds = learned.seconds;
   provenance.dataset_path = std::filesystem::absolute(dataset).string();
   provenance.dataset_fingerprint = fingerprint;
-  write_hyperparameter_file(path, learned.search.hyperparameters, standardisation, provenance, overwrite);
+  write_hyperparameter_file(path, best.hyperparameters, with_learned_mean(standardisation, learned, options),
+                            provenance, overwrite);
 }
 
 std::string describe_hyperparameters(const KernelHyperparameters& h) {
-  std::vector<std::string> lengthscales;
-  for (const double lengthscale : h.lengthscales) lengthscales.push_back(fmt::format("{:.4g}", lengthscale));
-  return fmt::format("kernel {}, lengthscales [{}], signal variance {:.4g}, noise variance {:.4g}",
-                     kernel_type_name(h.type), fmt::join(lengthscales, ", "), h.signal_variance, h.noise_variance);
+  const auto list = [](const std::vector<double>& values) {
+    std::vector<std::string> words;
+    for (const double value : values) words.push_back(fmt::format("{:.4g}", value));
+    return fmt::format("[{}]", fmt::join(words, ", "));
+  };
+  std::string text = fmt::format("kernel {}, lengthscales {}, signal variance {:.4g}, noise variance {:.4g}",
+                                 kernel_name(h), list(h.lengthscales), h.signal_variance, h.noise_variance);
+  for (const KernelTerm& term : h.added) {
+    text += fmt::format("; + {}: lengthscales {}, signal variance {:.4g}", kernel_type_name(term.type),
+                        list(term.lengthscales), term.signal_variance);
+  }
+  return text;
 }
 
 }  // namespace gpstream::cli

@@ -7,6 +7,7 @@
 
 #include "engine/core/progress.h"
 #include "engine/data/standardisation.h"
+#include "engine/hyper/model_learning.h"
 #include "engine/hyper/subset_learning.h"
 #include "tools/command_line.h"
 
@@ -33,33 +34,46 @@ struct KernelValueOptions {
   StartingPoint given(const po::variables_map& values) const;
 };
 
-// --init, --subset, --restarts, --hyper-tol, --min-noise, --max-evaluations.
+// --init, --subset, --restarts, --hyper-tol, --min-noise, --max-evaluations,
+// --mean, --learn-on, --neighbours.
 struct HyperparameterLearningOptions {
   SubsetLearningOptions learning;
   std::string init_file;
+  std::string mean = "linear";
+  std::string mean_fit = "ols";
+  std::string learn_on = "all";
+  std::size_t neighbours = VecchiaOptions{}.neighbours;
 
   void add(po::options_description& options);
 };
 
-// What to learn: the kernel and the checked options with their first start.
+// What to learn: the kernels, the mean's basis, the checked options with their first start.
 struct LearningPlan {
-  KernelType kernel = KernelType::squared_exponential_ard;
-  SubsetLearningOptions options;
+  ModelLearningOptions options;
   std::string start_origin;  // "informed by the data", "--init FILE", ... for reports
 };
 
-// The options checked against the dataset's `rows` (UsageError naming the
-// option at fault), and the first start: the --init file's values, converted
-// from the file's standardisation to the dataset's `standardisation`,
-// overridden by the `kernel_values` the user gave. The kernel is --kernel
-// when given, else the --init file's, else `kernel_name` (its default).
+// The options checked against the dataset (`rows` rows, `feature_names`;
+// UsageError naming the option at fault), and the first start: the --init
+// file's values, converted from the file's standardisation to the dataset's
+// `standardisation`, overridden by the `kernel_values` the user gave. The
+// kernel is --kernel when given, else the --init file's, else `kernel_name`
+// (its default); "auto" compares the four stationary ARD families.
 LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const KernelValueOptions& kernel_values,
                            const std::string& kernel_name, const po::variables_map& values, std::size_t rows,
-                           const std::string& dataset, const Standardisation& standardisation);
+                           const std::string& dataset, const Standardisation& standardisation,
+                           const std::vector<std::string>& feature_names);
 
 // The notes a user acts on after a search: values on a bound of the search
 // and values that never moved from the start (engine/hyper/hyperparameter_search.h).
-std::vector<std::string> learning_notes(const LearnedOnSubset& learned, const SubsetLearningOptions& options);
+std::vector<std::string> learning_notes(const LearnedModel& learned, const ModelLearningOptions& options);
+
+// The table of the kernels compared (one line each: kernel, −log p on the
+// subset and on all rows, lengthscales, noise variance, the chosen one
+// marked), and the learned mean in the target's units.
+std::vector<std::string> describe_learning(const LearnedModel& learned, const ModelLearningOptions& options,
+                                           const Standardisation& standardisation,
+                                           const std::vector<std::string>& feature_names);
 
 // One line per objective evaluation: start, evaluation, −log p(y|X),
 // ‖gradient‖∞, signal and noise variance.
@@ -75,10 +89,15 @@ class SearchTraceObserver final : public RunObserver {
 
 // Writes the learned values with how they were learned (see
 // storage/hyper/hyperparameter_file.h).
-void save_learned_hyperparameters(const std::string& path, const LearnedOnSubset& learned,
-                                  const SubsetLearningOptions& options, std::uint64_t seed, const std::string& dataset,
+// `standardisation` is the dataset's; the learned mean's coefficients are added to it.
+void save_learned_hyperparameters(const std::string& path, const LearnedModel& learned,
+                                  const ModelLearningOptions& options, std::uint64_t seed, const std::string& dataset,
                                   const std::string& fingerprint, const Standardisation& standardisation,
                                   bool overwrite);
+
+// The dataset's standardisation with the learned mean (basis and coefficients).
+Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned,
+                                  const ModelLearningOptions& options);
 
 // "lengthscales [...], signal variance s², noise variance σ²" for reports.
 std::string describe_hyperparameters(const KernelHyperparameters& hyperparameters);

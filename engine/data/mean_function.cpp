@@ -1,6 +1,7 @@
 #include "engine/data/mean_function.h"
 
 #include "engine/core/error.h"
+#include "engine/data/partitioned_rows.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -47,6 +48,76 @@ void MeanFunction::validate(std::size_t d, const std::string& source) const {
   for (const double beta : coefficients) {
     GPSTREAM_CHECK(std::isfinite(beta), "{}: a mean coefficient is not finite ({})", source, beta);
   }
+}
+
+std::vector<double> least_squares_coefficients(Communicator& ranks, RowSource& rows, const RowPartition& partition,
+                                               const MeanFunction& basis,
+                                               const std::vector<std::string>& feature_names) {
+  const std::size_t p = basis.basis_size(), d = rows.columns(), n = partition.global_rows;
+  if (p == 0) return {};
+  // HᵀH (p×p) and Hᵀy, over blocks of global rows in order.
+  std::vector<double> sums(p * p + p, 0.0);
+  constexpr std::size_t kBlockRows = 4096;
+  std::vector<double> x(kBlockRows * d), y(kBlockRows), h(p);
+  std::vector<std::size_t> indices;
+  for (std::size_t first = 0; first < n; first += kBlockRows) {
+    const std::size_t count = std::min(kBlockRows, n - first);
+    if (ranks.size() == 1) {
+      rows.read_rows(first, count, x.data(), y.data());
+    } else {
+      indices.resize(count);
+      for (std::size_t i = 0; i < count; ++i) indices[i] = first + i;
+      collect_partitioned_rows(ranks, rows, partition, indices, x, nullptr, &y);
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      basis.basis(x.data() + i * d, h.data());
+      for (std::size_t a = 0; a < p; ++a) {
+        for (std::size_t b = 0; b < p; ++b) sums[a * p + b] += h[a] * h[b];
+        sums[p * p + a] += h[a] * y[i];
+      }
+    }
+  }
+  // Cholesky of HᵀH (p is a handful): a zero pivot is an input the trend cannot use.
+  std::vector<double> l(sums.begin(), sums.begin() + static_cast<std::ptrdiff_t>(p * p)), beta(sums.end() - static_cast<std::ptrdiff_t>(p), sums.end());
+  for (std::size_t j = 0; j < p; ++j) {
+    double pivot = l[j * p + j];
+    for (std::size_t k = 0; k < j; ++k) pivot -= l[j * p + k] * l[j * p + k];
+    const bool intercept_column = basis.intercept && j == 0;
+    const std::size_t input = basis.inputs.empty() || intercept_column ? 0 : basis.inputs[j - (basis.intercept ? 1 : 0)];
+    GPSTREAM_CHECK(pivot > 1e-10 * std::max(sums[j * p + j], 1e-300),
+                   "the mean's {} is {}: the least-squares trend cannot use it; leave it out of --mean",
+                   intercept_column ? std::string("intercept")
+                                    : "input \"" + (input < feature_names.size() ? feature_names[input]
+                                                                                  : std::to_string(input + 1)) + "\"",
+                   intercept_column ? "redundant" : "constant, or a combination of the others");
+    l[j * p + j] = std::sqrt(pivot);
+    for (std::size_t i = j + 1; i < p; ++i) {
+      double value = l[i * p + j];
+      for (std::size_t k = 0; k < j; ++k) value -= l[i * p + k] * l[j * p + k];
+      l[i * p + j] = value / l[j * p + j];
+    }
+  }
+  for (std::size_t i = 0; i < p; ++i) {
+    for (std::size_t k = 0; k < i; ++k) beta[i] -= l[i * p + k] * beta[k];
+    beta[i] /= l[i * p + i];
+  }
+  for (std::size_t i = p; i-- > 0;) {
+    for (std::size_t k = i + 1; k < p; ++k) beta[i] -= l[k * p + i] * beta[k];
+    beta[i] /= l[i * p + i];
+  }
+  return beta;
+}
+
+void MeanResidualRowSource::do_read_rows(std::size_t first, std::size_t count, double* x, double* y) {
+  inner_.read_rows(first, count, x, y);
+  if (y == nullptr) return;
+  for (std::size_t i = 0; i < count; ++i) y[i] -= mean_.value(x + i * columns());
+}
+
+void MeanResidualRowSource::do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) {
+  inner_.gather_rows(indices, x, y);
+  if (y == nullptr) return;
+  for (std::size_t i = 0; i < indices.size(); ++i) y[i] -= mean_.value(x + i * columns());
 }
 
 MeanFunction parse_mean_function(const std::string& text, const std::vector<std::string>& feature_names) {

@@ -8,6 +8,10 @@
 // least-squares estimate, HYPERPARAMETERS-AT-SCALE.md), and then held fixed.
 #pragma once
 
+#include "engine/core/communicator.h"
+#include "engine/data/row_partition.h"
+#include "engine/data/row_source.h"
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -29,6 +33,38 @@ struct MeanFunction {
   std::string describe(const std::vector<std::string>& feature_names) const;
   // Throws naming `source` unless the inputs are below d, distinct, and the coefficients fit and are finite.
   void validate(std::size_t d, const std::string& source) const;
+};
+
+// β minimising Σᵢ (yᵢ − h(xᵢ)ᵀβ)² over `rows` (standardised; one streamed
+// pass, the sums added over the ranks of `ranks`): ordinary least squares.
+// Fitting β by OLS and the GP to its residual is restricted spatial
+// regression [HodgesReich10]: the covariates keep the effect the data show
+// at every scale, where generalised least squares under a short-range
+// kernel lets the GP absorb whatever varies smoothly in space (spatial
+// confounding) — and predictions far from the training rows lose it.
+// Throws naming the input when HᵀH is singular (a constant input).
+// The rows are read in blocks of fixed global rows (from their owners when
+// `rows` are one rank's part of `partition`), so that every rank and a single
+// process add the same numbers in the same order: the same bits for any
+// number of ranks.
+std::vector<double> least_squares_coefficients(Communicator& ranks, RowSource& rows, const RowPartition& partition,
+                                               const MeanFunction& basis,
+                                               const std::vector<std::string>& feature_names);
+
+// The rows of another source with the targets' trend taken off: y − h(x)ᵀβ.
+class MeanResidualRowSource final : public RowSource {
+ public:
+  MeanResidualRowSource(RowSource& inner, MeanFunction mean) : inner_(inner), mean_(std::move(mean)) {}
+  std::size_t rows() const override { return inner_.rows(); }
+  std::size_t columns() const override { return inner_.columns(); }
+  bool has_targets() const override { return inner_.has_targets(); }
+  std::size_t preferred_block_alignment() const override { return inner_.preferred_block_alignment(); }
+
+ private:
+  void do_read_rows(std::size_t first, std::size_t count, double* x, double* y) override;
+  void do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) override;
+  RowSource& inner_;
+  MeanFunction mean_;
 };
 
 // Parses a --mean value against the inputs' names: "none", "constant",

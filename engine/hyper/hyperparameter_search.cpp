@@ -14,6 +14,7 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 
 namespace gpstream {
@@ -26,6 +27,7 @@ constexpr double kNoiseUpperBound = 10.0;
 constexpr double kRestartLengthscale[2] = {0.1, 10.0};
 constexpr double kRestartSignal[2] = {0.1, 10.0};
 constexpr double kRestartNoise[2] = {1e-3, 1.0};
+constexpr double kMeanBound = 1e3;  // |β| in standardised units: a trend of a thousand standard deviations per one
 
 std::string describe_nlopt_result(nlopt_result result) {
   switch (result) {
@@ -110,36 +112,6 @@ double evaluate(unsigned dimension, const double* theta, double* gradient, void*
   }
 }
 
-SearchStart run_start(const double* x, std::span<const double> y, std::size_t d, const KernelHyperparameters& initial,
-                      std::size_t start, const HyperparameterSearchOptions& options, Context& context,
-                      WorkProgress& progress) {
-  std::size_t evaluations = 0;
-  const LogParameterObjective objective = [&](std::span<const double> theta, std::span<double> gradient) {
-    const KernelHyperparameters h = from_log_parameters(initial.type, theta);
-    const MarginalLikelihood value = negative_log_marginal_likelihood(h, x, y, d);
-    double gradient_norm = 0.0;
-    for (const double component : value.gradient) gradient_norm = std::max(gradient_norm, std::abs(component));
-    if (!std::isfinite(value.value) || !std::isfinite(gradient_norm)) {
-      GPSTREAM_THROW(
-          "the negative log marginal likelihood is not finite ({}) at signal variance {}, noise variance {}: check "
-          "the training rows and targets for non-finite or huge values",
-          value.value, h.signal_variance, h.noise_variance);
-    }
-    std::copy(value.gradient.begin(), value.gradient.end(), gradient.begin());
-    const std::vector<double> point = hyperparameter_values(h);
-    progress.step({.iteration = ++evaluations,
-                   .objective = value.value,
-                   .convergence_measure = gradient_norm,
-                   .done = start,
-                   .point = point});
-    return value.value;
-  };
-  const BoundedMinimum minimum = minimise_log_parameters(objective, log_parameters(initial), options.min_noise_variance,
-                                                         options.tolerance, options.max_evaluations, &context);
-  return {initial, from_log_parameters(initial.type, minimum.theta), minimum.value, minimum.evaluations,
-          minimum.stop_reason};
-}
-
 // The data-informed start: ℓ_l = √d · std(x_l), so that a typical squared
 // distance Σ (x_l − z_l)²/ℓ_l² is about 2 whatever d is (with ℓ = 1 and 32
 // inputs K̄ ≈ s²I + σ²I, where the likelihood is flat in every ℓ and the
@@ -205,19 +177,47 @@ KernelHyperparameters first_start(KernelType kernel, const double* x, std::span<
 
 }  // namespace
 
+KernelTerm added_term_start(KernelType type, const KernelHyperparameters& first, std::size_t d) {
+  KernelTerm term{type, {}, std::max(first.signal_variance / 3.0, kSignalBounds[0])};
+  term.lengthscales.assign(default_lengthscale_count(type, d), 2.0 * std::sqrt(static_cast<double>(d)));
+  return term;
+}
+
 BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, std::vector<double> theta,
                                        double min_noise_variance, double tolerance, std::size_t max_evaluations,
                                        const Context* context) {
-  const std::size_t p = theta.size();
-  GPSTREAM_CHECK(p >= 2, "a kernel needs at least 2 parameters (log s², log σ²), not {}", p);
-  std::vector<double> lower(p), upper(p);
-  for (std::size_t j = 0; j + 2 < p; ++j)
-    lower[j] = std::log(kLengthscaleBounds[0]), upper[j] = std::log(kLengthscaleBounds[1]);
-  lower[p - 2] = std::log(kSignalBounds[0]), upper[p - 2] = std::log(kSignalBounds[1]);
-  lower[p - 1] = std::log(min_noise_variance), upper[p - 1] = std::log(kNoiseUpperBound);
-  for (std::size_t j = 0; j < p; ++j) theta[j] = std::clamp(theta[j], lower[j], upper[j]);
+  GPSTREAM_CHECK(theta.size() >= 2, "a kernel needs at least 2 parameters (log s², log σ²), not {}", theta.size());
+  KernelHyperparameters shape;  // a single kernel: all but the last two are lengthscales
+  shape.lengthscales.assign(theta.size() - 2, 1.0);
+  return minimise_log_parameters(objective, std::move(theta), shape, 0, min_noise_variance, tolerance,
+                                 max_evaluations, context);
+}
 
-  const Optimiser optimiser(nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(p)));
+BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, std::vector<double> theta,
+                                       const KernelHyperparameters& shape, std::size_t mean_terms,
+                                       double min_noise_variance, double tolerance, std::size_t max_evaluations,
+                                       const Context* context) {
+  const std::size_t all = theta.size();
+  const std::size_t kernel_parameters = log_parameters(shape).size();
+  GPSTREAM_CHECK(all == kernel_parameters + mean_terms, "{} search parameters for a {} kernel of {} and {} mean terms",
+                 all, kernel_name(shape), kernel_parameters, mean_terms);
+  std::vector<double> lower(all, -kMeanBound), upper(all, kMeanBound);
+  std::size_t k = 0;
+  const auto bound = [&](const double(&range)[2]) {
+    lower[k] = std::log(range[0]);
+    upper[k] = std::log(range[1]);
+    ++k;
+  };
+  for (std::size_t l = 0; l < shape.lengthscales.size(); ++l) bound(kLengthscaleBounds);
+  bound(kSignalBounds);
+  lower[k] = std::log(min_noise_variance), upper[k] = std::log(kNoiseUpperBound), ++k;
+  for (const KernelTerm& term : shape.added) {
+    for (std::size_t l = 0; l < term.lengthscales.size(); ++l) bound(kLengthscaleBounds);
+    bound(kSignalBounds);
+  }
+  for (std::size_t j = 0; j < all; ++j) theta[j] = std::clamp(theta[j], lower[j], upper[j]);
+
+  const Optimiser optimiser(nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(all)));
   GPSTREAM_CHECK(optimiser != nullptr, "NLopt could not create its L-BFGS optimiser");
   CallbackData callback;
   callback.objective = &objective;
@@ -249,6 +249,51 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
   return {std::move(callback.best_theta), callback.best_value, callback.evaluations, reason};
 }
 
+SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHyperparameters& start,
+                        std::span<const double> start_mean, std::size_t start_number,
+                        const HyperparameterSearchOptions& options, WorkProgress& progress) {
+  const std::size_t mean_terms = likelihood.mean().basis_size();
+  std::vector<double> initial_mean(start_mean.begin(), start_mean.end());
+  if (initial_mean.empty()) initial_mean.assign(mean_terms, 0.0);
+  GPSTREAM_CHECK(initial_mean.size() == mean_terms, "{} starting mean coefficients for {} basis functions",
+                 initial_mean.size(), mean_terms);
+  std::size_t evaluations = 0;
+  const LogParameterObjective objective = [&](std::span<const double> theta, std::span<double> gradient) {
+    const std::span<const double> kernel_part = theta.first(theta.size() - mean_terms);
+    const KernelHyperparameters h = with_log_parameters(start, kernel_part);
+    const MarginalLikelihood value = likelihood.evaluate(h, theta.last(mean_terms));
+    double gradient_norm = 0.0;
+    for (const double component : value.gradient) gradient_norm = std::max(gradient_norm, std::abs(component));
+    if (!std::isfinite(value.value) || !std::isfinite(gradient_norm)) {
+      GPSTREAM_THROW(
+          "the negative log marginal likelihood is not finite ({}) at signal variance {}, noise variance {}: check "
+          "the training rows and targets for non-finite or huge values",
+          value.value, h.signal_variance, h.noise_variance);
+    }
+    std::copy(value.gradient.begin(), value.gradient.end(), gradient.begin());
+    const std::vector<double> point = hyperparameter_values(h);
+    progress.step({.iteration = ++evaluations,
+                   .objective = value.value,
+                   .convergence_measure = gradient_norm,
+                   .done = start_number,
+                   .point = point});
+    return value.value;
+  };
+  std::vector<double> theta = log_parameters(start);
+  theta.insert(theta.end(), initial_mean.begin(), initial_mean.end());
+  const BoundedMinimum minimum =
+      minimise_log_parameters(objective, std::move(theta), start, mean_terms, options.min_noise_variance,
+                              options.tolerance, options.max_evaluations, &context);
+  const std::span<const double> best(minimum.theta);
+  return {start,
+          with_log_parameters(start, best.first(best.size() - mean_terms)),
+          initial_mean,
+          std::vector<double>(best.end() - static_cast<std::ptrdiff_t>(mean_terms), best.end()),
+          minimum.value,
+          minimum.evaluations,
+          minimum.stop_reason};
+}
+
 HyperparameterSearchResult learn_hyperparameters(Context& context, const double* x, std::span<const double> y,
                                                  std::size_t d, const HyperparameterSearchOptions& options) {
   GPSTREAM_CHECK(y.size() >= 2, "hyperparameter learning needs at least 2 rows, not {}", y.size());
@@ -265,20 +310,35 @@ HyperparameterSearchResult learn_hyperparameters(Context& context, const double*
   const ScopedBlasThreads blas_threads = context.parallel_blas();
   WorkProgress progress(context, options.restarts + 1);
   HyperparameterSearchResult result;
-  const KernelHyperparameters informed = first_start(options.kernel, x, y, d, options);
+  KernelHyperparameters informed = options.initial ? *options.initial : first_start(options.kernel, x, y, d, options);
+  if (!options.initial) {
+    // Added terms start as a smooth trend beside the first: the same long lengthscale on every input (the data
+    // shorten those it varies with), a third of the first term's variance.
+    for (const KernelTerm& term : options.added) informed.added.push_back(added_term_start(term.type, informed, d));
+  }
+  ExactLikelihood exact(x, y, d, options.mean);
+  std::optional<JournaledLikelihood> journaled;
+  if (options.journal != nullptr) journaled.emplace(exact, *options.journal);
+  Likelihood& likelihood = journaled ? static_cast<Likelihood&>(*journaled) : exact;
   for (std::size_t start = 0; start <= options.restarts; ++start) {
     // Restarts: the informed start scaled by log-uniform factors (bounds clamp them in the search).
     KernelHyperparameters initial = informed;
     if (start > 0) {
       for (double& lengthscale : initial.lengthscales) lengthscale *= log_uniform(kRestartLengthscale);
       initial.signal_variance *= log_uniform(kRestartSignal);
+      for (KernelTerm& term : initial.added) {
+        for (double& lengthscale : term.lengthscales) lengthscale *= log_uniform(kRestartLengthscale);
+        term.signal_variance *= log_uniform(kRestartSignal);
+      }
       initial.noise_variance =
           std::max(informed.noise_variance * 10.0 * log_uniform(kRestartNoise), options.min_noise_variance);
     }
-    result.starts.push_back(run_start(x, y, d, initial, start, options, context, progress));
+    result.starts.push_back(search_from(context, likelihood, initial, options.mean.coefficients, start, options,
+                                        progress));
     if (start == 0 || result.starts.back().objective < result.objective) {
       result.objective = result.starts.back().objective;
       result.hyperparameters = result.starts.back().optimum;
+      result.mean_coefficients = result.starts.back().optimum_mean;
       result.best_start = start;
     }
   }

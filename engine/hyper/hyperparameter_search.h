@@ -23,6 +23,8 @@
 #pragma once
 
 #include "engine/core/context.h"
+#include "engine/hyper/marginal_likelihood.h"
+#include "engine/hyper/search_journal.h"
 #include "engine/kernels/kernel.h"
 
 #include <cstddef>
@@ -47,16 +49,24 @@ struct StartingPoint {
 
 struct HyperparameterSearchOptions {
   KernelType kernel = KernelType::squared_exponential_ard;
+  // The prior mean's basis, fitted jointly (its coefficients, when given, are β's start; else 0).
+  MeanFunction mean;
   std::size_t restarts = 0;           // random starts after the fixed one
   double tolerance = 1e-4;            // relative change of the objective, and of each log-hyperparameter
   std::size_t max_evaluations = 500;  // per start
   double min_noise_variance = 1e-6;   // lower bound of σ² (standardised targets)
   std::uint64_t seed = 0;             // of the restarts
   StartingPoint start;                // the user's part of the first start
+  SearchJournal* journal = nullptr;   // when given, every evaluation goes through it (replayed on resume)
+  // Terms added to `kernel` for a sum kernel (their values informed by the data: longer lengthscales, a
+  // smaller signal variance); or `initial`: the whole first start, shape and values (the user's `start` unused).
+  std::vector<KernelTerm> added;
+  std::optional<KernelHyperparameters> initial;
 };
 
 struct SearchStart {
   KernelHyperparameters initial, optimum;
+  std::vector<double> initial_mean, optimum_mean;  // β at the start and at the optimum
   double objective = 0.0;
   std::size_t evaluations = 0;
   std::string stop_reason;  // NLopt's, in words
@@ -64,6 +74,7 @@ struct SearchStart {
 
 struct HyperparameterSearchResult {
   KernelHyperparameters hyperparameters;  // the best optimum over all starts
+  std::vector<double> mean_coefficients;  // β there (empty without a mean function)
   double objective = 0.0;                 // −log p(y | X, θ) there
   std::vector<SearchStart> starts;
   std::size_t best_start = 0;
@@ -88,6 +99,22 @@ struct BoundedMinimum {
 BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, std::vector<double> theta,
                                        double min_noise_variance, double tolerance, std::size_t max_evaluations,
                                        const Context* context = nullptr);
+// The same for θ = [log-parameters of a kernel of the shape of `shape`
+// (sum kernels included), then `mean_terms` mean coefficients β, bounded by
+// ±1e3 (standardised units)].
+BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, std::vector<double> theta,
+                                       const KernelHyperparameters& shape, std::size_t mean_terms,
+                                       double min_noise_variance, double tolerance, std::size_t max_evaluations,
+                                       const Context* context);
+
+class WorkProgress;
+
+// One start of a search: minimises `likelihood` over θ and β from `start`
+// and β = `start_mean` (zeros when empty) with the bounds and tolerance of
+// `options`, reporting every evaluation to `progress` as start `start_number`.
+SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHyperparameters& start,
+                        std::span<const double> start_mean, std::size_t start_number,
+                        const HyperparameterSearchOptions& options, WorkProgress& progress);
 
 // Learns hyperparameters for rows x (n×d, row-major, standardised) and
 // targets y (standardised). Throws when the objective is not finite (with
@@ -99,6 +126,11 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
 // factorisations use the Context's threads in BLAS.
 HyperparameterSearchResult learn_hyperparameters(Context& context, const double* x, std::span<const double> y,
                                                  std::size_t d, const HyperparameterSearchOptions& options);
+
+// The start of a term added to the kernel `first` (d inputs): a smooth
+// trend — the lengthscale 2√d on every input, which the data shorten for
+// the inputs it follows — with a third of the first term's signal variance.
+KernelTerm added_term_start(KernelType type, const KernelHyperparameters& first, std::size_t d);
 
 // One sentence for each learned value that ended on a bound of the search
 // (lengthscale 3 on its upper bound 1e5, …), with why it may be harmless;

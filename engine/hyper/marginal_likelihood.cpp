@@ -15,7 +15,34 @@ std::vector<double> hyperparameter_values(const KernelHyperparameters& hyperpara
   std::vector<double> values = hyperparameters.lengthscales;
   values.push_back(hyperparameters.signal_variance);
   values.push_back(hyperparameters.noise_variance);
+  for (const KernelTerm& term : hyperparameters.added) {
+    values.insert(values.end(), term.lengthscales.begin(), term.lengthscales.end());
+    values.push_back(term.signal_variance);
+  }
   return values;
+}
+
+KernelHyperparameters with_values(const KernelHyperparameters& shape, std::span<const double> values) {
+  std::size_t expected = shape.lengthscales.size() + 2;
+  for (const KernelTerm& term : shape.added) expected += term.lengthscales.size() + 1;
+  GPSTREAM_CHECK(values.size() == expected, "{} values for a {} kernel of {}", values.size(), kernel_name(shape),
+                 expected);
+  KernelHyperparameters result = shape;
+  std::size_t k = 0;
+  for (double& lengthscale : result.lengthscales) lengthscale = values[k++];
+  result.signal_variance = values[k++];
+  result.noise_variance = values[k++];
+  for (KernelTerm& term : result.added) {
+    for (double& lengthscale : term.lengthscales) lengthscale = values[k++];
+    term.signal_variance = values[k++];
+  }
+  return result;
+}
+
+KernelHyperparameters with_log_parameters(const KernelHyperparameters& shape, std::span<const double> theta) {
+  std::vector<double> values(theta.begin(), theta.end());
+  for (double& value : values) value = std::exp(value);
+  return with_values(shape, values);
 }
 
 std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters) {
@@ -34,27 +61,39 @@ KernelHyperparameters from_log_parameters(KernelType type, std::span<const doubl
   return hyperparameters;
 }
 
-MarginalLikelihood negative_log_marginal_likelihood(const KernelHyperparameters& hyperparameters, const double* x,
-                                                    std::span<const double> y, std::size_t d) {
-  const std::size_t n = y.size();
-  GPSTREAM_CHECK(n > 0, "the marginal likelihood needs at least one row");
+ExactLikelihood::ExactLikelihood(const double* x, std::span<const double> y, std::size_t d, MeanFunction mean)
+    : x_(x), y_(y), d_(d), mean_(std::move(mean)) {
+  GPSTREAM_CHECK(!y.empty(), "the marginal likelihood needs at least one row");
+  mean_.coefficients.clear();
+  const std::size_t p = mean_.basis_size();
+  basis_.resize(checked_multiply(y.size(), p));
+  for (std::size_t i = 0; i < y.size(); ++i) mean_.basis(x + i * d, basis_.data() + i * p);
+}
+
+MarginalLikelihood ExactLikelihood::evaluate(const KernelHyperparameters& hyperparameters,
+                                             std::span<const double> beta) {
+  const std::size_t n = y_.size(), d = d_, p = mean_.basis_size();
+  GPSTREAM_CHECK(beta.size() == p, "{} mean coefficients for {} basis functions", beta.size(), p);
   const auto kernel = make_kernel(hyperparameters, d);
   PreparedRows rows;
-  kernel->prepare(x, n, rows);
+  kernel->prepare(x_, n, rows);
 
-  // K̄ = K + σ²I = L Lᵀ; α = K̄⁻¹y; −log p = ½ yᵀα + Σ log L_ii + (n/2) log 2π.
+  // r = y − Hβ; K̄ = K + σ²I = L Lᵀ; α = K̄⁻¹r; −log p = ½ rᵀα + Σ log L_ii + (n/2) log 2π.
+  std::vector<double> residual(y_.begin(), y_.end());
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < p; ++k) residual[i] -= basis_[i * p + k] * beta[k];
   const double noise = hyperparameters.noise_variance;
   std::vector<double> factor(checked_multiply(n, n));
   kernel->evaluate(rows, rows, factor.data());
   for (std::size_t i = 0; i < n; ++i) factor[i * n + i] += noise;
   cholesky_factor(factor.data(), n, "K̄ on the hyperparameter subset");
-  std::vector<double> alpha(y.begin(), y.end());
+  std::vector<double> alpha = residual;
   cholesky_solve(factor.data(), n, alpha.data(), 1);
   MarginalLikelihood result;
   double log_determinant_half = 0.0;
   for (std::size_t i = 0; i < n; ++i) log_determinant_half += std::log(factor[i * n + i]);
   double fit = 0.0;
-  for (std::size_t i = 0; i < n; ++i) fit += y[i] * alpha[i];
+  for (std::size_t i = 0; i < n; ++i) fit += residual[i] * alpha[i];
   result.value = 0.5 * fit + log_determinant_half + 0.5 * static_cast<double>(n) * std::log(2.0 * std::numbers::pi);
 
   // The trace term needs K̄⁻¹ itself (every entry meets ∂K̄/∂θ), computed
@@ -68,15 +107,23 @@ MarginalLikelihood negative_log_marginal_likelihood(const KernelHyperparameters&
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j <= i; ++j) q[i * n + j] = q[j * n + i] = alpha[i] * alpha[j] - q[i * n + j];
 
-  const std::size_t lengthscales = hyperparameters.lengthscales.size();
-  result.gradient.assign(lengthscales + 2, 0.0);
+  const std::size_t parameters = kernel->parameter_count();
+  result.gradient.assign(parameters + p, 0.0);
   kernel->add_parameter_gradient(rows.view(d), rows.view(d), q.data(), result.gradient.data());
   // ∂K̄/∂log σ² = σ² I.
   double trace = 0.0;
   for (std::size_t i = 0; i < n; ++i) trace += q[i * n + i];
-  result.gradient[lengthscales + 1] = noise * trace;
-  for (double& component : result.gradient) component *= -0.5;
+  result.gradient[kernel->noise_index()] = noise * trace;
+  for (std::size_t j = 0; j < parameters; ++j) result.gradient[j] *= -0.5;
+  // ∂(½ rᵀK̄⁻¹r)/∂β = −Hᵀα.
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < p; ++k) result.gradient[parameters + k] -= basis_[i * p + k] * alpha[i];
   return result;
+}
+
+MarginalLikelihood negative_log_marginal_likelihood(const KernelHyperparameters& hyperparameters, const double* x,
+                                                    std::span<const double> y, std::size_t d) {
+  return ExactLikelihood(x, y, d).evaluate(hyperparameters, {});
 }
 
 }  // namespace gpstream

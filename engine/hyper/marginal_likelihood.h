@@ -7,6 +7,7 @@
 // noise variance σ², so that every value stays positive.
 #pragma once
 
+#include "engine/data/mean_function.h"
 #include "engine/kernels/kernel.h"
 
 #include <cstddef>
@@ -15,20 +16,55 @@
 
 namespace gpstream {
 
-// θ = [log ℓ_1 … log ℓ_L, log s², log σ²] and back.
+// θ = [log ℓ_1 … log ℓ_L, log s², log σ²] — then each added term's
+// [log ℓ…, log s²] for a sum kernel — and back.
 std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters);
-// [ℓ_1 … ℓ_L, s², σ²] as they are.
+// [ℓ_1 … ℓ_L, s², σ², added terms' ℓ…, s²] as they are.
 std::vector<double> hyperparameter_values(const KernelHyperparameters& hyperparameters);
+// A single kernel of `type` (every entry of θ but the last two are lengthscales).
 KernelHyperparameters from_log_parameters(KernelType type, std::span<const double> theta);
+// A kernel of the shape of `shape` (its types and lengthscale counts) with the values θ.
+KernelHyperparameters with_log_parameters(const KernelHyperparameters& shape, std::span<const double> theta);
+// The same from hyperparameter_values() (not logs: no rounding on the way).
+KernelHyperparameters with_values(const KernelHyperparameters& shape, std::span<const double> values);
 
 struct MarginalLikelihood {
-  double value = 0.0;            // −log p(y | X, θ)
-  std::vector<double> gradient;  // ∂/∂θ, in the order of log_parameters()
+  double value = 0.0;            // −log p(y | X, θ, β)
+  std::vector<double> gradient;  // ∂/∂θ in the order of log_parameters(), then ∂/∂β (one per mean basis function)
 };
 
-// Over n rows x (n×d, row-major, standardised) with targets y. O(n³) time and
-// O(n²) memory: meant for subsets of a few thousand rows. Throws when K̄ is
-// not numerically positive definite, with advice.
+// −log p(y | X, θ, β) in some form — exact on a subset, or a Vecchia
+// approximation over all rows (vecchia_likelihood.h) — with a prior mean
+// m(x) = h(x)ᵀβ whose residual r = y − Hβ the GP models: what a
+// hyperparameter search minimises, over θ and β jointly (at the optimum β
+// is the generalised least-squares estimate).
+class Likelihood {
+ public:
+  virtual ~Likelihood() = default;
+  // Throws when K̄ (or a conditioning block of it) is not numerically positive definite.
+  virtual MarginalLikelihood evaluate(const KernelHyperparameters& kernel, std::span<const double> beta) = 0;
+  // The mean's basis (its coefficients unused): how many β there are.
+  virtual const MeanFunction& mean() const = 0;
+};
+
+// The exact likelihood of n rows x (n×d, row-major, standardised) with
+// targets y. O(n³) time and O(n²) memory: meant for subsets of a few
+// thousand rows. Keeps pointers to x and y.
+class ExactLikelihood final : public Likelihood {
+ public:
+  ExactLikelihood(const double* x, std::span<const double> y, std::size_t d, MeanFunction mean = {});
+  MarginalLikelihood evaluate(const KernelHyperparameters& kernel, std::span<const double> beta) override;
+  const MeanFunction& mean() const override { return mean_; }
+
+ private:
+  const double* x_;
+  std::span<const double> y_;
+  std::size_t d_;
+  MeanFunction mean_;
+  std::vector<double> basis_;  // H, n×p
+};
+
+// The exact likelihood with a zero mean.
 MarginalLikelihood negative_log_marginal_likelihood(const KernelHyperparameters& hyperparameters, const double* x,
                                                     std::span<const double> y, std::size_t d);
 

@@ -45,6 +45,10 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, const RowPart
   search.min_noise_variance = options.min_noise_variance;
   search.seed = seed;
   search.start = options.start;
+  search.mean = options.mean;
+  search.journal = options.journal;
+  search.added = options.added;
+  search.initial = options.initial;
   const auto started = std::chrono::steady_clock::now();
   LearnedOnSubset learned;
   learned.search = learn_hyperparameters(context, x.data(), y, d, search);
@@ -53,13 +57,13 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, const RowPart
   for (const SearchStart& start : learned.search.starts) learned.evaluations += start.evaluations;
   if (ranks.size() > 1) {
     KernelHyperparameters& h = learned.search.hyperparameters;
-    std::vector<double> values = h.lengthscales;
-    values.push_back(h.signal_variance);
-    values.push_back(h.noise_variance);
+    std::vector<double>& beta = learned.search.mean_coefficients;
+    std::vector<double> values = hyperparameter_values(h);
+    const std::size_t kernel_values = values.size();
+    values.insert(values.end(), beta.begin(), beta.end());
     ranks.broadcast(values, 0);
-    std::copy_n(values.begin(), h.lengthscales.size(), h.lengthscales.begin());
-    h.signal_variance = values[h.lengthscales.size()];
-    h.noise_variance = values[h.lengthscales.size() + 1];
+    h = with_values(h, std::span(values).first(kernel_values));
+    std::copy(values.begin() + static_cast<std::ptrdiff_t>(kernel_values), values.end(), beta.begin());
   }
   return learned;
 }
@@ -90,6 +94,12 @@ KernelHyperparameters restandardised(const KernelHyperparameters& hyperparameter
   const double variance_ratio = (from.y_std / to.y_std) * (from.y_std / to.y_std);
   result.signal_variance *= variance_ratio;
   result.noise_variance *= variance_ratio;
+  for (KernelTerm& term : result.added) {
+    KernelHyperparameters single{term.type, term.lengthscales, term.signal_variance, 1.0};
+    single = restandardised(single, from, to);
+    term.lengthscales = single.lengthscales;
+    term.signal_variance = single.signal_variance;
+  }
   return result;
 }
 

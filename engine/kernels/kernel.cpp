@@ -55,6 +55,35 @@ std::size_t default_lengthscale_count(KernelType type, std::size_t d) {
   }
 }
 
+std::string kernel_name(const KernelHyperparameters& hyperparameters) {
+  std::string name = kernel_type_name(hyperparameters.type);
+  for (const KernelTerm& term : hyperparameters.added) name += "+" + kernel_type_name(term.type);
+  return name;
+}
+
+KernelHyperparameters parse_kernel_shape(const std::string& name) {
+  KernelHyperparameters shape;
+  std::size_t start = 0;
+  for (bool first = true;; first = false) {
+    const std::size_t plus = name.find('+', start);
+    const KernelType type = parse_kernel_type(name.substr(start, plus == std::string::npos ? plus : plus - start));
+    if (first) {
+      shape.type = type;
+    } else {
+      shape.added.push_back({type, {}, 1.0});
+    }
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  return shape;
+}
+
+std::size_t Kernel::parameter_count() const {
+  std::size_t count = hyperparameters_.lengthscales.size() + 2;  // with the noise's slot
+  for (const KernelTerm& term : hyperparameters_.added) count += term.lengthscales.size() + 1;
+  return count;
+}
+
 double gamma_from_lengthscale(double lengthscale) { return 1.0 / (2.0 * lengthscale * lengthscale); }
 double lengthscale_from_gamma(double gamma) { return std::sqrt(1.0 / (2.0 * gamma)); }
 
@@ -77,6 +106,7 @@ void Kernel::add_parameter_gradient(const PreparedView& a, const PreparedView& b
 
 std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension) {
   GPSTREAM_CHECK(dimension > 0, "a kernel needs at least one input dimension");
+  if (!hyperparameters.added.empty()) return detail::make_sum_kernel(hyperparameters, dimension);
   check_positive(hyperparameters.signal_variance, "signal variance");
   check_positive(hyperparameters.noise_variance, "noise variance");
   GPSTREAM_CHECK(std::isfinite(hyperparameters.signal_variance + hyperparameters.noise_variance),

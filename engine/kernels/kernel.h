@@ -51,12 +51,31 @@ inline constexpr KernelType kAutoKernelCandidates[] = {KernelType::squared_expon
 // (one per input for ARD kernels, one for se, none for hik).
 std::size_t default_lengthscale_count(KernelType type, std::size_t d);
 
+// One term of a sum kernel beyond the first: its family, lengthscales and signal variance.
+struct KernelTerm {
+  KernelType type = KernelType::squared_exponential_ard;
+  std::vector<double> lengthscales;
+  double signal_variance = 1.0;
+};
+
+// k = k₁ + k₂ + … + σ²δ: the first term's values, the shared noise, and the
+// terms added to it. A sum of two ARD kernels on every input models
+// structure of two scales — short-range variation plus a smooth trend in a
+// covariate, whose ARD lengthscales switch the other inputs off — so that
+// far from the training rows predictions keep the trend [RW06 §4.2.4,
+// §5.4.3]; a single stationary kernel forgets every input at once.
 struct KernelHyperparameters {
   KernelType type = KernelType::squared_exponential_ard;
   std::vector<double> lengthscales;  // d values for ARD kernels; one for isotropic ones
   double signal_variance = 1.0;      // s²
   double noise_variance = 0.1;       // σ²
+  std::vector<KernelTerm> added;     // further terms (empty: one kernel)
 };
+
+// "matern12", or "matern12+rbf" for a sum.
+std::string kernel_name(const KernelHyperparameters& hyperparameters);
+// Parses a kernel name or a sum of them ("matern12+rbf"); the terms' values are left empty.
+KernelHyperparameters parse_kernel_shape(const std::string& name);
 
 // The smallest lengthscale a kernel takes: inputs are scaled by 1/ℓ and
 // their squares summed, which overflows a double below it.
@@ -93,7 +112,7 @@ class Kernel {
   const KernelHyperparameters& hyperparameters() const { return hyperparameters_; }
   std::size_t dimension() const { return dimension_; }
   double noise_variance() const { return hyperparameters_.noise_variance; }
-  std::string name() const { return kernel_type_name(hyperparameters_.type); }
+  std::string name() const { return kernel_name(hyperparameters_); }
 
   // Overwrites `out` with `count` rows (count×d, row-major) prepared for
   // evaluate(). Rows are prepared independently of each other, so prepared
@@ -117,18 +136,27 @@ class Kernel {
   // k(x, x) when it is the same for every x (stationary kernels): diag(K̄) then needs no data pass.
   virtual std::optional<double> constant_self_covariance() const { return std::nullopt; }
 
-  // The kernel's own parameters θ = [log ℓ_1 … log ℓ_L, log s²] (the noise is
-  // not the kernel's): L + 1 of them.
-  std::size_t parameter_count() const { return hyperparameters_.lengthscales.size() + 1; }
+  // The log-parameters θ in the order log_parameters() gives them
+  // (hyper/marginal_likelihood.h): [log ℓ…, log s², log σ², then each added
+  // term's log ℓ…, log s²]; the kernel's own are all but the noise, at
+  // noise_index().
+  std::size_t parameter_count() const;
+  std::size_t noise_index() const { return hyperparameters_.lengthscales.size() + 1; }
   // gradient[p] += Σ_ij W_ij ∂k(a_i, b_j)/∂θ_p with W = weights (a.count ×
-  // b.count, row-major): the contraction every likelihood gradient needs,
-  // without forming the a×b matrices ∂K/∂θ_p. Parallel over fixed chunks of
-  // rows summed in order, so the result does not depend on the thread count.
-  // Every kernel here is proportional to s² and k(x, x) does not depend on
-  // the lengthscales, so Σ_i w_i ∂k(x_i, x_i)/∂θ adds Σ_i w_i k(x_i, x_i) to
-  // the log s² component only.
+  // b.count, row-major), for every θ_p but the noise (gradient has
+  // parameter_count() entries; the noise's is left as it is): the
+  // contraction every likelihood gradient needs, without forming the a×b
+  // matrices ∂K/∂θ_p. Parallel over fixed chunks of rows summed in order,
+  // so the result does not depend on the thread count. Every kernel here is
+  // proportional to s² and k(x, x) does not depend on the lengthscales, so
+  // Σ_i w_i ∂k(x_i, x_i)/∂θ adds Σ_i w_i k(x_i, x_i) to the log s² component only.
   void add_parameter_gradient(const PreparedView& a, const PreparedView& b, const double* weights,
                               double* gradient) const;
+  // The same on the calling thread: for many small blocks each on its own thread (a Vecchia likelihood's).
+  void add_parameter_gradient_serially(const PreparedView& a, const PreparedView& b, const double* weights,
+                                       double* gradient) const {
+    add_parameter_gradient_rows(a, b, weights, gradient);
+  }
 
  protected:
   // add_parameter_gradient for rows a (a few) against all of b, serially.

@@ -14,4 +14,7 @@ std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hype
 std::unique_ptr<Kernel> make_histogram_intersection_kernel(const KernelHyperparameters& hyperparameters,
                                                            std::size_t dimension);
 
+// k₁ + k₂ + … of stationary kernels (KernelHyperparameters::added).
+std::unique_ptr<Kernel> make_sum_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension);
+
 }  // namespace gpstream::detail

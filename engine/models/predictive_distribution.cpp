@@ -12,7 +12,8 @@ PredictiveDistribution in_target_units(const Standardisation& standardisation, d
   PredictiveDistribution distribution;
   distribution.mean.reserve(mean.size());
   const std::size_t d = standardisation.x_mean.size();
-  GPSTREAM_CHECK(standardisation.mean.coefficients.empty() || x != nullptr, "a mean function needs the test inputs");
+  GPSTREAM_CHECK(mean.empty() || standardisation.mean.coefficients.empty() || x != nullptr,
+                 "a mean function needs the test inputs");
   for (std::size_t i = 0; i < mean.size(); ++i) {
     distribution.mean.push_back(standardisation.restore_target(mean[i], x == nullptr ? nullptr : x + i * d));
   }

@@ -131,15 +131,15 @@ InducingObjectiveValue evaluate_inducing_objective(const KernelHyperparameters& 
   cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, mi, mi, 1.0, factor_i.data(), mi,
               weights_i.data(), mi);
 
-  const std::size_t kernel_parameters = kernel->parameter_count();
-  result.gradient.assign(kernel_parameters + 1, 0.0);
+  const std::size_t noise_index = kernel->noise_index();
+  result.gradient.assign(kernel->parameter_count(), 0.0);
   kernel->add_parameter_gradient(rows.view(d), inducing_rows.view(d), weights_ni.data(), result.gradient.data());
   kernel->add_parameter_gradient(inducing_rows.view(d), inducing_rows.view(d), weights_i.data(),
                                  result.gradient.data());
-  result.gradient[kernel_parameters - 1] += 0.5 * variational * trace_k / noise;  // ∂k_ii/∂log s² = k_ii
+  result.gradient[noise_index - 1] += 0.5 * variational * trace_k / noise;  // ∂k_ii/∂log s² = k_ii
   const double noise_derivative = 0.5 * (static_cast<double>(n - m) / noise + trace_s_inverse - squared_norm_alpha -
                                          variational * trace_residual / (noise * noise));
-  result.gradient[kernel_parameters] = noise * noise_derivative;
+  result.gradient[noise_index] = noise * noise_derivative;
   return result;
 }
 

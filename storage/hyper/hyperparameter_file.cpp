@@ -53,8 +53,7 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
 
   HyperparameterFile file;
   KernelHyperparameters& hyper = file.hyperparameters;
-  hyper.type = json.contains("kernel_name") ? parse_kernel_type(json.at("kernel_name").get<std::string>())
-                                            : KernelType::squared_exponential_ard;
+  if (json.contains("kernel_name")) hyper = parse_kernel_shape(json.at("kernel_name").get<std::string>());
   hyper.signal_variance = number(json, "signal_variance", path);
   hyper.noise_variance = number(json, "noise_variance", path);
   if (hyper.type == KernelType::histogram_intersection) {
@@ -67,6 +66,16 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
     for (const double gamma : numbers(json, "gamma", path)) {
       GPSTREAM_CHECK(gamma > 0.0, "{}: gamma values must be positive, not {}", path, gamma);
       hyper.lengthscales.push_back(lengthscale_from_gamma(gamma));
+    }
+  }
+  if (!hyper.added.empty()) {  // a sum's further terms: [{"kernel_name", "length_scales", "signal_variance"}, …]
+    const Json& terms = json.at("added_terms");
+    GPSTREAM_CHECK(terms.is_array() && terms.size() == hyper.added.size(),
+                   "{}: the kernel {} needs \"added_terms\" with {} entries", path, kernel_name(hyper),
+                   hyper.added.size());
+    for (std::size_t t = 0; t < terms.size(); ++t) {
+      hyper.added[t].lengthscales = numbers(terms[t], "length_scales", path + " added_terms");
+      hyper.added[t].signal_variance = number(terms[t], "signal_variance", path + " added_terms");
     }
   }
   if (json.contains("standardisation")) {
@@ -100,14 +109,31 @@ void write_hyperparameter_file(const std::string& path, const KernelHyperparamet
   nlohmann::ordered_json json;  // fields in the order written, for readers of the file
   json["format"] = "gpstream-hyperparameters";
   json["version"] = 1;
-  json["kernel_name"] = kernel_type_name(hyperparameters.type);
+  json["kernel_name"] = kernel_name(hyperparameters);
   json["signal_variance"] = hyperparameters.signal_variance;
   json["length_scales"] = hyperparameters.lengthscales;
   std::vector<double> gamma;
   for (const double lengthscale : hyperparameters.lengthscales) gamma.push_back(gamma_from_lengthscale(lengthscale));
   json["gamma"] = gamma;
   json["noise_variance"] = hyperparameters.noise_variance;
+  if (!hyperparameters.added.empty()) {
+    nlohmann::ordered_json terms = nlohmann::ordered_json::array();
+    for (const KernelTerm& term : hyperparameters.added) {
+      terms.push_back({{"kernel_name", kernel_type_name(term.type)},
+                       {"length_scales", term.lengthscales},
+                       {"signal_variance", term.signal_variance}});
+    }
+    json["added_terms"] = terms;
+  }
   json["log_marginal_likelihood"] = -provenance.negative_log_marginal_likelihood;
+  json["objective"] = {{"likelihood", provenance.objective}, {"rows", provenance.rows}};
+  if (provenance.candidates.size() > 1) {
+    nlohmann::ordered_json compared = nlohmann::ordered_json::array();
+    for (const auto& [name, value] : provenance.candidates) {
+      compared.push_back({{"kernel", name}, {"negative_log_marginal_likelihood", value}});
+    }
+    json["kernels_compared"] = compared;
+  }
   json["hyper_subset"] = {{"size", provenance.subset_size}, {"seed", provenance.seed}};
   json["optimizer"] = {{"tool", "NLopt L-BFGS (NLOPT_LD_LBFGS)"},
                        {"restarts", provenance.restarts},

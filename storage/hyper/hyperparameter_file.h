@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gpstream {
 
@@ -24,7 +26,11 @@ struct HyperparameterFile {
 
 // How learned values came about, recorded next to them.
 struct HyperparameterProvenance {
-  double negative_log_marginal_likelihood = 0.0;  // on the subset, standardised units
+  double negative_log_marginal_likelihood = 0.0;  // over `rows` rows, standardised units
+  std::string objective;                          // "exact on a random subset", "Vecchia (m = 30) on all rows"
+  std::size_t rows = 0;
+  // Each kernel compared (`--kernel auto`): its name and −log p; the chosen one is the file's kernel.
+  std::vector<std::pair<std::string, double>> candidates;
   std::size_t subset_size = 0;
   std::uint64_t seed = 0;
   std::size_t restarts = 0;

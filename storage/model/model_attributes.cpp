@@ -9,7 +9,18 @@
 namespace gpstream {
 
 void write_kernel_attributes(hid_t object, const KernelHyperparameters& hyperparameters) {
-  hdf5::write_attribute(object, "kernel", kernel_type_name(hyperparameters.type));
+  hdf5::write_attribute(object, "kernel", kernel_name(hyperparameters));
+  if (!hyperparameters.added.empty()) {  // a sum: each further term's lengthscales (flattened) and signal variance
+    std::vector<double> lengthscales, counts, signals;
+    for (const KernelTerm& term : hyperparameters.added) {
+      lengthscales.insert(lengthscales.end(), term.lengthscales.begin(), term.lengthscales.end());
+      counts.push_back(static_cast<double>(term.lengthscales.size()));
+      signals.push_back(term.signal_variance);
+    }
+    hdf5::write_attribute(object, "added_lengthscales", lengthscales);
+    hdf5::write_attribute(object, "added_lengthscale_counts", counts);
+    hdf5::write_attribute(object, "added_signal_variances", signals);
+  }
   hdf5::write_attribute(object, "lengthscales", hyperparameters.lengthscales);
   if (hyperparameters.type == KernelType::squared_exponential_ard ||
       hyperparameters.type == KernelType::squared_exponential) {
@@ -22,11 +33,30 @@ void write_kernel_attributes(hid_t object, const KernelHyperparameters& hyperpar
 }
 
 KernelHyperparameters read_kernel_attributes(hid_t object, const std::string& context) {
-  KernelHyperparameters hyperparameters;
-  hyperparameters.type = parse_kernel_type(hdf5::read_string_attribute(object, "kernel", context));
+  KernelHyperparameters hyperparameters = parse_kernel_shape(hdf5::read_string_attribute(object, "kernel", context));
   hyperparameters.lengthscales = hdf5::read_double_array_attribute(object, "lengthscales", context);
   hyperparameters.signal_variance = hdf5::read_double_attribute(object, "signal_variance", context);
   hyperparameters.noise_variance = hdf5::read_double_attribute(object, "noise_variance", context);
+  if (!hyperparameters.added.empty()) {
+    const std::vector<double> lengthscales = hdf5::read_double_array_attribute(object, "added_lengthscales", context);
+    const std::vector<double> counts = hdf5::read_double_array_attribute(object, "added_lengthscale_counts", context);
+    const std::vector<double> signals = hdf5::read_double_array_attribute(object, "added_signal_variances", context);
+    GPSTREAM_CHECK(counts.size() == hyperparameters.added.size() && signals.size() == counts.size(),
+                   "{}: {} added kernel terms but {} lengthscale counts and {} signal variances", context,
+                   hyperparameters.added.size(), counts.size(), signals.size());
+    std::size_t next = 0;
+    for (std::size_t t = 0; t < counts.size(); ++t) {
+      GPSTREAM_CHECK(counts[t] >= 0 && counts[t] == std::floor(counts[t]) &&
+                         static_cast<double>(next) + counts[t] <= static_cast<double>(lengthscales.size()),
+                     "{}: invalid lengthscale count {} of added term {}", context, counts[t], t + 1);
+      const std::size_t count = static_cast<std::size_t>(counts[t]);
+      KernelTerm& term = hyperparameters.added[t];
+      term.lengthscales.assign(lengthscales.begin() + static_cast<std::ptrdiff_t>(next),
+                               lengthscales.begin() + static_cast<std::ptrdiff_t>(next + count));
+      term.signal_variance = signals[t];
+      next += count;
+    }
+  }
   return hyperparameters;
 }
 

@@ -128,8 +128,10 @@ TEST_CASE(
 
   // One evaluation: the answer is the start, which is the file's values with --signal-var over them.
   const std::string again = directory.file("again.json");
+  // The subset's search only, with no mean to fit: what --init starts.
   const auto stopped = run_gpstream("hyper " + quote(data) + " -o " + quote(again) + " --subset 200 --restarts 0 " +
-                                    "--max-evaluations 1 -q --init " + quote(first) + " --signal-var 2.5");
+                                    "--max-evaluations 1 -q --learn-on subset --mean none --init " + quote(first) +
+                                    " --signal-var 2.5");
   CAPTURE(stopped.out);
   CAPTURE(stopped.err);
   REQUIRE(stopped.exit_code == 0);
@@ -148,7 +150,8 @@ TEST_CASE(
   const std::string model = directory.file("model.h5"), saved = directory.file("saved.json");
   const auto trained = run_gpstream("train " + quote(data) + " -o " + quote(model) +
                                     " --learn-hyper --subset 200 --restarts 0 --max-evaluations 1 --noise-var 0.3 " +
-                                    "--lengthscales 4 --save-hyper " + quote(saved) + " --max-iter 5");
+                                    "--lengthscales 4 --kernel rbf --learn-on subset --mean none --save-hyper " +
+                                    quote(saved) + " --max-iter 5");
   CAPTURE(trained.err);
   REQUIRE(trained.exit_code == 0);
   CHECK(trained.err.find("start the kernel options, the rest informed by the data") != std::string::npos);

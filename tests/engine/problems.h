@@ -42,6 +42,14 @@ inline KernelHyperparameters se_ard(std::size_t d, double lengthscale = 1.0, dou
 // k(x, z) straight from the formulas, one pair at a time: the reference the
 // block evaluation is checked against.
 inline double reference_kernel(const KernelHyperparameters& h, const double* x, const double* z, std::size_t d) {
+  if (!h.added.empty()) {  // a sum: each term by its formula
+    KernelHyperparameters first = h;
+    first.added.clear();
+    double sum = reference_kernel(first, x, z, d);
+    for (const KernelTerm& term : h.added)
+      sum += reference_kernel({term.type, term.lengthscales, term.signal_variance, h.noise_variance}, x, z, d);
+    return sum;
+  }
   if (h.type == KernelType::histogram_intersection) {
     double sum = 0.0;
     for (std::size_t l = 0; l < d; ++l) {
@@ -93,6 +101,8 @@ inline std::vector<KernelHyperparameters> every_kernel(std::size_t d) {
       {KernelType::matern12, ard, 1.3, 0.07},
       {KernelType::matern12, {1.2}, 0.9, 0.1},
       {KernelType::squared_exponential_ard, {0.8}, 1.2, 0.09},  // one lengthscale for every input
+      // A sum: short-range Matérn 1/2 plus a long-range rbf.
+      {KernelType::matern12, ard, 1.0, 0.06, {{KernelType::squared_exponential_ard, std::vector<double>(d, 3.0), 0.4}}},
       {KernelType::histogram_intersection, {}, 1.6, 0.05},
   };
 }

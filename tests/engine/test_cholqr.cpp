@@ -166,6 +166,7 @@ TEST_CASE("the inducing objectives equal their dense definitions, and their grad
   const Problem p = make_problem(40, 3, 41);
   const std::vector<std::size_t> inducing = {3, 17, 8, 31, 22, 0, 12};
   for (const KernelHyperparameters& h : every_kernel(3)) {
+    if (!h.added.empty()) continue;  // cholqr learns a single kernel
     for (const InducingObjective kind : {InducingObjective::variational, InducingObjective::likelihood}) {
       CAPTURE(kernel_type_name(h.type));
       CAPTURE(h.lengthscales.size());

@@ -34,8 +34,9 @@ TEST_CASE("kernel blocks equal the formulas evaluated pair by pair, for every ke
     kernel->evaluate(pa, pa, block.data());
     for (std::size_t i = 0; i < a.rows(); ++i) {
       CHECK(block[i * a.rows() + i] == doctest::Approx(kernel->self_covariance(&a.x[i * 5])).epsilon(1e-13));
-      if (kernel->constant_self_covariance())
-        CHECK(block[i * a.rows() + i] == doctest::Approx(h.signal_variance).epsilon(1e-13));
+      double signal = h.signal_variance;  // a sum's: every term's
+      for (const KernelTerm& term : h.added) signal += term.signal_variance;
+      if (kernel->constant_self_covariance()) CHECK(block[i * a.rows() + i] == doctest::Approx(signal).epsilon(1e-13));
     }
   }
 }
@@ -53,7 +54,7 @@ TEST_CASE("the parameter gradient contraction equals finite differences of the w
     return sum;
   };
   for (const KernelHyperparameters& h : every_kernel(4)) {
-    CAPTURE(kernel_type_name(h.type));
+    CAPTURE(kernel_name(h));
     CAPTURE(h.lengthscales.size());
     const auto kernel = make_kernel(h, 4);
     PreparedRows pa, pb;
@@ -61,10 +62,10 @@ TEST_CASE("the parameter gradient contraction equals finite differences of the w
     kernel->prepare(b.x.data(), b.rows(), pb);
     std::vector<double> gradient(kernel->parameter_count(), 0.0);
     kernel->add_parameter_gradient(pa.view(4), pb.view(4), weights.data(), gradient.data());
-    const std::vector<double> theta = log_parameters(h);  // [log ℓ…, log s², log σ²]
-    REQUIRE(theta.size() == gradient.size() + 1);
+    const std::vector<double> theta = log_parameters(h);  // [log ℓ…, log s², log σ², added terms'…]
+    REQUIRE(theta.size() == gradient.size());             // the noise's entry left 0: the kernel's sum has none
     const std::vector<double> numeric =
-        central_differences([&](const std::vector<double>& t) { return weighted_sum(from_log_parameters(h.type, t)); },
+        central_differences([&](const std::vector<double>& t) { return weighted_sum(with_log_parameters(h, t)); },
                             theta, gradient.size(), 1e-6);
     for (std::size_t p = 0; p < gradient.size(); ++p)
       CHECK(gradient[p] == doctest::Approx(numeric[p]).epsilon(1e-6).scale(1.0));

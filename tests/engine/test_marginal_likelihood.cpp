@@ -20,7 +20,7 @@ TEST_CASE("the marginal likelihood gradient equals central finite differences, f
     REQUIRE(analytic.gradient.size() == theta.size());
     const std::vector<double> numeric = central_differences(
         [&](const std::vector<double>& t) {
-          return negative_log_marginal_likelihood(from_log_parameters(h.type, t), p.x.data(), p.y, 3).value;
+          return negative_log_marginal_likelihood(with_log_parameters(h, t), p.x.data(), p.y, 3).value;
         },
         theta, theta.size(), 1e-5);
     for (std::size_t j = 0; j < theta.size(); ++j) {

@@ -1,0 +1,145 @@
+#include "engine/hyper/model_learning.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+#include "engine/core/work_progress.h"
+#include "engine/data/partitioned_rows.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <chrono>
+#include <numeric>
+
+namespace gpstream {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Every row of the run and its target, on every rank (step 2 conditions any row on any other).
+void gather_all_rows(Context& context, RowSource& rows, const RowPartition& partition, std::vector<double>& x,
+                     std::vector<double>& y) {
+  const std::size_t n = partition.global_rows, d = rows.columns();
+  if (context.communicator().size() == 1) {
+    x.resize(checked_multiply(n, d));
+    y.resize(n);
+    rows.read_rows(0, n, x.data(), y.data());
+    return;
+  }
+  std::vector<std::size_t> all(n);
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  collect_partitioned_rows(context.communicator(), rows, partition, all, x, nullptr, &y);
+}
+
+// Step 2 for one candidate: rounds of conditioning sets and searches from the subset's optimum.
+void refine_on_all_rows(Context& context, VecchiaLikelihood& vecchia, Likelihood& objective, std::size_t candidate,
+                        const ModelLearningOptions& options, CandidateFit& fit) {
+  const auto started = std::chrono::steady_clock::now();
+  HyperparameterSearchOptions search;
+  search.kernel = fit.hyperparameters.type;
+  search.min_noise_variance = options.subset.min_noise_variance;
+  // The subset's precision per row: its relative tolerance scaled by the subset's share of the rows.
+  search.tolerance = options.subset.tolerance * static_cast<double>(std::max<std::size_t>(fit.subset.subset_size, 1)) /
+                     static_cast<double>(vecchia.rows());
+  search.max_evaluations = options.max_evaluations;
+  WorkProgress progress(context, options.rounds);
+  KernelHyperparameters h = fit.hyperparameters;
+  std::vector<double> beta = fit.mean_coefficients;
+  for (std::size_t round = 0; round < options.rounds; ++round) {
+    // The sets for the lengthscales reached; when they no longer change much, the search has its answer.
+    const double changed = vecchia.condition_on(h);
+    if (round > 0 && changed < 0.01) break;
+    const SearchStart result =
+        search_from(context, objective, h, beta, candidate * options.rounds + round, search, progress);
+    h = result.optimum;
+    beta = result.optimum_mean;
+    fit.objective = result.objective;
+    fit.all_rows_evaluations += result.evaluations;
+    ++fit.rounds;
+  }
+  fit.hyperparameters = h;
+  fit.mean_coefficients = beta;
+  fit.all_rows_seconds = seconds_since(started);
+}
+
+}  // namespace
+
+LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
+                         const ModelLearningOptions& options, SearchJournal* journal) {
+  GPSTREAM_CHECK(!options.kernels.empty(), "no kernel to learn");
+  if (options.mean_fit == ModelLearningOptions::MeanFit::least_squares && !options.mean.empty()) {
+    // β first, by least squares; then the kernel on the residual, with no mean left to fit.
+    MeanFunction fitted = options.mean;
+    fitted.coefficients = least_squares_coefficients(context.communicator(), rows, partition, options.mean, {});
+    MeanResidualRowSource residual(rows, fitted);
+    ModelLearningOptions on_residual = options;
+    on_residual.mean = {};
+    LearnedModel learned = learn_model(context, residual, partition, on_residual, journal);
+    for (CandidateFit& fit : learned.candidates) fit.mean_coefficients = fitted.coefficients;
+    return learned;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  LearnedModel learned;
+  const std::size_t n = partition.global_rows, d = rows.columns();
+  const auto stationary = [](const KernelHyperparameters& shape) {
+    return shape.type != KernelType::histogram_intersection;
+  };
+  const bool all_rows = options.all_rows && n > options.subset.subset &&
+                        std::all_of(options.kernels.begin(), options.kernels.end(), stationary);
+  // Step 2's rows and likelihood, made once: every candidate is compared on the same random order.
+  std::vector<double> x, y;
+  MemoryReservation memory;
+  std::unique_ptr<VecchiaLikelihood> vecchia;
+  std::optional<JournaledLikelihood> journaled;
+  if (all_rows) {
+    memory = context.memory().reserve(fmt::format("all {} rows in memory for the Vecchia likelihood", n),
+                                      checked_multiply(n, d + 1, sizeof(double)), "learn on the subset only");
+    gather_all_rows(context, rows, partition, x, y);
+    vecchia = std::make_unique<VecchiaLikelihood>(context, x.data(), y, d, options.mean, options.vecchia);
+    if (journal != nullptr) journaled.emplace(*vecchia, *journal);
+  }
+  Likelihood* all_rows_objective = journaled ? static_cast<Likelihood*>(&*journaled) : vecchia.get();
+
+  // Steps 1 and 2 for one candidate; `subset` says its kernel's shape or start.
+  const auto fit_candidate = [&](const SubsetLearningOptions& subset, KernelType type) {
+    CandidateFit fit;
+    fit.subset = learn_on_subset(context, rows, partition, type, subset);
+    fit.hyperparameters = fit.subset.search.hyperparameters;
+    fit.name = kernel_name(fit.hyperparameters);
+    fit.mean_coefficients = fit.subset.search.mean_coefficients;
+    fit.objective = fit.subset.search.objective;
+    learned.evaluations += fit.subset.evaluations;
+    if (all_rows) {
+      refine_on_all_rows(context, *vecchia, *all_rows_objective, learned.candidates.size(), options, fit);
+      learned.evaluations += fit.all_rows_evaluations;
+    }
+    const std::size_t parameters = log_parameters(fit.hyperparameters).size() + fit.mean_coefficients.size();
+    const double rows_compared = static_cast<double>(all_rows ? n : fit.subset.subset_size);
+    fit.criterion = fit.objective + 0.5 * static_cast<double>(parameters) * std::log(rows_compared);
+    learned.candidates.push_back(std::move(fit));
+  };
+  SubsetLearningOptions subset = options.subset;
+  subset.mean = options.mean;
+  subset.journal = journal;
+  for (const KernelHyperparameters& shape : options.kernels) {
+    subset.added = shape.added;
+    fit_candidate(subset, shape.type);
+  }
+  const auto best = [&] {
+    std::size_t chosen = 0;
+    for (std::size_t c = 1; c < learned.candidates.size(); ++c) {
+      if (learned.candidates[c].criterion < learned.candidates[chosen].criterion) chosen = c;
+    }
+    return chosen;
+  };
+  learned.chosen = best();
+  learned.all_rows = all_rows;
+  learned.rows = all_rows ? n : learned.candidates.front().subset.subset_size;
+  learned.seconds = seconds_since(started);
+  return learned;
+}
+
+}  // namespace gpstream

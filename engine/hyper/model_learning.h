@@ -1,0 +1,81 @@
+// Learning the model — the kernel family, its hyperparameters and the prior
+// mean's coefficients — as `hyper` and `train --learn-hyper` do it:
+//
+//  1. on a random subset of rows (2,000), by the exact marginal likelihood
+//     with random restarts (subset_learning.h), for every candidate kernel:
+//     one (a sum kernel too), or the four stationary ARD families of
+//     `--kernel auto`;
+//  2. on all n rows, by the Vecchia likelihood (vecchia_likelihood.h), from
+//     each candidate's subset optimum: a few rounds, the conditioning sets
+//     recomputed for the lengthscales reached — where a subset cannot see
+//     the optimum (a random 2% of 10⁵ rows has ~7× the data's spacing);
+//  3. the candidate with the lowest −log p on all rows (on the subset when
+//     step 2 is off), penalised by its parameters' count as the Bayesian
+//     information criterion does: the kernel chosen by evidence.
+//
+// A journal (search_journal.h) records every evaluation of all three steps,
+// so that a checkpointed learning resumes to the same bits.
+#pragma once
+
+#include "engine/core/context.h"
+#include "engine/data/row_partition.h"
+#include "engine/data/row_source.h"
+#include "engine/hyper/search_journal.h"
+#include "engine/hyper/subset_learning.h"
+#include "engine/hyper/vecchia_likelihood.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpstream {
+
+struct ModelLearningOptions {
+  // The kernels' shapes (types; sums have added terms), their values learned: one, or the candidates of `auto`.
+  std::vector<KernelHyperparameters> kernels = {KernelHyperparameters{}};
+  MeanFunction mean;  // the prior mean's basis
+  // How β is fitted: by ordinary least squares first, the kernel then learned on the residual (restricted spatial
+  // regression, data/mean_function.h), or jointly with the kernel by maximum likelihood (generalised least squares).
+  enum class MeanFit { least_squares, generalised_least_squares } mean_fit = MeanFit::least_squares;
+  SubsetLearningOptions subset;  // step 1 (its mean and journal are set from here)
+  bool all_rows = true;          // step 2
+  VecchiaOptions vecchia;
+  std::size_t rounds = 3;                   // conditioning-set rounds of step 2, at most
+  std::size_t max_evaluations = 300;        // per round of step 2
+};
+
+// One candidate kernel's fits.
+struct CandidateFit {
+  std::string name;  // kernel_name(): "matern12", "matern12+rbf"
+  LearnedOnSubset subset;  // step 1
+  // Step 2 (or step 1's result without it): the optimum and −log p there.
+  KernelHyperparameters hyperparameters;
+  std::vector<double> mean_coefficients;
+  double objective = 0.0;
+  // What candidates are compared on: the objective plus ½ (parameters) log(rows) — the Bayesian information
+  // criterion's penalty [Schwarz78]; the same for the four families of `auto`, which have as many parameters.
+  double criterion = 0.0;
+  std::size_t all_rows_evaluations = 0, rounds = 0;
+  double all_rows_seconds = 0.0;
+};
+
+struct LearnedModel {
+  std::vector<CandidateFit> candidates;
+  std::size_t chosen = 0;  // the candidate with the lowest criterion
+  bool all_rows = false;   // whether the objectives are over all rows (Vecchia) or the subset's (exact)
+  std::size_t rows = 0;    // the rows the objectives are over
+  double seconds = 0.0;
+  std::size_t evaluations = 0;
+
+  const CandidateFit& best() const { return candidates.at(chosen); }
+};
+
+// Learns from `rows` (this rank's, standardised; all n of them are gathered
+// in memory on every rank for step 2, reserved in the Context's budget).
+// The Context's seed draws the subset, the restarts and the random order.
+// Reports every evaluation to the Context's observers (done: the candidate
+// and round). With a `journal`, evaluations it holds are replayed.
+LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
+                         const ModelLearningOptions& options, SearchJournal* journal = nullptr);
+
+}  // namespace gpstream

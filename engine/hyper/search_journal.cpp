@@ -1,0 +1,36 @@
+#include "engine/hyper/search_journal.h"
+
+#include "engine/core/error.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gpstream {
+
+MarginalLikelihood SearchJournal::evaluate(std::span<const double> point,
+                                           const std::function<MarginalLikelihood()>& compute) {
+  if (position_ < entries_.size()) {
+    const Entry& entry = entries_[position_];
+    GPSTREAM_CHECK(entry.point.size() == point.size() &&
+                       std::memcmp(entry.point.data(), point.data(), point.size() * sizeof(double)) == 0,
+                   "the saved search does not retrace at evaluation {}: the checkpoint is not this search's, or was "
+                   "written by another build of gpstream; start the learning again",
+                   position_ + 1);
+    ++position_;
+    return {entry.value, entry.gradient};
+  }
+  MarginalLikelihood result = compute();
+  entries_.push_back({std::vector<double>(point.begin(), point.end()), result.value, result.gradient});
+  position_ = entries_.size();
+  if (on_entry) on_entry(*this);
+  return result;
+}
+
+MarginalLikelihood JournaledLikelihood::evaluate(const KernelHyperparameters& kernel, std::span<const double> beta) {
+  std::vector<double> point = {static_cast<double>(static_cast<int>(kernel.type))};
+  for (const double value : log_parameters(kernel)) point.push_back(value);
+  point.insert(point.end(), beta.begin(), beta.end());
+  return journal_.evaluate(point, [&] { return inner_.evaluate(kernel, beta); });
+}
+
+}  // namespace gpstream

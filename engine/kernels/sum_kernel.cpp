@@ -1,0 +1,113 @@
+// A sum of stationary kernels, k = k₁ + k₂ + … (kernel.h, KernelHyperparameters::added).
+// Each term scales the inputs its own way, so the prepared rows are the raw
+// rows, and each evaluation prepares them for every term: O((a + b)·d) per
+// term beside the O(a·b·d) of the block itself. Terms are added in order,
+// each entrywise when asked, so the cache's guarantee (a column read back
+// equals one computed now) holds for the sum.
+#include "engine/core/error.h"
+#include "engine/kernels/kernel_implementations.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace gpstream::detail {
+namespace {
+
+class SumKernel final : public Kernel {
+ public:
+  SumKernel(const KernelHyperparameters& hyperparameters, std::size_t dimension,
+            std::vector<std::unique_ptr<Kernel>> terms)
+      : Kernel(hyperparameters, dimension), terms_(std::move(terms)) {
+    std::size_t offset = 0;
+    for (std::size_t t = 0; t < terms_.size(); ++t) {
+      offsets_.push_back(offset);
+      // The first term's parameters, then the noise's slot, then each further term's.
+      offset += terms_[t]->hyperparameters().lengthscales.size() + (t == 0 ? 2 : 1);
+    }
+  }
+
+  void prepare(const double* rows, std::size_t count, PreparedRows& out) const override {
+    out.count = count;
+    out.values.assign(rows, rows + count * dimension());
+    out.squared_norms.assign(count, 0.0);
+  }
+
+  using Kernel::evaluate;
+  void evaluate(const PreparedView& a, const PreparedView& b, double* block) const override {
+    accumulate(a, b, block, false);
+  }
+  void evaluate_entrywise(const PreparedView& a, const PreparedView& b, double* block) const override {
+    accumulate(a, b, block, true);
+  }
+
+  double self_covariance(const double* x) const override {
+    double sum = 0.0;
+    for (const auto& term : terms_) sum += term->self_covariance(x);
+    return sum;
+  }
+  std::optional<double> constant_self_covariance() const override {
+    double sum = 0.0;
+    for (const auto& term : terms_) {
+      const std::optional<double> value = term->constant_self_covariance();
+      if (!value) return std::nullopt;
+      sum += *value;
+    }
+    return sum;
+  }
+
+ protected:
+  void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, const double* weights,
+                                   double* gradient) const override {
+    PreparedRows term_a, term_b;
+    for (std::size_t t = 0; t < terms_.size(); ++t) {
+      terms_[t]->prepare(a.values, a.count, term_a);
+      terms_[t]->prepare(b.values, b.count, term_b);
+      terms_[t]->add_parameter_gradient_serially(term_a.view(dimension()), term_b.view(dimension()), weights,
+                                                 gradient + offsets_[t]);
+    }
+  }
+
+ private:
+  void accumulate(const PreparedView& a, const PreparedView& b, double* block, bool entrywise) const {
+    if (a.count == 0 || b.count == 0) return;
+    PreparedRows term_a, term_b;
+    std::vector<double> term_block(a.count * b.count);
+    for (std::size_t t = 0; t < terms_.size(); ++t) {
+      terms_[t]->prepare(a.values, a.count, term_a);
+      terms_[t]->prepare(b.values, b.count, term_b);
+      double* out = t == 0 ? block : term_block.data();
+      if (entrywise) {
+        terms_[t]->evaluate_entrywise(term_a.view(dimension()), term_b.view(dimension()), out);
+      } else {
+        terms_[t]->evaluate(term_a.view(dimension()), term_b.view(dimension()), out);
+      }
+      if (t > 0) {
+        for (std::size_t k = 0; k < term_block.size(); ++k) block[k] += term_block[k];
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<Kernel>> terms_;
+  std::vector<std::size_t> offsets_;  // where each term's parameters start in the gradient
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_sum_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension) {
+  std::vector<std::unique_ptr<Kernel>> terms;
+  KernelHyperparameters first = hyperparameters;
+  first.added.clear();
+  terms.push_back(make_kernel(first, dimension));
+  for (const KernelTerm& added : hyperparameters.added) {
+    terms.push_back(make_kernel({added.type, added.lengthscales, added.signal_variance,
+                                 hyperparameters.noise_variance, {}},
+                                dimension));
+  }
+  for (const auto& term : terms) {
+    GPSTREAM_CHECK(term->constant_self_covariance().has_value(),
+                   "a sum kernel's terms must be stationary (rbf, se or Matern), not {}", term->name());
+  }
+  return std::make_unique<SumKernel>(hyperparameters, dimension, std::move(terms));
+}
+
+}  // namespace gpstream::detail
