@@ -26,7 +26,8 @@ int run_hyper(const std::vector<std::string>& args) {
       "informed by the data (lengthscales from the inputs' spreads, variances from the target's), or\n"
       "given with --init and the kernel options. Prints the objective at every evaluation, then the\n"
       "learned values, and notes when a value ends on a bound of the search or where it started.";
-  std::string dataset, output, kernel;
+  std::string dataset, output, kernel, checkpoint;
+  double checkpoint_every = 60;
   std::uint64_t seed = 0;
   HyperparameterLearningOptions learning;
   KernelValueOptions start_values;
@@ -37,6 +38,8 @@ int run_hyper(const std::vector<std::string>& args) {
       ("output,o", po::value(&output)->required(), "hyperparameter file to write (JSON)")
       ("kernel", po::value(&kernel)->default_value("auto"), (std::string(kKernelNames) + ", or auto: fit rbf and the three Matern kernels and keep the one of highest marginal likelihood (default: the --init file's kernel, else auto)").c_str())
       ("seed", po::value(&seed)->default_value(0), "random seed of the subset and of the restarts")
+      ("checkpoint", po::value(&checkpoint), "save the search's evaluations to this file every --checkpoint-every seconds and when interrupted; the same command run again continues the search from them, to the same answer")
+      ("checkpoint-every", po::value(&checkpoint_every)->default_value(60), "seconds between checkpoints")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "print only the learned values, not the objective trace");
   // clang-format on
@@ -56,7 +59,10 @@ int run_hyper(const std::vector<std::string>& args) {
     throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", output));
   }
   check_output_directory(output, "-o");
-  check_distinct_files({{"the dataset", dataset}, {"--init", learning.init_file}}, {{"-o", output}});
+  check_distinct_files({{"the dataset", dataset}, {"--init", learning.init_file}},
+                       {{"-o", output}, {"--checkpoint", checkpoint}});
+  if (!(checkpoint_every > 0)) throw UsageError("--checkpoint-every must be positive");
+  if (!checkpoint.empty()) check_output_directory(checkpoint, "--checkpoint");
 
   // Configure.
   Context context(compute.context_settings(seed));
@@ -72,7 +78,29 @@ int run_hyper(const std::vector<std::string>& args) {
   SearchTraceObserver trace(stdout);
   std::optional<Context::ObserverScope> observe;
   if (values.count("quiet") == 0) observe.emplace(context, std::vector<RunObserver*>{&trace});
-  const LearnedModel learned = learn_model(context, data->rows(), data->partition(), options);
+  // A checkpoint of this very search (same arguments, same data) is continued; another one is not ours to replace.
+  const SearchCheckpoint identity{"hyper", args, description.fingerprint, {}};
+  std::vector<SearchJournal::Entry> replay;
+  if (!checkpoint.empty() && std::filesystem::exists(checkpoint)) {
+    SearchCheckpoint saved = read_search_checkpoint(checkpoint);
+    GPSTREAM_CHECK(saved.command == identity.command && saved.arguments == identity.arguments &&
+                       saved.dataset_fingerprint == identity.dataset_fingerprint,
+                   "--checkpoint: '{}' holds another search (gpstream {} {}); give another file, or remove it",
+                   checkpoint, saved.command, fmt::join(saved.arguments, " "));
+    replay = std::move(saved.entries);
+    fmt::print(stderr, "hyper: continuing the search saved in '{}' ({} evaluations)\n", checkpoint, replay.size());
+  }
+  SearchCheckpoints checkpoints(checkpoint, checkpoint_every, identity, true, std::move(replay));
+  const auto learned = [&] {
+    try {
+      return learn_model(context, data->rows(), data->partition(), options, &checkpoints.journal());
+    } catch (const Cancelled& stopped) {
+      if (checkpoint.empty()) throw;
+      checkpoints.write_now();
+      throw Cancelled(fmt::format("{}; {} evaluations saved in '{}': run the same command again to continue",
+                                  stopped.what(), checkpoints.journal().entries().size(), checkpoint));
+    }
+  }();
   save_learned_hyperparameters(output, learned, options, seed, dataset, description.fingerprint, standardisation,
                                overwrite);
 

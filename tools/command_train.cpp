@@ -8,6 +8,7 @@
 #include "engine/sparse/inducing_objective.h"
 #include "engine/training/training_method.h"
 #include "storage/checkpoint/checkpoint_file.h"
+#include "storage/checkpoint/search_checkpoint.h"
 #include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
 #include "storage/model/sparse_model_file.h"
@@ -325,7 +326,7 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
 // --learn-hyper: learns on a subset of the (standardised) training rows,
 // reports the result and, with --save-hyper, writes it.
 void learn_and_report(Context& context, TrainingRows& data, const TrainOptions& options,
-                      const po::variables_map& values, TrainingConfiguration& configuration) {
+                      const po::variables_map& values, TrainingConfiguration& configuration, SearchJournal& journal) {
   const DatasetDescription& dataset = data.description();
   const Standardisation standardisation = dataset_standardisation(dataset);
   const std::string kernel = given(values, "kernel") ? options.kernel : "auto";
@@ -340,7 +341,13 @@ void learn_and_report(Context& context, TrainingRows& data, const TrainOptions& 
                learning.subset.subset, learning.subset.restarts, plan.start_origin,
                learning.all_rows ? fmt::format(", then on all {} rows", format_count(dataset.rows)) : "");
   }
-  const LearnedModel learned = learn_model(context, data.rows(), data.partition(), learning);
+  ProgressLine progress(!options.quiet);
+  SearchProgressObserver observer(progress);
+  const LearnedModel learned = [&] {
+    const Context::ObserverScope observe(context, {&observer});
+    return learn_model(context, data.rows(), data.partition(), learning, &journal);
+  }();
+  progress.finish();
   if (!options.quiet) {
     for (const std::string& line : describe_learning(learned, learning, standardisation, dataset.feature_names)) {
       fmt::print(stderr, "train: {}\n", line);
@@ -643,12 +650,35 @@ int run_train_alone(const std::vector<std::string>& args) {
   return run_train(args, alone);
 }
 
-int run_train(const std::vector<std::string>& args, Communicator& ranks) {
+namespace {
+
+// A training job; `replay`: the evaluations of its hyperparameter search so far (a job interrupted while learning).
+int run_train_job(const std::vector<std::string>& args, Communicator& ranks,
+                  std::vector<SearchJournal::Entry> replay) {
   CommandSpec spec;
   TrainOptions options;
   describe_command(spec, options);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
+  if (!options.resume.empty() && is_search_checkpoint(options.resume)) {
+    // Interrupted while learning its hyperparameters: the job as launched, its search replayed.
+    for (const std::string& word : args) {
+      if (word != "--resume" && word != options.resume && word != "-q" && word != "--quiet") {
+        throw UsageError(fmt::format("'{}' holds a job still learning its hyperparameters: resume it with "
+                                     "gpstream train --resume {} alone (it keeps the options it was launched with)",
+                                     options.resume, shell_quoted(options.resume)));
+      }
+    }
+    SearchCheckpoint saved = read_search_checkpoint(options.resume);
+    GPSTREAM_CHECK(saved.command == "train", "'{}' holds a search of gpstream {}, not a training job's: continue it "
+                   "with that command", options.resume, saved.command);
+    if (values.count("quiet") != 0) saved.arguments.push_back("-q");
+    if (!options.quiet) {
+      fmt::print(stderr, "train: resuming the hyperparameter search saved in '{}' ({} evaluations)\n",
+                 options.resume, saved.entries.size());
+    }
+    return run_train_job(saved.arguments, ranks, std::move(saved.entries));
+  }
 
   // Validate.
   validate(options, values);
@@ -703,7 +733,20 @@ int run_train(const std::vector<std::string>& args, Communicator& ranks) {
   };
   std::unique_ptr<TrainingRows> data = open_data();
   if (values.count("learn-hyper") != 0 && !resumed_state) {
-    learn_and_report(context, *data, options, values, configuration);
+    // The search checkpoints into --checkpoint until the solver's first checkpoint replaces it.
+    SearchCheckpoints searching(checkpoint_path, job.checkpoint_every_seconds,
+                                {"train", args, data->description().fingerprint, {}}, ranks.is_root(),
+                                std::move(replay));
+    try {
+      learn_and_report(context, *data, options, values, configuration, searching.journal());
+    } catch (const Cancelled& stopped) {
+      if (checkpoint_path.empty()) throw;
+      searching.write_now();
+      throw Cancelled(fmt::format("{} while learning the hyperparameters; {} evaluations saved in {}. Resume with:\n  "
+                                  "{}gpstream train --resume {}",
+                                  stopped.what(), searching.journal().entries().size(), checkpoint_path,
+                                  launcher(ranks.size()), shell_quoted(checkpoint_path)));
+    }
     if (!configuration.standardisation.mean.coefficients.empty()) {
       data.reset();  // the targets the solver sees are the residuals of the learned mean
       data = open_data();
@@ -756,5 +799,9 @@ int run_train(const std::vector<std::string>& args, Communicator& ranks) {
   }
   return 0;
 }
+
+}  // namespace
+
+int run_train(const std::vector<std::string>& args, Communicator& ranks) { return run_train_job(args, ranks, {}); }
 
 }  // namespace gpstream::cli

@@ -282,6 +282,46 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
                             provenance, overwrite);
 }
 
+void SearchProgressObserver::on_iteration(const IterationReport& report) {
+  ++evaluations_;
+  line_.update(fmt::format("learning: evaluation {} (search {}), -log p {:.6g}, |gradient|inf {:.2e}, elapsed {:.0f}s",
+                           evaluations_, report.done, report.objective, report.convergence_measure,
+                           line_.elapsed_seconds()));
+}
+
+void SearchProgressObserver::on_warning(const std::string& message) {
+  line_.finish();
+  fmt::print(stderr, "learning: warning: {}\n", message);
+}
+
+SearchCheckpoints::SearchCheckpoints(std::string path, double every_seconds, SearchCheckpoint identity, bool root,
+                                     std::vector<SearchJournal::Entry> replay)
+    : path_(std::move(path)),
+      every_seconds_(every_seconds),
+      identity_(std::move(identity)),
+      root_(root),
+      replayed_(replay.size()),
+      journal_(std::move(replay)),
+      last_written_(std::chrono::steady_clock::now()) {
+  if (path_.empty()) return;
+  journal_.on_entry = [this](const SearchJournal&) {
+    const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_written_).count();
+    if (since >= every_seconds_) write_now();
+  };
+}
+
+void SearchCheckpoints::write_now() {
+  if (path_.empty() || !root_) return;
+  identity_.entries = journal_.entries();
+  try {
+    write_search_checkpoint(path_, identity_);
+  } catch (const Error& error) {
+    // As a training checkpoint: a side file that cannot be written costs a warning, not the run.
+    fmt::print(stderr, "warning: {}; the search goes on\n", error.what());
+  }
+  last_written_ = std::chrono::steady_clock::now();
+}
+
 std::string describe_hyperparameters(const KernelHyperparameters& h) {
   const auto list = [](const std::vector<double>& values) {
     std::vector<std::string> words;

@@ -9,8 +9,11 @@
 #include "engine/data/standardisation.h"
 #include "engine/hyper/model_learning.h"
 #include "engine/hyper/subset_learning.h"
+#include "storage/checkpoint/search_checkpoint.h"
 #include "tools/command_line.h"
+#include "tools/progress_line.h"
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -98,6 +101,41 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
 // The dataset's standardisation with the learned mean (basis and coefficients).
 Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned,
                                   const ModelLearningOptions& options);
+
+// The live progress line of a search (train --learn-hyper): its evaluations
+// so far, the current −log p and gradient, the elapsed time.
+class SearchProgressObserver final : public RunObserver {
+ public:
+  explicit SearchProgressObserver(ProgressLine& line) : line_(line) {}
+  void on_iteration(const IterationReport& report) override;
+  void on_warning(const std::string& message) override;
+
+ private:
+  ProgressLine& line_;
+  std::size_t evaluations_ = 0;
+};
+
+// A learning run's checkpoints (storage/checkpoint/search_checkpoint.h):
+// its journal written to `path` every `every_seconds` of wall time (by rank
+// 0 of a distributed run) and by write_now() when the run is interrupted;
+// `replay` the evaluations of the run it continues. No path: no checkpoints.
+class SearchCheckpoints {
+ public:
+  SearchCheckpoints(std::string path, double every_seconds, SearchCheckpoint identity, bool root,
+                    std::vector<SearchJournal::Entry> replay = {});
+  SearchJournal& journal() { return journal_; }
+  void write_now();
+  std::size_t replayed() const { return replayed_; }
+
+ private:
+  std::string path_;
+  double every_seconds_;
+  SearchCheckpoint identity_;
+  bool root_;
+  std::size_t replayed_;
+  SearchJournal journal_;
+  std::chrono::steady_clock::time_point last_written_;
+};
 
 // "lengthscales [...], signal variance s², noise variance σ²" for reports.
 std::string describe_hyperparameters(const KernelHyperparameters& hyperparameters);

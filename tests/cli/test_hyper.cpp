@@ -1,10 +1,16 @@
 // Hyperparameter learning through the gpstream binary: `hyper`, `train
 // --hyper`, `train --learn-hyper`, and their errors.
+#include "engine/hyper/marginal_likelihood.h"
 #include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -162,4 +168,86 @@ TEST_CASE(
   REQUIRE(trained_start.hyperparameters.lengthscales.size() == 10);
   for (const double lengthscale : trained_start.hyperparameters.lengthscales)
     CHECK(lengthscale == doctest::Approx(4.0).epsilon(1e-12));
+}
+
+namespace {
+
+// Starts `gpstream ARGS`, waits until `file` exists (its first checkpoint), interrupts it as Ctrl-C does, and
+// returns its exit code and what it said.
+std::pair<int, std::string> interrupt_once_checkpointed(const std::vector<std::string>& arguments,
+                                                        const std::string& file, const std::string& err) {
+  const pid_t pid = gpstream::testing::spawn_gpstream(arguments, err);
+  for (int wait = 0; wait < 20000 && !std::filesystem::exists(file); ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::kill(pid, SIGINT);
+  const int code = gpstream::testing::wait_for(pid);
+  return {code, read_file(err)};
+}
+
+}  // namespace
+
+TEST_CASE("an interrupted hyperparameter search resumes from its checkpoint to the uninterrupted answer") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 1500 --seed 8 -q -o " + quote(data)).exit_code == 0);
+  const std::string whole = directory.file("whole.json"), part = directory.file("part.json");
+  const std::string checkpoint = directory.file("search.h5");
+  const std::string options = " --subset 300 --restarts 1 --neighbours 10 -q";
+  REQUIRE(run_gpstream("hyper " + quote(data) + " -o " + quote(whole) + options).exit_code == 0);
+
+  SUBCASE("hyper: run the same command again") {
+    const std::vector<std::string> command = {"hyper",        data,       "-o",          part, "--subset", "300",
+                                              "--restarts",   "1",        "--neighbours", "10", "-q",
+                                              "--checkpoint", checkpoint, "--checkpoint-every", "0.001"};
+    const auto [code, said] = interrupt_once_checkpointed(command, checkpoint, directory.file("err"));
+    CAPTURE(said);
+    if (code == 0) {
+      MESSAGE("the search ended before the interrupt reached it");
+    } else {
+      CHECK(code == 130);
+      CHECK(said.find("evaluations saved in '" + checkpoint + "': run the same command again") != std::string::npos);
+      CHECK_FALSE(std::filesystem::exists(part));
+      const auto resumed = run_gpstream("hyper " + quote(data) + " -o " + quote(part) + options + " --checkpoint " +
+                                        quote(checkpoint) + " --checkpoint-every 0.001");
+      CAPTURE(resumed.err);
+      REQUIRE(resumed.exit_code == 0);
+      CHECK(resumed.err.find("continuing the search saved in") != std::string::npos);
+    }
+    const gpstream::HyperparameterFile a = gpstream::read_hyperparameter_file(whole);
+    const gpstream::HyperparameterFile b = gpstream::read_hyperparameter_file(part);
+    CHECK(gpstream::kernel_name(a.hyperparameters) == gpstream::kernel_name(b.hyperparameters));
+    CHECK(gpstream::log_parameters(a.hyperparameters) == gpstream::log_parameters(b.hyperparameters));
+    CHECK(a.standardisation->mean.coefficients == b.standardisation->mean.coefficients);
+    // Another search may not use this one's checkpoint.
+    const auto other = run_gpstream("hyper " + quote(data) + " -o " + quote(directory.file("x.json")) +
+                                    " --subset 200 -q --checkpoint " + quote(checkpoint));
+    CHECK(other.exit_code == 1);
+    CHECK(other.err.find("holds another search") != std::string::npos);
+  }
+  SUBCASE("train --learn-hyper: the resume command printed at launch") {
+    const std::string model = directory.file("model.h5"), reference = directory.file("reference.h5");
+    const std::vector<std::string> launch = {
+        "train",      data,  "-o",           model,      "--learn-hyper",      "--subset", "300", "--restarts", "1",
+        "--neighbours", "10", "--max-iter",  "5",        "--checkpoint",       checkpoint, "--checkpoint-every",
+        "0.001",      "-q"};
+    REQUIRE(run_gpstream("train " + quote(data) + " -o " + quote(reference) + " --learn-hyper" + options +
+                         " --max-iter 5")
+                .exit_code == 0);
+    std::filesystem::remove(checkpoint);
+    const auto [code, said] = interrupt_once_checkpointed(launch, checkpoint, directory.file("err"));
+    CAPTURE(said);
+    if (code == 0) {
+      MESSAGE("the job ended before the interrupt reached it");
+    } else {
+      CHECK(code == 130);
+      CHECK(said.find("Resume with:\n  gpstream train --resume " + checkpoint) != std::string::npos);
+      const auto resumed = run_gpstream("train --resume " + quote(checkpoint));
+      CAPTURE(resumed.err);
+      REQUIRE(resumed.exit_code == 0);
+    }
+    const auto a = gpstream::read_dense_model(reference), b = gpstream::read_dense_model(model);
+    CHECK(gpstream::log_parameters(a.hyperparameters) == gpstream::log_parameters(b.hyperparameters));
+    CHECK(a.alpha == b.alpha);
+  }
 }

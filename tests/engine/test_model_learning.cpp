@@ -1,0 +1,151 @@
+// Learning the model (hyper/model_learning.h): the kernel chosen by evidence,
+// the mean by least squares, and a search resumed from its journal.
+#include "engine/core/progress.h"
+#include "engine/data/mean_function.h"
+#include "engine/hyper/model_learning.h"
+#include "engine/linalg/cholesky.h"
+#include "tests/engine/problems.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+using namespace gpstream;
+using namespace gpstream::testing;
+
+namespace {
+
+// n rows drawn from a zero-mean GP with kernel h on x ~ U[-2, 2]²: y = L z + noise, L L' = K.
+Problem draw_from_gp(const KernelHyperparameters& h, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Problem p;
+  p.d = 2;
+  for (std::size_t i = 0; i < 2 * n; ++i) p.x.push_back(uniform(random));
+  std::vector<double> k = reference_kernel_matrix({h.type, h.lengthscales, h.signal_variance, 1e-8}, [&] {
+    Problem shape;
+    shape.d = 2;
+    shape.x = p.x;
+    shape.y.assign(n, 0.0);
+    return shape;
+  }());
+  cholesky_factor(k.data(), n, "the test kernel");
+  std::vector<double> z(n);
+  for (double& value : z) value = normal(random);
+  p.y.assign(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j <= i; ++j) p.y[i] += k[i * n + j] * z[j];
+    p.y[i] += std::sqrt(h.noise_variance) * normal(random);
+  }
+  return p;
+}
+
+ModelLearningOptions compare_kernels(std::size_t subset, bool all_rows) {
+  ModelLearningOptions options;
+  options.kernels.clear();
+  for (const KernelType type : kAutoKernelCandidates) options.kernels.push_back({.type = type});
+  options.subset.subset = subset;
+  options.subset.restarts = 1;
+  options.all_rows = all_rows;
+  options.vecchia.neighbours = 20;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("auto picks the kernel that generated the data: Matérn 1/2 from a rough GP, rbf from a smooth one") {
+  Context context({.seed = 3});
+  for (const auto& [type, expected] : {std::pair{KernelType::matern12, "matern12"},
+                                       std::pair{KernelType::squared_exponential_ard, "rbf"}}) {
+    CAPTURE(expected);
+    const Problem p = draw_from_gp({type, {0.8, 1.1}, 1.0, 0.01}, 700, 17);
+    InMemoryRowSource rows = p.source();
+    const LearnedModel learned =
+        learn_model(context, rows, RowPartition::whole(p.rows()), compare_kernels(500, /*all_rows=*/true));
+    CAPTURE(learned.best().objective);
+    REQUIRE(learned.candidates.size() == 4);
+    CHECK(learned.all_rows);
+    CHECK(learned.best().name == expected);
+  }
+}
+
+TEST_CASE("the mean by least squares is the normal equations' solution, and learning models its residual") {
+  Problem p = make_problem(900, 2, 61);
+  for (std::size_t i = 0; i < p.rows(); ++i) p.y[i] += 1.5 - 0.8 * p.x[i * 2 + 1];  // a trend in x₂
+  InMemoryRowSource rows = p.source();
+  MeanFunction mean = parse_mean_function("linear:x2", {"x1", "x2"});
+  SingleProcess alone;
+  const std::vector<double> beta = least_squares_coefficients(alone, rows, RowPartition::whole(p.rows()), mean, {});
+  // The 2×2 normal equations by hand.
+  double n = 0, sx = 0, sxx = 0, sy = 0, sxy = 0;
+  for (std::size_t i = 0; i < p.rows(); ++i) {
+    const double x = p.x[i * 2 + 1];
+    n += 1, sx += x, sxx += x * x, sy += p.y[i], sxy += x * p.y[i];
+  }
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx), intercept = (sy - slope * sx) / n;
+  REQUIRE(beta.size() == 2);
+  CHECK(beta[0] == doctest::Approx(intercept).epsilon(1e-10));
+  CHECK(beta[1] == doctest::Approx(slope).epsilon(1e-10));
+  // A constant input cannot carry a trend: said, naming it.
+  Problem flat = p;
+  for (std::size_t i = 0; i < flat.rows(); ++i) flat.x[i * 2] = 3.0;
+  InMemoryRowSource flat_rows = flat.source();
+  CHECK_THROWS_WITH_AS(least_squares_coefficients(alone, flat_rows, RowPartition::whole(flat.rows()),
+                                                  parse_mean_function("linear", {"a", "b"}), {"a", "b"}),
+                       doctest::Contains("input \"a\" is constant"), Error);
+
+  Context context;
+  ModelLearningOptions options;
+  options.mean = mean;
+  options.subset.subset = 300;
+  options.subset.restarts = 0;
+  options.all_rows = false;
+  const LearnedModel learned = learn_model(context, rows, RowPartition::whole(p.rows()), options);
+  CHECK(learned.best().mean_coefficients == beta);
+}
+
+TEST_CASE("a learning resumed from its journal ends where the uninterrupted one does, bit for bit") {
+  const Problem p = make_problem(1500, 2, 62);
+  InMemoryRowSource rows = p.source();
+  ModelLearningOptions options = compare_kernels(300, /*all_rows=*/true);
+  options.kernels.resize(2);
+  options.mean = parse_mean_function("constant", {"x1", "x2"});
+  Context whole_context;
+  SearchJournal whole;
+  const LearnedModel uninterrupted = learn_model(whole_context, rows, RowPartition::whole(p.rows()), options, &whole);
+  REQUIRE(whole.entries().size() > 40);
+
+  // Stopped after 37 evaluations (as Ctrl-C would: between two of them), then resumed from what was recorded.
+  class StopAfter final : public RunObserver {
+   public:
+    StopAfter(StopFlag& flag, std::size_t evaluations) : flag_(flag), left_(evaluations) {}
+    void on_iteration(const IterationReport&) override {
+      if (--left_ == 0) flag_.request();
+    }
+
+   private:
+    StopFlag& flag_;
+    std::size_t left_;
+  };
+  StopFlag stop;
+  StopAfter after(stop, 37);
+  Context interrupted_context;
+  interrupted_context.set_stop_flag(&stop);
+  SearchJournal partial;
+  {
+    const Context::ObserverScope observe(interrupted_context, {&after});
+    CHECK_THROWS_AS(learn_model(interrupted_context, rows, RowPartition::whole(p.rows()), options, &partial),
+                    Cancelled);
+  }
+  REQUIRE(partial.entries().size() >= 37);
+  REQUIRE(partial.entries().size() < whole.entries().size());
+  Context resumed_context;
+  SearchJournal replay(partial.entries());
+  const LearnedModel resumed = learn_model(resumed_context, rows, RowPartition::whole(p.rows()), options, &replay);
+  CHECK(replay.entries().size() == whole.entries().size());
+  CHECK(resumed.best().name == uninterrupted.best().name);
+  CHECK(log_parameters(resumed.best().hyperparameters) == log_parameters(uninterrupted.best().hyperparameters));
+  CHECK(resumed.best().mean_coefficients == uninterrupted.best().mean_coefficients);
+  CHECK(resumed.best().objective == uninterrupted.best().objective);
+}
