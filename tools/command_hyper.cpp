@@ -19,13 +19,15 @@ int run_hyper(const std::vector<std::string>& args) {
   spec.name = "hyper";
   spec.usage = "gpstream hyper DATA.h5 -o HYPER.json [options]";
   spec.description =
-      "Learn kernel hyperparameters by maximising the exact GP's marginal likelihood on a random subset of\n"
-      "the training rows (L-BFGS from NLopt, in log-space, with bounds and random restarts), as the GBCD\n"
-      "paper does on 2000 rows. Inputs and targets are standardised with the dataset's statistics, which\n"
-      "the file records; `gpstream train --hyper HYPER.json` trains with the result. The first start is\n"
-      "informed by the data (lengthscales from the inputs' spreads, variances from the target's), or\n"
-      "given with --init and the kernel options. Prints the objective at every evaluation, then the\n"
-      "learned values, and notes when a value ends on a bound of the search or where it started.";
+      "Learn the model: the kernel (--kernel auto compares rbf and the Matern family by evidence), its\n"
+      "hyperparameters and the prior mean (--mean, linear by default, fitted by least squares). Each\n"
+      "candidate is fitted by the exact marginal likelihood on a random subset of rows (L-BFGS from\n"
+      "NLopt, in log-space, with bounds and random restarts), then refined on all rows by the Vecchia\n"
+      "likelihood (--learn-on all; each row conditioned on its --neighbours nearest earlier rows); the\n"
+      "lowest -log p, penalised by the parameters' count (BIC), wins. Inputs and targets are standardised\n"
+      "with the dataset's statistics, which the file records; `gpstream train --hyper HYPER.json` trains\n"
+      "with the result. Prints the objective at every evaluation, the table of kernels compared, then\n"
+      "the learned values, and notes when a value ends on a bound of the search. See docs/model.md.";
   std::string dataset, output, kernel, checkpoint;
   double checkpoint_every = 60;
   std::uint64_t seed = 0;

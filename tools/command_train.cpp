@@ -190,7 +190,9 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
       throw UsageError("--learn-hyper learns on standardised data; drop --no-standardise");
   } else {
     if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
-    if (!options.learning.init_file.empty()) throw UsageError("--init is the search's start: it needs --learn-hyper");
+    if (const auto option = HyperparameterLearningOptions::first_given(values)) {
+      throw UsageError(fmt::format("--{} is an option of learning: it needs --learn-hyper", *option));
+    }
     configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
   }
   if (options.model == "dense") {
@@ -323,8 +325,8 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
   return std::make_unique<OutputLocks>(job.output_path, checkpoint_path, job.log_path);
 }
 
-// --learn-hyper: learns on a subset of the (standardised) training rows,
-// reports the result and, with --save-hyper, writes it.
+// --learn-hyper: learns the model as `gpstream hyper` does (the kernel, its
+// hyperparameters and the prior mean), reports it and, with --save-hyper, writes it.
 void learn_and_report(Context& context, TrainingRows& data, const TrainOptions& options,
                       const po::variables_map& values, TrainingConfiguration& configuration, SearchJournal& journal) {
   const DatasetDescription& dataset = data.description();
@@ -576,7 +578,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("refresh-every", po::value(&options.refresh_every)->default_value(0), "recompute g exactly every K iterations and report the drift (0: never)")
       ("kernel", po::value(&options.kernel)->default_value("rbf"), kKernelNames)
       ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, from gpstream hyper or as ../shared/data/hyper/*.json)")
-      ("learn-hyper", "learn the hyperparameters first, as gpstream hyper does (with --subset, --restarts, ...)")
+      ("learn-hyper", "learn the model first, as gpstream hyper does: the kernel (default auto), its hyperparameters and the mean (with --kernel, --mean, --learn-on, --subset, ...)")
       ("save-hyper", po::value(&options.save_hyper), "with --learn-hyper: also write the learned values to this JSON file")
       ("no-standardise", "use inputs and targets as they are")
       ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops")

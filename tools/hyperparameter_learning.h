@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,7 @@ struct KernelValueOptions {
 };
 
 // --init, --subset, --restarts, --hyper-tol, --min-noise, --max-evaluations,
-// --mean, --learn-on, --neighbours.
+// --mean, --mean-fit, --learn-on, --neighbours.
 struct HyperparameterLearningOptions {
   SubsetLearningOptions learning;
   std::string init_file;
@@ -48,6 +49,8 @@ struct HyperparameterLearningOptions {
   std::size_t neighbours = VecchiaOptions{}.neighbours;
 
   void add(po::options_description& options);
+  // The first of these options given on the command line, if any (train refuses them without --learn-hyper).
+  static std::optional<std::string> first_given(const po::variables_map& values);
 };
 
 // What to learn: the kernels, the mean's basis, the checked options with their first start.

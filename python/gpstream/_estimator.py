@@ -44,8 +44,10 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         The solver of (K + noise_variance I) alpha = y for model='exact'.
     model : {'exact', 'sd', 'sr', 'sgma', 'mpgp', 'sggp', 'nystrom', 'cholqr', 'online'}
         The exact GP, or a sparse model on `basis_size` basis rows.
-    kernel : {'rbf', 'se', 'matern12', 'matern32', 'matern52', 'hik'}
-        (aliases: 'se-ard' for rbf, 'exponential' for matern12)
+    kernel : {'rbf', 'se', 'matern12', 'matern32', 'matern52', 'hik', 'auto'}
+        (aliases: 'se-ard' for rbf, 'exponential' for matern12); 'auto' (with
+        optimizer='lbfgs') fits rbf and the Matern family and keeps the one of
+        highest marginal likelihood, as `gpstream hyper --kernel auto`.
     length_scale : float or array of n_features floats
         One per input for ARD kernels (a float is used for every input).
     signal_variance, noise_variance : float
@@ -53,7 +55,13 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         `standardise` (the default), as `gpstream train` takes them.
     optimizer : {'lbfgs', None}
         'lbfgs' learns the hyperparameters by marginal likelihood on a random
-        subset first (as `gpstream hyper` does), starting from the ones given.
+        subset of 2,000 rows, then on all rows by the Vecchia likelihood (as
+        `gpstream hyper` does), starting from the ones given.
+    mean : {None, 'none', 'constant', 'linear'} or str
+        With optimizer='lbfgs': the prior mean, a trend in the inputs fitted
+        by least squares that the GP models the residual of ('linear:x1,x3'
+        for some inputs). None: gpstream's default when learning (linear),
+        no mean otherwise.
     basis_size : int
         Sparse models: the basis size m (at most the training rows: a larger
         one is reduced to them, with a warning).
@@ -91,6 +99,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     ----------
     model_path_ : str, the fitted model file (as `gpstream train` writes it)
     alpha_ : ndarray, the weights (dense: one per training row; sparse: one per basis row)
+    kernel_ : str, the kernel used (the one chosen with kernel='auto')
+    mean_ : str, the prior mean: "none", "constant" or "linear in x1, ..."
     length_scale_, signal_variance_, noise_variance_ : the hyperparameters used
     n_iter_ : int, iterations of the solver
     n_features_in_, feature_names_in_ : as scikit-learn's
@@ -105,6 +115,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         signal_variance=1.0,
         noise_variance=0.1,
         optimizer=None,
+        mean=None,
         basis_size=1000,
         standardise=True,
         tol=1e-4,
@@ -125,6 +136,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.signal_variance = signal_variance
         self.noise_variance = noise_variance
         self.optimizer = optimizer
+        self.mean = mean
         self.basis_size = basis_size
         self.standardise = standardise
         self.tol = tol
@@ -204,15 +216,22 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             args = ["--model", self.model, "--basis", basis]
         else:
             raise ValueError(f"model={self.model!r}: choose 'exact' or one of {', '.join(_SPARSE_MODELS)}")
+        learning = self.optimizer == "lbfgs"
+        if self.optimizer is not None and not learning:
+            raise ValueError(f"optimizer={self.optimizer!r}: choose 'lbfgs' or None")
+        if not learning and (self.kernel == "auto" or self.mean is not None):
+            raise ValueError(f"kernel='auto' and mean are learned: they need optimizer='lbfgs'")
         scales = np.atleast_1d(np.asarray(self.length_scale, dtype=np.float64))
         if scales.size == 1 and self.kernel not in _ISOTROPIC_KERNELS:
             scales = np.repeat(scales, columns)
-        args += ["--kernel", self.kernel, "--lengthscales", ",".join(repr(float(s)) for s in scales)]
+        if self.kernel != "auto":
+            args += ["--kernel", self.kernel]
+        args += ["--lengthscales", ",".join(repr(float(s)) for s in scales)]
         args += ["--signal-var", repr(float(self.signal_variance)), "--noise-var", repr(float(self.noise_variance))]
-        if self.optimizer == "lbfgs":  # on a random subset of 2,000 rows, as `gpstream hyper` (or all, when fewer)
+        if learning:  # as `gpstream hyper`: on a random subset of 2,000 rows (or all, when fewer), then all rows
             args += ["--learn-hyper", "--subset", min(2000, rows)]
-        elif self.optimizer is not None:
-            raise ValueError(f"optimizer={self.optimizer!r}: choose 'lbfgs' or None")
+            if self.mean is not None:
+                args += ["--mean", str(self.mean)]
         if not self.standardise:
             args.append("--no-standardise")
         if self.max_iter is not None:
@@ -239,6 +258,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         # Dense models and Nyström's predict from their training rows (a loaded model's too).
         self._predicts_from_training_rows = saved["type"] == "dense" or saved["solver"] == "nystrom"
         self.alpha_ = np.asarray(saved["alpha"] if saved["type"] == "dense" else saved["weights"])
+        self.kernel_ = saved["kernel"]
+        self.mean_ = saved["mean"]
         self.length_scale_ = np.asarray(saved["length_scale"])
         self.signal_variance_ = saved["signal_variance"]
         self.noise_variance_ = saved["noise_variance"]

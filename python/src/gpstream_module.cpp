@@ -81,6 +81,7 @@ void write_dataset(const std::string& path, const py::array_t<double, py::array:
 
 py::dict describe(const gpstream::ModelDescription& model) {
   py::dict out;
+  out["kernel"] = gpstream::kernel_name(model.hyperparameters);
   out["length_scale"] = model.hyperparameters.lengthscales;
   out["signal_variance"] = model.hyperparameters.signal_variance;
   out["noise_variance"] = model.hyperparameters.noise_variance;
@@ -94,6 +95,7 @@ py::dict describe(const gpstream::ModelDescription& model) {
   out["iterations"] = model.training.iterations;
   out["convergence_measure"] = model.training.convergence_measure;
   out["seconds"] = model.training.seconds;
+  out["mean"] = model.standardisation.mean.describe(model.feature_names);
   return out;
 }
 

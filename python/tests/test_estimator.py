@@ -1,6 +1,7 @@
 """gpstream.GaussianProcessRegressor against exact references: scikit-learn's
 exact GP, the command line on the same model files, and itself with the
 data larger than its memory budget."""
+import json
 import os
 import re
 import signal
@@ -65,6 +66,30 @@ def test_the_matern_kernels_equal_scikit_learns(kernel, nu):
     expected_mean, expected_std = reference.predict(Z, return_std=True)
     np.testing.assert_allclose(mean, expected_mean, rtol=0, atol=1e-8)
     np.testing.assert_allclose(std, expected_std, rtol=1e-8)
+
+
+def test_kernel_auto_learns_the_model_gpstream_hyper_learns(cli):
+    # A rough GP (Matérn 1/2) on a linear trend: auto should pick matern12, and the mean the trend's inputs.
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-2, 2, (500, 2))
+    K = Matern([0.8, 1.1], nu=0.5)(X) + 0.01 * np.eye(500)
+    y = np.linalg.cholesky(K) @ rng.normal(size=500) + 1.5 - 0.8 * X[:, 1]
+    gp = gpstream.GaussianProcessRegressor(kernel="auto", optimizer="lbfgs", solver="cholesky", random_state=1)
+    gp.fit(X, y)
+    assert gp.kernel_ == "matern12"
+    assert gp.mean_ == "linear in x1, x2"
+    # The same learning as the command line's on the same rows, seed and start (the estimator's defaults).
+    start = ["--lengthscales", "1,1", "--signal-var", 1, "--noise-var", 0.1]
+    cli("hyper", gp.training_data_, "-o", os.path.join(gp._work.path, "hyper.json"), "--subset", 500, "--seed", 1, *start, "-q")
+    with open(os.path.join(gp._work.path, "hyper.json")) as file:
+        learned = json.load(file)
+    assert learned["kernel_name"] == "matern12"
+    np.testing.assert_allclose(gp.length_scale_, learned["length_scales"], rtol=1e-6)
+    np.testing.assert_allclose(gp.noise_variance_, learned["noise_variance"], rtol=1e-6)
+    # Without a mean, the GP alone; and what is learned needs the optimiser.
+    assert gpstream.GaussianProcessRegressor(kernel="rbf", optimizer="lbfgs", mean="none").fit(X, y).mean_ == "none"
+    with pytest.raises(ValueError, match="need optimizer='lbfgs'"):
+        gpstream.GaussianProcessRegressor(kernel="auto").fit(X, y)
 
 
 def test_a_model_of_the_command_line_predicts_in_python_and_back(tmp_path, cli):
