@@ -6,7 +6,7 @@
 # as P grows to 8 ranks, oversubscribed (their compute then shares two cores:
 # only the communication figures mean anything there); then the latency
 # and bandwidth of one all-reduce alone (bench_collectives) on 2, 4 and 8
-# ranks. Writes out/bench/mpi.csv and mpi_collectives.csv; the README's
+# ranks. Writes out/bench/mpi.csv and mpi_collectives.csv; docs/benchmarks.md's
 # model of larger P uses these constants.
 # Usage: bench/run_mpi_bench.sh [ITERATIONS]
 set -euo pipefail

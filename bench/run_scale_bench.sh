@@ -224,7 +224,7 @@ in_memory_cgroup() {
   # 5. Friedman1 1M rows driven to |g|inf <= 1e-3 inside a 1 GiB cgroup, default --memory: hours on two
   #    cores, so the job checkpoints into $data and running this section again resumes it with the command
   #    train prints (after SIGTERM, a crash or a reboot); the row is written once it has converged. Its
-  #    kernel evaluations/s compare with the roofline of the hot loop (README); peak RSS is the largest of
+  #    kernel evaluations/s compare with the roofline of the hot loop (docs/benchmarks.md); peak RSS is the largest of
   #    its runs.
   if want converge-1m; then
     generate_friedman 1000000 "$data/friedman1_1m.h5"

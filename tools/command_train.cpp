@@ -561,7 +561,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&options.output), "model file to write (on --resume: the one the job was launched with, unless given)")
       ("solver", po::value(&options.solver)->default_value("gbcd"), "gbcd, bcd-cyclic, bcd-gradient, cg, smo or cholesky")
-      ("model", po::value(&options.model)->default_value("dense"), "dense (the exact GP, by --solver), or a sparse model: sd, sr, sgma, mpgp, sggp, nystrom, cholqr or online (README, \"Sparse models\")")
+      ("model", po::value(&options.model)->default_value("dense"), "dense (the exact GP, by --solver), or a sparse model: sd, sr, sgma, mpgp, sggp, nystrom, cholqr or online (docs/sparse-models.md)")
       ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
       ("gap", po::value(&options.gap)->default_value(0.025, "0.025"), "sggp: stop when the relative gap of the bounds falls below this")
       ("info-pivots", po::value(&options.information_pivots)->default_value(16), "cholqr: information pivots z ranking the swap candidates")

@@ -3,9 +3,10 @@
 // in the standardised inputs: a constant, or a linear trend in chosen
 // inputs [RW06 §2.7]. The GP models the residual y − m(x), so that far from
 // the training rows predictions fall back to the trend — a regression on
-// the covariates — instead of to zero. β is fitted jointly with the kernel
-// by maximising the marginal likelihood (at its optimum the generalised
-// least-squares estimate, HYPERPARAMETERS-AT-SCALE.md), and then held fixed.
+// the covariates — instead of to zero. β is fitted by least squares before
+// the kernel (below; the default of learning), or jointly with it by
+// maximising the marginal likelihood (at its optimum the generalised
+// least-squares estimate, HYPERPARAMETERS-AT-SCALE.md); then held fixed.
 #pragma once
 
 #include "engine/core/communicator.h"

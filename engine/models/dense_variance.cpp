@@ -38,7 +38,7 @@ constexpr std::size_t kMinimumCholeskyBatch = 64;
 // the open columns): its variance batches took 47–53 sweeps (m·iterations/n)
 // on kin40k at 10,000 and 30,000 training rows, under the absolute tolerance
 // 3e-5 it had before the relative bound (bench/results/hyper_variance.log,
-// README tour). They grow about as s²/σ² below kin40k's σ²/s² (6e-3): 34
+// docs/commands.md tour). They grow about as s²/σ² below kin40k's σ²/s² (6e-3): 34
 // sweeps at σ²/s² = 1e-3, 12,700 at 1e-6 on the K singular to working
 // precision of tests/engine/test_variance.cpp (measured as the test was written).
 constexpr double kGbcdSweeps = 50.0, kGbcdSweepsNoiseRatio = 6e-3;

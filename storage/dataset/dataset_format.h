@@ -1,4 +1,4 @@
-// The gpstream dataset file (HDF5), documented once here and in README.md:
+// The gpstream dataset file (HDF5), documented once here and in docs/files.md:
 //
 //   /X   float64 [n, d], chunked by rows (chunk = [chunk_rows, d]), optional deflate
 //   /y   float64 [n],    chunked alike
@@ -50,7 +50,7 @@ struct DatasetDescription {
 // is not a gpstream dataset, a newer version, or inconsistent shapes.
 DatasetDescription read_dataset_description(const std::string& path);
 
-// Default rows per chunk: about 1 MiB of /X per chunk (see README, "Chunk size").
+// Default rows per chunk: about 1 MiB of /X per chunk (see docs/benchmarks.md, "Chunk size").
 std::size_t default_chunk_rows(std::size_t columns);
 
 }  // namespace gpstream

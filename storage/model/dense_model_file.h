@@ -1,5 +1,5 @@
 // The model file (HDF5): what `gpstream predict` needs, and a stable,
-// documented product of training (README, "Files").
+// documented product of training (docs/files.md).
 //
 //   root attributes: format "gpstream-model", version 1, model_type "dense",
 //     kernel, lengthscales, gamma, signal_variance, noise_variance,

@@ -1,5 +1,5 @@
 // The sparse model file (HDF5): model_type "sparse", for every sparse model
-// (engine/sparse/sparse_model.h). Documented in the README, "Files".
+// (engine/sparse/sparse_model.h). Documented in docs/files.md.
 //
 //   root attributes: format "gpstream-model", version 1, model_type "sparse",
 //     method (sd, sr, sgma, mpgp, sggp, nystrom), variance_form, the model
