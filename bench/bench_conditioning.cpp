@@ -14,7 +14,7 @@
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/linalg/cholesky.h"
 #include "engine/solvers/solver_driver.h"
-#include "engine/solvers/solver_factory.h"
+#include "engine/training/training_method.h"
 
 #include <boost/algorithm/string.hpp>
 #include <fmt/format.h>

@@ -19,7 +19,7 @@
 #include "engine/models/dense_prediction.h"
 #include "engine/models/prediction_metrics.h"
 #include "engine/solvers/solver_driver.h"
-#include "engine/solvers/solver_factory.h"
+#include "engine/training/training_method.h"
 #include "storage/csv/csv_table.h"
 #include "storage/hyper/hyperparameter_file.h"
 

@@ -20,7 +20,7 @@
 #include "engine/models/dense_variance.h"
 #include "engine/models/prediction_metrics.h"
 #include "engine/solvers/solver_driver.h"
-#include "engine/solvers/solver_factory.h"
+#include "engine/training/training_method.h"
 #include "engine/linalg/blas_core.h"
 #include "engine/hyper/subset_learning.h"
 

@@ -5,7 +5,7 @@
 #include "engine/core/context.h"
 #include "engine/core/human_readable.h"
 #include "engine/kernels/column_cache_setup.h"
-#include "engine/solvers/solver_factory.h"
+#include "engine/solvers/dense_solver.h"
 
 #include <boost/program_options.hpp>
 

@@ -4,9 +4,8 @@
 #include "engine/data/row_source_utilities.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/solvers/solver_driver.h"
-#include "engine/solvers/solver_factory.h"
-#include "engine/sparse/inducing_objective.h"
 #include "engine/training/training_method.h"
+#include "engine/sparse/inducing_objective.h"
 #include "storage/checkpoint/checkpoint_file.h"
 #include "storage/checkpoint/search_checkpoint.h"
 #include "storage/hyper/hyperparameter_file.h"
@@ -197,14 +196,14 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
   }
   if (options.model == "dense") {
     const TrainingMethod* solver = find_training_method(options.solver);
-    if (solver == nullptr || !solver->dense) {
+    if (solver == nullptr || !solver->dense()) {
       throw UsageError(fmt::format("--solver: unknown solver \"{}\" (choose {})", options.solver,
                                    training_method_names(/*dense=*/true)));
     }
     configuration.solver = {options.solver, options.active_set_size, options.candidates};
   } else {
     const TrainingMethod* method = find_training_method(options.model);
-    if (method == nullptr || method->dense) {
+    if (method == nullptr || method->dense()) {
       throw UsageError(
           fmt::format("--model: '{}' is not dense or one of {} (srm-trans is trained by gpstream predict "
                       "--model srm-trans)",
@@ -265,7 +264,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     configuration.standardisation = dataset_standardisation(description);
   }
   const TrainingMethod* method = find_training_method(configuration.solver.name);
-  if (method != nullptr && !method->dense && configuration.solver.active_set_size > description.rows) {
+  if (method != nullptr && !method->dense() && configuration.solver.active_set_size > description.rows) {
     throw UsageError(fmt::format("--basis {} is larger than the {} training rows; give at most {}",
                                  configuration.solver.active_set_size, description.rows, description.rows));
   }
@@ -387,8 +386,8 @@ PreparedRun prepare_run(KernelMatrix& kernel_matrix, std::span<const double> y,
   PreparedRun prepared;
   if (!method.iterative()) return prepared;
   prepared.state = resumed ? std::move(*resumed)
-                           : initial_solver_state(method.dense ? y : std::span<const double>{}, configuration.seed);
-  if (method.dense) {
+                           : initial_solver_state(method.dense() ? y : std::span<const double>{}, configuration.seed);
+  if (method.dense()) {
     prepared.solver = make_solver(configuration.solver, kernel_matrix);
     prepared.method = std::make_unique<DenseSolverRun>(*prepared.solver, kernel_matrix, prepared.state, y);
   } else {
@@ -560,8 +559,8 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
   spec.options.add_options()
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&options.output), "model file to write (on --resume: the one the job was launched with, unless given)")
-      ("solver", po::value(&options.solver)->default_value("gbcd"), "gbcd, bcd-cyclic, bcd-gradient, cg, smo or cholesky")
-      ("model", po::value(&options.model)->default_value("dense"), "dense (the exact GP, by --solver), or a sparse model: sd, sr, sgma, mpgp, sggp, nystrom, cholqr or online (docs/sparse-models.md)")
+      ("solver", po::value(&options.solver)->default_value("gbcd"), ("the exact GP's solver: " + training_method_help(/*dense=*/true)).c_str())
+      ("model", po::value(&options.model)->default_value("dense"), ("dense (the exact GP, by --solver), or a sparse model (docs/sparse-models.md): " + training_method_help(/*dense=*/false)).c_str())
       ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
       ("gap", po::value(&options.gap)->default_value(0.025, "0.025"), "sggp: stop when the relative gap of the bounds falls below this")
       ("info-pivots", po::value(&options.information_pivots)->default_value(16), "cholqr: information pivots z ranking the swap candidates")
@@ -722,7 +721,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks,
                job.checkpoint_every_seconds, checkpoint_path, launcher(ranks.size()), shell_quoted(checkpoint_path));
   }
   const TrainingMethod& method = *find_training_method(configuration.solver.name);
-  const bool dense = method.dense;
+  const bool dense = method.dense();
   const auto open_data = [&] {
     return open_training_rows(
         options.dataset, configuration.standardisation, context,

@@ -35,7 +35,7 @@
 
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/kernels/column_cache_setup.h"
-#include "engine/solvers/solver_factory.h"
+#include "engine/solvers/dense_solver.h"
 
 #include <cstdint>
 #include <functional>

@@ -11,6 +11,15 @@
 
 namespace gpstream {
 
+// The settings of a dense solver, as checkpoints keep them; the solvers
+// themselves are made by name from the method registry
+// (engine/training/training_method.h).
+struct SolverOptions {
+  std::string name = "gbcd";          // gbcd, bcd-cyclic, bcd-gradient, cg, smo, cholesky
+  std::size_t active_set_size = 500;  // m, for the BCD family [BoSminchisescu08 §3]
+  std::size_t candidates = 60;        // κ, for gbcd [BoSminchisescu08 §3]
+};
+
 class DenseSolver {
  public:
   virtual ~DenseSolver() = default;

@@ -1,6 +1,10 @@
 #include "engine/training/training_method.h"
 
 #include "engine/core/error.h"
+#include "engine/solvers/block_coordinate_descent.h"
+#include "engine/solvers/cholesky_solver.h"
+#include "engine/solvers/conjugate_gradient.h"
+#include "engine/solvers/sequential_minimal_optimization.h"
 #include "engine/sparse/greedy_basis_selection.h"
 #include "engine/sparse/sparse_fit.h"
 
@@ -14,21 +18,77 @@
 namespace gpstream {
 namespace {
 
+
+// The factories of the entries below.
+
+std::unique_ptr<DenseSolver> make_block_coordinate_descent(const SolverOptions& options, KernelMatrix& kernel) {
+  GPSTREAM_CHECK(options.active_set_size > 0, "the active set size m of {} must be at least 1", options.name);
+  return std::make_unique<BlockCoordinateDescent>(kernel, make_active_set_policy(options.name, options.candidates),
+                                                  options.active_set_size);
+}
+template <class Solver>
+std::unique_ptr<DenseSolver> make_dense(const SolverOptions&, KernelMatrix& kernel) {
+  return std::make_unique<Solver>(kernel);
+}
+
+std::unique_ptr<SparseTrainingMethod> make_greedy_basis(const SparseMethodOptions& options, KernelMatrix& kernel,
+                                                        std::span<const double> y, SolverState& state) {
+  const GreedyBasisOptions greedy{parse_basis_criterion(options.name), options.basis_size, options.candidates};
+  return std::make_unique<GreedyBasisSelection>(kernel, y, greedy, state);
+}
+std::unique_ptr<SparseTrainingMethod> make_cholqr(const SparseMethodOptions& options, KernelMatrix& kernel,
+                                                  std::span<const double> y, SolverState& state) {
+  CholQrOptions cholqr = options.cholqr;
+  cholqr.basis_size = options.basis_size;
+  cholqr.seed = options.seed;
+  return std::make_unique<CholQrSelection>(kernel, y, cholqr, state);
+}
+std::unique_ptr<SparseTrainingMethod> make_online(const SparseMethodOptions& options, KernelMatrix& kernel,
+                                                  std::span<const double> y, SolverState& state) {
+  OnlineGpOptions online = options.online;
+  online.basis_size = options.basis_size;
+  return std::make_unique<OnlineGp>(kernel, y, online, state);
+}
+SparseModel fit_random_basis(const SparseMethodOptions& options, KernelMatrix& kernel, std::span<const double> y) {
+  return fit_on_random_basis(options.name, kernel, y, options.basis_size, options.seed);
+}
+
+using enum MethodFamily;
+using enum ToleranceMeaning;
+constexpr ColumnReusePattern no_reuse = ColumnReusePattern::none, reselected = ColumnReusePattern::reselected,
+                              basis = ColumnReusePattern::basis;
+
+// The registry, in the order the help lists it.
 constexpr TrainingMethod kMethods[] = {
-    {"gbcd", true, ToleranceMeaning::gradient_norm, 4, ColumnReusePattern::reselected, true},
-    {"bcd-cyclic", true, ToleranceMeaning::gradient_norm, 5, ColumnReusePattern::reselected, true},
-    {"bcd-gradient", true, ToleranceMeaning::gradient_norm, 6, ColumnReusePattern::reselected, true},
-    {"cg", true, ToleranceMeaning::gradient_norm, 5, ColumnReusePattern::none, true},
-    {"smo", true, ToleranceMeaning::gradient_norm, 4, ColumnReusePattern::none, false},
-    {"cholesky", true, ToleranceMeaning::gradient_norm, 3, ColumnReusePattern::none, false},
-    {"sd", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none, true},
-    {"sr", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none, true},
-    {"sgma", false, ToleranceMeaning::none, 2, ColumnReusePattern::basis, true},
-    {"mpgp", false, ToleranceMeaning::none, 2, ColumnReusePattern::basis, true},
-    {"sggp", false, ToleranceMeaning::gap, 2, ColumnReusePattern::basis, true},
-    {"nystrom", false, ToleranceMeaning::direct, 2, ColumnReusePattern::none, true},
-    {"cholqr", false, ToleranceMeaning::relative_decrease, 2, ColumnReusePattern::none, false},
-    {"online", false, ToleranceMeaning::none, 2, ColumnReusePattern::none, false},
+    {"gbcd", "greedy block coordinate descent: each iteration the m rows whose update lowers the objective most, "
+             "scored among kappa candidates [BoSminchisescu08]",
+     dense_solver, gradient_norm, 4, reselected, true, make_block_coordinate_descent},
+    {"bcd-cyclic", "block coordinate descent over consecutive blocks of m rows [BoSminchisescu08 §3]", dense_solver,
+     gradient_norm, 5, reselected, true, make_block_coordinate_descent},
+    {"bcd-gradient", "block coordinate descent on the m rows of largest |g| [BoSminchisescu08 §3]", dense_solver,
+     gradient_norm, 6, reselected, true, make_block_coordinate_descent},
+    {"cg", "conjugate gradient, the reference iterative solver", dense_solver, gradient_norm, 5, no_reuse, true,
+     make_dense<ConjugateGradient>},
+    {"smo", "sequential minimal optimisation: two coordinates a step [Platt98]", dense_solver, gradient_norm, 4, no_reuse,
+     false, make_dense<SequentialMinimalOptimization>},
+    {"cholesky", "a Cholesky factor of K-bar (n^2 doubles in memory): the exact reference", dense_solver,
+     gradient_norm, 3, no_reuse, false, make_dense<CholeskySolver>},
+    {"sd", "subset of data: the exact GP on m random rows [RW06 §8.3.1]", sparse_direct, direct, 2, no_reuse, true,
+     nullptr, nullptr, fit_random_basis},
+    {"sr", "subset of regressors on m random basis rows [RW06 §8.3.2]", sparse_direct, direct, 2, no_reuse, true, nullptr,
+     nullptr, fit_random_basis},
+    {"sgma", "subset of regressors on a basis chosen by sparse greedy matrix approximation [SmolaScholkopf00]",
+     sparse_iterative, none, 2, basis, true, nullptr, make_greedy_basis},
+    {"mpgp", "subset of regressors on a matching-pursuit basis [KeerthiChu06]", sparse_iterative, none, 2, basis, true,
+     nullptr, make_greedy_basis},
+    {"sggp", "sparse greedy GP, until the gap of its bounds is below --gap [SmolaBartlett01]", sparse_iterative, gap,
+     2, basis, true, nullptr, make_greedy_basis},
+    {"nystrom", "the Nystrom reduced-rank approximation, for comparison [WilliamsSeeger01; SchwaighoferTresp03 §2.1]",
+     sparse_direct, direct, 2, no_reuse, true, nullptr, nullptr, fit_random_basis},
+    {"cholqr", "inducing set and kernel optimised together [Cao15]", sparse_iterative, relative_decrease, 2, no_reuse,
+     false, nullptr, make_cholqr},
+    {"online", "the sparse online GP, one streamed pass [CsatoOpper02]", sparse_iterative, none, 2, no_reuse, false,
+     nullptr, make_online},
 };
 
 void check_basis_size(const SparseMethodOptions& options, const KernelMatrix& kernel) {
@@ -51,11 +111,10 @@ const TrainingMethod* find_training_method(const std::string& name) {
 
 std::string describe_stopping_rule(const StoppingRule& rule, const std::string& method) {
   const TrainingMethod* found = find_training_method(method);
-  const ToleranceMeaning meaning = found != nullptr ? found->tolerance : ToleranceMeaning::gradient_norm;
-  std::string text = meaning == ToleranceMeaning::gap ? fmt::format("gap {:g}", rule.tolerance)
-                     : meaning == ToleranceMeaning::gradient_norm || meaning == ToleranceMeaning::relative_decrease
-                         ? fmt::format("tol {:g}", rule.tolerance)
-                         : std::string("to the basis size");
+  GPSTREAM_CHECK(found != nullptr, "unknown training method \"{}\"", method);
+  std::string text = found->tolerance == ToleranceMeaning::gap ? fmt::format("gap {:g}", rule.tolerance)
+                     : found->stops_at_tolerance()           ? fmt::format("tol {:g}", rule.tolerance)
+                                                             : std::string("to the basis size");
   text += rule.max_iterations == std::numeric_limits<std::uint64_t>::max()
               ? ", no iteration limit"
               : fmt::format(", at most {} iterations in all", rule.max_iterations);
@@ -68,40 +127,47 @@ std::string describe_stopping_rule(const StoppingRule& rule, const std::string& 
 std::string training_method_names(bool dense) {
   std::vector<std::string> names;
   for (const TrainingMethod& method : kMethods) {
-    if (method.dense == dense) names.emplace_back(method.name);
+    if (method.dense() == dense) names.emplace_back(method.name);
   }
   return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string training_method_help(bool dense) {
+  std::string help;
+  for (const TrainingMethod& method : kMethods) {
+    if (method.dense() == dense) help += fmt::format("{}{}: {}", help.empty() ? "" : "; ", method.name, method.help);
+  }
+  return help;
+}
+
+std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMatrix& kernel) {
+  const TrainingMethod* method = find_training_method(options.name);
+  GPSTREAM_CHECK(method != nullptr && method->dense(), "unknown solver \"{}\" (choose {})", options.name,
+                 training_method_names(/*dense=*/true));
+  GPSTREAM_CHECK(method->runs_on_ranks || !kernel.distributed(),
+                 "{} does not run on rows partitioned among ranks yet", options.name);
+  return method->make_dense(options, kernel);
 }
 
 std::unique_ptr<SparseTrainingMethod> make_sparse_training_method(const SparseMethodOptions& options,
                                                                   KernelMatrix& kernel, std::span<const double> y,
                                                                   SolverState& state) {
   const TrainingMethod* method = find_training_method(options.name);
-  GPSTREAM_CHECK(method != nullptr && !method->dense && method->iterative(), "'{}' is not an iterative sparse model",
-                 options.name);
+  GPSTREAM_CHECK(method != nullptr && method->family == MethodFamily::sparse_iterative,
+                 "'{}' is not an iterative sparse model", options.name);
   GPSTREAM_CHECK(method->runs_on_ranks || !kernel.distributed(), "{} does not run on rows partitioned among ranks yet",
                  options.name);
   check_basis_size(options, kernel);
-  if (options.name == "cholqr") {
-    CholQrOptions cholqr = options.cholqr;
-    cholqr.basis_size = options.basis_size;
-    cholqr.seed = options.seed;
-    return std::make_unique<CholQrSelection>(kernel, y, cholqr, state);
-  }
-  if (options.name == "online") {
-    OnlineGpOptions online = options.online;
-    online.basis_size = options.basis_size;
-    return std::make_unique<OnlineGp>(kernel, y, online, state);
-  }
-  const GreedyBasisOptions greedy{parse_basis_criterion(options.name), options.basis_size, options.candidates};
-  return std::make_unique<GreedyBasisSelection>(kernel, y, greedy, state);
+  return method->make_sparse(options, kernel, y, state);
 }
 
 SparseModel fit_direct_sparse_model(const SparseMethodOptions& options, KernelMatrix& kernel,
                                     std::span<const double> y) {
+  const TrainingMethod* method = find_training_method(options.name);
+  GPSTREAM_CHECK(method != nullptr && method->family == MethodFamily::sparse_direct, "'{}' is not a direct sparse model",
+                 options.name);
   check_basis_size(options, kernel);
-  return kernel.context().execute(
-      [&] { return fit_on_random_basis(options.name, kernel, y, options.basis_size, options.seed); });
+  return kernel.context().execute([&] { return method->fit_direct(options, kernel, y); });
 }
 
 }  // namespace gpstream

@@ -1,12 +1,16 @@
-// Every way gpstream trains a model, by the name the command line and
-// checkpoints use: the dense solvers (engine/solvers) and the sparse models
-// (engine/sparse). Each declares what its convergence measure and tolerance
-// mean, so that no caller decides it from the name; and the sparse ones are
-// made here, as solvers/solver_factory.h makes the dense ones.
+// The method registry: every way gpstream trains a model — the dense
+// solvers (engine/solvers) and the sparse models (engine/sparse) — declared
+// once, in one entry each (training_method.cpp): its name as the command
+// line, checkpoints and Python know it, its family, what its tolerance
+// means, the vectors it holds, whether it reuses kernel columns and runs on
+// ranks, its factory and its help line. Callers decide nothing from a
+// method's name: they read its entry. Adding a method is its own files and
+// one entry.
 #pragma once
 
 #include "engine/kernels/column_cache_setup.h"
 #include "engine/kernels/kernel_matrix.h"
+#include "engine/solvers/dense_solver.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_state.h"
 #include "engine/sparse/cholqr_selection.h"
@@ -31,10 +35,27 @@ enum class ToleranceMeaning {
   direct,             // one or two passes, no iterations (SD, SR, Nyström)
 };
 
+// The typed settings of a sparse model's training, as a checkpoint keeps them.
+struct SparseMethodOptions {
+  std::string name = "sggp";
+  std::size_t basis_size = 1000;  // m
+  std::size_t candidates = 59;    // κ of the greedy selections (Smola & Bartlett's 59)
+  std::uint64_t seed = 1;
+  CholQrOptions cholqr;  // its basis size and seed are the ones above
+  OnlineGpOptions online;
+};
+
+enum class MethodFamily {
+  dense_solver,      // solves K̄α = y: the exact GP
+  sparse_iterative,  // a sparse model fitted iteration by iteration (checkpointable)
+  sparse_direct,     // a sparse model fitted in one or two passes
+};
+
 struct TrainingMethod {
   const char* name;
-  bool dense;                  // a solver of K̄α = y, else a sparse model
-  ToleranceMeaning tolerance;  // iterative (checkpointable) unless direct
+  const char* help;  // one line for --help and the docs: what it is, whose method
+  MethodFamily family;
+  ToleranceMeaning tolerance;
   // Vectors of n values the method holds while it runs, y included (what
   // the memory budget reserves first): α, g, y and diag K̄ for the BCD
   // family and SMO, with the cyclic order or the gradient ranking; CG's
@@ -45,7 +66,19 @@ struct TrainingMethod {
   // Whether it runs on rows partitioned among the ranks of a distributed run
   // (its products and sums formed per rank and combined), not only in one process.
   bool runs_on_ranks;
-  bool iterative() const { return tolerance != ToleranceMeaning::direct; }
+  // The factory of its family; the other two are null.
+  std::unique_ptr<DenseSolver> (*make_dense)(const SolverOptions&, KernelMatrix&) = nullptr;
+  std::unique_ptr<SparseTrainingMethod> (*make_sparse)(const SparseMethodOptions&, KernelMatrix&,
+                                                       std::span<const double> y, SolverState&) = nullptr;
+  SparseModel (*fit_direct)(const SparseMethodOptions&, KernelMatrix&, std::span<const double> y) = nullptr;
+
+  bool dense() const { return family == MethodFamily::dense_solver; }
+  bool iterative() const { return family != MethodFamily::sparse_direct; }
+  // Whether reaching the tolerance ends a run (else it runs to its basis size, its passes or a limit).
+  bool stops_at_tolerance() const {
+    return tolerance == ToleranceMeaning::gradient_norm || tolerance == ToleranceMeaning::relative_decrease ||
+           tolerance == ToleranceMeaning::gap;
+  }
 };
 
 // In the order the help lists them.
@@ -54,20 +87,16 @@ std::span<const TrainingMethod> training_methods();
 const TrainingMethod* find_training_method(const std::string& name);
 // "sd, sr, sgma, …" of the dense or of the sparse ones.
 std::string training_method_names(bool dense);
+// Their help lines, one per method: "gbcd: greedy block coordinate descent …".
+std::string training_method_help(bool dense);
+
+// The dense solver `options.name`. Throws naming the valid solvers for an
+// unknown name, and for a solver that does not run on ranks when `kernel` is distributed.
+std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMatrix& kernel);
 
 // A job's stopping rule as the user reads it, in the terms of `method`'s
 // tolerance: "tol 1e-06, no iteration limit, at most 3600 s of training in all".
 std::string describe_stopping_rule(const StoppingRule& rule, const std::string& method);
-
-// The typed settings of a sparse model's training, as a checkpoint keeps them.
-struct SparseMethodOptions {
-  std::string name = "sggp";
-  std::size_t basis_size = 1000;  // m
-  std::size_t candidates = 59;    // κ of the greedy selections (Smola & Bartlett's 59)
-  std::uint64_t seed = 1;
-  CholQrOptions cholqr;  // its basis size and seed are the ones above
-  OnlineGpOptions online;
-};
 
 // The iterative sparse model `options.name` on `state` (fresh when its
 // auxiliary map is empty, else resumed from it). Throws for a direct or an

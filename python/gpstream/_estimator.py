@@ -19,8 +19,9 @@ from sklearn.utils.validation import check_is_fitted
 from . import _gpstream
 from ._commands import run, run_with_progress
 
-_DENSE_SOLVERS = ("gbcd", "bcd-cyclic", "bcd-gradient", "cg", "smo", "cholesky")
-_SPARSE_MODELS = ("sd", "sr", "sgma", "mpgp", "sggp", "nystrom", "cholqr", "online")
+# From the engine's method registry (engine/training/training_method.h).
+_DENSE_SOLVERS = tuple(method["name"] for method in _gpstream.training_methods() if method["dense"])
+_SPARSE_MODELS = tuple(method["name"] for method in _gpstream.training_methods() if not method["dense"])
 _ISOTROPIC_KERNELS = ("se",)
 
 

@@ -12,6 +12,7 @@
 #include "engine/core/error.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/models/dense_variance.h"
+#include "engine/training/training_method.h"
 #include "storage/dataset/dataset_format.h"
 #include "storage/dataset/dataset_writer.h"
 #include "storage/dataset/training_rows.h"
@@ -170,6 +171,19 @@ py::array_t<double> dense_covariance(const std::string& model_path, const std::s
   return out;
 }
 
+// The method registry's names and families, for the estimator's checks and docs.
+py::list training_methods() {
+  py::list out;
+  for (const gpstream::TrainingMethod& method : gpstream::training_methods()) {
+    py::dict entry;
+    entry["name"] = method.name;
+    entry["dense"] = method.dense();
+    entry["help"] = method.help;
+    out.append(entry);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_gpstream, module) {
@@ -184,6 +198,7 @@ PYBIND11_MODULE(_gpstream, module) {
   module.def("dense_covariance", &dense_covariance, py::arg("model_path"), py::arg("data_path"), py::arg("X"),
              py::arg("memory") = "", py::arg("threads") = 0u,
              "The joint predictive covariance of y* at X for a dense model (target units).");
+  module.def("training_methods", &training_methods, "The training methods of the registry: name, dense, help.");
   module.def("read_model", &read_model, py::arg("path"), "The contents of a gpstream model file, as a dict.");
   module.attr("version") = GPSTREAM_VERSION;
 }

@@ -28,7 +28,7 @@
 #include "engine/data/standardisation.h"
 #include "engine/kernels/kernel.h"
 #include "engine/solvers/solver_driver.h"
-#include "engine/solvers/solver_factory.h"
+#include "engine/solvers/dense_solver.h"
 #include "engine/solvers/solver_state.h"
 #include "engine/training/training_method.h"
 

@@ -10,7 +10,7 @@
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/models/dense_prediction.h"
 #include "engine/solvers/solver_driver.h"
-#include "engine/solvers/solver_factory.h"
+#include "engine/training/training_method.h"
 #include "engine/solvers/solver_state.h"
 #include "engine/training/training_method.h"
 #include "../engine/problems.h"

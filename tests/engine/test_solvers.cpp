@@ -6,7 +6,7 @@
 #include "engine/solvers/block_coordinate_descent.h"
 #include "engine/solvers/cholesky_solver.h"
 #include "engine/solvers/solver_driver.h"
-#include "engine/solvers/solver_factory.h"
+#include "engine/training/training_method.h"
 #include "problems.h"
 
 #include <doctest/doctest.h>

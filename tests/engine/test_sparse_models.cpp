@@ -686,7 +686,7 @@ TEST_CASE("every iterative sparse method's declared tolerance agrees with the me
   KernelMatrix matrix(context, rows, *kernel);
   std::size_t iterative = 0;
   for (const TrainingMethod& method : training_methods()) {
-    if (method.dense || !method.iterative()) continue;
+    if (method.dense() || !method.iterative()) continue;
     const std::string name = method.name;
     CAPTURE(name);
     SparseMethodOptions options;
