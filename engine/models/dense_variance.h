@@ -70,7 +70,7 @@ struct VarianceOptions {
   std::size_t first_row = 0;
   // Stops between iterations after this many seconds, leaving later rows undone.
   double time_limit_seconds = std::numeric_limits<double>::infinity();
-  // The gbcd route's kernel-column cache (solvers/solver_factory.h): the
+  // The gbcd route's kernel-column cache (SolverOptions, solvers/dense_solver.h): the
   // batches re-select the same training variables (a 256-input set: 69 % of
   // the columns of 3 batches were reused), and the results are bitwise the
   // same with it. Configured after the batch memory is reserved, so that it
