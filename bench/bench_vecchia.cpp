@@ -33,7 +33,8 @@ void read_standardised(const std::filesystem::path& path, std::vector<double>& x
   while (std::getline(stream, line)) {
     std::stringstream fields(line);
     std::string field;
-    for (std::size_t k = 0; k <= d && std::getline(fields, field, ','); ++k) (k < d ? x : y).push_back(std::stod(field));
+    for (std::size_t k = 0; k <= d && std::getline(fields, field, ','); ++k)
+      (k < d ? x : y).push_back(std::stod(field));
   }
   const std::size_t n = y.size();
   for (std::size_t l = 0; l <= d; ++l) {

@@ -338,7 +338,8 @@ void learn_and_report(Context& context, TrainingRows& data, const TrainOptions& 
     std::vector<std::string> kernels;
     for (const KernelHyperparameters& shape : learning.kernels) kernels.push_back(kernel_name(shape));
     fmt::print(stderr, "train: learning {} hyperparameters{} on {} random rows ({} restarts; start {}){}\n",
-               fmt::join(kernels, ", "), learning.mean.empty() ? "" : " and a " + learning.mean.describe(dataset.feature_names) + " mean",
+               fmt::join(kernels, ", "),
+               learning.mean.empty() ? "" : " and a " + learning.mean.describe(dataset.feature_names) + " mean",
                learning.subset.subset, learning.subset.restarts, plan.start_origin,
                learning.all_rows ? fmt::format(", then on all {} rows", format_count(dataset.rows)) : "");
   }
@@ -654,8 +655,7 @@ int run_train_alone(const std::vector<std::string>& args) {
 namespace {
 
 // A training job; `replay`: the evaluations of its hyperparameter search so far (a job interrupted while learning).
-int run_train_job(const std::vector<std::string>& args, Communicator& ranks,
-                  std::vector<SearchJournal::Entry> replay) {
+int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std::vector<SearchJournal::Entry> replay) {
   CommandSpec spec;
   TrainOptions options;
   describe_command(spec, options);
@@ -665,18 +665,21 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks,
     // Interrupted while learning its hyperparameters: the job as launched, its search replayed.
     for (const std::string& word : args) {
       if (word != "--resume" && word != options.resume && word != "-q" && word != "--quiet") {
-        throw UsageError(fmt::format("'{}' holds a job still learning its hyperparameters: resume it with "
-                                     "gpstream train --resume {} alone (it keeps the options it was launched with)",
-                                     options.resume, shell_quoted(options.resume)));
+        throw UsageError(
+            fmt::format("'{}' holds a job still learning its hyperparameters: resume it with "
+                        "gpstream train --resume {} alone (it keeps the options it was launched with)",
+                        options.resume, shell_quoted(options.resume)));
       }
     }
     SearchCheckpoint saved = read_search_checkpoint(options.resume);
-    GPSTREAM_CHECK(saved.command == "train", "'{}' holds a search of gpstream {}, not a training job's: continue it "
-                   "with that command", options.resume, saved.command);
+    GPSTREAM_CHECK(saved.command == "train",
+                   "'{}' holds a search of gpstream {}, not a training job's: continue it "
+                   "with that command",
+                   options.resume, saved.command);
     if (values.count("quiet") != 0) saved.arguments.push_back("-q");
     if (!options.quiet) {
-      fmt::print(stderr, "train: resuming the hyperparameter search saved in '{}' ({} evaluations)\n",
-                 options.resume, saved.entries.size());
+      fmt::print(stderr, "train: resuming the hyperparameter search saved in '{}' ({} evaluations)\n", options.resume,
+                 saved.entries.size());
     }
     return run_train_job(saved.arguments, ranks, std::move(saved.entries));
   }
@@ -743,10 +746,11 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks,
     } catch (const Cancelled& stopped) {
       if (checkpoint_path.empty()) throw;
       searching.write_now();
-      throw Cancelled(fmt::format("{} while learning the hyperparameters; {} evaluations saved in {}. Resume with:\n  "
-                                  "{}gpstream train --resume {}",
-                                  stopped.what(), searching.journal().entries().size(), checkpoint_path,
-                                  launcher(ranks.size()), shell_quoted(checkpoint_path)));
+      throw Cancelled(
+          fmt::format("{} while learning the hyperparameters; {} evaluations saved in {}. Resume with:\n  "
+                      "{}gpstream train --resume {}",
+                      stopped.what(), searching.journal().entries().size(), checkpoint_path, launcher(ranks.size()),
+                      shell_quoted(checkpoint_path)));
     }
     if (!configuration.standardisation.mean.coefficients.empty()) {
       data.reset();  // the targets the solver sees are the residuals of the learned mean

@@ -221,7 +221,8 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
     };
     const KernelHyperparameters& h = fit.hyperparameters;
     std::string values = fmt::format("{}; {:.3g}, {:.3g}", list(h.lengthscales), h.signal_variance, h.noise_variance);
-    for (const KernelTerm& term : h.added) values += fmt::format(" + {}; {:.3g}", list(term.lengthscales), term.signal_variance);
+    for (const KernelTerm& term : h.added)
+      values += fmt::format(" + {}; {:.3g}", list(term.lengthscales), term.signal_variance);
     lines.push_back(fmt::format("{:<14} {:>16.2f} {:>24}  {}{}", fit.name, fit.subset.search.objective,
                                 learned.all_rows ? fmt::format("{:.2f}", fit.objective) : std::string("-"), values,
                                 learned.candidates.size() > 1 && c == learned.chosen ? "  <- chosen" : ""));
@@ -240,7 +241,8 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
       intercept -= slope * standardisation.x_mean.at(l);
       terms.push_back(fmt::format("{:+.4g} {}", slope, l < feature_names.size() ? feature_names[l] : "x"));
     }
-    lines.push_back(fmt::format("mean ({}): {:.4g} {}", mean.describe(feature_names), intercept, fmt::join(terms, " ")));
+    lines.push_back(
+        fmt::format("mean ({}): {:.4g} {}", mean.describe(feature_names), intercept, fmt::join(terms, " ")));
   }
   return lines;
 }
@@ -273,13 +275,13 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
   const CandidateFit& best = learned.best();
   HyperparameterProvenance provenance;
   provenance.negative_log_marginal_likelihood = best.objective;
-  provenance.objective = learned.all_rows ? fmt::format("Vecchia, {} neighbours per row, on all rows (from the "
-                                                        "exact likelihood's optimum on the subset)",
-                                                        options.vecchia.neighbours)
+  provenance.objective = learned.all_rows ? fmt::format(
+                                                "Vecchia, {} neighbours per row, on all rows (from the "
+                                                "exact likelihood's optimum on the subset)",
+                                                options.vecchia.neighbours)
                                           : std::string("exact, on a random subset");
   provenance.rows = learned.rows;
-  for (const CandidateFit& fit : learned.candidates)
-    provenance.candidates.emplace_back(fit.name, fit.objective);
+  for (const CandidateFit& fit : learned.candidates) provenance.candidates.emplace_back(fit.name, fit.objective);
   provenance.subset_size = best.subset.subset_size;
   provenance.seed = seed;
   provenance.restarts = options.subset.restarts;

@@ -31,7 +31,8 @@ std::string MeanFunction::describe(const std::vector<std::string>& feature_names
   if (empty()) return "none";
   if (inputs.empty()) return "constant";
   std::vector<std::string> names;
-  for (const std::size_t l : inputs) names.push_back(l < feature_names.size() ? feature_names[l] : fmt::format("{}", l + 1));
+  for (const std::size_t l : inputs)
+    names.push_back(l < feature_names.size() ? feature_names[l] : fmt::format("{}", l + 1));
   return fmt::format("linear in {}", fmt::join(names, ", "));
 }
 
@@ -78,18 +79,21 @@ std::vector<double> least_squares_coefficients(Communicator& ranks, RowSource& r
     }
   }
   // Cholesky of HᵀH (p is a handful): a zero pivot is an input the trend cannot use.
-  std::vector<double> l(sums.begin(), sums.begin() + static_cast<std::ptrdiff_t>(p * p)), beta(sums.end() - static_cast<std::ptrdiff_t>(p), sums.end());
+  std::vector<double> l(sums.begin(), sums.begin() + static_cast<std::ptrdiff_t>(p * p)),
+      beta(sums.end() - static_cast<std::ptrdiff_t>(p), sums.end());
   for (std::size_t j = 0; j < p; ++j) {
     double pivot = l[j * p + j];
     for (std::size_t k = 0; k < j; ++k) pivot -= l[j * p + k] * l[j * p + k];
     const bool intercept_column = basis.intercept && j == 0;
-    const std::size_t input = basis.inputs.empty() || intercept_column ? 0 : basis.inputs[j - (basis.intercept ? 1 : 0)];
-    GPSTREAM_CHECK(pivot > 1e-10 * std::max(sums[j * p + j], 1e-300),
-                   "the mean's {} is {}: the least-squares trend cannot use it; leave it out of --mean",
-                   intercept_column ? std::string("intercept")
-                                    : "input \"" + (input < feature_names.size() ? feature_names[input]
-                                                                                  : std::to_string(input + 1)) + "\"",
-                   intercept_column ? "redundant" : "constant, or a combination of the others");
+    const std::size_t input =
+        basis.inputs.empty() || intercept_column ? 0 : basis.inputs[j - (basis.intercept ? 1 : 0)];
+    GPSTREAM_CHECK(
+        pivot > 1e-10 * std::max(sums[j * p + j], 1e-300),
+        "the mean's {} is {}: the least-squares trend cannot use it; leave it out of --mean",
+        intercept_column
+            ? std::string("intercept")
+            : "input \"" + (input < feature_names.size() ? feature_names[input] : std::to_string(input + 1)) + "\"",
+        intercept_column ? "redundant" : "constant, or a combination of the others");
     l[j * p + j] = std::sqrt(pivot);
     for (std::size_t i = j + 1; i < p; ++i) {
       double value = l[i * p + j];
@@ -144,10 +148,10 @@ MeanFunction parse_mean_function(const std::string& text, const std::vector<std:
     } else {
       std::size_t number = 0;
       const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), number);
-      GPSTREAM_CHECK(error == std::errc() && end == word.data() + word.size() && number >= 1 &&
-                         number <= feature_names.size(),
-                     "the mean's input \"{}\" is neither an input's name nor a number from 1 to {} (inputs: {})", word,
-                     feature_names.size(), fmt::join(feature_names, ", "));
+      GPSTREAM_CHECK(
+          error == std::errc() && end == word.data() + word.size() && number >= 1 && number <= feature_names.size(),
+          "the mean's input \"{}\" is neither an input's name nor a number from 1 to {} (inputs: {})", word,
+          feature_names.size(), fmt::join(feature_names, ", "));
       column = number - 1;
     }
     GPSTREAM_CHECK(std::find(mean.inputs.begin(), mean.inputs.end(), column) == mean.inputs.end(),

@@ -68,9 +68,9 @@ void NeighbourIndex::nearest_before(std::size_t i, std::size_t k, std::size_t li
     for (std::size_t j = 0; j < limit; ++j) found.emplace_back(squared_distance(j), static_cast<std::uint32_t>(j));
   } else {
     // The q nearest of all n hold about q·limit/n points before `limit`: ask for enough, more if they fall short.
-    std::size_t q = std::min(n_, std::max(2 * k, static_cast<std::size_t>(1.5 * static_cast<double>(k) *
-                                                                          static_cast<double>(n_) /
-                                                                          static_cast<double>(limit))));
+    std::size_t q =
+        std::min(n_, std::max(2 * k, static_cast<std::size_t>(1.5 * static_cast<double>(k) * static_cast<double>(n_) /
+                                                              static_cast<double>(limit))));
     std::vector<std::uint32_t> indices;
     std::vector<double> distances;
     for (;;) {

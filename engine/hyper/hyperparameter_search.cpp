@@ -189,8 +189,8 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
   GPSTREAM_CHECK(theta.size() >= 2, "a kernel needs at least 2 parameters (log s², log σ²), not {}", theta.size());
   KernelHyperparameters shape;  // a single kernel: all but the last two are lengthscales
   shape.lengthscales.assign(theta.size() - 2, 1.0);
-  return minimise_log_parameters(objective, std::move(theta), shape, 0, min_noise_variance, tolerance,
-                                 max_evaluations, context);
+  return minimise_log_parameters(objective, std::move(theta), shape, 0, min_noise_variance, tolerance, max_evaluations,
+                                 context);
 }
 
 BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, std::vector<double> theta,
@@ -333,8 +333,8 @@ HyperparameterSearchResult learn_hyperparameters(Context& context, const double*
       initial.noise_variance =
           std::max(informed.noise_variance * 10.0 * log_uniform(kRestartNoise), options.min_noise_variance);
     }
-    result.starts.push_back(search_from(context, likelihood, initial, options.mean.coefficients, start, options,
-                                        progress));
+    result.starts.push_back(
+        search_from(context, likelihood, initial, options.mean.coefficients, start, options, progress));
     if (start == 0 || result.starts.back().objective < result.objective) {
       result.objective = result.starts.back().objective;
       result.hyperparameters = result.starts.back().optimum;

@@ -40,13 +40,13 @@ struct ModelLearningOptions {
   SubsetLearningOptions subset;  // step 1 (its mean and journal are set from here)
   bool all_rows = true;          // step 2
   VecchiaOptions vecchia;
-  std::size_t rounds = 3;                   // conditioning-set rounds of step 2, at most
-  std::size_t max_evaluations = 300;        // per round of step 2
+  std::size_t rounds = 3;             // conditioning-set rounds of step 2, at most
+  std::size_t max_evaluations = 300;  // per round of step 2
 };
 
 // One candidate kernel's fits.
 struct CandidateFit {
-  std::string name;  // kernel_name(): "matern12", "matern12+rbf"
+  std::string name;        // kernel_name(): "matern12", "matern12+rbf"
   LearnedOnSubset subset;  // step 1
   // Step 2 (or step 1's result without it): the optimum and −log p there.
   KernelHyperparameters hyperparameters;

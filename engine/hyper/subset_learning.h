@@ -19,11 +19,11 @@ struct SubsetLearningOptions {
   std::size_t restarts = 2;   // as the reference files in shared/data/hyper
   double tolerance = 1e-4;    // GBCD paper §3
   double min_noise_variance = 1e-6;
-  std::size_t max_evaluations = 500;  // per start
-  StartingPoint start;                // the user's part of the first start (standardised units)
-  MeanFunction mean;                  // the prior mean's basis, fitted jointly
-  SearchJournal* journal = nullptr;   // every evaluation through it (hyper/search_journal.h)
-  std::vector<KernelTerm> added;      // terms of a sum kernel beyond the first (their values informed)
+  std::size_t max_evaluations = 500;             // per start
+  StartingPoint start;                           // the user's part of the first start (standardised units)
+  MeanFunction mean;                             // the prior mean's basis, fitted jointly
+  SearchJournal* journal = nullptr;              // every evaluation through it (hyper/search_journal.h)
+  std::vector<KernelTerm> added;                 // terms of a sum kernel beyond the first (their values informed)
   std::optional<KernelHyperparameters> initial;  // the whole first start, shape and values
 };
 

@@ -63,7 +63,10 @@ struct RowWorkspace {
 
 VecchiaLikelihood::VecchiaLikelihood(Context& context, const double* x, std::span<const double> y, std::size_t d,
                                      MeanFunction mean, const VecchiaOptions& options)
-    : context_(context), n_(y.size()), d_(d), m_(std::min(options.neighbours, y.size() > 0 ? y.size() - 1 : 0)),
+    : context_(context),
+      n_(y.size()),
+      d_(d),
+      m_(std::min(options.neighbours, y.size() > 0 ? y.size() - 1 : 0)),
       mean_(std::move(mean)) {
   GPSTREAM_CHECK(n_ >= 2, "the Vecchia likelihood needs at least 2 rows, not {}", n_);
   GPSTREAM_CHECK(options.neighbours >= 1, "the Vecchia likelihood needs at least 1 neighbour per row");
@@ -124,7 +127,7 @@ MarginalLikelihood VecchiaLikelihood::evaluate(const KernelHyperparameters& hype
   const auto kernel = make_kernel(hyperparameters, d);
   const std::size_t kernel_parameters = kernel->parameter_count();  // the noise's slot included
   const std::size_t noise_index = kernel->noise_index();
-  const std::size_t values = 1 + kernel_parameters + p;             // the term, then its gradient
+  const std::size_t values = 1 + kernel_parameters + p;  // the term, then its gradient
   const double noise = hyperparameters.noise_variance;
   const double log_2pi_half = 0.5 * std::log(2.0 * std::numbers::pi);
   // This rank's chunks; every other rank's entries stay 0, so the all-reduce adds each once.

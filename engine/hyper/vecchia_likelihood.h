@@ -62,9 +62,9 @@ class VecchiaLikelihood final : public Likelihood {
   std::size_t n_, d_, m_;
   MeanFunction mean_;
   MemoryReservation memory_;
-  std::vector<double> x_, y_, basis_;        // in the random order: n×d, n, n×p
-  std::vector<std::uint32_t> neighbours_;    // n×m positions (earlier ones), nearest first
-  std::vector<std::uint32_t> counts_;        // how many each row has: min(m, its position)
+  std::vector<double> x_, y_, basis_;      // in the random order: n×d, n, n×p
+  std::vector<std::uint32_t> neighbours_;  // n×m positions (earlier ones), nearest first
+  std::vector<std::uint32_t> counts_;      // how many each row has: min(m, its position)
 };
 
 }  // namespace gpstream

@@ -99,9 +99,8 @@ std::unique_ptr<Kernel> make_sum_kernel(const KernelHyperparameters& hyperparame
   first.added.clear();
   terms.push_back(make_kernel(first, dimension));
   for (const KernelTerm& added : hyperparameters.added) {
-    terms.push_back(make_kernel({added.type, added.lengthscales, added.signal_variance,
-                                 hyperparameters.noise_variance, {}},
-                                dimension));
+    terms.push_back(make_kernel(
+        {added.type, added.lengthscales, added.signal_variance, hyperparameters.noise_variance, {}}, dimension));
   }
   for (const auto& term : terms) {
     GPSTREAM_CHECK(term->constant_self_covariance().has_value(),

@@ -18,7 +18,6 @@
 namespace gpstream {
 namespace {
 
-
 // The factories of the entries below.
 
 std::unique_ptr<DenseSolver> make_block_coordinate_descent(const SolverOptions& options, KernelMatrix& kernel) {
@@ -56,12 +55,13 @@ SparseModel fit_random_basis(const SparseMethodOptions& options, KernelMatrix& k
 using enum MethodFamily;
 using enum ToleranceMeaning;
 constexpr ColumnReusePattern no_reuse = ColumnReusePattern::none, reselected = ColumnReusePattern::reselected,
-                              basis = ColumnReusePattern::basis;
+                             basis = ColumnReusePattern::basis;
 
 // The registry, in the order the help lists it.
 constexpr TrainingMethod kMethods[] = {
-    {"gbcd", "greedy block coordinate descent: each iteration the m rows whose update lowers the objective most, "
-             "scored among kappa candidates [BoSminchisescu08]",
+    {"gbcd",
+     "greedy block coordinate descent: each iteration the m rows whose update lowers the objective most, "
+     "scored among kappa candidates [BoSminchisescu08]",
      dense_solver, gradient_norm, 4, reselected, true, make_block_coordinate_descent},
     {"bcd-cyclic", "block coordinate descent over consecutive blocks of m rows [BoSminchisescu08 §3]", dense_solver,
      gradient_norm, 5, reselected, true, make_block_coordinate_descent},
@@ -69,20 +69,20 @@ constexpr TrainingMethod kMethods[] = {
      gradient_norm, 6, reselected, true, make_block_coordinate_descent},
     {"cg", "conjugate gradient, the reference iterative solver", dense_solver, gradient_norm, 5, no_reuse, true,
      make_dense<ConjugateGradient>},
-    {"smo", "sequential minimal optimisation: two coordinates a step [Platt98]", dense_solver, gradient_norm, 4, no_reuse,
-     false, make_dense<SequentialMinimalOptimization>},
-    {"cholesky", "a Cholesky factor of K-bar (n^2 doubles in memory): the exact reference", dense_solver,
-     gradient_norm, 3, no_reuse, false, make_dense<CholeskySolver>},
+    {"smo", "sequential minimal optimisation: two coordinates a step [Platt98]", dense_solver, gradient_norm, 4,
+     no_reuse, false, make_dense<SequentialMinimalOptimization>},
+    {"cholesky", "a Cholesky factor of K-bar (n^2 doubles in memory): the exact reference", dense_solver, gradient_norm,
+     3, no_reuse, false, make_dense<CholeskySolver>},
     {"sd", "subset of data: the exact GP on m random rows [RW06 §8.3.1]", sparse_direct, direct, 2, no_reuse, true,
      nullptr, nullptr, fit_random_basis},
-    {"sr", "subset of regressors on m random basis rows [RW06 §8.3.2]", sparse_direct, direct, 2, no_reuse, true, nullptr,
-     nullptr, fit_random_basis},
+    {"sr", "subset of regressors on m random basis rows [RW06 §8.3.2]", sparse_direct, direct, 2, no_reuse, true,
+     nullptr, nullptr, fit_random_basis},
     {"sgma", "subset of regressors on a basis chosen by sparse greedy matrix approximation [SmolaScholkopf00]",
      sparse_iterative, none, 2, basis, true, nullptr, make_greedy_basis},
     {"mpgp", "subset of regressors on a matching-pursuit basis [KeerthiChu06]", sparse_iterative, none, 2, basis, true,
      nullptr, make_greedy_basis},
-    {"sggp", "sparse greedy GP, until the gap of its bounds is below --gap [SmolaBartlett01]", sparse_iterative, gap,
-     2, basis, true, nullptr, make_greedy_basis},
+    {"sggp", "sparse greedy GP, until the gap of its bounds is below --gap [SmolaBartlett01]", sparse_iterative, gap, 2,
+     basis, true, nullptr, make_greedy_basis},
     {"nystrom", "the Nystrom reduced-rank approximation, for comparison [WilliamsSeeger01; SchwaighoferTresp03 §2.1]",
      sparse_direct, direct, 2, no_reuse, true, nullptr, nullptr, fit_random_basis},
     {"cholqr", "inducing set and kernel optimised together [Cao15]", sparse_iterative, relative_decrease, 2, no_reuse,
@@ -113,8 +113,8 @@ std::string describe_stopping_rule(const StoppingRule& rule, const std::string& 
   const TrainingMethod* found = find_training_method(method);
   GPSTREAM_CHECK(found != nullptr, "unknown training method \"{}\"", method);
   std::string text = found->tolerance == ToleranceMeaning::gap ? fmt::format("gap {:g}", rule.tolerance)
-                     : found->stops_at_tolerance()           ? fmt::format("tol {:g}", rule.tolerance)
-                                                             : std::string("to the basis size");
+                     : found->stops_at_tolerance()             ? fmt::format("tol {:g}", rule.tolerance)
+                                                               : std::string("to the basis size");
   text += rule.max_iterations == std::numeric_limits<std::uint64_t>::max()
               ? ", no iteration limit"
               : fmt::format(", at most {} iterations in all", rule.max_iterations);
@@ -144,8 +144,8 @@ std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMat
   const TrainingMethod* method = find_training_method(options.name);
   GPSTREAM_CHECK(method != nullptr && method->dense(), "unknown solver \"{}\" (choose {})", options.name,
                  training_method_names(/*dense=*/true));
-  GPSTREAM_CHECK(method->runs_on_ranks || !kernel.distributed(),
-                 "{} does not run on rows partitioned among ranks yet", options.name);
+  GPSTREAM_CHECK(method->runs_on_ranks || !kernel.distributed(), "{} does not run on rows partitioned among ranks yet",
+                 options.name);
   return method->make_dense(options, kernel);
 }
 
@@ -164,8 +164,8 @@ std::unique_ptr<SparseTrainingMethod> make_sparse_training_method(const SparseMe
 SparseModel fit_direct_sparse_model(const SparseMethodOptions& options, KernelMatrix& kernel,
                                     std::span<const double> y) {
   const TrainingMethod* method = find_training_method(options.name);
-  GPSTREAM_CHECK(method != nullptr && method->family == MethodFamily::sparse_direct, "'{}' is not a direct sparse model",
-                 options.name);
+  GPSTREAM_CHECK(method != nullptr && method->family == MethodFamily::sparse_direct,
+                 "'{}' is not a direct sparse model", options.name);
   check_basis_size(options, kernel);
   return kernel.context().execute([&] { return method->fit_direct(options, kernel, y); });
 }

@@ -39,7 +39,8 @@ std::string checksum(const Flattened& flat, const SearchCheckpoint& checkpoint) 
     XXH3_64bits_update(hash, &size, sizeof size);
     XXH3_64bits_update(hash, part->data(), part->size() * sizeof(double));
   }
-  for (const std::string& argument : checkpoint.arguments) XXH3_64bits_update(hash, argument.c_str(), argument.size() + 1);
+  for (const std::string& argument : checkpoint.arguments)
+    XXH3_64bits_update(hash, argument.c_str(), argument.size() + 1);
   XXH3_64bits_update(hash, checkpoint.dataset_fingerprint.c_str(), checkpoint.dataset_fingerprint.size() + 1);
   const std::uint64_t digest = XXH3_64bits_digest(hash);
   XXH3_freeState(hash);
@@ -88,8 +89,9 @@ SearchCheckpoint read_search_checkpoint(const std::string& path) {
   std::size_t point = 0, gradient = 0;
   for (std::size_t k = 0; k < flat.values.size(); ++k) {
     const auto size = [&](double value, std::size_t at, std::size_t available) {
-      GPSTREAM_CHECK(value >= 0 && value == std::floor(value) && static_cast<double>(at) + value <= static_cast<double>(available),
-                     "{}: entry {} has an invalid size {}", path, k + 1, value);
+      GPSTREAM_CHECK(
+          value >= 0 && value == std::floor(value) && static_cast<double>(at) + value <= static_cast<double>(available),
+          "{}: entry {} has an invalid size {}", path, k + 1, value);
       return static_cast<std::size_t>(value);
     };
     const std::size_t p = size(flat.point_sizes[k], point, flat.points.size());

@@ -115,8 +115,11 @@ DatasetDescription DatasetWriter::finish() {
   GPSTREAM_CHECK(rows_ > 0, "{}: no rows to write", output_.path());
   const hid_t root = file_.get();
   const std::string fingerprint = fingerprint_.digest(rows_, feature_names_.size());
-  const Standardisation statistics{x_statistics_.mean(), x_statistics_.standard_deviation(),
-                                   y_statistics_.mean().front(), y_statistics_.standard_deviation().front(), {}};
+  const Standardisation statistics{x_statistics_.mean(),
+                                   x_statistics_.standard_deviation(),
+                                   y_statistics_.mean().front(),
+                                   y_statistics_.standard_deviation().front(),
+                                   {}};
   statistics.validate(output_.path(), feature_names_, target_name_, /*constant_target_allowed=*/true);
 
   hdf5::write_attribute(root, "format", std::string(kDatasetFormat));

@@ -135,9 +135,9 @@ TEST_CASE(
   // One evaluation: the answer is the start, which is the file's values with --signal-var over them.
   const std::string again = directory.file("again.json");
   // The subset's search only, with no mean to fit: what --init starts.
-  const auto stopped = run_gpstream("hyper " + quote(data) + " -o " + quote(again) + " --subset 200 --restarts 0 " +
-                                    "--max-evaluations 1 -q --learn-on subset --mean none --init " + quote(first) +
-                                    " --signal-var 2.5");
+  const auto stopped =
+      run_gpstream("hyper " + quote(data) + " -o " + quote(again) + " --subset 200 --restarts 0 " +
+                   "--max-evaluations 1 -q --learn-on subset --mean none --init " + quote(first) + " --signal-var 2.5");
   CAPTURE(stopped.out);
   CAPTURE(stopped.err);
   REQUIRE(stopped.exit_code == 0);
@@ -197,9 +197,9 @@ TEST_CASE("an interrupted hyperparameter search resumes from its checkpoint to t
   REQUIRE(run_gpstream("hyper " + quote(data) + " -o " + quote(whole) + options).exit_code == 0);
 
   SUBCASE("hyper: run the same command again") {
-    const std::vector<std::string> command = {"hyper",        data,       "-o",          part, "--subset", "300",
-                                              "--restarts",   "1",        "--neighbours", "10", "-q",
-                                              "--checkpoint", checkpoint, "--checkpoint-every", "0.001"};
+    const std::vector<std::string> command = {
+        "hyper", data, "-o",           part,       "--subset",           "300",  "--restarts", "1", "--neighbours",
+        "10",    "-q", "--checkpoint", checkpoint, "--checkpoint-every", "0.001"};
     const auto [code, said] = interrupt_once_checkpointed(command, checkpoint, directory.file("err"));
     CAPTURE(said);
     if (code == 0) {
@@ -227,13 +227,27 @@ TEST_CASE("an interrupted hyperparameter search resumes from its checkpoint to t
   }
   SUBCASE("train --learn-hyper: the resume command printed at launch") {
     const std::string model = directory.file("model.h5"), reference = directory.file("reference.h5");
-    const std::vector<std::string> launch = {
-        "train",      data,  "-o",           model,      "--learn-hyper",      "--subset", "300", "--restarts", "1",
-        "--neighbours", "10", "--max-iter",  "5",        "--checkpoint",       checkpoint, "--checkpoint-every",
-        "0.001",      "-q"};
-    REQUIRE(run_gpstream("train " + quote(data) + " -o " + quote(reference) + " --learn-hyper" + options +
-                         " --max-iter 5")
-                .exit_code == 0);
+    const std::vector<std::string> launch = {"train",
+                                             data,
+                                             "-o",
+                                             model,
+                                             "--learn-hyper",
+                                             "--subset",
+                                             "300",
+                                             "--restarts",
+                                             "1",
+                                             "--neighbours",
+                                             "10",
+                                             "--max-iter",
+                                             "5",
+                                             "--checkpoint",
+                                             checkpoint,
+                                             "--checkpoint-every",
+                                             "0.001",
+                                             "-q"};
+    REQUIRE(
+        run_gpstream("train " + quote(data) + " -o " + quote(reference) + " --learn-hyper" + options + " --max-iter 5")
+            .exit_code == 0);
     std::filesystem::remove(checkpoint);
     const auto [code, said] = interrupt_once_checkpointed(launch, checkpoint, directory.file("err"));
     CAPTURE(said);

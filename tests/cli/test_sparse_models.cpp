@@ -68,7 +68,9 @@ TEST_CASE("every sparse model trains, saves and predicts the engine's closed for
     REQUIRE(rows.size() == inputs.rows);
     const double scale = saved.standardisation.y_std * saved.standardisation.y_std;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      CHECK(rows[i][0] == doctest::Approx(saved.standardisation.restore_target(expected.mean[i], &x[i * saved.columns])).epsilon(1e-9));
+      CHECK(
+          rows[i][0] ==
+          doctest::Approx(saved.standardisation.restore_target(expected.mean[i], &x[i * saved.columns])).epsilon(1e-9));
       CHECK(rows[i][1] ==
             doctest::Approx(scale * (expected.latent[i] + saved.hyperparameters.noise_variance)).epsilon(1e-9));
       CHECK(rows[i][1] > 0.0);

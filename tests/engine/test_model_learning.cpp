@@ -56,8 +56,8 @@ ModelLearningOptions compare_kernels(std::size_t subset, bool all_rows) {
 
 TEST_CASE("auto picks the kernel that generated the data: Matérn 1/2 from a rough GP, rbf from a smooth one") {
   Context context({.seed = 3});
-  for (const auto& [type, expected] : {std::pair{KernelType::matern12, "matern12"},
-                                       std::pair{KernelType::squared_exponential_ard, "rbf"}}) {
+  for (const auto& [type, expected] :
+       {std::pair{KernelType::matern12, "matern12"}, std::pair{KernelType::squared_exponential_ard, "rbf"}}) {
     CAPTURE(expected);
     const Problem p = draw_from_gp({type, {0.8, 1.1}, 1.0, 0.01}, 700, 17);
     InMemoryRowSource rows = p.source();

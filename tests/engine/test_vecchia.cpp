@@ -16,8 +16,8 @@ TEST_CASE("nearest neighbours before a limit equal a brute-force search, in scal
   const std::vector<double> scale = {2.0, 0.5, 1.0};
   const NeighbourIndex index(p.x.data(), p.rows(), 3, scale);
   std::vector<std::uint32_t> found;
-  for (const std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1500}, std::size_t{2500},
-                              std::size_t{5999}}) {
+  for (const std::size_t i :
+       {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1500}, std::size_t{2500}, std::size_t{5999}}) {
     for (const std::size_t limit : {i, p.rows()}) {
       CAPTURE(i);
       CAPTURE(limit);
