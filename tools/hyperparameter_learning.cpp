@@ -227,6 +227,18 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
                                 learned.all_rows ? fmt::format("{:.2f}", fit.objective) : std::string("-"), values,
                                 learned.candidates.size() > 1 && c == learned.chosen ? "  <- chosen" : ""));
   }
+  if (learned.declined) {
+    std::vector<std::string> checks;
+    for (const CandidateFit& fit : learned.candidates) {
+      checks.push_back(fmt::format("{} {:.2g}", fit.name, fit.check.error_per_row));
+    }
+    lines.push_back(fmt::format(
+        "not refined on all rows: the Vecchia likelihood (m = {}) is off the exact one on {} random rows by ({}) "
+        "nats per row, trusted within {:g}: its optimum would not be better than the subset's (more --neighbours "
+        "may help)",
+        options.vecchia.neighbours, format_count(learned.candidates.front().check.rows), fmt::join(checks, ", "),
+        options.trusted_error_per_row));
+  }
   const Standardisation learned_mean = with_learned_mean(standardisation, learned, options);
   const MeanFunction& mean = learned_mean.mean;
   if (!mean.empty()) {

@@ -112,16 +112,9 @@ std::vector<double> least_squares_coefficients(Communicator& ranks, RowSource& r
   return beta;
 }
 
-void MeanResidualRowSource::do_read_rows(std::size_t first, std::size_t count, double* x, double* y) {
-  inner_.read_rows(first, count, x, y);
+void MeanResidualRowSource::transform(double* x, double* y, std::size_t count) const {
   if (y == nullptr) return;
   for (std::size_t i = 0; i < count; ++i) y[i] -= mean_.value(x + i * columns());
-}
-
-void MeanResidualRowSource::do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) {
-  inner_.gather_rows(indices, x, y);
-  if (y == nullptr) return;
-  for (std::size_t i = 0; i < indices.size(); ++i) y[i] -= mean_.value(x + i * columns());
 }
 
 MeanFunction parse_mean_function(const std::string& text, const std::vector<std::string>& feature_names) {

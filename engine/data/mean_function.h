@@ -53,18 +53,12 @@ std::vector<double> least_squares_coefficients(Communicator& ranks, RowSource& r
                                                const std::vector<std::string>& feature_names);
 
 // The rows of another source with the targets' trend taken off: y − h(x)ᵀβ.
-class MeanResidualRowSource final : public RowSource {
+class MeanResidualRowSource final : public TransformedRowSource {
  public:
-  MeanResidualRowSource(RowSource& inner, MeanFunction mean) : inner_(inner), mean_(std::move(mean)) {}
-  std::size_t rows() const override { return inner_.rows(); }
-  std::size_t columns() const override { return inner_.columns(); }
-  bool has_targets() const override { return inner_.has_targets(); }
-  std::size_t preferred_block_alignment() const override { return inner_.preferred_block_alignment(); }
+  MeanResidualRowSource(RowSource& inner, MeanFunction mean) : TransformedRowSource(inner), mean_(std::move(mean)) {}
 
  private:
-  void do_read_rows(std::size_t first, std::size_t count, double* x, double* y) override;
-  void do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) override;
-  RowSource& inner_;
+  void transform(double* x, double* y, std::size_t count) const override;
   MeanFunction mean_;
 };
 

@@ -45,4 +45,28 @@ class RowSource {
   virtual void do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) = 0;
 };
 
+// The rows of another source, changed as they are read (standardised, a
+// trend taken off the targets): its shape is the other's.
+class TransformedRowSource : public RowSource {
+ public:
+  explicit TransformedRowSource(RowSource& inner) : inner_(inner) {}
+  std::size_t rows() const override { return inner_.rows(); }
+  std::size_t columns() const override { return inner_.columns(); }
+  bool has_targets() const override { return inner_.has_targets(); }
+  std::size_t preferred_block_alignment() const override { return inner_.preferred_block_alignment(); }
+
+ private:
+  // Changes `count` rows just read into x (count×d) and y (null when the targets are not wanted).
+  virtual void transform(double* x, double* y, std::size_t count) const = 0;
+  void do_read_rows(std::size_t first, std::size_t count, double* x, double* y) override {
+    inner_.read_rows(first, count, x, y);
+    transform(x, y, count);
+  }
+  void do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) override {
+    inner_.gather_rows(indices, x, y);
+    transform(x, y, indices.size());
+  }
+  RowSource& inner_;
+};
+
 }  // namespace gpstream

@@ -56,22 +56,15 @@ void Standardisation::apply_to_targets(const double* x, double* y, std::size_t c
 }
 
 StandardisedRowSource::StandardisedRowSource(RowSource& inner, Standardisation standardisation)
-    : inner_(inner), standardisation_(std::move(standardisation)) {
+    : TransformedRowSource(inner), standardisation_(std::move(standardisation)) {
   GPSTREAM_CHECK(!standardisation_.standardises_inputs() || standardisation_.x_mean.size() == inner.columns(),
                  "the standardisation is for {} inputs but the data have {}", standardisation_.x_mean.size(),
                  inner.columns());
 }
 
-void StandardisedRowSource::do_read_rows(std::size_t first, std::size_t count, double* x, double* y) {
-  inner_.read_rows(first, count, x, y);
+void StandardisedRowSource::transform(double* x, double* y, std::size_t count) const {
   standardisation_.apply_to_rows(x, count, columns());
   if (y != nullptr) standardisation_.apply_to_targets(x, y, count);
-}
-
-void StandardisedRowSource::do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) {
-  inner_.gather_rows(indices, x, y);
-  standardisation_.apply_to_rows(x, indices.size(), columns());
-  if (y != nullptr) standardisation_.apply_to_targets(x, y, indices.size());
 }
 
 }  // namespace gpstream

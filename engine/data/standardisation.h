@@ -43,20 +43,12 @@ struct Standardisation {
 };
 
 // A RowSource that standardises the rows and targets of another on the fly.
-class StandardisedRowSource final : public RowSource {
+class StandardisedRowSource final : public TransformedRowSource {
  public:
   StandardisedRowSource(RowSource& inner, Standardisation standardisation);
 
-  std::size_t rows() const override { return inner_.rows(); }
-  std::size_t columns() const override { return inner_.columns(); }
-  bool has_targets() const override { return inner_.has_targets(); }
-  std::size_t preferred_block_alignment() const override { return inner_.preferred_block_alignment(); }
-
  private:
-  void do_read_rows(std::size_t first, std::size_t count, double* x, double* y) override;
-  void do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) override;
-
-  RowSource& inner_;
+  void transform(double* x, double* y, std::size_t count) const override;
   Standardisation standardisation_;
 };
 

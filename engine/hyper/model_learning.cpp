@@ -4,6 +4,7 @@
 #include "engine/core/size_arithmetic.h"
 #include "engine/core/work_progress.h"
 #include "engine/data/partitioned_rows.h"
+#include "engine/data/row_source_utilities.h"
 
 #include <fmt/format.h>
 
@@ -65,6 +66,27 @@ void refine_on_all_rows(Context& context, VecchiaLikelihood& vecchia, Likelihood
   fit.all_rows_seconds = seconds_since(started);
 }
 
+VecchiaCheck check_vecchia(Context& context, const std::vector<double>& x, const std::vector<double>& y,
+                           std::size_t d, const ModelLearningOptions& options, const CandidateFit& fit) {
+  const std::size_t n = y.size(), rows = std::min(n, options.subset.subset);
+  std::vector<double> sample_x(checked_multiply(rows, d)), sample_y(rows);
+  const std::vector<std::size_t> sample = random_row_subset(n, rows, context.seed() + 7919);
+  for (std::size_t i = 0; i < rows; ++i) {
+    std::copy_n(x.data() + sample[i] * d, d, sample_x.data() + i * d);
+    sample_y[i] = y[sample[i]];
+  }
+  ExactLikelihood exact(sample_x.data(), sample_y, d, options.mean);
+  VecchiaLikelihood vecchia(context, sample_x.data(), sample_y, d, options.mean, options.vecchia);
+  vecchia.condition_on(fit.hyperparameters);
+  const MarginalLikelihood reference = exact.evaluate(fit.hyperparameters, fit.mean_coefficients);
+  const MarginalLikelihood estimate = vecchia.evaluate(fit.hyperparameters, fit.mean_coefficients);
+  VecchiaCheck check;
+  check.rows = rows;
+  check.error_per_row = std::abs(estimate.value - reference.value) / static_cast<double>(rows);
+  check.trusted = check.error_per_row <= options.trusted_error_per_row;
+  return check;
+}
+
 }  // namespace
 
 LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
@@ -103,30 +125,36 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
   }
   Likelihood* all_rows_objective = journaled ? static_cast<Likelihood*>(&*journaled) : vecchia.get();
 
-  // Steps 1 and 2 for one candidate; `subset` says its kernel's shape or start.
-  const auto fit_candidate = [&](const SubsetLearningOptions& subset, KernelType type) {
+  // Step 1 for every candidate, then step 2 for each where every candidate's check trusts the Vecchia likelihood
+  // (the candidates are compared on one objective).
+  SubsetLearningOptions subset = options.subset;
+  subset.mean = options.mean;
+  subset.journal = journal;
+  bool trusted = all_rows;
+  for (const KernelHyperparameters& shape : options.kernels) {
+    subset.added = shape.added;
     CandidateFit fit;
-    fit.subset = learn_on_subset(context, rows, partition, type, subset);
+    fit.subset = learn_on_subset(context, rows, partition, shape.type, subset);
     fit.hyperparameters = fit.subset.search.hyperparameters;
     fit.name = kernel_name(fit.hyperparameters);
     fit.mean_coefficients = fit.subset.search.mean_coefficients;
     fit.objective = fit.subset.search.objective;
     learned.evaluations += fit.subset.evaluations;
     if (all_rows) {
-      refine_on_all_rows(context, *vecchia, *all_rows_objective, learned.candidates.size(), options, fit);
+      fit.check = check_vecchia(context, x, y, d, options, fit);
+      trusted = trusted && fit.check.trusted;
+    }
+    learned.candidates.push_back(std::move(fit));
+  }
+  for (std::size_t c = 0; c < learned.candidates.size(); ++c) {
+    CandidateFit& fit = learned.candidates[c];
+    if (trusted) {
+      refine_on_all_rows(context, *vecchia, *all_rows_objective, c, options, fit);
       learned.evaluations += fit.all_rows_evaluations;
     }
     const std::size_t parameters = log_parameters(fit.hyperparameters).size() + fit.mean_coefficients.size();
-    const double rows_compared = static_cast<double>(all_rows ? n : fit.subset.subset_size);
+    const double rows_compared = static_cast<double>(trusted ? n : fit.subset.subset_size);
     fit.criterion = fit.objective + 0.5 * static_cast<double>(parameters) * std::log(rows_compared);
-    learned.candidates.push_back(std::move(fit));
-  };
-  SubsetLearningOptions subset = options.subset;
-  subset.mean = options.mean;
-  subset.journal = journal;
-  for (const KernelHyperparameters& shape : options.kernels) {
-    subset.added = shape.added;
-    fit_candidate(subset, shape.type);
   }
   const auto best = [&] {
     std::size_t chosen = 0;
@@ -136,8 +164,9 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
     return chosen;
   };
   learned.chosen = best();
-  learned.all_rows = all_rows;
-  learned.rows = all_rows ? n : learned.candidates.front().subset.subset_size;
+  learned.all_rows = trusted;
+  learned.declined = all_rows && !trusted;
+  learned.rows = trusted ? n : learned.candidates.front().subset.subset_size;
   learned.seconds = seconds_since(started);
   return learned;
 }
