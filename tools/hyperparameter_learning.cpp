@@ -209,7 +209,7 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
   std::vector<std::string> lines;
   const std::string whole = learned.all_rows ? fmt::format("all {} rows (Vecchia, m = {})", format_count(learned.rows),
                                                            options.vecchia.neighbours)
-                                             : std::string("-");
+                                             : std::string("all rows: not used");
   lines.push_back(fmt::format("{:<14} {:>16} {:>24}  {}", "kernel", "-log p (subset)", "-log p (" + whole + ")",
                               "lengthscales; signal, noise variance"));
   for (std::size_t c = 0; c < learned.candidates.size(); ++c) {
