@@ -221,7 +221,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         if self.optimizer is not None and not learning:
             raise ValueError(f"optimizer={self.optimizer!r}: choose 'lbfgs' or None")
         if not learning and (self.kernel == "auto" or self.mean is not None):
-            raise ValueError(f"kernel='auto' and mean are learned: they need optimizer='lbfgs'")
+            raise ValueError("kernel='auto' and mean are learned: they need optimizer='lbfgs'")
         scales = np.atleast_1d(np.asarray(self.length_scale, dtype=np.float64))
         if scales.size == 1 and self.kernel not in _ISOTROPIC_KERNELS:
             scales = np.repeat(scales, columns)
