@@ -45,13 +45,17 @@ void overwrite_element(const std::string& path, const std::string& name, std::si
 
 // `gpstream ARGS` with `directory` mounted as a tmpfs of `kibibytes`: a full
 // disk (in a user and mount namespace of its own, as an unprivileged user
-// may make). Empty when this machine does not allow it.
+// may make). Empty when this machine does not allow it. Without
+// LeakSanitizer: Debian 12's HDF5 (1.10.8) leaks its file's cache when a
+// write fails for lack of space (HDFGroup/hdf5#4585, fixed in 1.14.5), which
+// is not ours to judge; every other run of the suite keeps the check.
 std::optional<gpstream::testing::CommandResult> run_with_small_disk(const std::string& directory, int kibibytes,
                                                                     const std::string& arguments) {
   const auto probe = run_command("unshare -rm true");
   if (probe.exit_code != 0) return std::nullopt;
-  return run_command(fmt::format("unshare -rm sh -c \"mount -t tmpfs -o size={}k tmpfs '{}' && exec '{}' {}\"",
-                                 kibibytes, directory, GPSTREAM_BINARY, arguments));
+  return run_command(fmt::format(
+      "unshare -rm sh -c \"mount -t tmpfs -o size={}k tmpfs '{}' && exec env ASAN_OPTIONS=detect_leaks=0 '{}' {}\"",
+      kibibytes, directory, GPSTREAM_BINARY, arguments));
 }
 
 // Rows of a dataset each twice, the copy's target different: K̄ singular
