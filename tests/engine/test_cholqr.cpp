@@ -259,7 +259,11 @@ TEST_CASE("CholQR never increases its objective, beats its random start, and res
       options.seed = 5;
       SolverState state;
       const CholQrRun whole = run_cholqr(p, se_ard(3, 1.0, 0.1), options, 3, state, true);
-      for (std::size_t e = 1; e < whole.objectives.size(); ++e) CHECK(whole.objectives[e] <= whole.objectives[e - 1]);
+      // Never up, but for rounding: an epoch that accepts no swap recomputes the same objective by another path,
+      // which differs in the last bits on some BLAS kernels (OPENBLAS_CORETYPE=Haswell: 812.795 then 812.795 + ulps).
+      for (std::size_t e = 1; e < whole.objectives.size(); ++e) {
+        CHECK(whole.objectives[e] <= whole.objectives[e - 1] + 1e-12 * std::abs(whole.objectives[e - 1]));
+      }
       CHECK(whole.objectives.back() < whole.objectives.front() - 1.0);
       CHECK(whole.accepted > 0);
 
