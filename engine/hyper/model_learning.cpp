@@ -111,19 +111,14 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
   };
   const bool all_rows = options.all_rows && n > options.subset.subset &&
                         std::all_of(options.kernels.begin(), options.kernels.end(), stationary);
-  // Step 2's rows and likelihood, made once: every candidate is compared on the same random order.
+  // Step 2's rows, gathered once (the checks sample them).
   std::vector<double> x, y;
   MemoryReservation memory;
-  std::unique_ptr<VecchiaLikelihood> vecchia;
-  std::optional<JournaledLikelihood> journaled;
   if (all_rows) {
     memory = context.memory().reserve(fmt::format("all {} rows in memory for the Vecchia likelihood", n),
                                       checked_multiply(n, d + 1, sizeof(double)), "learn on the subset only");
     gather_all_rows(context, rows, partition, x, y);
-    vecchia = std::make_unique<VecchiaLikelihood>(context, x.data(), y, d, options.mean, options.vecchia);
-    if (journal != nullptr) journaled.emplace(*vecchia, *journal);
   }
-  Likelihood* all_rows_objective = journaled ? static_cast<Likelihood*>(&*journaled) : vecchia.get();
 
   // Step 1 for every candidate, then step 2 for each where every candidate's check trusts the Vecchia likelihood
   // (the candidates are compared on one objective).
@@ -146,6 +141,14 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
     }
     learned.candidates.push_back(std::move(fit));
   }
+  // Step 2's likelihood, made once where it is trusted: every candidate is compared on the same random order.
+  std::unique_ptr<VecchiaLikelihood> vecchia;
+  std::optional<JournaledLikelihood> journaled;
+  if (trusted) {
+    vecchia = std::make_unique<VecchiaLikelihood>(context, x.data(), y, d, options.mean, options.vecchia);
+    if (journal != nullptr) journaled.emplace(*vecchia, *journal);
+  }
+  Likelihood* all_rows_objective = journaled ? static_cast<Likelihood*>(&*journaled) : vecchia.get();
   for (std::size_t c = 0; c < learned.candidates.size(); ++c) {
     CandidateFit& fit = learned.candidates[c];
     if (trusted) {
