@@ -66,8 +66,8 @@ void refine_on_all_rows(Context& context, VecchiaLikelihood& vecchia, Likelihood
   fit.all_rows_seconds = seconds_since(started);
 }
 
-VecchiaCheck check_vecchia(Context& context, const std::vector<double>& x, const std::vector<double>& y,
-                           std::size_t d, const ModelLearningOptions& options, const CandidateFit& fit) {
+VecchiaCheck check_vecchia(Context& context, const std::vector<double>& x, const std::vector<double>& y, std::size_t d,
+                           const ModelLearningOptions& options, const CandidateFit& fit) {
   const std::size_t n = y.size(), rows = std::min(n, options.subset.subset);
   std::vector<double> sample_x(checked_multiply(rows, d)), sample_y(rows);
   const std::vector<std::size_t> sample = random_row_subset(n, rows, context.seed() + 7919);
