@@ -118,6 +118,11 @@ TEST_CASE("hyperparameter learning rejects bad inputs with one clear line and no
   CHECK(run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) + " --init " + quote(other) +
                      " --noise-var 0.1 --lengthscales 1")
             .exit_code == 2);
+  // An option of learning without --learn-hyper is refused, not ignored (--mean used to be).
+  const auto mean_alone = run_gpstream("train " + quote(data) + " -o " + quote(directory.file("m.h5")) +
+                                       " --noise-var 0.1 --lengthscales 1 --mean linear");
+  CHECK(mean_alone.exit_code == 2);
+  CHECK(mean_alone.err.find("--mean is an option of learning: it needs --learn-hyper") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(hyper));
   CHECK_FALSE(std::filesystem::exists(directory.file("m.h5")));
 }
