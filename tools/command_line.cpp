@@ -2,7 +2,7 @@
 
 #include "storage/column_cache/disk_column_tier.h"
 #include "storage/dataset/dataset_writer.h"
-#include "tools/memory_limit.h"
+#include "api/compute.h"
 
 #include <fmt/format.h>
 
@@ -132,51 +132,21 @@ ColumnCacheSettings ColumnCacheOptions::settings(const std::string& output, cons
 }
 
 std::size_t ComputeOptions::memory_budget_bytes() const {
-  if (!memory) {
-    // The ranks of an MPI job on this machine (Open MPI says how many) share its memory.
-    const char* local_ranks = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    const std::size_t sharing = local_ranks != nullptr ? std::max(1ul, std::strtoul(local_ranks, nullptr, 10)) : 1;
-    return default_memory_budget(process_memory_limit()) / sharing;
-  }
-  return parse_byte_size(*memory, "--memory");
+  return context_settings().memory_budget_bytes;
 }
 
 Context::Settings ComputeOptions::context_settings(std::uint64_t seed) const {
-  return {.threads = threads,
-          .memory_budget_bytes = memory_budget_bytes(),
-          .seed = seed,
-          .communicator = nullptr,
-          .include_process_memory = true};
+  ComputeSettings settings{.memory_bytes = std::nullopt, .threads = threads, .seed = seed};
+  if (memory) settings.memory_bytes = parse_byte_size(*memory, "--memory");
+  return gpstream::context_settings(settings);
 }
 
 std::uint64_t parse_byte_size(const std::string& text, const std::string& option) {
-  std::size_t consumed = 0;
-  double number = 0;
   try {
-    number = std::stod(text, &consumed);
-  } catch (const std::exception&) {
-    throw UsageError(fmt::format("{}: \"{}\" is not a size (examples: 512M, 2G)", option, text));
+    return gpstream::parse_byte_size(text, option);
+  } catch (const InvalidArgument& error) {
+    throw UsageError(error.what());
   }
-  std::string unit = text.substr(consumed);
-  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (unit.ends_with("IB")) unit.resize(unit.size() - 2);
-  if (unit.ends_with("B")) unit.resize(unit.size() - 1);
-  double scale = 1;
-  if (unit == "K")
-    scale = 1024.0;
-  else if (unit == "M")
-    scale = 1024.0 * 1024;
-  else if (unit == "G")
-    scale = 1024.0 * 1024 * 1024;
-  else if (unit == "T")
-    scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (!unit.empty())
-    throw UsageError(fmt::format("{}: unknown unit in \"{}\" (use K, M, G or T)", option, text));
-  const double bytes = number * scale;
-  if (!(bytes > 0) || !std::isfinite(bytes) || bytes > 1e18) {
-    throw UsageError(fmt::format("{}: \"{}\" is not a positive size", option, text));
-  }
-  return static_cast<std::uint64_t>(bytes);
 }
 
 bool given(const po::variables_map& values, const char* option) {

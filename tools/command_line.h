@@ -63,7 +63,7 @@ struct DatasetOutputOptions {
 // --memory and --threads, shared by the commands that compute: the
 // settings of the command's Context (engine/core/context.h).
 struct ComputeOptions {
-  std::optional<std::string> memory;  // none: 3/4 of the RAM or of the container's limit (tools/memory_limit.h)
+  std::optional<std::string> memory;  // none: 3/4 of the RAM or of the container's limit (api/memory_limit.h)
   unsigned threads = 0;
 
   void add(po::options_description& options);

@@ -1,22 +1,14 @@
 // gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv
 // gpstream predict --model srm-trans DATA.h5 INPUTS.h5|INPUTS.csv --hyper H.json -o PREDICTIONS.csv
+#include "api/predictor.h"
 #include "engine/core/error.h"
-#include "engine/data/row_source_utilities.h"
-#include "engine/kernels/kernel_matrix.h"
-#include "engine/models/dense_prediction.h"
-#include "engine/models/dense_variance.h"
 #include "engine/models/prediction_metrics.h"
 #include "engine/models/predictive_distribution.h"
-#include "engine/sparse/committee_machine.h"
-#include "engine/sparse/sparse_prediction.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
 #include "storage/csv/prediction_table.h"
-#include "storage/output/atomic_output_file.h"
+#include "storage/dataset/dataset_format.h"
 #include "storage/dataset/hdf5_row_source.h"
-#include "storage/dataset/training_rows.h"
-#include "storage/hyper/hyperparameter_file.h"
-#include "storage/model/dense_model_file.h"
 #include "storage/model/sparse_model_file.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
@@ -26,7 +18,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 
 namespace gpstream::cli {
@@ -73,15 +64,6 @@ struct PredictOptions {
 
   bool committee_machine() const { return model == "bcm"; }
   bool transductive() const { return model == "srm-trans" || committee_machine(); }
-};
-
-// Standardised means and latent variances of the test rows.
-struct Predictions {
-  std::vector<double> mean;
-  std::vector<double> latent;
-  std::size_t negative_variances = 0;
-  std::string how;                     // for the summary line
-  bool stopped_at_time_limit = false;  // a dense model's variances: the rows after the writer's are not done
 };
 
 // Writes the prediction rows in order, in the target's units, and keeps them
@@ -159,169 +141,6 @@ class PredictionWriter {
   std::size_t written_ = 0;
 };
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// A dense model: means streamed over its training rows, written first;
-// then the variances by the route plan_variances picks, each batch written
-// as it finishes.
-// On the ranks of a distributed run, each takes its own rows of the training
-// set and of α (and of the variances' solves), and rank 0 (the one with a
-// writer) writes.
-Predictions predict_with_dense_model(Context& context, const DenseModel& model, const PredictOptions& options,
-                                     const TestSet& test, PredictionWriter* writer) {
-  Communicator& ranks = context.communicator();
-  const std::unique_ptr<TrainingRows> training =
-      open_training_rows(options.data.empty() ? model.dataset_path : options.data, model.standardisation, context,
-                         {.vectors_per_row = 1,
-                          .expected_fingerprint = model.dataset_fingerprint,
-                          .expected_by = "model '" + options.model + "'",
-                          .rank = ranks.rank(),
-                          .ranks = ranks.size()});
-  GPSTREAM_CHECK(training->description().rows == model.rows,
-                 "the training dataset has {} rows but the model {} weights", training->description().rows, model.rows);
-  const std::unique_ptr<Kernel> kernel = make_kernel(model.hyperparameters, model.columns);
-  const RowPartition& own = training->partition();
-  KernelMatrix kernel_matrix(context, training->rows(), own, *kernel);
-  Predictions predictions;
-  const auto start = std::chrono::steady_clock::now();
-  const std::span<const double> alpha = std::span(model.alpha).subspan(own.first, own.count);
-  predictions.mean = predict_mean(kernel_matrix, alpha, test.x.data(), test.rows);
-  if (writer != nullptr) writer->set_means(predictions.mean);
-  predictions.how = fmt::format("means in {:.2f} s", seconds_since(start));
-  if (ranks.size() > 1) predictions.how += fmt::format(" on {} ranks", ranks.size());
-  if (!options.with_variance) return predictions;
-
-  VarianceOptions variance = options.variance;
-  // Where a resumed run starts: rank 0 read it from its output.
-  double first_row = writer != nullptr ? static_cast<double>(writer->written()) : 0.0;
-  ranks.broadcast(std::span(&first_row, 1), 0);
-  variance.first_row = static_cast<std::size_t>(first_row);
-  variance.cache = options.cache.settings(options.output, "output file", context);
-  const VariancePlan plan = plan_variances(kernel_matrix, test.rows, variance);
-  if (!options.quiet) {
-    if (variance.first_row > 0) {
-      fmt::print(stderr, "predict: resuming: rows 1-{} of {} have variances in '{}'\n", variance.first_row, test.rows,
-                 options.output);
-    }
-    fmt::print(stderr, "predict: variances by {}: {}\n", to_string(plan.method), plan.reason);
-  }
-  const ContextInterrupts interrupts(context);
-  ProgressLine progress(!options.quiet);
-  const bool cholesky = plan.method == VarianceMethod::cholesky;
-  ProgressLineObserver observer(progress, cholesky ? "variance (cholesky)" : "variance",
-                                cholesky ? 0.0 : variance.tolerance,
-                                cholesky ? "" : "largest relative error bound of the open rows", 0,
-                                cholesky ? "Mflop (factor of K, then the solves)" : "rows done");
-  const Context::ObserverScope observe(context, {&observer});
-  const auto variance_start = std::chrono::steady_clock::now();
-  std::size_t computed = 0;  // rows whose variances are done
-  const VariancePrediction prediction = predict_latent_variance(kernel_matrix, test.x.data(), test.rows, variance, plan,
-                                                                [&](std::size_t first, std::span<const double> latent) {
-                                                                  if (writer != nullptr)
-                                                                    writer->write_variances(first, latent);
-                                                                  computed += latent.size();
-                                                                });
-  progress.finish();
-  const double seconds = seconds_since(variance_start);
-  predictions.how += fmt::format(", {} variances by {} in {:.2f} s ({:.3g} ms per row): {} batches of up to {} rows",
-                                 computed, to_string(plan.method), seconds,
-                                 1e3 * seconds / static_cast<double>(std::max<std::size_t>(computed, 1)),
-                                 prediction.batches, prediction.batch_rows);
-  if (!cholesky) {
-    predictions.how += fmt::format(", {} iterations, largest relative error bound {:.2e}", prediction.iterations,
-                                   prediction.largest_error_bound);
-    if (const KernelColumnCache* cache = kernel_matrix.column_cache(); cache != nullptr) {
-      const ColumnCacheStatistics& counts = cache->statistics();
-      predictions.how += fmt::format(
-          "; {}: {:.0f}% hits", prediction.cache,
-          100.0 * static_cast<double>(counts.hits) / static_cast<double>(std::max<std::uint64_t>(counts.lookups, 1)));
-    } else if (!prediction.cache.empty()) {
-      predictions.how += "; " + prediction.cache;
-    }
-    if (prediction.unconverged_rows > 0 && !options.quiet) {
-      fmt::print(stderr,
-                 "predict: warning: {} rows stopped above --variance-tol (their relative error is at most {:.2e})\n",
-                 prediction.unconverged_rows, prediction.largest_error_bound);
-    }
-  }
-  predictions.stopped_at_time_limit = prediction.time_limit_reached;
-  return predictions;
-}
-
-// A sparse model: everything from its basis (the Nyström model streams its training rows).
-Predictions predict_with_sparse_model(Context& context, const SparseModel& model, const PredictOptions& options,
-                                      const TestSet& test) {
-  const std::unique_ptr<Kernel> kernel = make_kernel(model.hyperparameters, model.columns);
-  std::unique_ptr<TrainingRows> training;
-  std::unique_ptr<KernelMatrix> kernel_matrix;
-  if (model.variance_form == SparseVarianceForm::reduced_rank) {
-    training =
-        open_training_rows(options.data.empty() ? model.dataset_path : options.data, model.standardisation, context,
-                           {.vectors_per_row = 1,
-                            .expected_fingerprint = model.dataset_fingerprint,
-                            .expected_by = "model '" + options.model + "'"});
-    kernel_matrix = std::make_unique<KernelMatrix>(context, training->rows(), *kernel);
-  }
-  const auto start = std::chrono::steady_clock::now();
-  SparsePrediction prediction = context.execute([&] {
-    return predict_sparse(model, *kernel, test.x.data(), test.rows, options.with_variance, kernel_matrix.get());
-  });
-  const double seconds = seconds_since(start);
-  return {std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances,
-          fmt::format("{} model ({} basis rows): {} in {:.3f} s ({:.3g} ms per row)", model.method, model.basis_size(),
-                      options.with_variance ? "means and variances" : "means", seconds,
-                      1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)))};
-}
-
-// SRM-Trans: each block of --basis test rows is the basis of its own SR fit (engine/sparse/sparse_prediction.h).
-Predictions predict_transductively(Context& context, const PredictOptions& options, const TestSet& test,
-                                   const ModelDescription& model_description, TrainingRows& training) {
-  const std::unique_ptr<Kernel> kernel = make_kernel(model_description.hyperparameters, model_description.columns);
-  KernelMatrix kernel_matrix(context, training.rows(), *kernel);
-  const std::vector<double> y = read_all_targets(training.rows());
-  const ContextInterrupts interrupts(context);
-  ProgressLine progress(!options.quiet);
-  ProgressLineObserver observer(progress, "srm-trans", 0.0, "", 0, "test rows");
-  const Context::ObserverScope observe(context, {&observer});
-  const auto start = std::chrono::steady_clock::now();
-  SparsePrediction prediction =
-      predict_transductive(kernel_matrix, y, test.x.data(), test.rows, options.basis, options.with_variance);
-  progress.finish();
-  const double seconds = seconds_since(start);
-  return {
-      std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances,
-      fmt::format("srm-trans on blocks of {} test rows: trained and predicted in {:.2f} s ({:.3g} ms per row)",
-                  options.basis, seconds, 1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)))};
-}
-
-// --model bcm: k-means modules of the training rows, each an exact GP,
-// combined over query blocks of the test rows.
-Predictions predict_by_committee(Context& context, const PredictOptions& options, const TestSet& test,
-                                 const ModelDescription& model_description, TrainingRows& training) {
-  const std::unique_ptr<Kernel> kernel = make_kernel(model_description.hyperparameters, model_description.columns);
-  KernelMatrix kernel_matrix(context, training.rows(), training.partition(), *kernel);
-  const std::vector<double> y = read_all_targets(training.rows());  // this rank's
-  const ContextInterrupts interrupts(context);
-  ProgressLine progress(!options.quiet);
-  ProgressLineObserver observer(progress, "bcm", 0.0, "", 0, "steps (k-means passes, then modules)");
-  const Context::ObserverScope observe(context, {&observer});
-  const auto start = std::chrono::steady_clock::now();
-  CommitteePrediction prediction =
-      predict_by_committee(kernel_matrix, y, test.x.data(), test.rows, options.committee, options.with_variance);
-  progress.finish();
-  const double seconds = seconds_since(start);
-  std::string how = fmt::format(
-      "bcm with {} k-means modules of {}-{} rows, query blocks of {}: trained and predicted in {:.2f} s ({:.3g} ms per row)",
-      prediction.modules, prediction.smallest_module, prediction.largest_module, prediction.query_block, seconds,
-      1e3 * seconds / static_cast<double>(std::max<std::size_t>(test.rows, 1)));
-  if (prediction.extra_jitter > 0) {
-    how += fmt::format("; {} module covariances needed extra jitter", prediction.extra_jitter);
-  }
-  return {std::move(prediction.mean), std::move(prediction.latent), prediction.negative_variances, std::move(how)};
-}
-
 // Checks the options and sets the model, inputs and training data paths from the arguments.
 void validate(PredictOptions& options, const po::variables_map& values) {
   options.quiet = values.count("quiet") != 0;
@@ -382,49 +201,66 @@ void validate(PredictOptions& options, const po::variables_map& values) {
 }
 
 // What predicts: a model file, or (srm-trans, bcm) the hyperparameters and the training rows.
-struct Predictor {
-  ModelDescription description;
-  std::optional<DenseModel> dense;
-  std::optional<SparseModel> sparse;
-  std::unique_ptr<TrainingRows> training;  // srm-trans, bcm
-};
-
-Predictor load_predictor(Context& context, const PredictOptions& options) {
-  Predictor predictor;
-  ModelDescription& model_description = predictor.description;
-  const std::string& data_path = options.data_path;
-  if (options.transductive()) {
-    const HyperparameterFile file = read_hyperparameter_file(options.hyper);
-    model_description.hyperparameters = file.hyperparameters;
-    const DatasetDescription dataset = read_dataset_description(data_path);
-    model_description.standardisation = file.standardisation ? *file.standardisation : dataset_standardisation(dataset);
-    GPSTREAM_CHECK(model_description.standardisation.x_mean.size() == dataset.columns,
-                   "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper,
-                   model_description.standardisation.x_mean.size(), data_path, dataset.columns);
-    if (options.committee_machine() && options.committee.modules > dataset.rows) {
-      throw UsageError(
-          fmt::format("--modules {} is more than the {} training rows", options.committee.modules, dataset.rows));
+std::unique_ptr<Predictor> open_predictor(Context& context, const PredictOptions& options) {
+  if (!options.transductive()) return open_model_predictor(context, options.model, options.data);
+  if (options.committee_machine() && options.committee.modules > 0) {
+    const std::size_t rows = read_dataset_description(options.data_path).rows;
+    if (options.committee.modules > rows) {
+      throw UsageError(fmt::format("--modules {} is more than the {} training rows", options.committee.modules, rows));
     }
-    // The committee's rows are partitioned among the ranks of a distributed run.
-    const Communicator& ranks = context.communicator();
-    predictor.training = open_training_rows(data_path, model_description.standardisation, context,
-                                            {.vectors_per_row = 1,
-                                             .expected_fingerprint = {},
-                                             .expected_by = {},
-                                             .rank = ranks.rank(),
-                                             .ranks = ranks.size()});
-    model_description.columns = dataset.columns;
-    model_description.feature_names = dataset.feature_names;
-    model_description.target_name = dataset.target_name;
-  } else if (model_type_of(options.model) == "sparse") {
-    predictor.sparse = read_sparse_model(options.model);
-    model_description = *predictor.sparse;
-  } else {
-    predictor.dense = read_dense_model(options.model);
-    model_description = *predictor.dense;
   }
-  return predictor;
+  return open_transductive_predictor(
+      context, {.method = options.committee_machine() ? TransductiveSettings::Method::committee
+                                                      : TransductiveSettings::Method::srm_trans,
+                .data_path = options.data_path,
+                .hyper_path = options.hyper,
+                .block_rows = options.basis,
+                .committee = options.committee});
 }
+
+// The command's side of a prediction: the writer (rank 0), the progress
+// line and Ctrl-C for each long phase.
+class CommandSink final : public PredictionSink {
+ public:
+  CommandSink(Context& context, const PredictOptions& options, PredictionWriter* writer)
+      : context_(context), options_(options), writer_(writer) {}
+
+  void means(std::span<const double> mean) override {
+    if (writer_ != nullptr) writer_->set_means(mean);
+  }
+  void variances(std::size_t first, std::span<const double> latent) override {
+    if (writer_ != nullptr) writer_->write_variances(first, latent);
+  }
+  void begin_phase(const PredictionPhase& phase) override {
+    if (!options_.quiet) {
+      if (options_.variance.first_row > 0 && phase.name.starts_with("variance")) {
+        fmt::print(stderr, "predict: resuming: rows 1-{} of {} have variances in '{}'\n", options_.variance.first_row,
+                   writer_ != nullptr ? writer_->rows() : 0, options_.output);
+      }
+      if (!phase.description.empty()) fmt::print(stderr, "predict: {}\n", phase.description);
+    }
+    interrupts_.emplace(context_);
+    progress_.emplace(!options_.quiet);
+    observer_.emplace(*progress_, phase.name, phase.tolerance, phase.measure, 0, phase.work_unit);
+    scope_.emplace(context_, std::vector<RunObserver*>{&*observer_});
+  }
+  void end_phase() override {
+    scope_.reset();
+    if (progress_) progress_->finish();
+    observer_.reset();
+    progress_.reset();
+    interrupts_.reset();
+  }
+
+ private:
+  Context& context_;
+  const PredictOptions& options_;
+  PredictionWriter* writer_;
+  std::optional<ContextInterrupts> interrupts_;
+  std::optional<ProgressLine> progress_;
+  std::optional<ProgressLineObserver> observer_;
+  std::optional<Context::ObserverScope> scope_;
+};
 
 // The test inputs (with targets from --truth when given), refused when empty.
 TestSet load_test_set(const PredictOptions& options, const ModelDescription& model_description) {
@@ -440,9 +276,9 @@ TestSet load_test_set(const PredictOptions& options, const ModelDescription& mod
 }
 
 // The summary on stderr, and the metrics when the targets are known.
-void report(const PredictOptions& options, const TestSet& test, const Predictor& predictor,
-            const Predictions& predictions, const PredictiveDistribution& distribution) {
-  const Standardisation& standardisation = predictor.description.standardisation;
+void report(const PredictOptions& options, const TestSet& test, const ModelDescription& model,
+            const PredictionReport& predictions, const PredictiveDistribution& distribution) {
+  const Standardisation& standardisation = model.standardisation;
   const std::vector<double>& mean = distribution.mean;
   const std::vector<double>& variance = distribution.variance;
   if (options.quiet) return;
@@ -454,7 +290,7 @@ void report(const PredictOptions& options, const TestSet& test, const Predictor&
   if (predictions.negative_variances > 0) {
     fmt::print(stderr, "predict: warning: the variance formula gave {} negative latent variances, written as 0{}\n",
                predictions.negative_variances,
-               predictor.sparse && predictor.sparse->variance_form == SparseVarianceForm::reduced_rank
+               predictions.reduced_rank
                    ? " (the Nystrom approximation underestimates K there; Schwaighofer & Tresp 2003 section 4.2)"
                    : "");
   }
@@ -592,13 +428,13 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   Context::Settings settings = compute.context_settings(options.variance.seed);
   settings.communicator = &ranks;
   Context context(settings);
-  Predictor predictor = load_predictor(context, options);
-  const ModelDescription& model_description = predictor.description;
+  const std::unique_ptr<Predictor> predictor = open_predictor(context, options);
+  const ModelDescription& model_description = predictor->description();
   // The model's training dataset: a dense model streams it, and no model outlives it being overwritten.
   reads.push_back({"the model's training dataset", model_description.dataset_path});
   check_distinct_files(reads, {{"-o", options.output}});
   if (options.resume) {
-    GPSTREAM_CHECK(predictor.dense.has_value(),
+    GPSTREAM_CHECK(predictor->resumable_variances(),
                    "--resume continues the variances of a dense model; a sparse model predicts in one step");
   }
   TestSet test = load_test_set(options, model_description);
@@ -610,6 +446,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
                    "--resume: '{}' holds variances of {} but this run asks for those of {}; resume with the options "
                    "of the run that wrote it",
                    options.output, resumed->latent ? "f* (--latent)" : "y*", options.latent ? "f* (--latent)" : "y*");
+    options.variance.first_row = resumed->variance.size();
   }
   // Rank 0 writes the predictions.
   std::optional<CsvWriter> csv;
@@ -620,17 +457,14 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
     output.emplace(*csv, model_description, options, std::move(resumed), test.x.data());
   }
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
+  options.variance.cache = options.cache.settings(options.output, "output file", context);
 
-  // Run: a dense model writes as it goes, and a stop publishes the rows done.
-  Predictions predictions;
+  // Run: the writer writes as the predictions come, and a stop publishes the rows done.
+  CommandSink sink(context, options, output ? &*output : nullptr);
+  PredictionReport predictions;
   try {
-    predictions = options.committee_machine()
-                      ? predict_by_committee(context, options, test, model_description, *predictor.training)
-                  : options.transductive()
-                      ? predict_transductively(context, options, test, model_description, *predictor.training)
-                  : predictor.sparse
-                      ? predict_with_sparse_model(context, *predictor.sparse, options, test)
-                      : predict_with_dense_model(context, *predictor.dense, options, test, output ? &*output : nullptr);
+    predictions = predictor->predict(test.x.data(), test.rows,
+                                     {.variance = options.with_variance, .variance_options = options.variance}, sink);
   } catch (const Cancelled&) {
     if (!output) throw;
     PredictionWriter& writer = *output;
@@ -640,9 +474,10 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   }
   if (!output) return 0;  // another rank than 0: rank 0 writes and reports
   PredictionWriter& writer = *output;
-  if (!predictor.dense) {
-    writer.set_means(predictions.mean);
-    if (options.with_variance) writer.write_variances(0, predictions.latent);
+  if (predictions.unconverged_rows > 0 && !options.quiet) {
+    fmt::print(stderr,
+               "predict: warning: {} rows stopped above --variance-tol (their relative error is at most {:.2e})\n",
+               predictions.unconverged_rows, predictions.largest_error_bound);
   }
   if (predictions.stopped_at_time_limit) {
     writer.finish_with_means();
@@ -652,7 +487,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   }
 
   // Report, then publish: a report that fails leaves no output behind.
-  report(options, test, predictor, predictions, writer.distribution());
+  report(options, test, model_description, predictions, writer.distribution());
   writer.finish_with_means();
   return 0;
 }

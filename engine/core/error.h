@@ -28,6 +28,13 @@ class Error : public std::runtime_error {
   int source_line_;
 };
 
+// A value given by the caller (an option, a parameter) that is not valid: the
+// command line reports it as a usage error, Python as a ValueError.
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
 // Thrown when a run was asked to stop (Ctrl-C, SIGTERM) before it finished.
 class Cancelled : public Error {
  public:

@@ -3,8 +3,9 @@
 Arrays are written once to a gpstream dataset (HDF5) in a private work
 directory, which the model refers to; an HDF5 file (`fit("train.h5")` or
 `fit_file`) is used where it is, streamed in blocks when it does not fit
-`memory`. Training and prediction are `gpstream train` and `gpstream
-predict`, run in this process: the same model files as the command line.
+`memory`. Training is `gpstream train`, run in this process: the same model
+files as the command line. Prediction is the engine's predictor on the
+caller's arrays (no file between them), opened once per fitted model.
 """
 import os
 import shutil
@@ -253,6 +254,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     def _set_fitted(self, model_path, data):
         saved = _gpstream.read_model(model_path)
+        self._opened = {}  # the model opened for prediction, on the first predict
         self.model_path_ = model_path
         self.training_data_ = data
         self.model_type_ = saved["type"]
@@ -280,25 +282,26 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             raise RuntimeError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self, "model_path_")
         X = self._validate_data(X, reset=False, dtype=np.float64)
-        inputs, output = self._work.file("inputs.csv"), self._work.file("predictions.csv")
-        np.savetxt(inputs, X, delimiter=",", fmt="%.17g", header=",".join(self._model_features), comments="")
-        args = ["predict", self.model_path_, inputs, "-o", output, "--force"] + self._compute_options()
-        if self._predicts_from_training_rows:
-            args += ["--data", self.training_data_]
-        if return_std:
-            args.append("--variance")
         if return_cov and self.model_type_ != "dense":
             raise NotImplementedError("return_cov is computed for exact models; a sparse model gives return_std")
-        run(*args)
-        columns = np.loadtxt(output, delimiter=",", skiprows=1, ndmin=2)
-        if return_std:
-            return columns[:, 0], columns[:, 2]
+        model = self._open_model()
         if return_cov:
-            threads = 0 if self.n_jobs in (None, -1) else int(self.n_jobs)
-            covariance = _gpstream.dense_covariance(self.model_path_, self.training_data_, X,
-                                                    self.memory or "", threads)
-            return columns[:, 0], covariance
-        return columns[:, 0]
+            return model.predict(X)[0], model.covariance(X)
+        mean, variance = model.predict(X, variance=return_std)
+        if return_std:
+            return mean, np.sqrt(variance)
+        return mean
+
+    def _open_model(self):
+        """The fitted model opened for prediction (api/predictor.h), once: its
+        training rows serve every predict call."""
+        threads = 0 if self.n_jobs in (None, -1) else int(self.n_jobs)
+        data = self.training_data_ if self._predicts_from_training_rows else ""
+        key = (self.model_path_, data, self.memory or "", threads)
+        if key not in self._opened:  # filled in place: predict leaves the estimator's attributes as they are
+            self._opened.clear()
+            self._opened[key] = _gpstream.OpenModel(*key)
+        return self._opened[key]
 
     # ---- files
 
@@ -329,6 +332,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # scikit-learn's (it records its version)
+        state["_opened"] = {}  # opened again where it is unpickled
         work = state.pop("_work", None)
         if work is not None and "model_path_" in state:
             owned = {}

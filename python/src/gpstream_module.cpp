@@ -1,21 +1,22 @@
-// The `gpstream._gpstream` extension: the engine and the gpstream commands
-// in the Python process, for the package in python/gpstream (its
-// scikit-learn estimator is written in Python over these few functions).
+// The `gpstream._gpstream` extension: gpstream's API (api/) in the Python
+// process, for the package in python/gpstream (its scikit-learn estimator
+// is written in Python over these few functions and classes).
 //
-// run() is the command line's own code (tools/commands.h) run in-process —
-// no second implementation: a model trained from Python is the CLI's model,
-// bit for bit, and its errors, progress, checkpoints and Ctrl-C behave as
-// there. Errors map to Python's: a usage mistake to ValueError, a stop
-// (Ctrl-C) to KeyboardInterrupt, the rest to RuntimeError (MemoryError for
-// the memory budget).
+// Prediction is the API's Predictor on the caller's arrays (OpenModel).
+// Training still runs the command line's own code (tools/commands.h)
+// in-process: a model trained from Python is the CLI's model, bit for bit.
+// Errors map to Python's: a usage mistake or an invalid argument to
+// ValueError, a stop (Ctrl-C) to KeyboardInterrupt, the memory budget to
+// MemoryError, the rest to RuntimeError.
+#include "api/compute.h"
+#include "api/predictor.h"
 #include "engine/core/context.h"
 #include "engine/core/error.h"
-#include "engine/kernels/kernel_matrix.h"
-#include "engine/models/dense_variance.h"
+#include "engine/core/stop_flag.h"
+#include "engine/models/predictive_distribution.h"
 #include "engine/training/training_method.h"
 #include "storage/dataset/dataset_format.h"
 #include "storage/dataset/dataset_writer.h"
-#include "storage/dataset/training_rows.h"
 #include "storage/hdf5/hdf5_handle.h"
 #include "storage/model/dense_model_file.h"
 #include "storage/model/sparse_model_file.h"
@@ -26,7 +27,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <condition_variable>
 #include <cstdio>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -128,48 +133,123 @@ py::dict read_model(const std::string& path) {
   return out;
 }
 
-// The joint predictive covariance of y* at the rows Z (raw units, m×d) of a
-// dense model, in the target's units: (K** − K*ᵀK̄⁻¹K* + σ²I)·y_std²
-// (engine/models/dense_variance.h; K̄'s n² doubles within `memory`, "" for
-// the command line's default).
-py::array_t<double> dense_covariance(const std::string& model_path, const std::string& data_path,
-                                     const py::array_t<double, py::array::c_style | py::array::forcecast>& z,
-                                     const std::string& memory, unsigned threads) {
-  const gpstream::DenseModel model = gpstream::read_dense_model(model_path);
-  if (z.ndim() != 2 || static_cast<std::size_t>(z.shape(1)) != model.columns)
-    throw py::value_error("X must have one column per input of the model");
-  const std::size_t m = static_cast<std::size_t>(z.shape(0)), d = model.columns;
-  std::vector<double> rows(z.data(), z.data() + m * d);
-  model.standardisation.apply_to_rows(rows.data(), m, d);
-  gpstream::cli::ComputeOptions compute;
-  if (!memory.empty()) compute.memory = memory;
-  compute.threads = threads;
-  std::vector<double> covariance;
-  {
-    const py::gil_scoped_release unlocked;
-    gpstream::Context context(compute.context_settings());
-    const std::unique_ptr<gpstream::TrainingRows> training =
-        gpstream::open_training_rows(data_path, model.standardisation, context,
-                                     {.vectors_per_row = 1,
-                                      .expected_fingerprint = model.dataset_fingerprint,
-                                      .expected_by = "model '" + model_path + "'",
-                                      .rank = 0,
-                                      .ranks = 1});
-    const std::unique_ptr<gpstream::Kernel> kernel = gpstream::make_kernel(model.hyperparameters, d);
-    gpstream::KernelMatrix matrix(context, training->rows(), *kernel);
-    covariance = gpstream::predict_latent_covariance(matrix, rows.data(), m);
-  }
-  const double scale = model.standardisation.y_std * model.standardisation.y_std;
-  py::array_t<double> out({m, m});
-  double* values = out.mutable_data();
-  for (std::size_t i = 0; i < m; ++i) {
-    for (std::size_t j = 0; j < m; ++j) {
-      const double noise = i == j ? model.hyperparameters.noise_variance : 0.0;  // y* = f* + ε
-      values[i * m + j] = (covariance[i * m + j] + noise) * scale;
+// Runs `work` on a thread of its own while this one waits with the GIL
+// released, checking for Ctrl-C (Python's signal handlers run on the main
+// thread only): a KeyboardInterrupt sets the Context's stop request, the
+// work stops at its next check, and the KeyboardInterrupt is raised.
+template <class Work>
+void run_interruptibly(gpstream::Context& context, Work&& work) {
+  gpstream::StopFlag stop;
+  context.set_stop_flag(&stop);
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;
+  std::exception_ptr failure;
+  std::thread worker([&] {
+    try {
+      work();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    const std::lock_guard lock(mutex);
+    done = true;
+    finished.notify_one();
+  });
+  bool interrupted = false;
+  for (;;) {
+    {
+      const py::gil_scoped_release unlocked;
+      std::unique_lock lock(mutex);
+      if (finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; })) break;
+    }
+    if (!interrupted && PyErr_CheckSignals() != 0) {  // the KeyboardInterrupt stays pending
+      interrupted = true;
+      stop.request();
     }
   }
-  return out;
+  worker.join();
+  context.set_stop_flag(nullptr);
+  if (interrupted || PyErr_Occurred() != nullptr) throw py::error_already_set();
+  if (failure) std::rethrow_exception(failure);
 }
+
+using InputArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// A model opened for prediction (api/predictor.h), in a Context of its own:
+// its training rows are opened once and serve every predict call.
+class OpenModel {
+ public:
+  OpenModel(const std::string& model_path, const std::string& training_data, const std::string& memory,
+            unsigned threads) {
+    gpstream::ComputeSettings settings;
+    if (!memory.empty()) settings.memory_bytes = gpstream::parse_byte_size(memory, "memory");
+    settings.threads = threads;
+    const py::gil_scoped_release unlocked;
+    context_ = std::make_unique<gpstream::Context>(gpstream::context_settings(settings));
+    predictor_ = gpstream::open_model_predictor(*context_, model_path, training_data);
+  }
+
+  // The predictive means and (with `variance`) variances of y* (of f* when `latent`) at the rows of X, in the
+  // target's units.
+  py::tuple predict(const InputArray& x, bool variance, bool latent) {
+    std::vector<double> rows = standardised(x);
+    const std::size_t count = static_cast<std::size_t>(x.shape(0));
+    const gpstream::ModelDescription& model = predictor_->description();
+    struct Collect final : gpstream::PredictionSink {
+      std::vector<double> mean, latent;
+      void means(std::span<const double> values) override { mean.assign(values.begin(), values.end()); }
+      void variances(std::size_t first, std::span<const double> values) override {
+        latent.resize(mean.size());
+        std::copy(values.begin(), values.end(), latent.begin() + static_cast<std::ptrdiff_t>(first));
+      }
+    } sink;
+    gpstream::PredictiveDistribution distribution;
+    run_interruptibly(*context_, [&] {
+      predictor_->predict(rows.data(), count, {.variance = variance, .variance_options = {}}, sink);
+      distribution = gpstream::in_target_units(model.standardisation, model.hyperparameters.noise_variance, latent,
+                                               sink.mean, sink.latent, rows.data());
+    });
+    py::object variances = py::none();
+    if (variance) variances = py::array_t<double>(static_cast<py::ssize_t>(count), distribution.variance.data());
+    return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(count), distribution.mean.data()), variances);
+  }
+
+  // The joint predictive covariance of y* at the rows of X (count × count), in the target's units:
+  // (K** − K*ᵀK̄⁻¹K* + σ²I)·y_std² (engine/models/dense_variance.h; K̄'s n² doubles within the memory budget).
+  py::array_t<double> covariance(const InputArray& x) {
+    std::vector<double> rows = standardised(x);
+    const std::size_t count = static_cast<std::size_t>(x.shape(0));
+    std::vector<double> latent;
+    run_interruptibly(*context_, [&] { latent = predictor_->latent_covariance(rows.data(), count); });
+    const gpstream::ModelDescription& model = predictor_->description();
+    const double scale = model.standardisation.y_std * model.standardisation.y_std;
+    py::array_t<double> out({count, count});
+    double* values = out.mutable_data();
+    for (std::size_t i = 0; i < count; ++i) {
+      for (std::size_t j = 0; j < count; ++j) {
+        const double noise = i == j ? model.hyperparameters.noise_variance : 0.0;  // y* = f* + ε
+        values[i * count + j] = (latent[i * count + j] + noise) * scale;
+      }
+    }
+    return out;
+  }
+
+ private:
+  // A copy of X in the model's standardised units.
+  std::vector<double> standardised(const InputArray& x) const {
+    const gpstream::ModelDescription& model = predictor_->description();
+    if (x.ndim() != 2 || static_cast<std::size_t>(x.shape(1)) != model.columns) {
+      throw py::value_error(fmt::format("X must have {} columns, the model's inputs", model.columns));
+    }
+    const std::size_t count = static_cast<std::size_t>(x.shape(0));
+    std::vector<double> rows(x.data(), x.data() + count * model.columns);
+    model.standardisation.apply_to_rows(rows.data(), count, model.columns);
+    return rows;
+  }
+
+  std::unique_ptr<gpstream::Context> context_;
+  std::unique_ptr<gpstream::Predictor> predictor_;
+};
 
 // The method registry's names and families, for the estimator's checks and docs.
 py::list training_methods() {
@@ -189,15 +269,30 @@ py::list training_methods() {
 PYBIND11_MODULE(_gpstream, module) {
   module.doc() = "gpstream's engine and commands in the Python process (see the gpstream package)";
   gpstream::hdf5::initialise_library();
+  py::register_exception_translator([](std::exception_ptr failure) {
+    try {
+      if (failure) std::rethrow_exception(failure);
+    } catch (const gpstream::InvalidArgument& error) {
+      PyErr_SetString(PyExc_ValueError, error.what());
+    } catch (const gpstream::Cancelled& error) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, error.what());
+    } catch (const gpstream::MemoryBudgetExceeded& error) {
+      PyErr_SetString(PyExc_MemoryError, (std::string(error.what()) + " (or raise memory=)").c_str());
+    }
+  });
   module.def("run", &run_command, py::arg("command"), py::arg("args"),
              "Runs `gpstream COMMAND ARGS...` in this process and returns its exit code.");
   module.def("write_dataset", &write_dataset, py::arg("path"), py::arg("X"), py::arg("y"), py::arg("feature_names"),
              py::arg("target_name"), py::arg("overwrite") = false,
              "Writes arrays as a gpstream dataset (HDF5), as `gpstream convert` does.");
   module.def("describe_dataset", &describe_dataset, py::arg("path"), "A dataset's rows, columns and names.");
-  module.def("dense_covariance", &dense_covariance, py::arg("model_path"), py::arg("data_path"), py::arg("X"),
-             py::arg("memory") = "", py::arg("threads") = 0u,
-             "The joint predictive covariance of y* at X for a dense model (target units).");
+  py::class_<OpenModel>(module, "OpenModel", "A model file opened for prediction (its training rows opened once).")
+      .def(py::init<const std::string&, const std::string&, const std::string&, unsigned>(), py::arg("model_path"),
+           py::arg("training_data") = "", py::arg("memory") = "", py::arg("threads") = 0u)
+      .def("predict", &OpenModel::predict, py::arg("X"), py::arg("variance") = false, py::arg("latent") = false,
+           "(mean, variance or None) at the rows of X, in the target's units.")
+      .def("covariance", &OpenModel::covariance, py::arg("X"),
+           "The joint predictive covariance of y* at the rows of X (exact models), in the target's units.");
   module.def("training_methods", &training_methods, "The training methods of the registry: name, dense, help.");
   module.def("read_model", &read_model, py::arg("path"), "The contents of a gpstream model file, as a dict.");
   module.attr("version") = GPSTREAM_VERSION;

@@ -1,13 +1,13 @@
 // The default memory budget follows the container: cgroup v1 and v2 limits
 // are found from /proc/self/cgroup, on the process's cgroup or a parent.
 #include "test_support.h"
-#include "tools/memory_limit.h"
+#include "api/memory_limit.h"
 
 #include <doctest/doctest.h>
 
 #include <filesystem>
 
-using gpstream::cli::cgroup_memory_limit;
+using gpstream::cgroup_memory_limit;
 using gpstream::testing::ScratchDirectory;
 
 namespace {

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace gpstream::cli {
+namespace gpstream {
 
 // The tightest memory-cgroup limit on this process, if any: read from
 // `proc_self_cgroup` (the text of /proc/self/cgroup) and the hierarchy
@@ -27,4 +27,4 @@ MemoryLimit process_memory_limit();
 // room for the program, the libraries' own buffers and the page cache.
 std::uint64_t default_memory_budget(const MemoryLimit& limit);
 
-}  // namespace gpstream::cli
+}  // namespace gpstream

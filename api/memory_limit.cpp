@@ -1,4 +1,4 @@
-#include "tools/memory_limit.h"
+#include "api/memory_limit.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace gpstream::cli {
+namespace gpstream {
 namespace {
 
 // A limit file's value; nothing for "max", an unreadable file, or a value so
@@ -79,4 +79,4 @@ MemoryLimit process_memory_limit() {
 
 std::uint64_t default_memory_budget(const MemoryLimit& limit) { return limit.bytes / 4 * 3; }
 
-}  // namespace gpstream::cli
+}  // namespace gpstream
