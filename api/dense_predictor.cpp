@@ -18,13 +18,13 @@ class DensePredictor final : public Predictor {
       : Predictor(model), context_(context), alpha_(std::move(model.alpha)) {
     const Communicator& ranks = context.communicator();
     // On the ranks of a distributed run, each takes its own rows of the training set and of α.
-    training_ = open_training_rows(training_data.empty() ? model.dataset_path : training_data, model.standardisation,
-                                   context,
-                                   {.vectors_per_row = 1,
-                                    .expected_fingerprint = model.dataset_fingerprint,
-                                    .expected_by = "model '" + model_path + "'",
-                                    .rank = ranks.rank(),
-                                    .ranks = ranks.size()});
+    training_ =
+        open_training_rows(training_data.empty() ? model.dataset_path : training_data, model.standardisation, context,
+                           {.vectors_per_row = 1,
+                            .expected_fingerprint = model.dataset_fingerprint,
+                            .expected_by = "model '" + model_path + "'",
+                            .rank = ranks.rank(),
+                            .ranks = ranks.size()});
     GPSTREAM_CHECK(training_->description().rows == model.rows,
                    "the training dataset has {} rows but the model {} weights", training_->description().rows,
                    model.rows);
@@ -38,8 +38,7 @@ class DensePredictor final : public Predictor {
     const RowPartition& own = training_->partition();
     PredictionReport report;
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<double> mean =
-        predict_mean(*matrix_, std::span(alpha_).subspan(own.first, own.count), x, rows);
+    const std::vector<double> mean = predict_mean(*matrix_, std::span(alpha_).subspan(own.first, own.count), x, rows);
     sink.means(mean);
     report.how = fmt::format("means in {:.2f} s", seconds_since(start));
     if (ranks.size() > 1) report.how += fmt::format(" on {} ranks", ranks.size());
@@ -52,16 +51,16 @@ class DensePredictor final : public Predictor {
     variance.first_row = static_cast<std::size_t>(first_row);
     const VariancePlan plan = plan_variances(*matrix_, rows, variance);
     const bool cholesky = plan.method == VarianceMethod::cholesky;
-    const PhaseScope phase(sink, {.name = cholesky ? "variance (cholesky)" : "variance",
-                                  .tolerance = cholesky ? 0.0 : variance.tolerance,
-                                  .measure = cholesky ? "" : "largest relative error bound of the open rows",
-                                  .work_unit = cholesky ? "Mflop (factor of K, then the solves)" : "rows done",
-                                  .description = fmt::format("variances by {}: {}", to_string(plan.method),
-                                                             plan.reason)});
+    const PhaseScope phase(sink,
+                           {.name = cholesky ? "variance (cholesky)" : "variance",
+                            .tolerance = cholesky ? 0.0 : variance.tolerance,
+                            .measure = cholesky ? "" : "largest relative error bound of the open rows",
+                            .work_unit = cholesky ? "Mflop (factor of K, then the solves)" : "rows done",
+                            .description = fmt::format("variances by {}: {}", to_string(plan.method), plan.reason)});
     const auto variance_start = std::chrono::steady_clock::now();
     std::size_t computed = 0;  // rows whose variances are done
-    const VariancePrediction prediction =
-        predict_latent_variance(*matrix_, x, rows, variance, plan, [&](std::size_t first, std::span<const double> latent) {
+    const VariancePrediction prediction = predict_latent_variance(
+        *matrix_, x, rows, variance, plan, [&](std::size_t first, std::span<const double> latent) {
           sink.variances(first, latent);
           computed += latent.size();
         });

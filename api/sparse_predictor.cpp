@@ -29,8 +29,8 @@ class SparsePredictor final : public Predictor {
   PredictionReport predict(const double* x, std::size_t rows, const PredictionRequest& request,
                            PredictionSink& sink) override {
     const auto start = std::chrono::steady_clock::now();
-    SparsePrediction prediction = context_.execute(
-        [&] { return predict_sparse(model_, *kernel_, x, rows, request.variance, matrix_.get()); });
+    SparsePrediction prediction =
+        context_.execute([&] { return predict_sparse(model_, *kernel_, x, rows, request.variance, matrix_.get()); });
     const double seconds = seconds_since(start);
     sink.means(prediction.mean);
     if (request.variance) sink.variances(0, prediction.latent);

@@ -31,8 +31,7 @@ ModelDescription describe_transductive_model(const TransductiveSettings& setting
   model.columns = dataset.columns;
   model.feature_names = dataset.feature_names;
   model.target_name = dataset.target_name;
-  model.training.solver =
-      settings.method == TransductiveSettings::Method::committee ? "bcm" : "srm-trans";
+  model.training.solver = settings.method == TransductiveSettings::Method::committee ? "bcm" : "srm-trans";
   return model;
 }
 

@@ -131,9 +131,7 @@ ColumnCacheSettings ColumnCacheOptions::settings(const std::string& output, cons
   return result;
 }
 
-std::size_t ComputeOptions::memory_budget_bytes() const {
-  return context_settings().memory_budget_bytes;
-}
+std::size_t ComputeOptions::memory_budget_bytes() const { return context_settings().memory_budget_bytes; }
 
 Context::Settings ComputeOptions::context_settings(std::uint64_t seed) const {
   ComputeSettings settings{.memory_bytes = std::nullopt, .threads = threads, .seed = seed};

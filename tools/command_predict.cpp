@@ -209,13 +209,13 @@ std::unique_ptr<Predictor> open_predictor(Context& context, const PredictOptions
       throw UsageError(fmt::format("--modules {} is more than the {} training rows", options.committee.modules, rows));
     }
   }
-  return open_transductive_predictor(
-      context, {.method = options.committee_machine() ? TransductiveSettings::Method::committee
-                                                      : TransductiveSettings::Method::srm_trans,
-                .data_path = options.data_path,
-                .hyper_path = options.hyper,
-                .block_rows = options.basis,
-                .committee = options.committee});
+  return open_transductive_predictor(context,
+                                     {.method = options.committee_machine() ? TransductiveSettings::Method::committee
+                                                                            : TransductiveSettings::Method::srm_trans,
+                                      .data_path = options.data_path,
+                                      .hyper_path = options.hyper,
+                                      .block_rows = options.basis,
+                                      .committee = options.committee});
 }
 
 // The command's side of a prediction: the writer (rank 0), the progress

@@ -1,0 +1,314 @@
+// GBCD's greedy selection (BoSminchisescu08 §3, Algorithm 2): m steps, each
+// adding the candidate of a random κ-subset that most decreases the
+// objective, with the active-set factor grown as it goes.
+#include "engine/solvers/block_coordinate_descent.h"
+
+#include "engine/core/error.h"
+#include "engine/data/partitioned_rows.h"
+#include "engine/core/size_arithmetic.h"
+#include "engine/linalg/cholesky.h"
+
+#include <cblas.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/task_group.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_set>
+
+namespace gpstream {
+namespace {
+
+// Gathers the rows of `indices` (resident rows are copied directly).
+void gather(RowSource& rows, std::span<const std::size_t> indices, std::vector<double>& out) {
+  out.resize(checked_multiply(indices.size(), rows.columns()));
+  rows.gather_rows(indices, out.data(), nullptr);
+}
+
+// `count` candidates drawn uniformly from the n variables (Algorithm 2's κ-subsets).
+void draw_candidates(std::mt19937_64& random, std::size_t n, std::size_t count, std::vector<std::size_t>& out) {
+  std::uniform_int_distribution<std::size_t> uniform(0, n - 1);
+  out.resize(count);
+  for (std::size_t& draw : out) draw = uniform(random);
+}
+
+struct Score {
+  double value = -1.0;
+  std::size_t index = 0;
+};
+
+// GBCD's selection runs its steps in chunks: the candidates of all steps of
+// a chunk are evaluated against B in one parallel block, computed in the
+// background during the previous chunk (a candidate of step t needs K(x, b_j)
+// for every b_j chosen before it, and most of those are known long before
+// step t); each step then adds only the columns of variables chosen since. A single step (~30 µs) is
+// too small to share between cores: scoring each step's candidates in
+// parallel was measured no faster, with twice the CPU time. Fixed chunk and
+// tile sizes keep the arithmetic independent of the thread count.
+constexpr std::size_t kStepsPerChunk = 32;
+constexpr std::size_t kChunkTileRows = 64;
+
+// The higher score; ties go to the smaller index, so the choice is deterministic.
+Score better_score(const Score& a, const Score& b) {
+  return (b.value > a.value || (b.value == a.value && b.index < a.index)) ? b : a;
+}
+
+// Σ_j x_j² over the r values of one row.
+double squared_norm(const double* row, std::size_t r) {
+  double sum = 0.0;
+  for (std::size_t j = 0; j < r; ++j) sum += row[j] * row[j];
+  return sum;
+}
+
+// argmax_i Σ_j G_ij² / K̄_ii over all n, ties to the smallest i (deterministic):
+// over this rank's rows, then over the ranks.
+std::size_t best_first_variable(const SelectionContext& context) {
+  const double* gradient = context.gradient;
+  const std::size_t r = context.columns;
+  const std::span<const double> diagonal = context.diagonal;
+  const Score best = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, diagonal.size(), 1u << 14), Score{},
+      [&](const tbb::blocked_range<std::size_t>& range, Score score) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          const double value = squared_norm(gradient + i * r, r) / diagonal[i];
+          if (value > score.value) score = {value, i};
+        }
+        return score;
+      },
+      better_score);
+  const RowPartition& partition = context.kernel.partition();
+  return context.kernel.context().communicator().max_location(best.value, partition.first + best.index).second;
+}
+
+// Values of the variables `indices` (numbered over all n), `width` per
+// variable, from the ranks that own them: fill(local row, out) writes the
+// `width` values of each owned variable, in order, every other value is
+// zero, and one sum shares them — exact, since each comes from one rank.
+// With one rank it only copies.
+template <typename Fill>
+std::vector<double> share_owned(KernelMatrix& kernel, std::span<const std::size_t> indices, std::size_t width,
+                                Fill&& fill) {
+  const RowPartition& partition = kernel.partition();
+  std::vector<double> shared(checked_multiply(indices.size(), width), 0.0);
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (partition.owns(indices[k])) fill(partition.local(indices[k]), shared.data() + k * width);
+  }
+  kernel.context().communicator().sum(shared);
+  return shared;
+}
+
+// The rows (d values), scored gradient rows (r values) and K̄_ii of the
+// variables `indices`, from their owners, in one collective. The owned rows
+// among the first `captured` indices come from `capture` when it holds them
+// (a pass brought them), the others are gathered.
+void collect_variables(const SelectionContext& context, std::span<const std::size_t> indices, RowCapture* capture,
+                       std::size_t captured, std::vector<double>& rows, std::vector<double>& gradient,
+                       std::vector<double>& diagonal) {
+  KernelMatrix& kernel = context.kernel;
+  const RowPartition& partition = kernel.partition();
+  const std::size_t d = kernel.rows().columns(), r = context.columns, count = indices.size();
+  const std::vector<std::size_t> local = owned_local_rows(partition, indices.first(captured));
+  const std::vector<std::size_t> rest_local = owned_local_rows(partition, indices.subspan(captured));
+  std::vector<double> owned, rest;
+  if (capture == nullptr || !capture->take(local, owned)) gather(kernel.rows(), local, owned);
+  gather(kernel.rows(), rest_local, rest);
+  owned.insert(owned.end(), rest.begin(), rest.end());  // in the order of the owned positions
+  const std::size_t width = d + r + 1;
+  std::size_t next = 0;
+  const std::vector<double> shared = share_owned(kernel, indices, width, [&](std::size_t row, double* values) {
+    std::copy_n(owned.data() + next++ * d, d, values);
+    std::copy_n(context.gradient + row * r, r, values + d);
+    values[d + r] = context.diagonal[row];
+  });
+  rows.resize(checked_multiply(count, d));
+  gradient.resize(checked_multiply(count, r));
+  diagonal.resize(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    const double* values = shared.data() + k * width;
+    std::copy_n(values, d, rows.data() + k * d);
+    std::copy_n(values + d, r, gradient.data() + k * r);
+    diagonal[k] = values[d + r];
+  }
+}
+
+// y (rows×r) += A (rows×inner, leading dimension lda) · X (inner×r), all row-major.
+void add_product(std::size_t rows, std::size_t inner, const double* a, std::size_t lda, const double* x, std::size_t r,
+                 double* y) {
+  if (inner == 0 || rows == 0) return;
+  if (r == 1) {
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(rows), static_cast<int>(inner), 1.0, a,
+                static_cast<int>(lda), x, 1, 1.0, y, 1);
+  } else {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(r),
+                static_cast<int>(inner), 1.0, a, static_cast<int>(lda), x, static_cast<int>(r), 1.0, y,
+                static_cast<int>(r));
+  }
+}
+
+}  // namespace
+
+void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
+  KernelMatrix& kernel = context.kernel;
+  const Kernel& covariance = kernel.kernel();
+  const std::size_t n = kernel.partition().global_rows;
+  const std::size_t d = kernel.rows().columns();
+  const std::size_t m = context.active_set_size;
+  const std::size_t r = context.columns;
+
+  // The κ-subsets O of steps t = 1 … m−1 (step 6) are drawn now, so that all
+  // their rows, gradient rows and K̄_ii come in one collection from their
+  // owners (rows from the capture of the last pass, or one gather) and are
+  // prepared (scaled) in one pass. Draw k of step t sits at position
+  // (t − 1)κ + k; the first variable last. Every rank draws the same.
+  const std::size_t first = best_first_variable(context);
+  const std::size_t draw_count = checked_multiply(m - 1, candidates_);
+  draw_candidates(context.random, n, draw_count, draws_);
+  draws_.push_back(first);
+  collect_variables(context, draws_, &next_pool_, draw_count, pool_rows_, pool_gradient_, pool_diagonal_);
+  covariance.prepare(pool_rows_.data(), draws_.size(), pool_);
+  const std::size_t first_position = draw_count;
+  const double* g = pool_gradient_.data();         // position p: the r gradient values of draws_[p]
+  const double* diagonal = pool_diagonal_.data();  // position p: K̄ of draws_[p]
+  // The next iteration draws the next values of the same stream: draw them
+  // now on a copy, and let the coming pass over X bring this rank's rows of them.
+  if (kernel.streams_rows()) {
+    std::mt19937_64 ahead = context.random;
+    draw_candidates(ahead, n, draw_count, next_draws_);
+    next_pool_.request(owned_local_rows(kernel.partition(), next_draws_), d);
+    kernel.capture_during_next_pass(next_pool_);
+  }
+
+  if (!factor_ || factor_->capacity() < m) factor_ = std::make_unique<IncrementalCholesky>(m);
+  IncrementalCholesky& factor = *factor_;
+  factor.clear();
+  std::vector<std::size_t>& b = out.indices;
+  std::vector<double>& x_b = out.rows;
+  b.assign(1, first);
+  x_b.assign(pool_rows_.begin() + static_cast<std::ptrdiff_t>(first_position * d),
+             pool_rows_.begin() + static_cast<std::ptrdiff_t>((first_position + 1) * d));
+  // X_B prepared once and grown by one row per step.
+  active_.count = 0;
+  active_.values.clear();
+  active_.squared_norms.clear();
+  auto add_prepared = [&](std::size_t position) {
+    active_.values.insert(active_.values.end(), pool_.values.begin() + static_cast<std::ptrdiff_t>(position * d),
+                          pool_.values.begin() + static_cast<std::ptrdiff_t>((position + 1) * d));
+    active_.squared_norms.push_back(pool_.squared_norms[position]);
+    ++active_.count;
+  };
+  add_prepared(first_position);
+  factor.append(nullptr, diagonal[first_position]);
+  // ΔU_B (t×r) and G_B (t×r), one row per chosen variable; step 4 at t = 0.
+  g_b_.assign(g + first_position * r, g + (first_position + 1) * r);
+  delta_.resize(r);
+  for (std::size_t c = 0; c < r; ++c) delta_[c] = -g_b_[c] / diagonal[first_position];
+
+  std::unordered_set<std::size_t> in_b(b.begin(), b.end());
+  in_b.reserve(2 * m);
+  // K(candidates of a chunk's steps, B as it stood when the block was
+  // started). The block of chunk c+1 is computed by a background task while
+  // the steps of chunk c run, against B at the start of chunk c — rows of
+  // active_ that are never written again (its storage is reserved below, so
+  // appends do not move them).
+  active_.values.reserve(m * d);
+  active_.squared_norms.reserve(m);
+  auto compute_block = [this, &covariance, d](ChunkBlock& block, std::size_t chunk_first, std::size_t chunk_last,
+                                              PreparedView columns) {
+    block.row0 = (chunk_first - 1) * candidates_;
+    block.rows = (chunk_last - chunk_first) * candidates_;
+    block.columns = columns.count;
+    block.values.resize(block.rows * block.columns);
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, block.rows, kChunkTileRows),
+        [&](const tbb::blocked_range<std::size_t>& range) {
+          covariance.evaluate(pool_.view(d, block.row0 + range.begin(), range.size()), columns,
+                              block.values.data() + range.begin() * block.columns);
+        },
+        tbb::simple_partitioner());
+  };
+  std::uint64_t evaluations = 0;
+  tbb::task_group next_block;
+  compute_block(chunks_[0], 1, std::min(m, 1 + kStepsPerChunk), active_.view(d));
+  for (std::size_t chunk = 0, chunk_first = 1; chunk_first < m; ++chunk, chunk_first += kStepsPerChunk) {
+    const std::size_t chunk_last = std::min(m, chunk_first + kStepsPerChunk);
+    const ChunkBlock& current = chunks_[chunk % 2];
+    evaluations += current.rows * current.columns;
+    if (chunk_last < m) {
+      ChunkBlock& following = chunks_[(chunk + 1) % 2];
+      const PreparedView columns = active_.view(d);
+      const std::size_t following_last = std::min(m, chunk_last + kStepsPerChunk);
+      next_block.run(
+          [&, columns, chunk_last, following_last] { compute_block(following, chunk_last, following_last, columns); });
+    }
+    const std::size_t t0 = current.columns;
+    const std::size_t chunk_row0 = current.row0;
+    for (std::size_t step = chunk_first; step < chunk_last; ++step) {
+      // The candidates of this step are κ consecutive rows of the pool, so
+      // they are scored as one slice; members of B are skipped at the argmax.
+      const std::size_t row0 = (step - 1) * candidates_;
+      const std::size_t t = b.size();
+      // Columns t0 … t−1 of K_OB: variables chosen since the block was started.
+      const std::size_t late = t - t0;
+      late_block_.resize(candidates_ * late);
+      covariance.evaluate(pool_.view(d, row0, candidates_), active_.view(d, t0, late), late_block_.data());
+      evaluations += candidates_ * late;
+      // E_O = K̄_OB ΔU_B + G_O (O ∩ B = ∅, so K̄_OB = K_OB: no noise term).
+      const double* early_block = current.values.data() + (row0 - chunk_row0) * t0;
+      e_o_.resize(candidates_ * r);
+      std::copy_n(g + row0 * r, candidates_ * r, e_o_.data());
+      add_product(candidates_, t0, early_block, t0, delta_.data(), r, e_o_.data());
+      add_product(candidates_, late, late_block_.data(), late, delta_.data() + t0 * r, r, e_o_.data());
+      // Step 3: s = argmin_i −e_i² / (2 K̄_ii), eq. (10); ties to the first candidate.
+      std::size_t best = candidates_;
+      double best_score = -1.0;
+      for (std::size_t k = 0; k < candidates_; ++k) {
+        const std::size_t index = draws_[row0 + k];
+        if (in_b.count(index) != 0) continue;
+        const double score = squared_norm(e_o_.data() + k * r, r) / diagonal[row0 + k];
+        if (score > best_score) best_score = score, best = k;
+      }
+      if (best == candidates_) continue;  // every candidate is already in B
+      const std::size_t s = draws_[row0 + best];
+      // K̄[B, s], assembled from the chunk block and the late columns.
+      k_s_.resize(t);
+      std::copy_n(early_block + best * t0, t0, k_s_.begin());
+      std::copy_n(late_block_.data() + best * late, late, k_s_.begin() + static_cast<std::ptrdiff_t>(t0));
+      // The Schur complement of K̄ = K + σ²I is at least σ², so a pivot below
+      // 1e-12·K̄_ss means σ² is lost in rounding and K̄ is singular to working
+      // precision (duplicate rows with a negligible noise variance): the
+      // system has no well-defined solution, and descent would go on for ever.
+      if (!factor.append(k_s_.data(), diagonal[row0 + best])) {
+        throw_not_positive_definite(
+            "K̄", fmt::format("gbcd's factor of K̄_BB failed at column {} of {}: pivot² ≤ {:.0e}·K̄_ss", t + 1, m,
+                             kSingularRelativeFloor));
+      }
+
+      // Eq. (13) with β = K̄_BB⁻¹ k̄_s = L⁻ᵀ (L⁻¹ k̄_s) and η = 1 / (K̄_ss − k̄_sᵀβ) = 1 / pivot²,
+      // for every column: c = η (G_Bᵀβ − g_s), ΔU_B −= β cᵀ, and c becomes the new row of ΔU_B.
+      beta_.resize(t);
+      factor.back_substitute(factor.last_forward(), beta_.data(), t);
+      const double eta = 1.0 / (factor.last_pivot() * factor.last_pivot());
+      coefficients_.assign(g + (row0 + best) * r, g + (row0 + best + 1) * r);
+      cblas_dgemv(CblasRowMajor, CblasTrans, static_cast<int>(t), static_cast<int>(r), eta, g_b_.data(),
+                  static_cast<int>(r), beta_.data(), 1, -eta, coefficients_.data(), 1);
+      cblas_dger(CblasRowMajor, static_cast<int>(t), static_cast<int>(r), -1.0, beta_.data(), 1, coefficients_.data(),
+                 1, delta_.data(), static_cast<int>(r));
+      delta_.insert(delta_.end(), coefficients_.begin(), coefficients_.end());
+      b.push_back(s);
+      in_b.insert(s);
+      g_b_.insert(g_b_.end(), g + (row0 + best) * r, g + (row0 + best + 1) * r);
+      x_b.insert(x_b.end(), pool_rows_.begin() + static_cast<std::ptrdiff_t>((row0 + best) * d),
+                 pool_rows_.begin() + static_cast<std::ptrdiff_t>((row0 + best + 1) * d));
+      add_prepared(row0 + best);
+    }
+    next_block.wait();
+  }
+  kernel.count_kernel_evaluations(evaluations);
+  factor.copy_factor(out.cholesky);
+  out.has_cholesky = true;
+}
+
+}  // namespace gpstream
