@@ -14,7 +14,7 @@
 #include "bench/bench_problems.h"
 #include "engine/data/in_memory_row_source.h"
 #include "engine/kernels/kernel_matrix.h"
-#include "engine/linalg/blas_threads.h"
+#include "engine/core/blas_threads.h"
 #include "engine/linalg/cholesky.h"
 #include "engine/models/dense_prediction.h"
 #include "engine/models/dense_variance.h"

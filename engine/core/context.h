@@ -15,7 +15,7 @@
 #include "engine/core/error.h"
 #include "engine/core/progress.h"
 #include "engine/core/stop_flag.h"
-#include "engine/linalg/blas_threads.h"
+#include "engine/core/blas_threads.h"
 
 #include <tbb/task_arena.h>
 
@@ -139,7 +139,7 @@ class Context {
 
   // While the result lives BLAS may use threads() threads: for one large
   // factorisation with nothing else running. Elsewhere BLAS runs
-  // single-threaded inside the tasks (linalg/blas_threads.h).
+  // single-threaded inside the tasks (core/blas_threads.h).
   ScopedBlasThreads parallel_blas() const { return ScopedBlasThreads(static_cast<int>(threads_)); }
 
   // The progress/stop sink. A stop request is polled between iterations.

@@ -6,7 +6,7 @@
 // vector(s) — except K̄[:, B]·V, the BCD family's product, whose kernel values
 // are computed entrywise (Kernel::evaluate_entrywise) or read from the column
 // cache and summed in a fixed order, so that both give the same bits. BLAS
-// runs single-threaded inside the tasks (linalg/blas_threads.h).
+// runs single-threaded inside the tasks (core/blas_threads.h).
 //
 // Output row i is written by exactly one task, and sums over rows are reduced
 // in a fixed order, so results do not depend on the thread count or

@@ -3,7 +3,7 @@
 #include "engine/core/error.h"
 #include "engine/core/human_readable.h"
 #include "engine/core/size_arithmetic.h"
-#include "engine/linalg/blas_threads.h"
+#include "engine/core/blas_threads.h"
 #include "engine/linalg/cholesky.h"
 #include "engine/solvers/block_coordinate_descent.h"
 #include "engine/solvers/cholesky_solver.h"

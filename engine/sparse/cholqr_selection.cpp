@@ -5,7 +5,7 @@
 #include "engine/data/row_source_utilities.h"
 #include "engine/hyper/hyperparameter_search.h"
 #include "engine/hyper/marginal_likelihood.h"
-#include "engine/linalg/blas_threads.h"
+#include "engine/core/blas_threads.h"
 
 #include <cblas.h>
 

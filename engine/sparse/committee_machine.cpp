@@ -5,7 +5,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
-#include "engine/linalg/blas_threads.h"
+#include "engine/core/blas_threads.h"
 #include "engine/linalg/cholesky.h"
 #include "engine/sparse/sparse_model.h"
 

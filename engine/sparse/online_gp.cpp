@@ -2,7 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
-#include "engine/linalg/blas_threads.h"
+#include "engine/core/blas_threads.h"
 
 #include <cblas.h>
 

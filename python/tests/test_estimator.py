@@ -261,6 +261,55 @@ def test_a_second_fit_at_once_in_the_process_is_refused_in_one_line():
     assert "another gpstream command is running in this process" in errors[0]
 
 
+def test_two_estimators_predict_at_once_in_two_threads():
+    import threading
+
+    X, y = problem(2000)
+    Z, _ = problem(20000, seed=4)
+    models = [gpstream.GaussianProcessRegressor(solver="cholesky", length_scale=scale).fit(X, y) for scale in (0.7, 1.3)]
+    alone = [model.predict(Z, return_std=True) for model in models]
+    together = [None, None]
+
+    def predict(k):
+        together[k] = models[k].predict(Z, return_std=True)
+
+    threads = [threading.Thread(target=predict, args=(k,)) for k in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for k in range(2):
+        np.testing.assert_allclose(together[k][0], alone[k][0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(together[k][1], alone[k][1], rtol=1e-12)
+    assert not np.allclose(together[0][0], together[1][0])  # two models, two answers
+
+
+def test_ctrl_c_stops_a_prediction_with_keyboard_interrupt(tmp_path, cli):
+    train, model = tmp_path / "train.h5", tmp_path / "model.h5"
+    cli("generate", "friedman1", "--rows", 20000, "--seed", 6, "-q", "-o", train)
+    cli("train", train, "--lengthscales", FRIEDMAN1_SCALES, "--noise-var", "0.039", "--max-iter", 2, "-q", "-o", model)
+    # gbcd variances of 4,000 rows from 20,000: minutes of work, stopped after a second.
+    script = textwrap.dedent(f"""
+        import gpstream, numpy as np, sys
+        gp = gpstream.GaussianProcessRegressor.load({str(model)!r}, n_jobs=1, memory="256M")
+        Z = np.random.default_rng(0).uniform(size=(4000, 10))
+        print("predicting", flush=True)
+        try:
+            gp.predict(Z, return_std=True)
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt", flush=True)
+            sys.exit(7)
+    """)
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=dict(os.environ))
+    assert process.stdout.readline().strip() == "predicting"
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 7, err
+    assert "KeyboardInterrupt" in out
+
+
 def test_convert_and_info(tmp_path):
     csv = tmp_path / "data.csv"
     X, y = problem(40)

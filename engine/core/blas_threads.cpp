@@ -1,4 +1,4 @@
-#include "engine/linalg/blas_threads.h"
+#include "engine/core/blas_threads.h"
 
 #include <thread>
 
