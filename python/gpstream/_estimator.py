@@ -27,14 +27,40 @@ _ISOTROPIC_KERNELS = ("se",)
 
 
 class _WorkDirectory:
-    """A directory for the estimator's files, removed with the estimator."""
+    """A directory for the estimator's files, removed with the estimator.
+
+    Its name carries the process id (gpstream-PID-XXXX): a process killed
+    with SIGKILL cannot remove its own, so each new one removes those of
+    processes that no longer exist (its copy of the training data would
+    otherwise stay in the temporary directory for good)."""
 
     def __init__(self, parent=None):
-        self.path = tempfile.mkdtemp(prefix="gpstream-", dir=parent)
+        parent = parent if parent is not None else tempfile.gettempdir()
+        _remove_directories_of_dead_processes(parent)
+        self.path = tempfile.mkdtemp(prefix=f"gpstream-{os.getpid()}-", dir=parent)
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
 
     def file(self, name):
         return os.path.join(self.path, name)
+
+
+def _remove_directories_of_dead_processes(parent):
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        parts = entry.name.split("-")
+        if len(parts) != 3 or parts[0] != "gpstream" or not parts[1].isdigit():
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(parts[1]), 0)  # raises ProcessLookupError when the process is gone
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue  # alive (another user's, PermissionError) or unreadable: not ours to remove
 
 
 class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
@@ -205,7 +231,39 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self._set_fitted(model_path, data)
         return self
 
+    def _check_parameters(self, columns):
+        """The estimator's numeric parameters, checked here so that an error names the parameter (not the
+        command-line option it becomes)."""
+
+        def positive(name, value, allow_none=False):
+            if value is None and allow_none:
+                return
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name}={value!r}: give a positive number") from None
+            if not (np.isfinite(number) and number > 0):
+                raise ValueError(f"{name}={value!r}: give a positive, finite number")
+
+        positive("signal_variance", self.signal_variance)
+        positive("noise_variance", self.noise_variance)
+        positive("tol", self.tol)
+        scales = np.atleast_1d(np.asarray(self.length_scale, dtype=np.float64))
+        if scales.ndim != 1 or not np.all(np.isfinite(scales) & (scales > 0)):
+            raise ValueError(f"length_scale={self.length_scale!r}: give positive, finite numbers")
+        if scales.size not in (1, columns):
+            raise ValueError(f"length_scale has {scales.size} values: give one, or one per input ({columns})")
+        for name in ("max_iter", "basis_size"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or int(value) != value or value < 1):
+                raise ValueError(f"{name}={value!r}: give a whole number of at least 1")
+        if self.random_state is not None and (int(self.random_state) != self.random_state or self.random_state < 0):
+            raise ValueError(f"random_state={self.random_state!r}: give a whole number of at least 0, or None")
+        if self.memory is not None:
+            _gpstream.parse_byte_size(str(self.memory), "memory")
+
     def _training_options(self, columns, rows):
+        self._check_parameters(columns)
         if self.model == "exact":
             if self.solver not in _DENSE_SOLVERS:
                 raise ValueError(f"solver={self.solver!r}: choose one of {', '.join(_DENSE_SOLVERS)}")

@@ -293,6 +293,9 @@ PYBIND11_MODULE(_gpstream, module) {
            "(mean, variance or None) at the rows of X, in the target's units.")
       .def("covariance", &OpenModel::covariance, py::arg("X"),
            "The joint predictive covariance of y* at the rows of X (exact models), in the target's units.");
+  module.def(
+      "parse_byte_size", [](const std::string& text, const std::string& what) { return gpstream::parse_byte_size(text, what); },
+      py::arg("text"), py::arg("what"), "Bytes in \"512M\", \"2G\", …; ValueError naming `what` otherwise.");
   module.def("training_methods", &training_methods, "The training methods of the registry: name, dense, help.");
   module.def("read_model", &read_model, py::arg("path"), "The contents of a gpstream model file, as a dict.");
   module.attr("version") = GPSTREAM_VERSION;

@@ -216,8 +216,16 @@ def test_errors_are_python_exceptions():
         gpstream.GaussianProcessRegressor(solver="sgd").fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
         gpstream.GaussianProcessRegressor().fit(np.where(X > 2, np.nan, X), y)
-    with pytest.raises(ValueError, match="--noise-var"):  # the command line's own check, one line
-        gpstream.GaussianProcessRegressor(noise_variance=-1).fit(X, y)
+    # A bad parameter is named as the estimator's parameter, not as the command-line option it becomes.
+    for parameters, message in [({"noise_variance": -1}, "noise_variance=-1"),
+                                ({"signal_variance": float("nan")}, "signal_variance=nan"),
+                                ({"length_scale": [1.0, 0.0]}, "length_scale="),
+                                ({"length_scale": [1.0, 2.0, 3.0]}, "length_scale has 3 values"),
+                                ({"tol": 0}, "tol=0"), ({"max_iter": 0}, "max_iter=0"),
+                                ({"random_state": -2}, "random_state=-2"), ({"memory": "lots"}, "memory: \"lots\"")]:
+        with pytest.raises(ValueError, match=re.escape(message)) as raised:
+            gpstream.GaussianProcessRegressor(**parameters).fit(X, y)
+        assert "--" not in str(raised.value)
     with pytest.raises(MemoryError, match="raise memory="):
         gpstream.GaussianProcessRegressor(solver="cholesky", memory="64K").fit(*problem(3000))
 
@@ -308,6 +316,32 @@ def test_ctrl_c_stops_a_prediction_with_keyboard_interrupt(tmp_path, cli):
     out, err = process.communicate(timeout=120)
     assert process.returncode == 7, err
     assert "KeyboardInterrupt" in out
+
+
+def test_the_files_of_a_fit_killed_by_sigkill_are_removed_by_the_next_one(tmp_path):
+    script = textwrap.dedent(f"""
+        import gpstream, numpy as np
+        rng = np.random.default_rng(0)
+        X = rng.uniform(size=(20000, 10))
+        gpstream.GaussianProcessRegressor(noise_variance=1e-4, tol=1e-12, max_iter=100000, n_jobs=1,
+                                          work_dir={str(tmp_path)!r}).fit(X, X.sum(axis=1))
+    """)
+    process = subprocess.Popen([sys.executable, "-c", script], env=dict(os.environ))
+    left = []
+    for _ in range(600):  # until its copy of the training data is written
+        left = [path for path in tmp_path.glob(f"gpstream-{process.pid}-*") if (path / "train.h5").exists()]
+        if left:
+            break
+        time.sleep(0.1)
+    assert left, "the fit never wrote its training data"
+    time.sleep(0.5)
+    process.kill()  # SIGKILL: nothing of the process runs again
+    process.wait()
+    assert left[0].exists()
+    X, y = problem(50)
+    gp = gpstream.GaussianProcessRegressor(solver="cholesky", work_dir=str(tmp_path)).fit(X, y)
+    assert not left[0].exists()
+    assert os.path.dirname(gp.model_path_) in map(str, tmp_path.iterdir())  # its own directory stays
 
 
 def test_convert_and_info(tmp_path):
