@@ -39,7 +39,7 @@ int run_hyper(const std::vector<std::string>& args) {
   spec.options.add_options()
       ("dataset", po::value(&dataset)->required(), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&output)->required(), "hyperparameter file to write (JSON)")
-      ("kernel", po::value(&kernel)->default_value("auto"), (std::string(kKernelNames) + ", or auto: fit rbf and the three Matern kernels and keep the one of highest marginal likelihood (default: the --init file's kernel, else auto)").c_str())
+      ("kernel", po::value(&kernel)->default_value("auto"), (kernel_names() + ", or auto: fit rbf and the three Matern kernels and keep the one of highest marginal likelihood (default: the --init file's kernel, else auto)").c_str())
       ("seed", po::value(&seed)->default_value(0), "random seed of the subset and of the restarts")
       ("checkpoint", po::value(&checkpoint), "save the search's evaluations to this file every --checkpoint-every seconds and when interrupted; the same command run again continues the search from them, to the same answer")
       ("checkpoint-every", po::value(&checkpoint_every)->default_value(60), "seconds between checkpoints")

@@ -576,7 +576,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("max-iter", po::value(&options.max_iterations), "stop after this many iterations in all, resumptions included (0: no limit)")
       ("time-limit", po::value(&options.time_limit), "stop after this many seconds of training in all, resumptions included (0: no limit)")
       ("refresh-every", po::value(&options.refresh_every)->default_value(0), "recompute g exactly every K iterations and report the drift (0: never)")
-      ("kernel", po::value(&options.kernel)->default_value("rbf"), kKernelNames)
+      ("kernel", po::value(&options.kernel)->default_value("rbf"), kernel_names().c_str())
       ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, from gpstream hyper or as ../shared/data/hyper/*.json)")
       ("learn-hyper", "learn the model first, as gpstream hyper does: the kernel (default auto), its hyperparameters and the mean (with --kernel, --mean, --learn-on, --subset, ...)")
       ("save-hyper", po::value(&options.save_hyper), "with --learn-hyper: also write the learned values to this JSON file")

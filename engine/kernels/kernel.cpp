@@ -10,49 +10,74 @@
 namespace gpstream {
 namespace {
 
-// Every kernel's names: the canonical one first, then its aliases (today's names, kept for old files and scripts).
-struct KernelNames {
-  KernelType type;
-  std::array<const char*, 2> names;
-};
-constexpr std::array<KernelNames, 6> kKernels = {{{KernelType::squared_exponential_ard, {"rbf", "se-ard"}},
-                                                  {KernelType::squared_exponential, {"se", nullptr}},
-                                                  {KernelType::matern12, {"matern12", "exponential"}},
-                                                  {KernelType::matern32, {"matern32", nullptr}},
-                                                  {KernelType::matern52, {"matern52", nullptr}},
-                                                  {KernelType::histogram_intersection, {"hik", nullptr}}}};
-
 void check_positive(double value, const char* what) {
   GPSTREAM_CHECK(std::isfinite(value) && value > 0.0, "the {} must be a positive finite number, not {}", what, value);
 }
 
 }  // namespace
 
+namespace detail {
+
+// The registry: every kernel in one entry (kernel_implementations.h).
+constexpr KernelFamily kFamilies[] = {
+    {KernelType::squared_exponential_ard, {"rbf", "se-ard"}, Lengthscales::per_input, &kSquaredExponentialProfile,
+     nullptr},
+    {KernelType::squared_exponential, {"se", nullptr}, Lengthscales::one, &kSquaredExponentialProfile, nullptr},
+    {KernelType::matern12, {"matern12", "exponential"}, Lengthscales::per_input, &kMatern12Profile, nullptr},
+    {KernelType::matern32, {"matern32", nullptr}, Lengthscales::per_input, &kMatern32Profile, nullptr},
+    {KernelType::matern52, {"matern52", nullptr}, Lengthscales::per_input, &kMatern52Profile, nullptr},
+    {KernelType::histogram_intersection, {"hik", nullptr}, Lengthscales::none, nullptr,
+     &make_histogram_intersection_kernel},
+};
+
+std::span<const KernelFamily> kernel_families() { return kFamilies; }
+
+const KernelFamily& kernel_family(KernelType type) {
+  for (const KernelFamily& family : kFamilies) {
+    if (family.type == type) return family;
+  }
+  GPSTREAM_THROW("kernel type {} has no entry in the kernel registry", static_cast<int>(type));
+}
+
+}  // namespace detail
+
 std::string kernel_type_name(KernelType type) {
-  for (const KernelNames& kernel : kKernels) {
-    if (kernel.type == type) return kernel.names[0];
+  for (const detail::KernelFamily& family : detail::kernel_families()) {
+    if (family.type == type) return family.names[0];
   }
   return "unknown";
 }
 
+std::string kernel_names() {
+  std::string text;
+  const std::span<const detail::KernelFamily> families = detail::kernel_families();
+  for (std::size_t k = 0; k < families.size(); ++k) {
+    if (k > 0) text += k + 1 == families.size() ? " or " : ", ";
+    text += families[k].names[0];
+    if (families[k].names[1] != nullptr) text += fmt::format(" (alias {})", families[k].names[1]);
+  }
+  return text;
+}
+
 KernelType parse_kernel_type(const std::string& name) {
-  for (const KernelNames& kernel : kKernels) {
-    for (const char* known : kernel.names) {
-      if (known != nullptr && name == known) return kernel.type;
+  for (const detail::KernelFamily& family : detail::kernel_families()) {
+    for (const char* known : family.names) {
+      if (known != nullptr && name == known) return family.type;
     }
   }
-  GPSTREAM_THROW("unknown kernel \"{}\" (choose {})", name, kKernelNames);
+  GPSTREAM_THROW("unknown kernel \"{}\" (choose {})", name, kernel_names());
 }
 
 std::size_t default_lengthscale_count(KernelType type, std::size_t d) {
-  switch (type) {
-    case KernelType::squared_exponential:
+  switch (detail::kernel_family(type).lengthscales) {
+    case detail::Lengthscales::one:
       return 1;
-    case KernelType::histogram_intersection:
+    case detail::Lengthscales::none:
       return 0;
-    default:
-      return d;
+    case detail::Lengthscales::per_input:
+      break;
   }
+  return d;
 }
 
 std::string kernel_name(const KernelHyperparameters& hyperparameters) {
@@ -123,24 +148,23 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
         lengthscale, kMinimumLengthscale);
   }
   const std::size_t given = hyperparameters.lengthscales.size();
-  const std::string name = kernel_type_name(hyperparameters.type);
-  switch (hyperparameters.type) {
-    case KernelType::squared_exponential:
-      GPSTREAM_CHECK(given == 1, "the se kernel takes one lengthscale for all inputs, but {} were given", given);
+  const detail::KernelFamily& family = detail::kernel_family(hyperparameters.type);
+  const char* name = family.names[0];
+  switch (family.lengthscales) {
+    case detail::Lengthscales::one:
+      GPSTREAM_CHECK(given == 1, "the {} kernel takes one lengthscale for all inputs, but {} were given", name, given);
       break;
-    case KernelType::squared_exponential_ard:
-    case KernelType::matern12:
-    case KernelType::matern32:
-    case KernelType::matern52:
+    case detail::Lengthscales::per_input:
       GPSTREAM_CHECK(given == dimension || given == 1,
                      "the {} kernel needs {} lengthscales (one per input) or one for all, but {} were given", name,
                      dimension, given);
       break;
-    case KernelType::histogram_intersection:
-      GPSTREAM_CHECK(given == 0, "the hik kernel has no lengthscales, but {} were given", given);
-      return detail::make_histogram_intersection_kernel(hyperparameters, dimension);
+    case detail::Lengthscales::none:
+      GPSTREAM_CHECK(given == 0, "the {} kernel has no lengthscales, but {} were given", name, given);
+      break;
   }
-  return detail::make_stationary_kernel(hyperparameters, dimension);
+  return family.stationary != nullptr ? detail::make_stationary_kernel(hyperparameters, dimension, *family.stationary)
+                                      : family.make(hyperparameters, dimension);
 }
 
 }  // namespace gpstream

@@ -21,7 +21,9 @@ namespace gpstream {
 // stationary ones are functions of r² = Σ_l (x_l − z_l)² / ℓ_l², with one
 // lengthscale per input (ARD) or one for all; sample paths of a Matérn-ν GP
 // are ⌈ν⌉ − 1 times differentiable, so rough real data usually prefer the
-// Matérn kernels to the infinitely smooth squared exponential.
+// Matérn kernels to the infinitely smooth squared exponential. Each type
+// has one entry in the kernel registry (kernel.cpp, kernel_implementations.h):
+// its names, its lengthscales and its implementation.
 enum class KernelType {
   squared_exponential_ard,  // "rbf" (alias "se-ard"): k = s² exp(−r²/2)  (GBCD paper §3 writes it with γ_l = 1/(2ℓ_l²))
   squared_exponential,  // "se": the same with one lengthscale for every input
@@ -41,8 +43,8 @@ enum class KernelType {
 std::string kernel_type_name(KernelType type);
 // Parses a canonical name or an alias ("se-ard", "exponential"); throws naming the valid choices.
 KernelType parse_kernel_type(const std::string& name);
-inline constexpr const char* kKernelNames =
-    "rbf (alias se-ard), se, matern12 (alias exponential), matern32, matern52 or hik";
+// Every kernel of the registry, for help texts and errors: "rbf (alias se-ard), se, …, matern52 or hik".
+std::string kernel_names();
 // The kernels a search over families compares (`--kernel auto`): the
 // stationary ARD ones, smoothest first.
 inline constexpr KernelType kAutoKernelCandidates[] = {KernelType::squared_exponential_ard, KernelType::matern52,

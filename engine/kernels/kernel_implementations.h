@@ -1,15 +1,57 @@
-// The kernel families behind make_kernel() (kernel.cpp), which validates
-// the hyperparameters before calling these.
+// The kernel registry (kernel.cpp's kFamilies): one entry per kernel — its
+// names, its lengthscales, how it is made — and the implementations the
+// entries point to. make_kernel() validates the hyperparameters against the
+// entry before calling its factory. Adding a kernel: a KernelType, one
+// entry, and its implementation (a stationary one is a StationaryProfile:
+// its vectorised row pass in vector_math and its value and slope).
 #pragma once
 
 #include "engine/kernels/kernel.h"
 
+#include <array>
+#include <cstddef>
 #include <memory>
+#include <span>
 
 namespace gpstream::detail {
 
-// rbf, se and the Matérn kernels.
-std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension);
+// k(D) and h(D) = −2 dk/dD at one scaled squared distance D: what the
+// gradient of every stationary family needs.
+struct ValueAndSlope {
+  double value, slope;
+};
+
+// A stationary family: its vectorised row pass (vector_math.h), its scalar
+// value and slope, and how a lengthscale scales the inputs.
+struct StationaryProfile {
+  void (*row)(double*, std::size_t, double, const double*, double);
+  ValueAndSlope (*value_and_slope)(double distance, double signal);
+  bool gamma_scaling;  // D = Σ γ_l (x_l − z_l)², γ = 1/(2ℓ²) (the squared exponential), else D = r²
+};
+// stationary_kernel.cpp
+extern const StationaryProfile kSquaredExponentialProfile, kMatern12Profile, kMatern32Profile, kMatern52Profile;
+
+// How many lengthscales a kernel takes on d inputs.
+enum class Lengthscales {
+  per_input,  // ARD: d, or one for all
+  one,        // isotropic: exactly one
+  none,
+};
+
+struct KernelFamily {
+  KernelType type;
+  std::array<const char*, 2> names;  // the canonical one, then an alias (nullptr: none)
+  Lengthscales lengthscales;
+  const StationaryProfile* stationary;  // made by make_stationary_kernel; null: by `make`
+  std::unique_ptr<Kernel> (*make)(const KernelHyperparameters& hyperparameters, std::size_t dimension);
+};
+
+std::span<const KernelFamily> kernel_families();
+const KernelFamily& kernel_family(KernelType type);
+
+// A stationary kernel of `profile`.
+std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension,
+                                               const StationaryProfile& profile);
 // hik.
 std::unique_ptr<Kernel> make_histogram_intersection_kernel(const KernelHyperparameters& hyperparameters,
                                                            std::size_t dimension);

@@ -15,21 +15,6 @@
 namespace gpstream::detail {
 namespace {
 
-// k(D) and h(D) = −2 dk/dD at one scaled squared distance D: what the
-// gradient of every stationary family needs.
-struct ValueAndSlope {
-  double value, slope;
-};
-
-// One stationary family: its vectorised row pass (vector_math.h), its
-// scalar value and slope, and how a lengthscale scales the inputs.
-struct StationaryFamily {
-  KernelType type;
-  void (*profile)(double*, std::size_t, double, const double*, double);
-  ValueAndSlope (*value_and_slope)(double distance, double signal);
-  bool gamma_scaling;  // D = Σ γ_l (x_l − z_l)², γ = 1/(2ℓ²) (the squared exponential), else D = r²
-};
-
 ValueAndSlope squared_exponential_at(double distance, double signal) {
   const double k = signal * std::exp(-distance);
   return {k, 2.0 * k};
@@ -47,19 +32,11 @@ ValueAndSlope matern52_at(double distance, double signal) {
   return {signal * (1.0 + scaled + (5.0 / 3.0) * distance) * decay, signal * (5.0 / 3.0) * (1.0 + scaled) * decay};
 }
 
-constexpr StationaryFamily kFamilies[] = {
-    {KernelType::squared_exponential_ard, &vector_math::squared_exponential_row, &squared_exponential_at, true},
-    {KernelType::squared_exponential, &vector_math::squared_exponential_row, &squared_exponential_at, true},
-    {KernelType::matern12, &vector_math::matern12_row, &matern12_at, false},
-    {KernelType::matern32, &vector_math::matern32_row, &matern32_at, false},
-    {KernelType::matern52, &vector_math::matern52_row, &matern52_at, false},
-};
-
 class StationaryKernel final : public Kernel {
  public:
   StationaryKernel(const KernelHyperparameters& hyperparameters, std::size_t dimension, std::vector<double> scale,
-                   const StationaryFamily& family)
-      : Kernel(hyperparameters, dimension), scale_(std::move(scale)), family_(family), profile_(family.profile) {}
+                   const StationaryProfile& family)
+      : Kernel(hyperparameters, dimension), scale_(std::move(scale)), family_(family), profile_(family.row) {}
 
   void prepare(const double* rows, std::size_t count, PreparedRows& out) const override {
     const std::size_t d = dimension();
@@ -175,25 +152,28 @@ class StationaryKernel final : public Kernel {
 
  private:
   std::vector<double> scale_;
-  const StationaryFamily& family_;
-  decltype(StationaryFamily::profile) profile_;
+  const StationaryProfile& family_;
+  decltype(StationaryProfile::row) profile_;
 };
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension) {
-  const auto family = std::find_if(std::begin(kFamilies), std::end(kFamilies),
-                                   [&](const StationaryFamily& f) { return f.type == hyperparameters.type; });
-  GPSTREAM_CHECK(family != std::end(kFamilies), "{} is not a stationary kernel",
-                 kernel_type_name(hyperparameters.type));
+const StationaryProfile kSquaredExponentialProfile = {&vector_math::squared_exponential_row, &squared_exponential_at,
+                                                      true};
+const StationaryProfile kMatern12Profile = {&vector_math::matern12_row, &matern12_at, false};
+const StationaryProfile kMatern32Profile = {&vector_math::matern32_row, &matern32_at, false};
+const StationaryProfile kMatern52Profile = {&vector_math::matern52_row, &matern52_at, false};
+
+std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension,
+                                               const StationaryProfile& profile) {
   const std::size_t given = hyperparameters.lengthscales.size();
   std::vector<double> scale(dimension);
   for (std::size_t l = 0; l < dimension; ++l) {
     const double lengthscale = hyperparameters.lengthscales[given == 1 ? 0 : l];
     // The squared exponential: D = Σ γ_l (x_l − z_l)² with γ = 1/(2ℓ²), so scale = √γ; Matérn: D = r², scale = 1/ℓ.
-    scale[l] = family->gamma_scaling ? std::sqrt(gamma_from_lengthscale(lengthscale)) : 1.0 / lengthscale;
+    scale[l] = profile.gamma_scaling ? std::sqrt(gamma_from_lengthscale(lengthscale)) : 1.0 / lengthscale;
   }
-  return std::make_unique<StationaryKernel>(hyperparameters, dimension, std::move(scale), *family);
+  return std::make_unique<StationaryKernel>(hyperparameters, dimension, std::move(scale), profile);
 }
 
 }  // namespace gpstream::detail
