@@ -20,13 +20,19 @@ namespace detail {
 
 // The registry: every kernel in one entry (kernel_implementations.h).
 constexpr KernelFamily kFamilies[] = {
-    {KernelType::squared_exponential_ard, {"rbf", "se-ard"}, Lengthscales::per_input, &kSquaredExponentialProfile,
+    {KernelType::squared_exponential_ard,
+     {"rbf", "se-ard"},
+     Lengthscales::per_input,
+     &kSquaredExponentialProfile,
      nullptr},
     {KernelType::squared_exponential, {"se", nullptr}, Lengthscales::one, &kSquaredExponentialProfile, nullptr},
     {KernelType::matern12, {"matern12", "exponential"}, Lengthscales::per_input, &kMatern12Profile, nullptr},
     {KernelType::matern32, {"matern32", nullptr}, Lengthscales::per_input, &kMatern32Profile, nullptr},
     {KernelType::matern52, {"matern52", nullptr}, Lengthscales::per_input, &kMatern52Profile, nullptr},
-    {KernelType::histogram_intersection, {"hik", nullptr}, Lengthscales::none, nullptr,
+    {KernelType::histogram_intersection,
+     {"hik", nullptr},
+     Lengthscales::none,
+     nullptr,
      &make_histogram_intersection_kernel},
 };
 

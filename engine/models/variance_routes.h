@@ -1,0 +1,40 @@
+// The two routes of the dense model's variances (dense_variance.h explains
+// both), each an IterativeMethod for the solver driver, in a file of its own
+// (gbcd_variances.cpp, cholesky_variances.cpp), and what they share.
+#pragma once
+
+#include "engine/core/context.h"
+#include "engine/models/dense_variance.h"
+#include "engine/solvers/solver_driver.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace gpstream::variance_routes {
+
+// The first row of each batch of `batch_rows` from `first` on, and the
+// rows each holds: the batches a run from `first` makes.
+struct BatchCursor {
+  std::size_t first = 0, count = 0, batch_rows = 1;
+  bool done() const { return first >= count; }
+  std::size_t rows() const { return std::min(batch_rows, count - first); }
+};
+
+// Σ_i G_ij² for each of the r columns of G (n×r, row-major), summed in a
+// fixed order (blocks of rows in sequence) so that the stopping decisions do
+// not depend on the thread count.
+std::vector<double> column_squared_norms(const std::vector<double>& gradient, std::size_t n, std::size_t r);
+
+// The memory of the cholesky route: the factor and the training rows read whole to form it.
+std::size_t cholesky_route_bytes(std::size_t n, std::size_t d);
+
+std::unique_ptr<IterativeMethod> make_gbcd_variances(KernelMatrix& training, const double* test_rows,
+                                                     BatchCursor cursor, const VarianceOptions& options,
+                                                     VariancePrediction& result, const VarianceBatchSink& sink);
+std::unique_ptr<IterativeMethod> make_cholesky_variances(KernelMatrix& training, const double* test_rows,
+                                                         BatchCursor cursor, MemoryReservation factor_memory,
+                                                         VariancePrediction& result, const VarianceBatchSink& sink);
+
+}  // namespace gpstream::variance_routes
