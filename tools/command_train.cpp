@@ -118,27 +118,29 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
   }
 }
 
+// The registry's entry of a configuration's method (a checkpoint's name is checked when it is read).
+const TrainingMethod& method_of(const TrainingConfiguration& configuration) {
+  const TrainingMethod* method = find_training_method(configuration.solver.name);
+  GPSTREAM_CHECK(method != nullptr, "unknown training method \"{}\"", configuration.solver.name);
+  return *method;
+}
+
 // Which option sets a method's tolerance, from what the engine says it means.
-ToleranceMeaning tolerance_meaning(const std::string& method) {
-  const TrainingMethod* found = find_training_method(method);
-  return found != nullptr ? found->tolerance : ToleranceMeaning::gradient_norm;
+bool stops_at_tol(const TrainingMethod& method) {
+  return method.tolerance == ToleranceMeaning::gradient_norm || method.tolerance == ToleranceMeaning::relative_decrease;
 }
-bool stops_at_tol(const std::string& method) {
-  const ToleranceMeaning meaning = tolerance_meaning(method);
-  return meaning == ToleranceMeaning::gradient_norm || meaning == ToleranceMeaning::relative_decrease;
-}
-bool stops_at_gap(const std::string& method) { return tolerance_meaning(method) == ToleranceMeaning::gap; }
+bool stops_at_gap(const TrainingMethod& method) { return method.tolerance == ToleranceMeaning::gap; }
 
 // The job's stopping rule, output, log and checkpoint cadence: all from the
 // options for a fresh run; on resume, only those given again replace the
 // checkpoint's.
-void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_map& values, const std::string& method,
-             bool fresh) {
+void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_map& values,
+             const TrainingMethod& method, bool fresh) {
   auto set = [&](const char* option) { return fresh || given(values, option); };
   if (given(values, "tol") && !stops_at_tol(method)) {
-    throw UsageError(
-        fmt::format("--tol is for the dense solvers and cholqr; {}",
-                    stops_at_gap(method) ? method + " stops at --gap" : "--model " + method + " runs to --basis"));
+    throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}",
+                                 stops_at_gap(method) ? std::string(method.name) + " stops at --gap"
+                                                      : fmt::format("--model {} runs to --basis", method.name)));
   }
   if (given(values, "gap") && !stops_at_gap(method)) throw UsageError("--gap is for --model sggp");
   if (stops_at_tol(method) && set("tol")) job.stopping.tolerance = options.tolerance;
@@ -263,15 +265,15 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
   } else {
     configuration.standardisation = dataset_standardisation(description);
   }
-  const TrainingMethod* method = find_training_method(configuration.solver.name);
-  if (method != nullptr && !method->dense() && configuration.solver.active_set_size > description.rows) {
+  const TrainingMethod& method = method_of(configuration);
+  if (!method.dense() && configuration.solver.active_set_size > description.rows) {
     throw UsageError(fmt::format("--basis {} is larger than the {} training rows; give at most {}",
                                  configuration.solver.active_set_size, description.rows, description.rows));
   }
   configuration.dataset_path = std::filesystem::absolute(options.dataset).string();
   configuration.dataset_fingerprint = description.fingerprint;
   configuration.rows = description.rows;
-  set_job(configuration.job, options, values, configuration.solver.name, /*fresh=*/true);
+  set_job(configuration.job, options, values, method, /*fresh=*/true);
   return configuration;
 }
 
@@ -285,7 +287,7 @@ Checkpoint configure_resumed(TrainOptions& options, const po::variables_map& val
                  "checkpoint '{}' was written by an older gpstream that did not record the output: give -o MODEL.h5 "
                  "(and --tol, --max-iter, --time-limit as the job was launched)",
                  options.resume);
-  set_job(configuration.job, options, values, configuration.solver.name, /*fresh=*/false);
+  set_job(configuration.job, options, values, method_of(configuration), /*fresh=*/false);
   return checkpoint;
 }
 
@@ -381,9 +383,8 @@ struct PreparedRun {
   SparseTrainingMethod* sparse = nullptr;   // the method, when it is a sparse model's
 };
 
-PreparedRun prepare_run(KernelMatrix& kernel_matrix, std::span<const double> y,
+PreparedRun prepare_run(KernelMatrix& kernel_matrix, std::span<const double> y, const TrainingMethod& method,
                         const TrainingConfiguration& configuration, std::optional<SolverState> resumed) {
-  const TrainingMethod& method = *find_training_method(configuration.solver.name);
   PreparedRun prepared;
   if (!method.iterative()) return prepared;
   prepared.state = resumed ? std::move(*resumed)
@@ -402,10 +403,9 @@ PreparedRun prepare_run(KernelMatrix& kernel_matrix, std::span<const double> y,
 // Runs the method under the driver with the progress line, the log and the
 // checkpoint cadence as observers (a direct sparse model in one call).
 TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span<const double> y,
-                        const TrainingConfiguration& configuration, PreparedRun& prepared, bool fresh,
-                        const std::string& checkpoint_path, const TrainOptions& options) {
+                        const TrainingMethod& method, const TrainingConfiguration& configuration, PreparedRun& prepared,
+                        bool fresh, const std::string& checkpoint_path, const TrainOptions& options) {
   const std::string& name = configuration.solver.name;
-  const TrainingMethod& method = *find_training_method(name);
   const TrainingJob& job = configuration.job;
   TrainedRun trained;
   if (!method.iterative()) {
@@ -459,10 +459,9 @@ TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span
 }
 
 // Writes the model with its description and reports what was trained.
-void write_and_report(TrainedRun& trained, const TrainingConfiguration& configuration,
+void write_and_report(TrainedRun& trained, const TrainingMethod& method, const TrainingConfiguration& configuration,
                       const DatasetDescription& dataset, const TrainOptions& options) {
   const std::string& name = configuration.solver.name;
-  const TrainingMethod& method = *find_training_method(name);
   const TrainingJob& job = configuration.job;
   const SolverRun& run = trained.run;
   const ExistingOutput existing = job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep;
@@ -533,7 +532,7 @@ void write_and_report(TrainedRun& trained, const TrainingConfiguration& configur
                  model.basis_size(), configuration.solver.active_set_size, configuration.online.novelty);
     }
     const double gap = configuration.job.stopping.tolerance;
-    if (stops_at_gap(name) && diagnostics.at("gap") > gap) {
+    if (stops_at_gap(method) && diagnostics.at("gap") > gap) {
       fmt::print(stderr,
                  "train: the gap {:.3g} is above --gap {:g}: the model is further from the exact GP than asked\n",
                  diagnostics.at("gap"), gap);
@@ -621,15 +620,14 @@ void validate(TrainOptions& options, const po::variables_map& values) {
 
 // What a distributed run can do so far: the methods whose products and
 // sums each rank forms over its own rows (TrainingMethod::runs_on_ranks).
-void check_distributable(const TrainingConfiguration& configuration) {
-  const std::string& method = configuration.solver.name;
-  if (!find_training_method(method)->runs_on_ranks) {
+void check_distributable(const TrainingMethod& method) {
+  if (!method.runs_on_ranks) {
     std::vector<std::string> distributable;
     for (const TrainingMethod& candidate : training_methods()) {
       if (candidate.runs_on_ranks) distributable.emplace_back(candidate.name);
     }
-    throw UsageError(fmt::format("{} does not run on several ranks yet (only {} do): run it without mpirun", method,
-                                 fmt::join(distributable, ", ")));
+    throw UsageError(fmt::format("{} does not run on several ranks yet (only {} do): run it without mpirun",
+                                 method.name, fmt::join(distributable, ", ")));
   }
 }
 
@@ -699,7 +697,8 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std
   } else {
     configuration = configure_fresh(options, values);
   }
-  if (distributed) check_distributable(configuration);
+  const TrainingMethod& method = method_of(configuration);
+  if (distributed) check_distributable(method);
   const std::string checkpoint_path = !options.checkpoint.empty() ? options.checkpoint : options.resume;
   const TrainingJob& job = configuration.job;
   // From here on Ctrl-C, SIGTERM and SIGHUP stop the run at the next iteration, with a checkpoint
@@ -723,7 +722,6 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std
                "it with: {}gpstream train --resume {}\n",
                job.checkpoint_every_seconds, checkpoint_path, launcher(ranks.size()), shell_quoted(checkpoint_path));
   }
-  const TrainingMethod& method = *find_training_method(configuration.solver.name);
   const bool dense = method.dense();
   const auto open_data = [&] {
     return open_training_rows(
@@ -765,7 +763,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std
   const std::vector<double> y = read_all_targets(data->rows());  // this rank's
   if (resumed_state && distributed) take_own_rows(*resumed_state, data->partition());
   const bool fresh = !resumed_state;
-  PreparedRun prepared = prepare_run(kernel_matrix, y, configuration, std::move(resumed_state));
+  PreparedRun prepared = prepare_run(kernel_matrix, y, method, configuration, std::move(resumed_state));
   std::string cache = configure_column_cache(
       kernel_matrix, {configuration.solver.name, method.column_reuse, configuration.solver.active_set_size},
       options.cache.settings(job.output_path, "model file", context));
@@ -788,10 +786,10 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std
 
   // Run.
   TrainedRun trained =
-      run_training(context, kernel_matrix, y, configuration, prepared, fresh, checkpoint_path, options);
+      run_training(context, kernel_matrix, y, method, configuration, prepared, fresh, checkpoint_path, options);
 
   // Report.
-  if (ranks.is_root()) write_and_report(trained, configuration, dataset, options);
+  if (ranks.is_root()) write_and_report(trained, method, configuration, dataset, options);
   if (distributed && !options.quiet) {
     const CommunicationStatistics communication = ranks.statistics();
     const double iterations = static_cast<double>(std::max<std::uint64_t>(trained.run.last.iteration, 1));
