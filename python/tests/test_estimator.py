@@ -27,6 +27,19 @@ def problem(n, d=2, seed=0):
     return X, np.sin(X[:, 0]) * np.cos(X[:, 1] / 2) + 0.1 * rng.normal(size=n)
 
 
+def interrupted_python(script, ready):
+    """Runs `script` in another Python, sends it SIGINT 1.5 s after it prints `ready`, and returns what it
+    printed; the script exits with 7 when it caught the KeyboardInterrupt."""
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=dict(os.environ))
+    assert process.stdout.readline().strip() == ready
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 7, err
+    return out
+
+
 @pytest.mark.parametrize("solver", ["cholesky", "gbcd", "cg"])
 def test_mean_and_std_equal_scikit_learns_exact_gp(solver):
     X, y = problem(120)
@@ -308,14 +321,7 @@ def test_ctrl_c_stops_a_prediction_with_keyboard_interrupt(tmp_path, cli):
             print("KeyboardInterrupt", flush=True)
             sys.exit(7)
     """)
-    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=dict(os.environ))
-    assert process.stdout.readline().strip() == "predicting"
-    time.sleep(1.5)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 7, err
-    assert "KeyboardInterrupt" in out
+    assert "KeyboardInterrupt" in interrupted_python(script, "predicting")
 
 
 def test_the_files_of_a_fit_killed_by_sigkill_are_removed_by_the_next_one(tmp_path):
@@ -369,14 +375,7 @@ def test_ctrl_c_stops_a_fit_with_a_checkpoint_and_resume_finishes_it(tmp_path, c
             print("KeyboardInterrupt:", stop, flush=True)
             sys.exit(7)
     """)
-    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=dict(os.environ))
-    assert process.stdout.readline().strip() == "fitting"
-    time.sleep(1.5)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 7, err
-    assert "KeyboardInterrupt: interrupted at iteration" in out
+    assert "KeyboardInterrupt: interrupted at iteration" in interrupted_python(script, "fitting")
     assert os.path.exists(checkpoint)
     # The job continues where it stopped, to the stopping rule it was given (150 iterations in all).
     resumed = gpstream.GaussianProcessRegressor(resume=str(checkpoint)).fit(str(train))
