@@ -1,10 +1,10 @@
 // A dense model's predictions: the mean k*ᵀα streamed over its training rows
 // (RW06 eq. 2.25), the variances k** − k*ᵀK̄⁻¹k* by the route plan_variances
-// picks (engine/models/dense_variance.h), each batch sent as it finishes.
+// picks (engine/dense/dense_variance.h), each batch sent as it finishes.
 #include "api/predictor_implementations.h"
 #include "engine/core/error.h"
 #include "engine/kernels/kernel_matrix.h"
-#include "engine/models/dense_prediction.h"
+#include "engine/dense/dense_prediction.h"
 #include "storage/dataset/training_rows.h"
 
 #include <fmt/format.h>

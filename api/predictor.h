@@ -10,13 +10,13 @@
 //
 // Units: the test rows given are standardised with description()
 // .standardisation; the means and latent variances sent to the sink are in
-// those units too (in_target_units, engine/models/predictive_distribution.h,
+// those units too (in_target_units, engine/prediction/predictive_distribution.h,
 // takes them to the target's).
 #pragma once
 
 #include "engine/core/context.h"
-#include "engine/models/dense_variance.h"
-#include "engine/models/model_description.h"
+#include "engine/dense/dense_variance.h"
+#include "engine/prediction/model_description.h"
 #include "engine/sparse/committee_machine.h"
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "api/predictor.h"
-#include "engine/models/dense_model.h"
+#include "engine/dense/dense_model.h"
 #include "engine/sparse/sparse_model.h"
 
 #include <chrono>

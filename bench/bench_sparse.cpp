@@ -22,7 +22,7 @@
 #include "bench/bench_problems.h"
 #include "engine/data/in_memory_row_source.h"
 #include "engine/kernels/kernel_matrix.h"
-#include "engine/models/prediction_metrics.h"
+#include "engine/prediction/prediction_metrics.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/data/k_means.h"
 #include "engine/sparse/cholqr_selection.h"

@@ -2,8 +2,8 @@
 // gpstream predict --model srm-trans DATA.h5 INPUTS.h5|INPUTS.csv --hyper H.json -o PREDICTIONS.csv
 #include "api/predictor.h"
 #include "engine/core/error.h"
-#include "engine/models/prediction_metrics.h"
-#include "engine/models/predictive_distribution.h"
+#include "engine/prediction/prediction_metrics.h"
+#include "engine/prediction/predictive_distribution.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
 #include "storage/csv/prediction_table.h"

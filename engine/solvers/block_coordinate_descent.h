@@ -6,7 +6,7 @@
 // The same iteration serves r right-hand sides at once, K̄U = V with one
 // shared B per iteration (iterate_columns): each streamed block K̄[:, B]
 // then updates every column, which is how predictive variances are
-// computed in batches (models/dense_variance.h). With r columns the greedy
+// computed in batches (dense/dense_variance.h). With r columns the greedy
 // and gradient policies score a variable by the sum over columns.
 //
 // How B is chosen is a policy, as ensmallen's coordinate descent takes
@@ -83,7 +83,7 @@ class BlockCoordinateDescent final : public DenseSolver {
     std::size_t r;
     // What the policy scores variables on: G itself (null), or a sketch G·P
     // (n×p) that keeps the greedy scores Σ_j e_ij² in expectation at p/r of
-    // their cost (models/dense_variance.h).
+    // their cost (dense/dense_variance.h).
     const double* scored = nullptr;
     std::size_t scored_columns = 0;
   };

@@ -6,7 +6,7 @@
 // model additionally keeps weights over all n training rows.
 #pragma once
 
-#include "engine/models/model_description.h"
+#include "engine/prediction/model_description.h"
 
 #include <map>
 #include <string>

@@ -10,7 +10,7 @@
 //   /alpha  float64 [n]   weights α = K̄⁻¹y in standardised units
 #pragma once
 
-#include "engine/models/dense_model.h"
+#include "engine/dense/dense_model.h"
 #include "storage/output/atomic_output_file.h"
 
 #include <string>

@@ -4,7 +4,7 @@
 
 #include "engine/data/standardisation.h"
 #include "engine/kernels/kernel.h"
-#include "engine/models/model_description.h"
+#include "engine/prediction/model_description.h"
 
 #include <hdf5.h>
 

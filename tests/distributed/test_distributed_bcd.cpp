@@ -8,7 +8,7 @@
 #include "engine/data/standardisation.h"
 #include "engine/distributed/mpi_communicator.h"
 #include "engine/kernels/kernel_matrix.h"
-#include "engine/models/dense_prediction.h"
+#include "engine/dense/dense_prediction.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/training/training_method.h"
 #include "engine/solvers/solver_state.h"

@@ -1,5 +1,5 @@
 #include "engine/core/error.h"
-#include "engine/models/prediction_metrics.h"
+#include "engine/prediction/prediction_metrics.h"
 
 #include <doctest/doctest.h>
 

@@ -2,7 +2,7 @@
 #include "engine/core/error.h"
 #include "engine/data/standardisation.h"
 #include "engine/kernels/kernel_matrix.h"
-#include "engine/models/dense_prediction.h"
+#include "engine/dense/dense_prediction.h"
 #include "engine/solvers/block_coordinate_descent.h"
 #include "engine/solvers/cholesky_solver.h"
 #include "engine/solvers/solver_driver.h"

@@ -1,7 +1,7 @@
 // Batched predictive variances against the Cholesky closed form.
 #include "engine/data/standardisation.h"
 #include "engine/linalg/cholesky.h"
-#include "engine/models/dense_variance.h"
+#include "engine/dense/dense_variance.h"
 #include "problems.h"
 
 #include <doctest/doctest.h>

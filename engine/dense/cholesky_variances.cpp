@@ -3,7 +3,7 @@
 #include "engine/core/blas_threads.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/linalg/cholesky.h"
-#include "engine/models/variance_routes.h"
+#include "engine/dense/variance_routes.h"
 #include "engine/solvers/cholesky_solver.h"
 
 #include <cblas.h>

@@ -1,4 +1,4 @@
-#include "engine/models/model_description.h"
+#include "engine/prediction/model_description.h"
 
 #include "engine/core/error.h"
 

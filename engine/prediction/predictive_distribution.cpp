@@ -1,4 +1,4 @@
-#include "engine/models/predictive_distribution.h"
+#include "engine/prediction/predictive_distribution.h"
 
 #include "engine/core/error.h"
 

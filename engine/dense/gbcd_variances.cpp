@@ -2,7 +2,7 @@
 // GBCD solves K̄U = K(X, X*) with a per-row relative error bound
 // (BoSminchisescu08 §3.1).
 #include "engine/core/size_arithmetic.h"
-#include "engine/models/variance_routes.h"
+#include "engine/dense/variance_routes.h"
 #include "engine/solvers/block_coordinate_descent.h"
 
 #include <cblas.h>

@@ -1,4 +1,4 @@
-#include "engine/models/prediction_metrics.h"
+#include "engine/prediction/prediction_metrics.h"
 
 #include "engine/core/error.h"
 

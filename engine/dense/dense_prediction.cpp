@@ -1,4 +1,4 @@
-#include "engine/models/dense_prediction.h"
+#include "engine/dense/dense_prediction.h"
 
 #include "engine/core/error.h"
 

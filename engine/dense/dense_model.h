@@ -2,7 +2,7 @@
 // the training rows, with everything needed to predict from them.
 #pragma once
 
-#include "engine/models/model_description.h"
+#include "engine/prediction/model_description.h"
 
 #include <vector>
 

@@ -1,14 +1,14 @@
 // The dense model's variances: the route planner, the batches, and the
 // joint covariance. The routes themselves: gbcd_variances.cpp and
 // cholesky_variances.cpp.
-#include "engine/models/dense_variance.h"
+#include "engine/dense/dense_variance.h"
 
 #include "engine/core/blas_threads.h"
 #include "engine/core/error.h"
 #include "engine/core/human_readable.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/linalg/cholesky.h"
-#include "engine/models/variance_routes.h"
+#include "engine/dense/variance_routes.h"
 #include "engine/solvers/cholesky_solver.h"
 
 #include <cblas.h>

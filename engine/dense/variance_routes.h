@@ -4,7 +4,7 @@
 #pragma once
 
 #include "engine/core/context.h"
-#include "engine/models/dense_variance.h"
+#include "engine/dense/dense_variance.h"
 #include "engine/solvers/solver_driver.h"
 
 #include <algorithm>
