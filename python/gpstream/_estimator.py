@@ -23,7 +23,21 @@ from ._commands import run, run_with_progress
 # From the engine's method registry (engine/training/training_method.h).
 _DENSE_SOLVERS = tuple(method["name"] for method in _gpstream.training_methods() if method["dense"])
 _SPARSE_MODELS = tuple(method["name"] for method in _gpstream.training_methods() if not method["dense"])
-_ISOTROPIC_KERNELS = ("se",)
+
+
+# The command-line options the estimator's parameters become, longest first.
+_PARAMETER_OF_OPTION = (("--lengthscales/--gamma", "length_scale"), ("--lengthscales", "length_scale"),
+                        ("--noise-var", "noise_variance"), ("--signal-var", "signal_variance"),
+                        ("--max-iter", "max_iter"), ("--checkpoint", "checkpoint"), ("--threads", "n_jobs"),
+                        ("--memory", "memory"), ("--kernel", "kernel"), ("--solver", "solver"), ("--resume", "resume"),
+                        ("--model", "model"), ("--basis", "basis_size"), ("--mean", "mean"), ("--seed", "random_state"),
+                        ("--tol", "tol"), ("--log", "log"))
+
+
+def _in_parameter_names(message):
+    for option, parameter in _PARAMETER_OF_OPTION:
+        message = message.replace(option, parameter)
+    return message
 
 
 class _WorkDirectory:
@@ -218,16 +232,19 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         args += ["-o", model_path, "--force"] + self._compute_options()
         if self.checkpoint is not None:
             args += ["--checkpoint", self.checkpoint]
-        if callable(self.verbose):
-            # Progress to the callable: the log's rows as they are written.
-            log = self.log if self.log is not None else self._work.file("training.csv")
-            if os.path.exists(log) and self.resume is None:
-                os.remove(log)
-            run_with_progress(self.verbose, log, *args, "--log", log)
-        else:
-            if self.log is not None:
-                args += ["--log", self.log]
-            run(*args)
+        try:
+            if callable(self.verbose):
+                # Progress to the callable: the log's rows as they are written.
+                log = self.log if self.log is not None else self._work.file("training.csv")
+                if os.path.exists(log) and self.resume is None:
+                    os.remove(log)
+                run_with_progress(self.verbose, log, *args, "--log", log)
+            else:
+                if self.log is not None:
+                    args += ["--log", self.log]
+                run(*args)
+        except ValueError as error:  # the command's usage error, in the estimator's words
+            raise ValueError(_in_parameter_names(str(error))) from None
         self._set_fitted(model_path, data)
         return self
 
@@ -253,6 +270,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"length_scale={self.length_scale!r}: give positive, finite numbers")
         if scales.size not in (1, columns):
             raise ValueError(f"length_scale has {scales.size} values: give one, or one per input ({columns})")
+        if self.kernel != "auto":
+            _gpstream.kernel_lengthscales(str(self.kernel), columns)  # ValueError naming the kernels there are
         for name in ("max_iter", "basis_size"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or int(value) != value or value < 1):
@@ -282,11 +301,14 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         if not learning and (self.kernel == "auto" or self.mean is not None):
             raise ValueError("kernel='auto' and mean are learned: they need optimizer='lbfgs'")
         scales = np.atleast_1d(np.asarray(self.length_scale, dtype=np.float64))
-        if scales.size == 1 and self.kernel not in _ISOTROPIC_KERNELS:
-            scales = np.repeat(scales, columns)
+        # As many as the kernel takes (the registry says: one per input, one, or none as for hik).
+        wanted = columns if self.kernel == "auto" else _gpstream.kernel_lengthscales(str(self.kernel), columns)
+        if scales.size == 1 and wanted > 1:
+            scales = np.repeat(scales, wanted)
         if self.kernel != "auto":
             args += ["--kernel", self.kernel]
-        args += ["--lengthscales", ",".join(repr(float(s)) for s in scales)]
+        if wanted > 0:
+            args += ["--lengthscales", ",".join(repr(float(s)) for s in scales)]
         args += ["--signal-var", repr(float(self.signal_variance)), "--noise-var", repr(float(self.noise_variance))]
         if learning:  # as `gpstream hyper`: on a random subset of 2,000 rows (or all, when fewer), then all rows
             args += ["--learn-hyper", "--subset", min(2000, rows)]

@@ -13,7 +13,8 @@
 #include "engine/core/context.h"
 #include "engine/core/error.h"
 #include "engine/core/stop_flag.h"
-#include "engine/models/predictive_distribution.h"
+#include "engine/kernels/kernel.h"
+#include "engine/prediction/predictive_distribution.h"
 #include "engine/training/training_method.h"
 #include "storage/dataset/dataset_format.h"
 #include "storage/dataset/dataset_writer.h"
@@ -215,7 +216,7 @@ class OpenModel {
   }
 
   // The joint predictive covariance of y* at the rows of X (count × count), in the target's units:
-  // (K** − K*ᵀK̄⁻¹K* + σ²I)·y_std² (engine/models/dense_variance.h; K̄'s n² doubles within the memory budget).
+  // (K** − K*ᵀK̄⁻¹K* + σ²I)·y_std² (engine/dense/dense_variance.h; K̄'s n² doubles within the memory budget).
   py::array_t<double> covariance(const InputArray& x) {
     std::vector<double> rows = standardised(x);
     const std::size_t count = static_cast<std::size_t>(x.shape(0));
@@ -294,8 +295,20 @@ PYBIND11_MODULE(_gpstream, module) {
       .def("covariance", &OpenModel::covariance, py::arg("X"),
            "The joint predictive covariance of y* at the rows of X (exact models), in the target's units.");
   module.def(
-      "parse_byte_size", [](const std::string& text, const std::string& what) { return gpstream::parse_byte_size(text, what); },
+      "parse_byte_size",
+      [](const std::string& text, const std::string& what) { return gpstream::parse_byte_size(text, what); },
       py::arg("text"), py::arg("what"), "Bytes in \"512M\", \"2G\", …; ValueError naming `what` otherwise.");
+  module.def(
+      "kernel_lengthscales",
+      [](const std::string& kernel, std::size_t inputs) {
+        try {
+          return gpstream::default_lengthscale_count(gpstream::parse_kernel_type(kernel), inputs);
+        } catch (const gpstream::Error& error) {
+          throw py::value_error(fmt::format("kernel='{}': {}", kernel, error.what()));
+        }
+      },
+      py::arg("kernel"), py::arg("inputs"),
+      "How many lengthscales the registry's kernel takes on `inputs` inputs; ValueError for an unknown kernel.");
   module.def("training_methods", &training_methods, "The training methods of the registry: name, dense, help.");
   module.def("read_model", &read_model, py::arg("path"), "The contents of a gpstream model file, as a dict.");
   module.attr("version") = GPSTREAM_VERSION;

@@ -172,6 +172,22 @@ def test_a_saved_nystrom_model_loads_and_predicts_from_its_saved_training_rows(t
     np.testing.assert_array_equal(loaded.predict(X[:20]), expected)
 
 
+def test_the_histogram_intersection_kernel_takes_no_length_scale():
+    from scipy.stats import norm
+
+    X, y = problem(80)
+    Z, _ = problem(10, seed=2)
+    gp = gpstream.GaussianProcessRegressor(solver="cholesky", kernel="hik", standardise=False,
+                                           noise_variance=0.1).fit(X, y)
+    assert gp.kernel_ == "hik" and gp.length_scale_.size == 0
+
+    def hik(A, B):  # (s²/d) Σ_l min(Φ(a_l), Φ(b_l)), s² = 1
+        return np.minimum(norm.cdf(A)[:, None, :], norm.cdf(B)[None, :, :]).mean(axis=2)
+
+    expected = hik(Z, X) @ np.linalg.solve(hik(X, X) + 0.1 * np.eye(80), y)
+    np.testing.assert_allclose(gp.predict(Z), expected, rtol=0, atol=1e-9)
+
+
 def test_sparse_models_fit_and_predict():
     X, y = problem(600)
     Z, truth = problem(100, seed=2)
@@ -235,7 +251,9 @@ def test_errors_are_python_exceptions():
                                 ({"length_scale": [1.0, 0.0]}, "length_scale="),
                                 ({"length_scale": [1.0, 2.0, 3.0]}, "length_scale has 3 values"),
                                 ({"tol": 0}, "tol=0"), ({"max_iter": 0}, "max_iter=0"),
-                                ({"random_state": -2}, "random_state=-2"), ({"memory": "lots"}, "memory: \"lots\"")]:
+                                ({"random_state": -2}, "random_state=-2"), ({"memory": "lots"}, "memory: \"lots\""),
+                                ({"kernel": "cubic"}, "kernel='cubic': unknown kernel"),
+                                ({"optimizer": "lbfgs", "mean": "quadratic"}, "mean: unknown mean \"quadratic\"")]:
         with pytest.raises(ValueError, match=re.escape(message)) as raised:
             gpstream.GaussianProcessRegressor(**parameters).fit(X, y)
         assert "--" not in str(raised.value)
