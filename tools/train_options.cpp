@@ -1,0 +1,321 @@
+// train's options: their description and checks, and the job's
+// configuration made from them (a fresh run) or from a checkpoint (a resumed one).
+#include "tools/train_options.h"
+
+#include "engine/core/error.h"
+#include "engine/sparse/inducing_objective.h"
+#include "storage/dataset/dataset_format.h"
+#include "storage/dataset/training_rows.h"
+#include "storage/hyper/hyperparameter_file.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <limits>
+
+namespace gpstream::cli {
+namespace {
+
+// The kernel from --hyper, overridden by any hyperparameter given on the command line.
+KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po::variables_map& values,
+                                           std::optional<Standardisation>& file_standardisation) {
+  KernelHyperparameters hyper;
+  bool have_lengthscales = false, have_noise = false;
+  if (!options.hyper_file.empty()) {
+    HyperparameterFile file = read_hyperparameter_file(options.hyper_file);
+    hyper = file.hyperparameters;
+    file_standardisation = file.standardisation;
+    have_lengthscales = have_noise = true;
+  }
+  if (given(values, "kernel") || options.hyper_file.empty()) hyper.type = parse_kernel_type(options.kernel);
+  const StartingPoint command_line = options.kernel_values.given(values);
+  if (!command_line.lengthscales.empty()) {
+    hyper.lengthscales = command_line.lengthscales;
+    have_lengthscales = true;
+  }
+  if (command_line.signal_variance) hyper.signal_variance = *command_line.signal_variance;
+  if (command_line.noise_variance) {
+    hyper.noise_variance = *command_line.noise_variance;
+    have_noise = true;
+  }
+  if (hyper.type == KernelType::histogram_intersection) {
+    if (!command_line.lengthscales.empty())
+      throw UsageError("--lengthscales/--gamma: the hik kernel has no lengthscales");
+    hyper.lengthscales.clear();
+    have_lengthscales = true;
+  }
+  if (!have_lengthscales) throw UsageError("give the kernel's --lengthscales (or --gamma), or a --hyper file");
+  if (!have_noise) throw UsageError("give the --noise-var, or a --hyper file");
+  return hyper;
+}
+
+// A resumed run keeps the configuration it was started with.
+void check_resume_compatible(const TrainOptions& options, const po::variables_map& values,
+                             const TrainingConfiguration& saved, const std::string& checkpoint) {
+  auto conflict = [&](const char* option, const std::string& given, const std::string& kept) {
+    throw Error(
+        fmt::format("--{}{} conflicts with checkpoint '{}', which was started with {}; a resumed run keeps "
+                    "its configuration (start a new run without --resume to change it)",
+                    option, given.empty() ? "" : " " + given, checkpoint, kept));
+  };
+  // The value as the user typed it (a flag has none).
+  auto typed = [&](const char* option) -> std::string {
+    const po::variable_value& value = values[option];
+    if (value.empty()) return "";
+    if (const auto* text = boost::any_cast<std::string>(&value.value())) return *text;
+    if (const auto* number = boost::any_cast<double>(&value.value())) return fmt::format("{:g}", *number);
+    if (const auto* count = boost::any_cast<std::size_t>(&value.value())) return std::to_string(*count);
+    return "";
+  };
+  auto given = [&](const char* option) { return cli::given(values, option); };
+  if (given("solver") && options.solver != saved.solver.name) conflict("solver", options.solver, saved.solver.name);
+  if (given("model") && options.model != saved.solver.name) conflict("model", options.model, saved.solver.name);
+  if (given("basis") && options.basis != saved.solver.active_set_size) {
+    conflict("basis", std::to_string(options.basis), std::to_string(saved.solver.active_set_size));
+  }
+  if (given("active-set") && options.active_set_size != saved.solver.active_set_size) {
+    conflict("active-set", std::to_string(options.active_set_size), std::to_string(saved.solver.active_set_size));
+  }
+  if (given("candidates") && options.candidates != saved.solver.candidates) {
+    conflict("candidates", std::to_string(options.candidates), std::to_string(saved.solver.candidates));
+  }
+  if (given("seed") && options.seed != saved.seed)
+    conflict("seed", std::to_string(options.seed), std::to_string(saved.seed));
+  for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise",
+                             "learn-hyper", "init"}) {
+    if (given(option)) conflict(option, typed(option), "the kernel and standardisation saved in it");
+  }
+  for (const char* option : {"info-pivots", "objective", "fixed-hyper", "novelty", "passes"}) {
+    if (given(option)) conflict(option, typed(option), "the model's settings saved in it");
+  }
+}
+
+// Which option sets a method's tolerance, from what the engine says it means.
+bool stops_at_tol(const TrainingMethod& method) {
+  return method.tolerance == ToleranceMeaning::gradient_norm || method.tolerance == ToleranceMeaning::relative_decrease;
+}
+
+// The job's stopping rule, output, log and checkpoint cadence: all from the
+// options for a fresh run; on resume, only those given again replace the
+// checkpoint's.
+void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_map& values,
+             const TrainingMethod& method, bool fresh) {
+  auto set = [&](const char* option) { return fresh || given(values, option); };
+  if (given(values, "tol") && !stops_at_tol(method)) {
+    throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}",
+                                 stops_at_gap(method) ? std::string(method.name) + " stops at --gap"
+                                                      : fmt::format("--model {} runs to --basis", method.name)));
+  }
+  if (given(values, "gap") && !stops_at_gap(method)) throw UsageError("--gap is for --model sggp");
+  if (stops_at_tol(method) && set("tol")) job.stopping.tolerance = options.tolerance;
+  if (!stops_at_tol(method) && set("gap")) job.stopping.tolerance = options.gap;
+  if (set("max-iter")) {
+    const bool limited = values.count("max-iter") != 0 && options.max_iterations > 0;
+    job.stopping.max_iterations = limited ? options.max_iterations : std::numeric_limits<std::uint64_t>::max();
+  }
+  if (set("time-limit")) {
+    const bool limited = values.count("time-limit") != 0 && options.time_limit > 0;
+    job.stopping.time_limit_seconds = limited ? options.time_limit : std::numeric_limits<double>::infinity();
+  }
+  if (set("refresh-every")) job.stopping.refresh_every = options.refresh_every;
+  if (set("output")) job.output_path = std::filesystem::absolute(options.output).string();
+  if (set("force")) job.overwrite_output = values.count("force") != 0;
+  if (set("log")) job.log_path = options.log.empty() ? std::string() : std::filesystem::absolute(options.log).string();
+  if (set("checkpoint-every")) job.checkpoint_every_seconds = options.checkpoint_every;
+}
+
+}  // namespace
+
+const TrainingMethod& method_of(const TrainingConfiguration& configuration) {
+  const TrainingMethod* method = find_training_method(configuration.solver.name);
+  GPSTREAM_CHECK(method != nullptr, "unknown training method \"{}\"", configuration.solver.name);
+  return *method;
+}
+
+bool stops_at_gap(const TrainingMethod& method) { return method.tolerance == ToleranceMeaning::gap; }
+
+TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables_map& values) {
+  if (options.dataset.empty()) throw UsageError("give the training dataset (or --resume CHECKPOINT)");
+  TrainingConfiguration configuration;
+  std::optional<Standardisation> file_standardisation;
+  const bool learn = values.count("learn-hyper") != 0;
+  if (learn) {
+    if (values.count("hyper") != 0) {
+      throw UsageError(
+          "give --learn-hyper or --hyper, not both (to start the search from a file's values, give --init FILE)");
+    }
+    if (values.count("no-standardise") != 0)
+      throw UsageError("--learn-hyper learns on standardised data; drop --no-standardise");
+  } else {
+    if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
+    if (const auto option = HyperparameterLearningOptions::first_given(values)) {
+      throw UsageError(fmt::format("--{} is an option of learning: it needs --learn-hyper", *option));
+    }
+    configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
+  }
+  if (options.model == "dense") {
+    const TrainingMethod* solver = find_training_method(options.solver);
+    if (solver == nullptr || !solver->dense()) {
+      throw UsageError(fmt::format("--solver: unknown solver \"{}\" (choose {})", options.solver,
+                                   training_method_names(/*dense=*/true)));
+    }
+    configuration.solver = {options.solver, options.active_set_size, options.candidates};
+  } else {
+    const TrainingMethod* method = find_training_method(options.model);
+    if (method == nullptr || method->dense()) {
+      throw UsageError(
+          fmt::format("--model: '{}' is not dense or one of {} (srm-trans is trained by gpstream predict "
+                      "--model srm-trans)",
+                      options.model, training_method_names(/*dense=*/false)));
+    }
+    reject_options(values, {"solver"}, "--model dense; sparse models choose their own");
+    if (!method->iterative() && !options.checkpoint.empty()) {
+      throw UsageError(
+          fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
+                      "to checkpoint (sgma, mpgp, sggp, cholqr and online do)",
+                      options.model));
+    }
+    if (options.model == "online") {
+      if (options.passes == 0) throw UsageError("--passes must be at least 1");
+      // A fraction of the prior variance: at 1 or more no row's novelty could ever exceed it.
+      if (!(options.novelty >= 0 && options.novelty < 1))
+        throw UsageError(fmt::format("--novelty is a fraction of the prior variance, at least 0 and below 1, not {}",
+                                     options.novelty));
+    } else {
+      reject_options(values, {"novelty", "passes"}, "--model online");
+    }
+    if (options.model == "cholqr") {
+      try {
+        configuration.cholqr.objective = parse_inducing_objective(options.objective);
+      } catch (const Error& error) {
+        throw UsageError(fmt::format("--objective: {}", error.what()));
+      }
+      if (options.information_pivots == 0) throw UsageError("--info-pivots must be at least 1");
+    } else {
+      reject_options(values, {"info-pivots", "objective", "fixed-hyper"}, "--model cholqr");
+    }
+    if (options.basis == 0) throw UsageError("--basis must be at least 1");
+    const std::size_t candidates = values["candidates"].defaulted() ? 59 : options.candidates;
+    configuration.solver = {options.model, options.basis, candidates};
+    configuration.cholqr.information_pivots = options.information_pivots;
+    configuration.cholqr.learn_hyperparameters = values.count("fixed-hyper") == 0;
+    configuration.online.novelty = options.novelty;
+    configuration.online.passes = options.passes;
+  }
+  configuration.seed = options.seed;
+  const DatasetDescription description = read_dataset_description(options.dataset);
+  if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
+    const std::size_t lengthscales = configuration.hyperparameters.lengthscales.size();
+    GPSTREAM_CHECK(lengthscales == default_lengthscale_count(configuration.hyperparameters.type, description.columns) ||
+                       lengthscales == 1 || lengthscales == description.columns,
+                   "--hyper: '{}' has {} lengthscales, but '{}' has {} inputs; learn hyperparameters for this "
+                   "dataset with gpstream hyper",
+                   options.hyper_file, lengthscales, options.dataset, description.columns);
+  }
+  if (values.count("no-standardise") != 0) {
+    configuration.standardisation = Standardisation::identity();
+  } else if (file_standardisation) {
+    GPSTREAM_CHECK(file_standardisation->x_mean.size() == description.columns,
+                   "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper_file,
+                   file_standardisation->x_mean.size(), options.dataset, description.columns);
+    configuration.standardisation = *file_standardisation;
+  } else {
+    configuration.standardisation = dataset_standardisation(description);
+  }
+  const TrainingMethod& method = method_of(configuration);
+  if (!method.dense() && configuration.solver.active_set_size > description.rows) {
+    throw UsageError(fmt::format("--basis {} is larger than the {} training rows; give at most {}",
+                                 configuration.solver.active_set_size, description.rows, description.rows));
+  }
+  configuration.dataset_path = std::filesystem::absolute(options.dataset).string();
+  configuration.dataset_fingerprint = description.fingerprint;
+  configuration.rows = description.rows;
+  set_job(configuration.job, options, values, method, /*fresh=*/true);
+  return configuration;
+}
+
+Checkpoint configure_resumed(TrainOptions& options, const po::variables_map& values) {
+  Checkpoint checkpoint = read_checkpoint(options.resume);
+  check_resume_compatible(options, values, checkpoint.configuration, options.resume);
+  TrainingConfiguration& configuration = checkpoint.configuration;
+  if (options.dataset.empty()) options.dataset = configuration.dataset_path;
+  GPSTREAM_CHECK(!configuration.job.output_path.empty() || !options.output.empty(),
+                 "checkpoint '{}' was written by an older gpstream that did not record the output: give -o MODEL.h5 "
+                 "(and --tol, --max-iter, --time-limit as the job was launched)",
+                 options.resume);
+  set_job(configuration.job, options, values, method_of(configuration), /*fresh=*/false);
+  return checkpoint;
+}
+
+void describe_command(CommandSpec& spec, TrainOptions& options) {
+  spec.name = "train";
+  spec.usage = "gpstream train DATA.h5 -o MODEL.h5 [options]\n       gpstream train --resume CHECKPOINT.h5 -o MODEL.h5";
+  spec.description =
+      "Train an exact GP: solve (K + noise I) alpha = y without forming the n x n matrix, by greedy block\n"
+      "coordinate descent (gbcd, Bo & Sminchisescu 2008) or a reference solver. Inputs and targets are\n"
+      "standardised with the dataset's statistics (or those of the --hyper file). Ctrl-C writes a\n"
+      "checkpoint (with --checkpoint) and prints the command that resumes the run.";
+  // clang-format off
+  spec.options.add_options()
+      ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
+      ("output,o", po::value(&options.output), "model file to write (on --resume: the one the job was launched with, unless given)")
+      ("solver", po::value(&options.solver)->default_value("gbcd"), ("the exact GP's solver: " + training_method_help(/*dense=*/true)).c_str())
+      ("model", po::value(&options.model)->default_value("dense"), ("dense (the exact GP, by --solver), or a sparse model (docs/sparse-models.md): " + training_method_help(/*dense=*/false)).c_str())
+      ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
+      ("gap", po::value(&options.gap)->default_value(0.025, "0.025"), "sggp: stop when the relative gap of the bounds falls below this")
+      ("info-pivots", po::value(&options.information_pivots)->default_value(16), "cholqr: information pivots z ranking the swap candidates")
+      ("objective", po::value(&options.objective)->default_value("var"), "cholqr: var (variational free energy) or mle (projected-process likelihood)")
+      ("fixed-hyper", "cholqr: keep the hyperparameters; only the inducing set is optimised")
+      ("novelty", po::value(&options.novelty)->default_value(1e-6, "1e-6"), "online: a row joins the basis when its novelty exceeds this fraction of its prior variance")
+      ("passes", po::value(&options.passes)->default_value(1), "online: passes over the data")
+      ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
+      ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd 60; sgma, mpgp, sggp 59)")
+      ("seed", po::value(&options.seed)->default_value(1), "random seed")
+      ("tol", po::value(&options.tolerance)->default_value(1e-4, "1e-4"), "dense solvers: stop when |g|inf <= tol (standardised targets); cholqr: when an epoch decreases its objective by less than tol, relatively")
+      ("max-iter", po::value(&options.max_iterations), "stop after this many iterations in all, resumptions included (0: no limit)")
+      ("time-limit", po::value(&options.time_limit), "stop after this many seconds of training in all, resumptions included (0: no limit)")
+      ("refresh-every", po::value(&options.refresh_every)->default_value(0), "recompute g exactly every K iterations and report the drift (0: never)")
+      ("kernel", po::value(&options.kernel)->default_value("rbf"), kernel_names().c_str())
+      ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, from gpstream hyper or as ../shared/data/hyper/*.json)")
+      ("learn-hyper", "learn the model first, as gpstream hyper does: the kernel (default auto), its hyperparameters and the mean (with --kernel, --mean, --learn-on, --subset, ...)")
+      ("save-hyper", po::value(&options.save_hyper), "with --learn-hyper: also write the learned values to this JSON file")
+      ("no-standardise", "use inputs and targets as they are")
+      ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops")
+      ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "seconds between checkpoints")
+      ("resume", po::value(&options.resume), "continue the job saved in this checkpoint: its stopping rule, output, log and checkpoint cadence, unless given again")
+      ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations, gradient drift, cache lookups, hits, hits from disk, bytes read from disk, estimated core-seconds saved)")
+      ("force", "overwrite the model file if it exists")
+      ("quiet,q", "no progress on stderr");
+  // clang-format on
+  po::options_description kernel_options(
+      "Kernel values (standardised units; over a --hyper file's, or with --learn-hyper the search's start)");
+  options.kernel_values.add(kernel_options);
+  spec.options.add(kernel_options);
+  po::options_description cache_options("Kernel-column cache");
+  options.cache.add(cache_options, "the bcd family and the greedy bases (sgma, mpgp, sggp)");
+  spec.options.add(cache_options);
+  options.compute.add(spec.options);
+  po::options_description learning_options("Hyperparameter learning (with --learn-hyper)");
+  options.learning.add(learning_options);
+  spec.options.add(learning_options);
+  spec.positional.add("dataset", 1);
+}
+
+void validate(TrainOptions& options, const po::variables_map& values) {
+  options.quiet = values.count("quiet") != 0;
+  if (options.resume.empty() && options.output.empty())
+    throw UsageError("give the model file to write with -o MODEL.h5");
+  if (options.tolerance <= 0) throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
+  if (options.time_limit < 0)
+    throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
+  if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");
+  options.cache.validate(values);
+  if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
+  if (options.active_set_size == 0) throw UsageError("--active-set must be at least 1");
+  if (values.count("force") == 0 && !options.save_hyper.empty() && std::filesystem::exists(options.save_hyper)) {
+    throw Error(fmt::format("--save-hyper: '{}' already exists (use --force to overwrite it)", options.save_hyper));
+  }
+}
+
+}  // namespace gpstream::cli
