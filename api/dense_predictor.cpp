@@ -56,7 +56,8 @@ class DensePredictor final : public Predictor {
                             .tolerance = cholesky ? 0.0 : variance.tolerance,
                             .measure = cholesky ? "" : "largest relative error bound of the open rows",
                             .work_unit = cholesky ? "Mflop (factor of K, then the solves)" : "rows done",
-                            .description = fmt::format("variances by {}: {}", to_string(plan.method), plan.reason)});
+                            .description = fmt::format("variances by {}: {}", to_string(plan.method), plan.reason),
+                            .rows_done = variance.first_row});
     const auto variance_start = std::chrono::steady_clock::now();
     std::size_t computed = 0;  // rows whose variances are done
     const VariancePrediction prediction = predict_latent_variance(

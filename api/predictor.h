@@ -35,11 +35,12 @@ struct PredictionRequest {
 
 // A long phase of a prediction, for a progress display (tools/training_observers.h).
 struct PredictionPhase {
-  std::string name;         // "variance", "srm-trans", …
-  double tolerance = 0.0;   // of `measure`, when it converges to one
-  std::string measure;      // what the iteration reports measure ("" for work of a known size)
-  std::string work_unit;    // what `done` counts
-  std::string description;  // e.g. "variances by cholesky: …" ("" when nothing to say)
+  std::string name;           // "variance", "srm-trans", …
+  double tolerance = 0.0;     // of `measure`, when it converges to one
+  std::string measure;        // what the iteration reports measure ("" for work of a known size)
+  std::string work_unit;      // what `done` counts
+  std::string description;    // e.g. "variances by cholesky: …" ("" when nothing to say)
+  std::size_t rows_done = 0;  // rows a resumed run had finished before (VarianceOptions::first_row)
 };
 
 // Receives the predictions as they are made: the means of every row first,

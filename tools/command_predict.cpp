@@ -233,8 +233,8 @@ class CommandSink final : public PredictionSink {
   }
   void begin_phase(const PredictionPhase& phase) override {
     if (!options_.quiet) {
-      if (options_.variance.first_row > 0 && phase.name.starts_with("variance")) {
-        fmt::print(stderr, "predict: resuming: rows 1-{} of {} have variances in '{}'\n", options_.variance.first_row,
+      if (phase.rows_done > 0) {
+        fmt::print(stderr, "predict: resuming: rows 1-{} of {} have variances in '{}'\n", phase.rows_done,
                    writer_ != nullptr ? writer_->rows() : 0, options_.output);
       }
       if (!phase.description.empty()) fmt::print(stderr, "predict: {}\n", phase.description);
