@@ -250,11 +250,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     def _check_parameters(self, columns):
         """The estimator's numeric parameters, checked here so that an error names the parameter (not the
-        command-line option it becomes)."""
+        command-line option it becomes); returns the length scales and how many the kernel takes."""
 
-        def positive(name, value, allow_none=False):
-            if value is None and allow_none:
-                return
+        def positive(name, value):
             try:
                 number = float(value)
             except (TypeError, ValueError):
@@ -268,10 +266,12 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         scales = np.atleast_1d(np.asarray(self.length_scale, dtype=np.float64))
         if scales.ndim != 1 or not np.all(np.isfinite(scales) & (scales > 0)):
             raise ValueError(f"length_scale={self.length_scale!r}: give positive, finite numbers")
-        if scales.size not in (1, columns):
-            raise ValueError(f"length_scale has {scales.size} values: give one, or one per input ({columns})")
-        if self.kernel != "auto":
-            _gpstream.kernel_lengthscales(str(self.kernel), columns)  # ValueError naming the kernels there are
+        # As many as the kernel takes (the registry says: one per input, one, or none as for hik); a ValueError
+        # naming the kernels there are for an unknown one.
+        wanted = columns if self.kernel == "auto" else _gpstream.kernel_lengthscales(str(self.kernel), columns)
+        if wanted > 0 and scales.size not in (1, wanted):
+            takes = "one" if wanted == 1 else f"one, or one per input ({wanted})"
+            raise ValueError(f"length_scale has {scales.size} values: give {takes}")
         for name in ("max_iter", "basis_size"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or int(value) != value or value < 1):
@@ -280,9 +280,10 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"random_state={self.random_state!r}: give a whole number of at least 0, or None")
         if self.memory is not None:
             _gpstream.parse_byte_size(str(self.memory), "memory")
+        return scales, wanted
 
     def _training_options(self, columns, rows):
-        self._check_parameters(columns)
+        scales, wanted = self._check_parameters(columns)
         if self.model == "exact":
             if self.solver not in _DENSE_SOLVERS:
                 raise ValueError(f"solver={self.solver!r}: choose one of {', '.join(_DENSE_SOLVERS)}")
@@ -300,9 +301,6 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"optimizer={self.optimizer!r}: choose 'lbfgs' or None")
         if not learning and (self.kernel == "auto" or self.mean is not None):
             raise ValueError("kernel='auto' and mean are learned: they need optimizer='lbfgs'")
-        scales = np.atleast_1d(np.asarray(self.length_scale, dtype=np.float64))
-        # As many as the kernel takes (the registry says: one per input, one, or none as for hik).
-        wanted = columns if self.kernel == "auto" else _gpstream.kernel_lengthscales(str(self.kernel), columns)
         if scales.size == 1 and wanted > 1:
             scales = np.repeat(scales, wanted)
         if self.kernel != "auto":
@@ -347,7 +345,6 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.signal_variance_ = saved["signal_variance"]
         self.noise_variance_ = saved["noise_variance"]
         self.n_iter_ = saved["iterations"]
-        self._model_features = saved["feature_names"]
         self.n_features_in_ = saved["columns"]
 
     # ---- prediction
