@@ -53,19 +53,9 @@ int run_command(const std::string& name, const std::vector<std::string>& args) {
         std::fflush(stderr);
       }
     } flush;
-    try {
-      const py::gil_scoped_release unlocked;  // the command's threads run; Python's do too
-      return command.run(args);
-    } catch (const gpstream::cli::UsageError& error) {
-      throw py::value_error(error.what());
-    } catch (const gpstream::Cancelled& error) {
-      PyErr_SetString(PyExc_KeyboardInterrupt, error.what());
-      throw py::error_already_set();
-    } catch (const gpstream::MemoryBudgetExceeded& error) {
-      PyErr_SetString(PyExc_MemoryError, (std::string(error.what()) + " (or raise memory=)").c_str());
-      throw py::error_already_set();
-    }
-    // gpstream::Error and other std::exceptions become RuntimeError (pybind11's translation).
+    // Its errors become Python's by the module's exception translator.
+    const py::gil_scoped_release unlocked;  // the command's threads run; Python's do too
+    return command.run(args);
   }
   throw py::value_error("'" + name + "' is not a gpstream command");
 }
@@ -270,9 +260,12 @@ py::list training_methods() {
 PYBIND11_MODULE(_gpstream, module) {
   module.doc() = "gpstream's engine and commands in the Python process (see the gpstream package)";
   gpstream::hdf5::initialise_library();
+  // gpstream's errors as Python's (the others: gpstream::Error and std::exception become RuntimeError).
   py::register_exception_translator([](std::exception_ptr failure) {
     try {
       if (failure) std::rethrow_exception(failure);
+    } catch (const gpstream::cli::UsageError& error) {
+      PyErr_SetString(PyExc_ValueError, error.what());
     } catch (const gpstream::InvalidArgument& error) {
       PyErr_SetString(PyExc_ValueError, error.what());
     } catch (const gpstream::Cancelled& error) {
