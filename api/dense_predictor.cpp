@@ -5,7 +5,6 @@
 #include "engine/core/error.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/dense/dense_prediction.h"
-#include "storage/dataset/training_rows.h"
 
 #include <fmt/format.h>
 
@@ -14,15 +13,16 @@ namespace {
 
 class DensePredictor final : public Predictor {
  public:
-  DensePredictor(Context& context, DenseModel model, const std::string& model_path, const std::string& training_data)
+  DensePredictor(Context& context, DenseModel model, const std::string& model_name,
+                 const std::optional<TrainingData>& training)
       : Predictor(model), context_(context), alpha_(std::move(model.alpha)) {
     const Communicator& ranks = context.communicator();
     // On the ranks of a distributed run, each takes its own rows of the training set and of α.
     training_ =
-        open_training_rows(training_data.empty() ? model.dataset_path : training_data, model.standardisation, context,
+        open_training_rows(training.value_or(TrainingData::file(model.dataset_path)), model.standardisation, context,
                            {.vectors_per_row = 1,
                             .expected_fingerprint = model.dataset_fingerprint,
-                            .expected_by = "model '" + model_path + "'",
+                            .expected_by = model_name,
                             .rank = ranks.rank(),
                             .ranks = ranks.size()});
     GPSTREAM_CHECK(training_->description().rows == model.rows,
@@ -105,9 +105,9 @@ class DensePredictor final : public Predictor {
 
 }  // namespace
 
-std::unique_ptr<Predictor> make_dense_predictor(Context& context, DenseModel model, const std::string& model_path,
-                                                const std::string& training_data) {
-  return std::make_unique<DensePredictor>(context, std::move(model), model_path, training_data);
+std::unique_ptr<Predictor> make_dense_predictor(Context& context, DenseModel model, const std::string& model_name,
+                                                const std::optional<TrainingData>& training) {
+  return std::make_unique<DensePredictor>(context, std::move(model), model_name, training);
 }
 
 }  // namespace gpstream

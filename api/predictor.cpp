@@ -2,8 +2,6 @@
 
 #include "api/predictor_implementations.h"
 #include "engine/core/error.h"
-#include "storage/model/dense_model_file.h"
-#include "storage/model/sparse_model_file.h"
 
 namespace gpstream {
 
@@ -16,12 +14,17 @@ std::vector<double> Predictor::latent_covariance(const double* /*x*/, std::size_
                           description().training.solver));
 }
 
+std::unique_ptr<Predictor> open_predictor(Context& context, Model model, const std::optional<TrainingData>& training,
+                                          const std::string& model_name) {
+  if (DenseModel* dense = model.dense()) return make_dense_predictor(context, std::move(*dense), model_name, training);
+  return make_sparse_predictor(context, std::move(*model.sparse()), model_name, training);
+}
+
 std::unique_ptr<Predictor> open_model_predictor(Context& context, const std::string& model_path,
                                                 const std::string& training_data) {
-  if (model_type_of(model_path) == "sparse") {
-    return make_sparse_predictor(context, read_sparse_model(model_path), model_path, training_data);
-  }
-  return make_dense_predictor(context, read_dense_model(model_path), model_path, training_data);
+  std::optional<TrainingData> training;
+  if (!training_data.empty()) training = TrainingData::file(training_data);
+  return open_predictor(context, Model::load(model_path), training, "model '" + model_path + "'");
 }
 
 }  // namespace gpstream

@@ -14,13 +14,16 @@
 // takes them to the target's).
 #pragma once
 
+#include "api/model.h"
 #include "engine/core/context.h"
 #include "engine/dense/dense_variance.h"
 #include "engine/prediction/model_description.h"
 #include "engine/sparse/committee_machine.h"
+#include "storage/dataset/training_rows.h"
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -105,6 +108,14 @@ class Predictor {
 // takes its own share of a dense model's training rows.
 std::unique_ptr<Predictor> open_model_predictor(Context& context, const std::string& model_path,
                                                 const std::string& training_data = "");
+
+// The predictor of a model in memory (api/model.h); `training`: its training
+// rows, a file or the caller's arrays (when not given, the dataset path the
+// model records), checked against the model's fingerprint; `model_name`
+// names the model in messages.
+std::unique_ptr<Predictor> open_predictor(Context& context, Model model,
+                                          const std::optional<TrainingData>& training = std::nullopt,
+                                          const std::string& model_name = "the model");
 
 // The transductive routes, fitted at prediction time on DATA with the
 // hyperparameters (and standardisation) of a `gpstream hyper` file:

@@ -4,18 +4,22 @@
 #include "api/predictor.h"
 #include "engine/dense/dense_model.h"
 #include "engine/sparse/sparse_model.h"
+#include "storage/dataset/training_rows.h"
 
 #include <chrono>
+#include <optional>
 
 namespace gpstream {
 
 // dense_predictor.cpp: α over the training rows, variances by plan_variances' route.
-std::unique_ptr<Predictor> make_dense_predictor(Context& context, DenseModel model, const std::string& model_path,
-                                                const std::string& training_data);
+// `training`: the model's training rows (from its dataset path when not given); `model_name` names the model
+// in messages ("model 'm.h5'").
+std::unique_ptr<Predictor> make_dense_predictor(Context& context, DenseModel model, const std::string& model_name,
+                                                const std::optional<TrainingData>& training);
 
 // sparse_predictor.cpp: the basis's closed forms (the reduced-rank form streams the training rows too).
-std::unique_ptr<Predictor> make_sparse_predictor(Context& context, SparseModel model, const std::string& model_path,
-                                                 const std::string& training_data);
+std::unique_ptr<Predictor> make_sparse_predictor(Context& context, SparseModel model, const std::string& model_name,
+                                                 const std::optional<TrainingData>& training);
 
 double seconds_since(std::chrono::steady_clock::time_point start);
 

@@ -4,7 +4,6 @@
 #include "api/predictor_implementations.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/sparse/sparse_prediction.h"
-#include "storage/dataset/training_rows.h"
 
 #include <fmt/format.h>
 
@@ -13,15 +12,14 @@ namespace {
 
 class SparsePredictor final : public Predictor {
  public:
-  SparsePredictor(Context& context, SparseModel model, const std::string& model_path, const std::string& training_data)
+  SparsePredictor(Context& context, SparseModel model, const std::string& model_name,
+                  const std::optional<TrainingData>& training)
       : Predictor(model), context_(context), model_(std::move(model)) {
     kernel_ = make_kernel(model_.hyperparameters, model_.columns);
     if (model_.variance_form == SparseVarianceForm::reduced_rank) {
-      training_ = open_training_rows(training_data.empty() ? model_.dataset_path : training_data,
-                                     model_.standardisation, context,
-                                     {.vectors_per_row = 1,
-                                      .expected_fingerprint = model_.dataset_fingerprint,
-                                      .expected_by = "model '" + model_path + "'"});
+      training_ = open_training_rows(
+          training.value_or(TrainingData::file(model_.dataset_path)), model_.standardisation, context,
+          {.vectors_per_row = 1, .expected_fingerprint = model_.dataset_fingerprint, .expected_by = model_name});
       matrix_ = std::make_unique<KernelMatrix>(context, training_->rows(), *kernel_);
     }
   }
@@ -53,9 +51,9 @@ class SparsePredictor final : public Predictor {
 
 }  // namespace
 
-std::unique_ptr<Predictor> make_sparse_predictor(Context& context, SparseModel model, const std::string& model_path,
-                                                 const std::string& training_data) {
-  return std::make_unique<SparsePredictor>(context, std::move(model), model_path, training_data);
+std::unique_ptr<Predictor> make_sparse_predictor(Context& context, SparseModel model, const std::string& model_name,
+                                                 const std::optional<TrainingData>& training) {
+  return std::make_unique<SparsePredictor>(context, std::move(model), model_name, training);
 }
 
 }  // namespace gpstream

@@ -3,21 +3,13 @@
 // The run: outputs claimed, hyperparameters learned when asked, the method
 // run under the driver with its observers, the model written and reported.
 // The options and the configuration made from them: train_options.cpp.
+#include "api/training.h"
 #include "engine/core/error.h"
-#include "engine/data/row_source_utilities.h"
-#include "engine/kernels/kernel_matrix.h"
-#include "engine/solvers/solver_driver.h"
-#include "engine/training/training_method.h"
-#include "storage/checkpoint/checkpoint_file.h"
 #include "storage/checkpoint/search_checkpoint.h"
-#include "storage/model/dense_model_file.h"
-#include "storage/model/sparse_model_file.h"
-#include "storage/output/atomic_output_file.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 #include "tools/hyperparameter_learning.h"
 #include "tools/interrupt_handler.h"
-#include "storage/dataset/training_rows.h"
 #include "tools/train_options.h"
 #include "tools/training_observers.h"
 
@@ -29,22 +21,6 @@
 
 namespace gpstream::cli {
 namespace {
-
-// What a model file says about the run that made it, dense or sparse.
-ModelDescription describe_model(const TrainingConfiguration& configuration, const DatasetDescription& dataset,
-                                TrainingSummary training) {
-  ModelDescription description;
-  description.hyperparameters = configuration.hyperparameters;
-  description.standardisation = configuration.standardisation;
-  description.dataset_path = configuration.dataset_path;
-  description.dataset_fingerprint = configuration.dataset_fingerprint;
-  description.rows = dataset.rows;
-  description.columns = dataset.columns;
-  description.feature_names = dataset.feature_names;
-  description.target_name = dataset.target_name;
-  description.training = std::move(training);
-  return description;
-}
 
 // The run's outputs: refused before any work when they exist (without
 // --force), cannot be written, name an input or each other; then locked.
@@ -83,9 +59,9 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
 
 // --learn-hyper: learns the model as `gpstream hyper` does (the kernel, its
 // hyperparameters and the prior mean), reports it and, with --save-hyper, writes it.
-void learn_and_report(Context& context, TrainingRows& data, const TrainOptions& options,
-                      const po::variables_map& values, TrainingConfiguration& configuration, SearchJournal& journal) {
-  const DatasetDescription& dataset = data.description();
+void learn_and_report(Context& context, Training& training, const TrainOptions& options,
+                      const po::variables_map& values, SearchJournal& journal) {
+  const DatasetDescription& dataset = training.dataset();
   const Standardisation standardisation = dataset_standardisation(dataset);
   const std::string kernel = given(values, "kernel") ? options.kernel : "auto";
   const LearningPlan plan = plan_learning(options.learning, options.kernel_values, kernel, values, dataset.rows,
@@ -104,7 +80,7 @@ void learn_and_report(Context& context, TrainingRows& data, const TrainOptions& 
   SearchProgressObserver observer(progress);
   const LearnedModel learned = [&] {
     const Context::ObserverScope observe(context, {&observer});
-    return learn_model(context, data.rows(), data.partition(), learning, &journal);
+    return training.learn(learning, &journal);
   }();
   progress.finish();
   if (!options.quiet) {
@@ -119,120 +95,16 @@ void learn_and_report(Context& context, TrainingRows& data, const TrainOptions& 
     save_learned_hyperparameters(options.save_hyper, learned, learning, options.seed, options.dataset,
                                  dataset.fingerprint, standardisation, values.count("force") != 0);
   }
-  configuration.hyperparameters = learned.best().hyperparameters;
-  configuration.standardisation = with_learned_mean(standardisation, learned, learning);
 }
 
-// The trained run, dense or sparse.
-struct TrainedRun {
-  SolverRun run;
-  std::optional<DenseModel> dense;
-  std::optional<SparseModel> sparse;
-};
-
-// The method on its state, made (and its memory held) before the run is announced.
-struct PreparedRun {
-  SolverState state;
-  std::unique_ptr<DenseSolver> solver;
-  std::unique_ptr<IterativeMethod> method;  // null for a direct sparse model
-  SparseTrainingMethod* sparse = nullptr;   // the method, when it is a sparse model's
-};
-
-PreparedRun prepare_run(KernelMatrix& kernel_matrix, std::span<const double> y, const TrainingMethod& method,
-                        const TrainingConfiguration& configuration, std::optional<SolverState> resumed) {
-  PreparedRun prepared;
-  if (!method.iterative()) return prepared;
-  prepared.state = resumed ? std::move(*resumed)
-                           : initial_solver_state(method.dense() ? y : std::span<const double>{}, configuration.seed);
-  if (method.dense()) {
-    prepared.solver = make_solver(configuration.solver, kernel_matrix);
-    prepared.method = std::make_unique<DenseSolverRun>(*prepared.solver, kernel_matrix, prepared.state, y);
-  } else {
-    auto made = make_sparse_training_method(sparse_method_options(configuration), kernel_matrix, y, prepared.state);
-    prepared.sparse = made.get();
-    prepared.method = std::move(made);
-  }
-  return prepared;
-}
-
-// Runs the method under the driver with the progress line, the log and the
-// checkpoint cadence as observers (a direct sparse model in one call).
-TrainedRun run_training(Context& context, KernelMatrix& kernel_matrix, std::span<const double> y,
-                        const TrainingMethod& method, const TrainingConfiguration& configuration, PreparedRun& prepared,
-                        bool fresh, const std::string& checkpoint_path, const TrainOptions& options) {
-  const std::string& name = configuration.solver.name;
-  const TrainingJob& job = configuration.job;
-  TrainedRun trained;
-  if (!method.iterative()) {
-    // One or two streamed passes on a random basis: nothing to checkpoint.
-    const auto start = std::chrono::steady_clock::now();
-    const std::uint64_t evaluations_before = kernel_matrix.kernel_evaluations();
-    trained.sparse = fit_direct_sparse_model(sparse_method_options(configuration), kernel_matrix, y);
-    trained.run.reason = StopReason::solved_directly;
-    trained.run.last.iteration = 1;
-    trained.run.last.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    trained.run.last.kernel_evaluations = kernel_matrix.kernel_evaluations() - evaluations_before;
-    return trained;
-  }
-  SolverState& state = prepared.state;
-  IterativeMethod* run = prepared.method.get();
-  SparseTrainingMethod* sparse = prepared.sparse;
-  Communicator& ranks = context.communicator();
-  ProgressLine progress_line(!options.quiet);
-  const TrainingObservers observers(
-      std::make_unique<ProgressLineObserver>(progress_line, name, run->converges() ? job.stopping.tolerance : 0.0,
-                                             run->measure_name(), run->planned_iterations()),
-      ranks.is_root() ? job.log_path : std::string(),
-      fresh ? std::nullopt : std::optional<std::uint64_t>(state.iteration), checkpoint_path,
-      job.checkpoint_every_seconds,
-      [&] {
-        if (sparse != nullptr) sparse->store_state();
-        if (ranks.size() == 1) {
-          write_checkpoint(checkpoint_path, configuration, state);
-          return;
-        }
-        // One checkpoint for the job: every rank's rows of α and g, in rank order, written by rank 0.
-        SolverState whole = state;
-        whole.alpha = ranks.all_gather(state.alpha);
-        whole.gradient = ranks.all_gather(state.gradient);
-        if (ranks.is_root()) write_checkpoint(checkpoint_path, configuration, whole);
-      },
-      [&ranks](bool due) { return ranks.any(due); });
-  const Context::ObserverScope observe(context, observers.all());
-  trained.run = run_iterations(*run, kernel_matrix, job.stopping, fresh);
-  if (trained.run.reason == StopReason::interrupted) {
-    throw interrupted_run(fmt::format("at iteration {}", state.iteration), checkpoint_path, job.output_path,
-                          observers.checkpoints(), ranks.size());
-  }
-  if (sparse != nullptr) {
-    trained.sparse = sparse->model();
-  } else {
-    trained.dense.emplace();
-    trained.dense->alpha = ranks.size() == 1 ? std::move(state.alpha) : ranks.all_gather(state.alpha);
-  }
-  return trained;
-}
-
-// Writes the model with its description and reports what was trained.
-void write_and_report(TrainedRun& trained, const TrainingMethod& method, const TrainingConfiguration& configuration,
-                      const DatasetDescription& dataset, const TrainOptions& options) {
+// Writes the model and reports what was trained.
+void write_and_report(const TrainingResult& trained, const TrainingMethod& method,
+                      const TrainingConfiguration& configuration, const TrainOptions& options) {
   const std::string& name = configuration.solver.name;
   const TrainingJob& job = configuration.job;
   const SolverRun& run = trained.run;
-  const ExistingOutput existing = job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep;
-  const bool has_tolerance =
-      method.tolerance == ToleranceMeaning::gradient_norm || method.tolerance == ToleranceMeaning::gap;
-  const TrainingSummary summary{name,
-                                describe(run.reason),
-                                run.last.iteration,
-                                run.last.convergence_measure,
-                                has_tolerance ? job.stopping.tolerance : 0.0,
-                                run.last.elapsed_seconds,
-                                run.last.kernel_evaluations};
-  if (trained.dense) {
-    DenseModel& model = *trained.dense;
-    static_cast<ModelDescription&>(model) = describe_model(configuration, dataset, summary);
-    write_dense_model(job.output_path, model, existing);
+  trained.model->save(job.output_path, job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep);
+  if (trained.model->dense() != nullptr) {
     if (options.quiet) return;
     fmt::print(stderr, "train: {} after {} iterations in {:.2f} s, |g|inf {:.3e}; wrote {}\n", describe(run.reason),
                run.last.iteration, run.last.elapsed_seconds, run.last.convergence_measure, job.output_path);
@@ -242,11 +114,7 @@ void write_and_report(TrainedRun& trained, const TrainingMethod& method, const T
     }
     return;
   }
-  SparseModel& model = *trained.sparse;
-  const KernelHyperparameters trained_kernel = model.hyperparameters;  // CholQR learns its own; keep it
-  static_cast<ModelDescription&>(model) = describe_model(configuration, dataset, summary);
-  model.hyperparameters = trained_kernel;
-  write_sparse_model(job.output_path, model, existing);
+  const SparseModel& model = *trained.model->sparse();
   if (!options.quiet) {
     // The diagnostics a user can act on, in words; the model file keeps them all.
     std::string details;
@@ -314,18 +182,6 @@ void check_distributable(const TrainingMethod& method) {
   }
 }
 
-// A checkpoint holds every row's α and g: a rank keeps its own.
-void take_own_rows(SolverState& state, const RowPartition& partition) {
-  const auto own = [&](std::vector<double>& values) {
-    GPSTREAM_CHECK(values.size() == partition.global_rows, "the checkpoint holds {} values for {} rows", values.size(),
-                   partition.global_rows);
-    values = std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(partition.first),
-                                 values.begin() + static_cast<std::ptrdiff_t>(partition.first + partition.count));
-  };
-  own(state.alpha);
-  own(state.gradient);
-}
-
 }  // namespace
 
 int run_train_alone(const std::vector<std::string>& args) {
@@ -383,7 +239,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std
   const TrainingMethod& method = method_of(configuration);
   if (distributed) check_distributable(method);
   const std::string checkpoint_path = !options.checkpoint.empty() ? options.checkpoint : options.resume;
-  const TrainingJob& job = configuration.job;
+  const TrainingJob job = configuration.job;
   // From here on Ctrl-C, SIGTERM and SIGHUP stop the run at the next iteration, with a checkpoint
   // (installed before the outputs are claimed: whoever sees the claim may signal at once).
   Context::Settings settings = options.compute.context_settings(configuration.seed);
@@ -405,25 +261,15 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std
                "it with: {}gpstream train --resume {}\n",
                job.checkpoint_every_seconds, checkpoint_path, launcher(ranks.size()), shell_quoted(checkpoint_path));
   }
-  const bool dense = method.dense();
-  const auto open_data = [&] {
-    return open_training_rows(
-        options.dataset, configuration.standardisation, context,
-        {.vectors_per_row = method.vectors + (job.stopping.refresh_every > 0 ? 1 : 0),
-         .expected_fingerprint =
-             resumed_state ? std::optional<std::string>(configuration.dataset_fingerprint) : std::nullopt,
-         .expected_by = "checkpoint '" + options.resume + "'",
-         .rank = ranks.rank(),
-         .ranks = ranks.size()});
-  };
-  std::unique_ptr<TrainingRows> data = open_data();
-  if (values.count("learn-hyper") != 0 && !resumed_state) {
+  Training training(context, TrainingData::file(options.dataset), std::move(configuration), std::move(resumed_state),
+                    "checkpoint '" + options.resume + "'");
+  if (values.count("learn-hyper") != 0 && !training.resumed()) {
     // The search checkpoints into --checkpoint until the solver's first checkpoint replaces it.
     SearchCheckpoints searching(checkpoint_path, job.checkpoint_every_seconds,
-                                {"train", args, data->description().fingerprint, {}}, ranks.is_root(),
+                                {"train", args, training.dataset().fingerprint, {}}, ranks.is_root(),
                                 std::move(replay));
     try {
-      learn_and_report(context, *data, options, values, configuration, searching.journal());
+      learn_and_report(context, training, options, values, searching.journal());
     } catch (const Cancelled& stopped) {
       if (checkpoint_path.empty()) throw;
       searching.write_now();
@@ -433,49 +279,41 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std
                       stopped.what(), searching.journal().entries().size(), checkpoint_path, launcher(ranks.size()),
                       shell_quoted(checkpoint_path)));
     }
-    if (!configuration.standardisation.mean.coefficients.empty()) {
-      data.reset();  // the targets the solver sees are the residuals of the learned mean
-      data = open_data();
-    }
   }
-  const DatasetDescription& dataset = data->description();
-  const std::unique_ptr<Kernel> kernel = make_kernel(configuration.hyperparameters, dataset.columns);
-  // Before any work: a model whose variances overflow in the target's units could not predict.
-  validate_model_description(describe_model(configuration, dataset, {}), "the model of '" + options.dataset + "'");
-  KernelMatrix kernel_matrix(context, data->rows(), data->partition(), *kernel);
-  const std::vector<double> y = read_all_targets(data->rows());  // this rank's
-  if (resumed_state && distributed) take_own_rows(*resumed_state, data->partition());
-  const bool fresh = !resumed_state;
-  PreparedRun prepared = prepare_run(kernel_matrix, y, method, configuration, std::move(resumed_state));
-  std::string cache = configure_column_cache(
-      kernel_matrix, {configuration.solver.name, method.column_reuse, configuration.solver.active_set_size},
-      options.cache.settings(job.output_path, "model file", context));
+  const DatasetDescription& dataset = training.dataset();
+  const TrainingConfiguration& trained = training.configuration();
+  std::string cache = training.prepare(options.cache.settings(job.output_path, "model file", context));
   // The engine says why auto chose; naming the flag that overrides it is the command line's part.
   if (cache.starts_with("kernel-column cache off (auto")) cache += "; --cache ram forces it";
   if (!options.quiet) {
-    std::string what =
-        dense ? fmt::format("{} on", configuration.solver.name)
-              : fmt::format("{} model, basis {}, on", configuration.solver.name, configuration.solver.active_set_size);
+    std::string what = method.dense()
+                           ? fmt::format("{} on", trained.solver.name)
+                           : fmt::format("{} model, basis {}, on", trained.solver.name, trained.solver.active_set_size);
     if (distributed) {
-      const RowPartition& own = data->partition();
       what = fmt::format("{} ranks (rank 0: rows 1 to {}; the budget below is each rank's), {}", ranks.size(),
-                         format_count(own.count), what);
+                         format_count(training.partition().count), what);
     }
     fmt::print(stderr, "train: {} {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}; {}; {}\n",
-               what, options.dataset, format_count(dataset.rows), dataset.columns, kernel->name(),
-               kernel->noise_variance(), context.memory().describe(),
-               data->in_memory() ? "X held in memory" : "X streamed from the file in blocks", cache);
+               what, options.dataset, format_count(dataset.rows), dataset.columns, training.kernel().name(),
+               training.kernel().noise_variance(), context.memory().describe(),
+               training.in_memory() ? "X held in memory" : "X streamed from the file in blocks", cache);
   }
 
-  // Run.
-  TrainedRun trained =
-      run_training(context, kernel_matrix, y, method, configuration, prepared, fresh, checkpoint_path, options);
+  // Run, with the progress line (the API adds the log and the checkpoints).
+  ProgressLine progress_line(!options.quiet);
+  ProgressLineObserver progress(progress_line, trained.solver.name, training.converges() ? job.stopping.tolerance : 0.0,
+                                training.measure_name(), training.planned_iterations());
+  const TrainingResult result = training.run(checkpoint_path, {&progress});
+  if (result.run.reason == StopReason::interrupted) {
+    throw interrupted_run(fmt::format("at iteration {}", result.run.last.iteration), checkpoint_path, job.output_path,
+                          result.last_checkpoint_iteration, result.last_checkpoint_failure, ranks.size());
+  }
 
   // Report.
-  if (ranks.is_root()) write_and_report(trained, method, configuration, dataset, options);
+  if (ranks.is_root()) write_and_report(result, method, trained, options);
   if (distributed && !options.quiet) {
     const CommunicationStatistics communication = ranks.statistics();
-    const double iterations = static_cast<double>(std::max<std::uint64_t>(trained.run.last.iteration, 1));
+    const double iterations = static_cast<double>(std::max<std::uint64_t>(result.run.last.iteration, 1));
     fmt::print(stderr,
                "train: communication of rank 0: {} collectives, {} sent, {:.2f} s in them ({:.2f} ms and {} per "
                "iteration, waits for the slowest rank included)\n",

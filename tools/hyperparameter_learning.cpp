@@ -259,14 +259,6 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
   return lines;
 }
 
-Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned,
-                                  const ModelLearningOptions& options) {
-  standardisation.mean = options.mean;
-  standardisation.mean.coefficients = learned.best().mean_coefficients;
-  if (standardisation.mean.empty()) standardisation.mean = {};
-  return standardisation;
-}
-
 void SearchTraceObserver::on_start(const IterationReport&) {
   fmt::print(out_, "{:>5} {:>5} {:>16} {:>10} {:>11} {:>11}\n", "start", "eval", "-log p(y|X)", "|grad|inf",
              "signal var", "noise var");

@@ -101,10 +101,6 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
                                   const std::string& fingerprint, const Standardisation& standardisation,
                                   bool overwrite);
 
-// The dataset's standardisation with the learned mean (basis and coefficients).
-Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned,
-                                  const ModelLearningOptions& options);
-
 // The live progress line of a search (train --learn-hyper): its evaluations
 // so far, the current −log p and gradient, the elapsed time.
 class SearchProgressObserver final : public RunObserver {

@@ -28,4 +28,22 @@ void InMemoryRowSource::do_gather_rows(std::span<const std::size_t> indices, dou
   }
 }
 
+BorrowedRowSource::BorrowedRowSource(const double* x, const double* y, std::size_t rows, std::size_t columns)
+    : x_(x), y_(y), rows_(rows), columns_(columns) {
+  GPSTREAM_CHECK(columns > 0, "a row source needs at least one input column");
+  GPSTREAM_CHECK(x != nullptr || rows == 0, "no input values for {} rows", rows);
+}
+
+void BorrowedRowSource::do_read_rows(std::size_t first, std::size_t count, double* x, double* y) {
+  std::copy_n(x_ + first * columns_, count * columns_, x);
+  if (y != nullptr) std::copy_n(y_ + first, count, y);
+}
+
+void BorrowedRowSource::do_gather_rows(std::span<const std::size_t> indices, double* x, double* y) {
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    std::copy_n(x_ + indices[k] * columns_, columns_, x + k * columns_);
+    if (y != nullptr) y[k] = y_[indices[k]];
+  }
+}
+
 }  // namespace gpstream

@@ -174,4 +174,12 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
   return learned;
 }
 
+Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned,
+                                  const ModelLearningOptions& options) {
+  standardisation.mean = options.mean;
+  standardisation.mean.coefficients = learned.best().mean_coefficients;
+  if (standardisation.mean.empty()) standardisation.mean = {};
+  return standardisation;
+}
+
 }  // namespace gpstream

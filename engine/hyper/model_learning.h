@@ -100,4 +100,9 @@ struct LearnedModel {
 LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
                          const ModelLearningOptions& options, SearchJournal* journal = nullptr);
 
+// The dataset's standardisation with the learned mean (its basis and coefficients): the targets the
+// solver then sees are the residuals of the mean.
+Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned,
+                                  const ModelLearningOptions& options);
+
 }  // namespace gpstream

@@ -3,10 +3,14 @@
 #include "engine/core/error.h"
 #include "engine/core/human_readable.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/data/column_statistics.h"
+#include "engine/data/in_memory_row_source.h"
 #include "engine/data/row_source_utilities.h"
 #include "storage/dataset/dataset_fingerprint.h"
 
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace gpstream {
 
@@ -19,21 +23,70 @@ Standardisation dataset_standardisation(const DatasetDescription& description) {
   return standardisation;
 }
 
-TrainingRows::TrainingRows(const std::string& path, const Standardisation& standardisation, Context& context,
-                           const TrainingRowsOptions& options)
-    : file_(std::make_unique<Hdf5RowSource>(path)) {
-  const DatasetDescription& dataset = file_->description();
-  GPSTREAM_CHECK(dataset.rows > 0, "'{}' has no rows to train on", path);
-  standardisation.validate(path, dataset.feature_names, dataset.target_name);
+std::string TrainingData::name() const {
+  return from_arrays() ? fmt::format("the arrays ({} rows)", format_count(arrays.rows)) : "'" + path + "'";
+}
+
+DatasetDescription describe_arrays(const DatasetArrays& arrays) {
+  GPSTREAM_CHECK(arrays.columns > 0, "the training arrays have no input columns");
+  GPSTREAM_CHECK(arrays.rows == 0 || (arrays.x != nullptr && arrays.y != nullptr), "the training arrays need X and y");
+  DatasetDescription description;
+  description.path = "";
+  description.rows = arrays.rows;
+  description.columns = arrays.columns;
+  description.feature_names = arrays.feature_names;
+  if (description.feature_names.empty()) {
+    for (std::size_t j = 1; j <= arrays.columns; ++j) description.feature_names.push_back(fmt::format("x{}", j));
+  }
+  GPSTREAM_CHECK(description.feature_names.size() == arrays.columns, "{} feature names for {} input columns",
+                 description.feature_names.size(), arrays.columns);
+  description.target_name = arrays.target_name;
+  description.source = "arrays";
+  ColumnStatistics x_statistics(arrays.columns), y_statistics(1);
+  for (std::size_t i = 0; i < arrays.rows; ++i) {
+    const double* row = arrays.x + i * arrays.columns;
+    for (std::size_t j = 0; j < arrays.columns; ++j) {
+      GPSTREAM_CHECK(std::isfinite(row[j]), "X[{}, {}] is {}: every input must be a finite number", i, j, row[j]);
+    }
+    GPSTREAM_CHECK(std::isfinite(arrays.y[i]), "y[{}] is {}: every target must be a finite number", i, arrays.y[i]);
+    x_statistics.add_row(row);
+    y_statistics.add_row(arrays.y + i);
+  }
+  description.x_mean = x_statistics.mean();
+  description.x_std = x_statistics.standard_deviation();
+  description.y_mean = y_statistics.mean().front();
+  description.y_std = y_statistics.standard_deviation().front();
+  DatasetFingerprint fingerprint;
+  if (arrays.rows > 0) fingerprint.add_rows(arrays.rows, arrays.columns, arrays.x, arrays.y);
+  description.fingerprint = fingerprint.digest(arrays.rows, arrays.columns);
+  return description;
+}
+
+TrainingRows::TrainingRows(const TrainingData& data, const Standardisation& standardisation, Context& context,
+                           const TrainingRowsOptions& options) {
+  if (data.from_arrays()) {
+    description_ = describe_arrays(data.arrays);
+    source_ = std::make_unique<BorrowedRowSource>(data.arrays.x, data.arrays.y, data.arrays.rows, data.arrays.columns);
+  } else {
+    auto file = std::make_unique<Hdf5RowSource>(data.path);
+    description_ = file->description();
+    // The attribute matching is not enough: a file edited in place keeps it. One
+    // sequential read checks that the contents still hash to it.
+    if (options.expected_fingerprint && *options.expected_fingerprint == description_.fingerprint) {
+      verify_dataset_contents(*file);
+    }
+    source_ = std::move(file);
+  }
+  const DatasetDescription& dataset = description_;
+  const std::string name = data.name();
+  GPSTREAM_CHECK(dataset.rows > 0, "{} has no rows to train on", name);
+  standardisation.validate(data.from_arrays() ? "the arrays" : data.path, dataset.feature_names, dataset.target_name);
   GPSTREAM_CHECK(!options.expected_fingerprint || *options.expected_fingerprint == dataset.fingerprint,
-                 "'{}' is not the dataset {} was trained on (its fingerprint is {}, expected {})", path,
+                 "{} is not the dataset {} was trained on (its fingerprint is {}, expected {})", name,
                  options.expected_by, dataset.fingerprint, options.expected_fingerprint.value_or(""));
-  // The attribute matching is not enough: a file edited in place keeps it. One
-  // sequential read checks that the contents still hash to it.
-  if (options.expected_fingerprint) verify_dataset_contents(*file_);
-  standardised_ = std::make_unique<StandardisedRowSource>(*file_, standardisation);
+  standardised_ = std::make_unique<StandardisedRowSource>(*source_, standardisation);
   rows_ = standardised_.get();
-  partition_ = partition_rows(dataset.rows, file_->preferred_block_alignment(), options.rank, options.ranks);
+  partition_ = partition_rows(dataset.rows, source_->preferred_block_alignment(), options.rank, options.ranks);
   if (options.ranks > 1) {
     partitioned_ = std::make_unique<PartitionedRows>(*standardised_, partition_);
     rows_ = partitioned_.get();
@@ -50,9 +103,9 @@ TrainingRows::TrainingRows(const std::string& path, const Standardisation& stand
   }
 }
 
-std::unique_ptr<TrainingRows> open_training_rows(const std::string& path, const Standardisation& standardisation,
+std::unique_ptr<TrainingRows> open_training_rows(const TrainingData& data, const Standardisation& standardisation,
                                                  Context& context, const TrainingRowsOptions& options) {
-  return std::make_unique<TrainingRows>(path, standardisation, context, options);
+  return std::make_unique<TrainingRows>(data, standardisation, context, options);
 }
 
 }  // namespace gpstream

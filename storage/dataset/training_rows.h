@@ -1,7 +1,8 @@
-// The training rows as the engine sees them: a dataset file, standardised on
-// the fly, and held in memory when it fits the Context's budget — the one
-// place that decides between resident and streamed. train, hyper and
-// predict open their training data through it, so all read it alike.
+// The training rows as the engine sees them: a dataset file or the caller's
+// arrays, standardised on the fly, and held in memory when they fit the
+// Context's budget — the one place that decides between resident and
+// streamed. train, hyper and predict open their training data through it,
+// from the command line or from Python, so all read it alike.
 #pragma once
 
 #include "engine/core/context.h"
@@ -14,8 +15,36 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpstream {
+
+// The caller's rows in memory, read in place (they must outlive what reads them).
+struct DatasetArrays {
+  const double* x = nullptr;  // rows×columns, row-major
+  const double* y = nullptr;  // one target per row
+  std::size_t rows = 0, columns = 0;
+  std::vector<std::string> feature_names;  // empty: x1, x2, …
+  std::string target_name = "y";
+};
+
+// Where training rows come from: a gpstream dataset file (`path`), or arrays.
+struct TrainingData {
+  std::string path;
+  DatasetArrays arrays;
+
+  static TrainingData file(std::string path) { return {.path = std::move(path), .arrays = {}}; }
+  static TrainingData in_memory(DatasetArrays arrays) { return {.path = {}, .arrays = std::move(arrays)}; }
+  bool from_arrays() const { return path.empty(); }
+  // For messages: "'train.h5'" or "the arrays (1,000 rows)".
+  std::string name() const;
+};
+
+// What a dataset file's header says, computed from arrays in one pass as
+// DatasetWriter computes it (the same statistics and fingerprint, bit for
+// bit, as the file `gpstream convert` would write): an error names the row
+// and column of a value that is not finite.
+DatasetDescription describe_arrays(const DatasetArrays& arrays);
 
 struct TrainingRowsOptions {
   // O(n) vectors the caller will hold (α, g, y, diag K̄, …): reserved first,
@@ -33,17 +62,18 @@ struct TrainingRowsOptions {
 
 class TrainingRows {
  public:
-  TrainingRows(const std::string& path, const Standardisation& standardisation, Context& context,
+  TrainingRows(const TrainingData& data, const Standardisation& standardisation, Context& context,
                const TrainingRowsOptions& options);
 
-  const DatasetDescription& description() const { return file_->description(); }
+  const DatasetDescription& description() const { return description_; }
   // This rank's rows (all n in a single process), standardised.
   RowSource& rows() { return *rows_; }
   const RowPartition& partition() const { return partition_; }
   bool in_memory() const { return in_memory_ != nullptr; }
 
  private:
-  std::unique_ptr<Hdf5RowSource> file_;
+  DatasetDescription description_;
+  std::unique_ptr<RowSource> source_;  // the file's rows, or the arrays
   std::unique_ptr<StandardisedRowSource> standardised_;
   RowPartition partition_;
   std::unique_ptr<PartitionedRows> partitioned_;  // when the run is distributed
@@ -52,11 +82,16 @@ class TrainingRows {
   MemoryReservation vectors_, resident_;
 };
 
-// Opens `path`: reserves the caller's O(n) vectors in the Context's budget,
-// then holds X in memory when it fits in half of what remains (every pass is
-// then a read of memory), else streams it from the file in blocks.
-std::unique_ptr<TrainingRows> open_training_rows(const std::string& path, const Standardisation& standardisation,
+// Opens the data: reserves the caller's O(n) vectors in the Context's
+// budget, then holds the standardised X in memory when it fits in half of
+// what remains (every pass is then a read of memory), else streams it in
+// blocks from the file (or from the arrays, standardising each block).
+std::unique_ptr<TrainingRows> open_training_rows(const TrainingData& data, const Standardisation& standardisation,
                                                  Context& context, const TrainingRowsOptions& options = {});
+inline std::unique_ptr<TrainingRows> open_training_rows(const std::string& path, const Standardisation& standardisation,
+                                                        Context& context, const TrainingRowsOptions& options = {}) {
+  return open_training_rows(TrainingData::file(path), standardisation, context, options);
+}
 
 // The dataset's own statistics as a standardisation.
 Standardisation dataset_standardisation(const DatasetDescription& description);

@@ -149,7 +149,8 @@ TEST_CASE("a finished solve is never lost to a full disk under its checkpoint or
     }
     CAPTURE(run->err);
     CHECK(run->exit_code == 0);
-    CHECK(run->err.find("--log: cannot write '" + full + "/log.csv': No space left on device") != std::string::npos);
+    CHECK(run->err.find("cannot write the training log '" + full + "/log.csv': No space left on device") !=
+          std::string::npos);
     CHECK(gpstream::read_dense_model(directory.file("m.h5")).training.iterations == 400);
   }
 }

@@ -1,0 +1,227 @@
+#include "api/training.h"
+
+#include "api/training_observers.h"
+#include "engine/core/error.h"
+#include "engine/data/row_source_utilities.h"
+#include "engine/kernels/kernel_matrix.h"
+#include "engine/sparse/sparse_fit.h"
+#include "engine/sparse/sparse_training_method.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+
+namespace gpstream {
+namespace {
+
+// What the model file says about the run that made it.
+ModelDescription describe_model(const TrainingConfiguration& configuration, const DatasetDescription& dataset,
+                                TrainingSummary training) {
+  ModelDescription description;
+  description.hyperparameters = configuration.hyperparameters;
+  description.standardisation = configuration.standardisation;
+  description.dataset_path = configuration.dataset_path;
+  description.dataset_fingerprint = configuration.dataset_fingerprint;
+  description.rows = dataset.rows;
+  description.columns = dataset.columns;
+  description.feature_names = dataset.feature_names;
+  description.target_name = dataset.target_name;
+  description.training = std::move(training);
+  return description;
+}
+
+// A checkpoint holds every row's α and g: a rank keeps its own.
+void take_own_rows(SolverState& state, const RowPartition& partition) {
+  const auto own = [&](std::vector<double>& values) {
+    GPSTREAM_CHECK(values.size() == partition.global_rows, "the checkpoint holds {} values for {} rows", values.size(),
+                   partition.global_rows);
+    values = std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(partition.first),
+                                 values.begin() + static_cast<std::ptrdiff_t>(partition.first + partition.count));
+  };
+  own(state.alpha);
+  own(state.gradient);
+}
+
+}  // namespace
+
+DatasetDescription describe_training_data(const TrainingData& data) {
+  return data.from_arrays() ? describe_arrays(data.arrays) : read_dataset_description(data.path);
+}
+
+Training::Training(Context& context, TrainingData data, TrainingConfiguration configuration,
+                   std::optional<SolverState> resumed, std::string resumed_from)
+    : context_(context),
+      data_(std::move(data)),
+      configuration_(std::move(configuration)),
+      method_([&]() -> const TrainingMethod& {
+        const TrainingMethod* method = find_training_method(configuration_.solver.name);
+        if (method == nullptr) {
+          throw InvalidArgument(fmt::format("unknown training method \"{}\" (choose {}, or {})",
+                                            configuration_.solver.name, training_method_names(/*dense=*/true),
+                                            training_method_names(/*dense=*/false)));
+        }
+        return *method;
+      }()),
+      resumed_(std::move(resumed)),
+      resumed_from_(std::move(resumed_from)) {
+  open_rows();
+  const DatasetDescription& dataset = rows_->description();
+  if (!resumed_) {
+    if (configuration_.dataset_path.empty() && !data_.from_arrays()) {
+      configuration_.dataset_path = std::filesystem::absolute(data_.path).string();
+    }
+    configuration_.dataset_fingerprint = dataset.fingerprint;
+    configuration_.rows = dataset.rows;
+  }
+  if (!method_.dense() && configuration_.solver.active_set_size > dataset.rows) {
+    throw InvalidArgument(fmt::format("a basis of {} rows is larger than the {} training rows; give at most {}",
+                                      configuration_.solver.active_set_size, dataset.rows, dataset.rows));
+  }
+  if (resumed_ && context_.communicator().size() > 1) take_own_rows(*resumed_, rows_->partition());
+}
+
+Training::~Training() = default;
+
+void Training::open_rows() {
+  const Communicator& ranks = context_.communicator();
+  const StoppingRule& stopping = configuration_.job.stopping;
+  rows_.reset();  // its memory back in the budget before the rows are opened again
+  rows_ = open_training_rows(
+      data_, configuration_.standardisation, context_,
+      {.vectors_per_row = method_.vectors + (stopping.refresh_every > 0 ? 1 : 0),
+       .expected_fingerprint = resumed_ ? std::optional<std::string>(configuration_.dataset_fingerprint) : std::nullopt,
+       .expected_by = resumed_from_,
+       .rank = ranks.rank(),
+       .ranks = ranks.size()});
+}
+
+const DatasetDescription& Training::dataset() const { return rows_->description(); }
+bool Training::in_memory() const { return rows_->in_memory(); }
+const RowPartition& Training::partition() const { return rows_->partition(); }
+
+const Kernel& Training::kernel() const {
+  GPSTREAM_CHECK(kernel_ != nullptr, "Training::kernel() before prepare()");
+  return *kernel_;
+}
+
+LearnedModel Training::learn(const ModelLearningOptions& options, SearchJournal* journal) {
+  GPSTREAM_CHECK(!resumed_ && kernel_ == nullptr, "hyperparameters are learned by a fresh run, before prepare()");
+  LearnedModel learned = learn_model(context_, rows_->rows(), rows_->partition(), options, journal);
+  configuration_.hyperparameters = learned.best().hyperparameters;
+  configuration_.standardisation = with_learned_mean(configuration_.standardisation, learned, options);
+  // The targets the solver sees are the residuals of the learned mean.
+  if (!configuration_.standardisation.mean.coefficients.empty()) open_rows();
+  return learned;
+}
+
+std::string Training::prepare(const ColumnCacheSettings& cache) {
+  GPSTREAM_CHECK(kernel_ == nullptr, "Training::prepare() called twice");
+  const DatasetDescription& dataset = rows_->description();
+  kernel_ = make_kernel(configuration_.hyperparameters, dataset.columns);
+  // Before any work: a model whose variances overflow in the target's units could not predict.
+  validate_model_description(describe_model(configuration_, dataset, {}), "the model of " + data_.name());
+  kernel_matrix_ = std::make_unique<KernelMatrix>(context_, rows_->rows(), rows_->partition(), *kernel_);
+  y_ = read_all_targets(rows_->rows());
+  if (method_.iterative()) {
+    state_ = resumed_ ? std::move(*resumed_)
+                      : initial_solver_state(method_.dense() ? std::span<const double>(y_) : std::span<const double>{},
+                                             configuration_.seed);
+    if (method_.dense()) {
+      solver_ = make_solver(configuration_.solver, *kernel_matrix_);
+      iterative_ = std::make_unique<DenseSolverRun>(*solver_, *kernel_matrix_, state_, y_);
+    } else {
+      auto made = make_sparse_training_method(sparse_method_options(configuration_), *kernel_matrix_, y_, state_);
+      sparse_ = made.get();
+      iterative_ = std::move(made);
+    }
+  }
+  return configure_column_cache(
+      *kernel_matrix_, {configuration_.solver.name, method_.column_reuse, configuration_.solver.active_set_size},
+      cache);
+}
+
+void Training::write_checkpoint_now(const std::string& path) {
+  if (sparse_ != nullptr) sparse_->store_state();
+  Communicator& ranks = context_.communicator();
+  if (ranks.size() == 1) {
+    write_checkpoint(path, configuration_, state_);
+    return;
+  }
+  // One checkpoint for the job: every rank's rows of α and g, in rank order, written by rank 0.
+  SolverState whole = state_;
+  whole.alpha = ranks.all_gather(state_.alpha);
+  whole.gradient = ranks.all_gather(state_.gradient);
+  if (ranks.is_root()) write_checkpoint(path, configuration_, whole);
+}
+
+TrainingResult Training::run(const std::string& checkpoint_path, std::vector<RunObserver*> observers) {
+  GPSTREAM_CHECK(kernel_matrix_ != nullptr, "Training::run() before prepare()");
+  const DatasetDescription& dataset = rows_->description();
+  const TrainingJob& job = configuration_.job;
+  Communicator& ranks = context_.communicator();
+  TrainingResult result;
+  const auto start = std::chrono::steady_clock::now();
+  const std::uint64_t evaluations_before = kernel_matrix_->kernel_evaluations();
+  std::optional<SparseModel> sparse;
+  if (!iterative_) {
+    // One or two streamed passes on a random basis: nothing to checkpoint.
+    sparse = fit_direct_sparse_model(sparse_method_options(configuration_), *kernel_matrix_, y_);
+    result.run.reason = StopReason::solved_directly;
+    result.run.last.iteration = 1;
+    result.run.last.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.run.last.kernel_evaluations = kernel_matrix_->kernel_evaluations() - evaluations_before;
+  } else {
+    // The side files' observers warn through the Context (to the caller's observers) when a write fails.
+    const WarningSink warn = [this](const std::string& message) { context_.warn(message); };
+    std::unique_ptr<TrainingLogObserver> log;
+    if (!job.log_path.empty() && ranks.is_root()) {
+      log = std::make_unique<TrainingLogObserver>(
+          job.log_path, resumed_ ? std::optional<std::uint64_t>(state_.iteration) : std::nullopt, warn);
+      observers.push_back(log.get());
+    }
+    std::unique_ptr<CheckpointObserver> checkpoints;
+    if (!checkpoint_path.empty()) {
+      checkpoints = std::make_unique<CheckpointObserver>([&] { write_checkpoint_now(checkpoint_path); },
+                                                         job.checkpoint_every_seconds, warn,
+                                                         [&ranks](bool due) { return ranks.any(due); });
+      observers.push_back(checkpoints.get());
+    }
+    {
+      const Context::ObserverScope observe(context_, observers);
+      result.run = run_iterations(*iterative_, *kernel_matrix_, job.stopping, !resumed_);
+    }
+    if (checkpoints) {
+      result.checkpoints_written = checkpoints->written();
+      result.last_checkpoint_iteration = checkpoints->last_written_iteration();
+      result.last_checkpoint_failure = checkpoints->last_failure();
+    }
+    if (result.run.reason == StopReason::interrupted) return result;
+    if (sparse_ != nullptr) sparse = sparse_->model();
+  }
+
+  const SolverRun& run = result.run;
+  const bool has_tolerance =
+      method_.tolerance == ToleranceMeaning::gradient_norm || method_.tolerance == ToleranceMeaning::gap;
+  const TrainingSummary summary{configuration_.solver.name,
+                                describe(run.reason),
+                                run.last.iteration,
+                                run.last.convergence_measure,
+                                has_tolerance ? job.stopping.tolerance : 0.0,
+                                run.last.elapsed_seconds,
+                                run.last.kernel_evaluations};
+  if (sparse) {
+    const KernelHyperparameters trained_kernel = sparse->hyperparameters;  // CholQR learns its own; keep it
+    static_cast<ModelDescription&>(*sparse) = describe_model(configuration_, dataset, summary);
+    sparse->hyperparameters = trained_kernel;
+    result.model.emplace(std::move(*sparse));
+  } else {
+    DenseModel dense;
+    static_cast<ModelDescription&>(dense) = describe_model(configuration_, dataset, summary);
+    dense.alpha = ranks.size() == 1 ? std::move(state_.alpha) : ranks.all_gather(state_.alpha);
+    result.model.emplace(std::move(dense));
+  }
+  return result;
+}
+
+}  // namespace gpstream
