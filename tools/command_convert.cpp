@@ -1,6 +1,5 @@
 // gpstream convert IN.csv -o OUT.h5
-#include "storage/csv/csv_import.h"
-#include "storage/output/atomic_output_file.h"
+#include "api/datasets.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 #include "tools/interrupt_handler.h"
@@ -87,7 +86,7 @@ int run_convert(const std::vector<std::string>& args) {
     if (large) progress_line.update(progress_text(progress, progress_line.elapsed_seconds()));
   };
   check_distinct_files({{"the input", input}}, {{"-o", output}});
-  const CsvImportResult result = import_csv(input, output, options, writer_options, on_progress, &stop);
+  const CsvImportResult result = convert_csv(input, output, options, writer_options, on_progress, &stop);
   progress_line.finish();
 
   if (!quiet) {

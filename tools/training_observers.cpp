@@ -120,16 +120,6 @@ void ProgressLineObserver::on_stop(const IterationReport& report, StopReason) {
   line_.finish();
 }
 
-std::string shell_quoted(const std::string& path) {
-  const bool plain = std::all_of(path.begin(), path.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-+,:=@%", c) != nullptr;
-  });
-  if (plain && !path.empty()) return path;
-  std::string quoted = "'";
-  for (const char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 std::string launcher(std::size_t ranks) { return ranks > 1 ? fmt::format("mpirun -np {} ", ranks) : std::string(); }
 
 Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "engine/core/error.h"
+#include "engine/core/human_readable.h"
 #include "engine/core/progress.h"
 #include "api/training_observers.h"
 #include "tools/progress_line.h"
@@ -44,9 +45,6 @@ class ProgressLineObserver final : public RunObserver {
   std::string work_unit_;
   std::vector<IterationReport> history_;
 };
-
-// The path as one shell word: as it is when it has only safe characters, else single-quoted.
-std::string shell_quoted(const std::string& path);
 
 // The error of a run stopped by Ctrl-C ("interrupted <where>"): with the
 // resume command when a checkpoint was written (saying from which

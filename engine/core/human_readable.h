@@ -11,4 +11,7 @@ std::string format_bytes(double bytes);
 // "12,345,678"
 std::string format_count(std::uint64_t count);
 
+// The path as one shell word: as it is when it has only safe characters, else single-quoted.
+std::string shell_quoted(const std::string& path);
+
 }  // namespace gpstream

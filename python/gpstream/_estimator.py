@@ -1,80 +1,33 @@
-"""GaussianProcessRegressor: a scikit-learn estimator over gpstream's engine.
+"""GaussianProcessRegressor: a scikit-learn estimator over gpstream's API.
 
-Arrays are written once to a gpstream dataset (HDF5) in a private work
-directory, which the model refers to; an HDF5 file (`fit("train.h5")` or
-`fit_file`) is used where it is, streamed in blocks when it does not fit
-`memory`. Training is `gpstream train`, run in this process: the same model
-files as the command line. Prediction is the engine's predictor on the
-caller's arrays (no file between them), opened once per fitted model.
+fit(X, y) trains on the arrays themselves (read in place when they are
+C-contiguous float64, as scikit-learn's GaussianProcessRegressor with
+copy_X_train=False keeps them); fit("train.h5") or fit_file streams a
+gpstream dataset where it is, in blocks when it does not fit `memory`.
+Training and prediction are the API's (api/training.h, api/predictor.h),
+the same as the command line's: no file and no CSV between them.
 """
 import os
-import shutil
+import sys
 import tempfile
 import warnings
-import weakref
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _gpstream
-from ._commands import run, run_with_progress
 
 # From the engine's method registry (engine/training/training_method.h).
 _DENSE_SOLVERS = tuple(method["name"] for method in _gpstream.training_methods() if method["dense"])
 _SPARSE_MODELS = tuple(method["name"] for method in _gpstream.training_methods() if not method["dense"])
 
 
-# The command-line options the estimator's parameters become, longest first.
-_PARAMETER_OF_OPTION = (("--lengthscales/--gamma", "length_scale"), ("--lengthscales", "length_scale"),
-                        ("--noise-var", "noise_variance"), ("--signal-var", "signal_variance"),
-                        ("--max-iter", "max_iter"), ("--checkpoint", "checkpoint"), ("--threads", "n_jobs"),
-                        ("--memory", "memory"), ("--kernel", "kernel"), ("--solver", "solver"), ("--resume", "resume"),
-                        ("--model", "model"), ("--basis", "basis_size"), ("--mean", "mean"), ("--seed", "random_state"),
-                        ("--tol", "tol"), ("--log", "log"))
 
-
-def _in_parameter_names(message):
-    for option, parameter in _PARAMETER_OF_OPTION:
-        message = message.replace(option, parameter)
-    return message
-
-
-class _WorkDirectory:
-    """A directory for the estimator's files, removed with the estimator.
-
-    Its name carries the process id (gpstream-PID-XXXX): a process killed
-    with SIGKILL cannot remove its own, so each new one removes those of
-    processes that no longer exist (its copy of the training data would
-    otherwise stay in the temporary directory for good)."""
-
-    def __init__(self, parent=None):
-        parent = parent if parent is not None else tempfile.gettempdir()
-        _remove_directories_of_dead_processes(parent)
-        self.path = tempfile.mkdtemp(prefix=f"gpstream-{os.getpid()}-", dir=parent)
-        self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
-
-    def file(self, name):
-        return os.path.join(self.path, name)
-
-
-def _remove_directories_of_dead_processes(parent):
-    try:
-        entries = list(os.scandir(parent))
-    except OSError:
-        return
-    for entry in entries:
-        parts = entry.name.split("-")
-        if len(parts) != 3 or parts[0] != "gpstream" or not parts[1].isdigit():
-            continue
-        try:
-            if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():
-                continue
-            os.kill(int(parts[1]), 0)  # raises ProcessLookupError when the process is gone
-        except ProcessLookupError:
-            shutil.rmtree(entry.path, ignore_errors=True)
-        except OSError:
-            continue  # alive (another user's, PermissionError) or unreadable: not ours to remove
+def _print_progress(row):
+    """verbose=True: one line per iteration on stderr."""
+    print(f"gpstream {row['stage']}: iteration {row['iteration']}, {row['seconds']:.1f} s, "
+          f"objective {row['objective']:.6g}, measure {row['convergence_measure']:.3e}", file=sys.stderr, flush=True)
 
 
 class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
@@ -121,10 +74,12 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     random_state : int or None
         Seed of every random choice (None: gpstream's default, 1).
     verbose : bool or callable
-        True: the progress line and a summary on stderr. A callable: called
-        during the fit with each iteration's report, a dict (iteration,
-        seconds, objective, convergence_measure, kernel_evaluations, …: the
-        columns of the training log).
+        True: a line per iteration on stderr. A callable: called in the
+        fitting thread with each iteration's report, a dict (stage:
+        'learning' or 'training', iteration, seconds, objective,
+        convergence_measure, kernel_evaluations); an exception it raises
+        stops the fit (at the iteration, with a checkpoint when asked) and
+        is raised by fit.
     checkpoint : path or None
         Write a checkpoint there (every 60 s, at the end, and on Ctrl-C).
     resume : path or None
@@ -134,12 +89,13 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         The training log (CSV: iteration, seconds, objective, max |g|, ...),
         as `gpstream train --log` writes it: the training curve.
     work_dir : path or None
-        Where the estimator keeps its files (default: a temporary directory,
-        removed with the estimator).
+        Where pickling and copying write their temporary model file
+        (default: the system's temporary directory); nothing is kept there.
 
     Attributes
     ----------
-    model_path_ : str, the fitted model file (as `gpstream train` writes it)
+    X_train_, y_train_ : the training arrays (fit on arrays; used in place, not copied)
+    training_data_ : str or None, the dataset file (fit on a file, or load)
     alpha_ : ndarray, the weights (dense: one per training row; sparse: one per basis row)
     kernel_ : str, the kernel used (the one chosen with kernel='auto')
     mean_ : str, the prior mean: "none", "constant" or "linear in x1, ..."
@@ -204,11 +160,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         X, y = self._validate_data(X, y, y_numeric=True, dtype=np.float64)
         if X.shape[0] < 2:
             raise ValueError(f"n_samples={X.shape[0]}: a Gaussian process needs at least 2 training rows")
+        X, y = np.ascontiguousarray(X), np.ascontiguousarray(y, dtype=np.float64)
         names = list(map(str, getattr(self, "feature_names_in_", [f"x{k + 1}" for k in range(X.shape[1])])))
-        self._work = _WorkDirectory(self.work_dir)
-        data = self._work.file("train.h5")
-        _gpstream.write_dataset(data, X, y, names, "y", overwrite=True)
-        return self._train(data, X.shape[0])
+        return self._train(X, y, None, names, X.shape[0])
 
     def fit_file(self, path):
         """Fits to a gpstream dataset (from `gpstream convert` or
@@ -219,33 +173,26 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.n_features_in_ = dataset["columns"]
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self._work = _WorkDirectory(self.work_dir)
-        return self._train(path, dataset["rows"])
+        return self._train(None, None, path, dataset["feature_names"], dataset["rows"])
 
-    def _train(self, data, rows):
-        model_path = self._work.file("model.h5")
-        args = ["train"]
+    def _train(self, X, y, path, names, rows):
+        parameters = _gpstream.TrainingParameters()
         if self.resume is not None:
-            args += ["--resume", self.resume]
+            parameters.resume = os.fspath(self.resume)
         else:
-            args += [data] + self._training_options(self.n_features_in_, rows)
-        args += ["-o", model_path, "--force"] + self._compute_options()
+            self._set_training_parameters(parameters, self.n_features_in_, rows)
         if self.checkpoint is not None:
-            args += ["--checkpoint", self.checkpoint]
-        try:
-            if callable(self.verbose):
-                # Progress to the callable: the log's rows as they are written.
-                log = self.log if self.log is not None else self._work.file("training.csv")
-                if os.path.exists(log) and self.resume is None:
-                    os.remove(log)
-                run_with_progress(self.verbose, log, *args, "--log", log)
-            else:
-                if self.log is not None:
-                    args += ["--log", self.log]
-                run(*args)
-        except ValueError as error:  # the command's usage error, in the estimator's words
-            raise ValueError(_in_parameter_names(str(error))) from None
-        self._set_fitted(model_path, data)
+            parameters.checkpoint = os.fspath(self.checkpoint)
+        if self.log is not None:
+            parameters.log = os.fspath(self.log)
+        memory, threads = self._compute()
+        progress = self.verbose if callable(self.verbose) else (_print_progress if self.verbose else None)
+        model, report = _gpstream.train(X, y, path or "", names, parameters, memory, threads, progress)
+        if self.verbose is True:
+            print(f"gpstream: {report['start']}; {report['column_cache']}\n"
+                  f"gpstream: {report['stop_reason']} after {report['iterations']} iterations in "
+                  f"{report['seconds']:.2f} s", file=sys.stderr, flush=True)
+        self._set_fitted(model, X, y, path)
         return self
 
     def _check_parameters(self, columns):
@@ -282,18 +229,19 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             _gpstream.parse_byte_size(str(self.memory), "memory")
         return scales, wanted
 
-    def _training_options(self, columns, rows):
+    def _set_training_parameters(self, parameters, columns, rows):
         scales, wanted = self._check_parameters(columns)
         if self.model == "exact":
             if self.solver not in _DENSE_SOLVERS:
                 raise ValueError(f"solver={self.solver!r}: choose one of {', '.join(_DENSE_SOLVERS)}")
-            args = ["--solver", self.solver, "--tol", repr(float(self.tol))]
+            parameters.method = self.solver
+            parameters.tol = float(self.tol)
         elif self.model in _SPARSE_MODELS:
             basis = int(self.basis_size)
             if basis > rows:  # as scikit-learn's Nystroem does with n_components
                 warnings.warn(f"basis_size={basis} is more than the {rows} training rows: using {rows}")
                 basis = rows
-            args = ["--model", self.model, "--basis", basis]
+            parameters.method, parameters.basis_size = self.model, basis
         else:
             raise ValueError(f"model={self.model!r}: choose 'exact' or one of {', '.join(_SPARSE_MODELS)}")
         learning = self.optimizer == "lbfgs"
@@ -301,44 +249,37 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"optimizer={self.optimizer!r}: choose 'lbfgs' or None")
         if not learning and (self.kernel == "auto" or self.mean is not None):
             raise ValueError("kernel='auto' and mean are learned: they need optimizer='lbfgs'")
+        if learning and not self.standardise:
+            raise ValueError("optimizer='lbfgs' learns on standardised data: it needs standardise=True")
         if scales.size == 1 and wanted > 1:
             scales = np.repeat(scales, wanted)
-        if self.kernel != "auto":
-            args += ["--kernel", self.kernel]
-        if wanted > 0:
-            args += ["--lengthscales", ",".join(repr(float(s)) for s in scales)]
-        args += ["--signal-var", repr(float(self.signal_variance)), "--noise-var", repr(float(self.noise_variance))]
-        if learning:  # as `gpstream hyper`: on a random subset of 2,000 rows (or all, when fewer), then all rows
-            args += ["--learn-hyper", "--subset", min(2000, rows)]
-            if self.mean is not None:
-                args += ["--mean", str(self.mean)]
-        if not self.standardise:
-            args.append("--no-standardise")
+        parameters.kernel = str(self.kernel)
+        parameters.length_scale = [float(s) for s in scales] if wanted > 0 else []
+        parameters.signal_variance = float(self.signal_variance)
+        parameters.noise_variance = float(self.noise_variance)
+        parameters.learn = learning
+        if self.mean is not None:
+            parameters.mean = str(self.mean)
+        parameters.standardise = bool(self.standardise)
         if self.max_iter is not None:
-            args += ["--max-iter", int(self.max_iter)]
+            parameters.max_iter = int(self.max_iter)
         if self.random_state is not None:
-            args += ["--seed", int(self.random_state)]
-        return args
+            parameters.seed = int(self.random_state)
 
-    def _compute_options(self):
-        args = [] if self.verbose is True else ["-q"]
-        if self.memory is not None:
-            args += ["--memory", self.memory]
-        if self.n_jobs is not None and self.n_jobs != -1:
-            if self.n_jobs < 1:
-                raise ValueError(f"n_jobs={self.n_jobs}: give a positive number of threads, or -1 for all cores")
-            args += ["--threads", int(self.n_jobs)]
-        return args
+    def _compute(self):
+        """The memory budget ("" for the default) and threads (0 for every core)."""
+        if self.n_jobs is not None and self.n_jobs != -1 and self.n_jobs < 1:
+            raise ValueError(f"n_jobs={self.n_jobs}: give a positive number of threads, or -1 for all cores")
+        threads = 0 if self.n_jobs in (None, -1) else int(self.n_jobs)
+        return ("" if self.memory is None else str(self.memory)), threads
 
-    def _set_fitted(self, model_path, data):
-        saved = _gpstream.read_model(model_path)
+    def _set_fitted(self, model, X, y, path):
+        saved = model.describe()
+        self._model = model
         self._opened = {}  # the model opened for prediction, on the first predict
-        self.model_path_ = model_path
-        self.training_data_ = data
+        self.X_train_, self.y_train_, self.training_data_ = X, y, path
         self.model_type_ = saved["type"]
-        # Dense models and Nyström's predict from their training rows (a loaded model's too).
-        self._predicts_from_training_rows = saved["type"] == "dense" or saved["solver"] == "nystrom"
-        self.alpha_ = np.asarray(saved["alpha"] if saved["type"] == "dense" else saved["weights"])
+        self.alpha_ = np.asarray(saved["weights"])
         self.kernel_ = saved["kernel"]
         self.mean_ = saved["mean"]
         self.length_scale_ = np.asarray(saved["length_scale"])
@@ -357,7 +298,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         whose n^2 doubles must fit `memory`)."""
         if return_std and return_cov:
             raise RuntimeError("At most one of return_std or return_cov can be requested.")
-        check_is_fitted(self, "model_path_")
+        check_is_fitted(self, "alpha_")
         X = self._validate_data(X, reset=False, dtype=np.float64)
         if return_cov and self.model_type_ != "dense":
             raise NotImplementedError("return_cov is computed for exact models; a sparse model gives return_std")
@@ -371,26 +312,29 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     def _open_model(self):
         """The fitted model opened for prediction (api/predictor.h), once: its
-        training rows serve every predict call."""
-        threads = 0 if self.n_jobs in (None, -1) else int(self.n_jobs)
-        data = self.training_data_ if self._predicts_from_training_rows else ""
-        key = (self.model_path_, data, self.memory or "", threads)
+        training rows (the arrays, or the dataset file) serve every predict call."""
+        memory, threads = self._compute()
+        key = (memory, threads)
         if key not in self._opened:  # filled in place: predict leaves the estimator's attributes as they are
             self._opened.clear()
-            self._opened[key] = _gpstream.OpenModel(*key)
+            self._opened[key] = _gpstream.OpenModel(self._model, self.X_train_, self.y_train_,
+                                                    self.training_data_ or "", memory, threads)
         return self._opened[key]
 
     # ---- files
 
     def save(self, path):
         """Writes the model as `gpstream train` does (PATH), and the training
-        data it predicts from, when they are the estimator's, beside it
-        (PATH.data.h5): `gpstream predict PATH INPUTS --data PATH.data.h5`."""
-        check_is_fitted(self, "model_path_")
-        path = os.fspath(path)
-        shutil.copyfile(self.model_path_, path)
-        if self.training_data_.startswith(self._work.path):
-            shutil.copyfile(self.training_data_, path + ".data.h5")
+        arrays it predicts from, when it was fitted on arrays, beside it as a
+        dataset (PATH.data.h5): `gpstream predict PATH INPUTS` reads both."""
+        check_is_fitted(self, "alpha_")
+        path = os.path.abspath(os.fspath(path))
+        data = self.training_data_ or ""
+        if self.X_train_ is not None:
+            data = path + ".data.h5"
+            names = list(map(str, getattr(self, "feature_names_in_", [f"x{k + 1}" for k in range(self.n_features_in_)])))
+            _gpstream.write_dataset(data, self.X_train_, self.y_train_, names, overwrite=True)
+        self._model.save(path, overwrite=True, dataset_path=data)
 
     @classmethod
     def load(cls, path, **params):
@@ -399,38 +343,35 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         where the model says."""
         path = os.path.abspath(os.fspath(path))
         estimator = cls(**params)
-        estimator._work = _WorkDirectory(estimator.work_dir)
-        saved = _gpstream.read_model(path)
-        data = path + ".data.h5" if os.path.exists(path + ".data.h5") else saved["dataset_path"]
-        estimator._set_fitted(path, data)
+        model = _gpstream.Model.load(path)
+        data = path + ".data.h5" if os.path.exists(path + ".data.h5") else model.describe()["dataset_path"]
+        estimator._set_fitted(model, None, None, data)
         return estimator
 
-    # ---- pickling (and copy.deepcopy): the files the estimator owns travel with it
+    # ---- pickling (and copy.deepcopy): the model travels as its file's bytes
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # scikit-learn's (it records its version)
         state["_opened"] = {}  # opened again where it is unpickled
-        work = state.pop("_work", None)
-        if work is not None and "model_path_" in state:
-            owned = {}
-            for key in ("model_path_", "training_data_"):
-                if state[key].startswith(work.path):
-                    with open(state[key], "rb") as file:
-                        owned[key] = file.read()
-            state["_owned_files"] = owned
+        model = state.pop("_model", None)
+        if model is not None:
+            with tempfile.TemporaryDirectory(prefix="gpstream-", dir=self.work_dir) as directory:
+                file = os.path.join(directory, "model.h5")
+                model.save(file)
+                with open(file, "rb") as saved:
+                    state["_model_file"] = saved.read()
         return state
 
     def __setstate__(self, state):
         state = dict(state)
-        owned = state.pop("_owned_files", None)
+        contents = state.pop("_model_file", None)
         super().__setstate__(state)
-        if owned is not None:  # a fitted estimator: its own directory, with its files
-            self._work = _WorkDirectory(self.work_dir)
-            for key, contents in owned.items():
-                path = self._work.file("model.h5" if key == "model_path_" else "train.h5")
-                with open(path, "wb") as file:
-                    file.write(contents)
-                setattr(self, key, path)
+        if contents is not None:
+            with tempfile.TemporaryDirectory(prefix="gpstream-", dir=self.work_dir) as directory:
+                file = os.path.join(directory, "model.h5")
+                with open(file, "wb") as saved:
+                    saved.write(contents)
+                self._model = _gpstream.Model.load(file)
 
     def _more_tags(self):
         return {"requires_y": True}

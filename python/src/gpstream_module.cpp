@@ -1,80 +1,49 @@
 // The `gpstream._gpstream` extension: gpstream's API (api/) in the Python
 // process, for the package in python/gpstream (its scikit-learn estimator
-// is written in Python over these few functions and classes).
+// is written in Python over these few functions and classes). The command
+// line (tools/) calls the same API; nothing here goes through it.
 //
-// Prediction is the API's Predictor on the caller's arrays (OpenModel).
-// Training still runs the command line's own code (tools/commands.h)
-// in-process: a model trained from Python is the CLI's model, bit for bit.
-// Errors map to Python's: a usage mistake or an invalid argument to
+// train() is api/training.h on the caller's arrays (read in place when they
+// are C-contiguous float64) or on a dataset file, and returns a Model;
+// OpenModel is the API's Predictor on a Model and its training rows.
+// Long work runs on a thread of its own while the calling thread, GIL
+// released between polls, relays progress to a Python callback and Ctrl-C
+// to the engine. Errors map to Python's: an invalid argument to
 // ValueError, a stop (Ctrl-C) to KeyboardInterrupt, the memory budget to
 // MemoryError, the rest to RuntimeError.
 #include "api/compute.h"
+#include "api/datasets.h"
+#include "api/file_description.h"
 #include "api/predictor.h"
+#include "api/training.h"
 #include "engine/core/context.h"
 #include "engine/core/error.h"
 #include "engine/core/stop_flag.h"
 #include "engine/kernels/kernel.h"
 #include "engine/prediction/predictive_distribution.h"
 #include "engine/training/training_method.h"
-#include "storage/dataset/dataset_format.h"
-#include "storage/dataset/dataset_writer.h"
+#include "engine/data/mean_function.h"
+#include "storage/checkpoint/checkpoint_file.h"
 #include "storage/hdf5/hdf5_handle.h"
-#include "storage/model/dense_model_file.h"
-#include "storage/model/sparse_model_file.h"
-#include "tools/command_line.h"
-#include "tools/commands.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <condition_variable>
-#include <cstdio>
+#include <deque>
 #include <exception>
+#include <filesystem>
+#include <functional>
+#include <limits>
 #include <mutex>
-#include <thread>
-#include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace py = pybind11;
 
 namespace {
-
-// `gpstream COMMAND ARGS…` as one process; returns its exit code.
-int run_command(const std::string& name, const std::vector<std::string>& args) {
-  for (const auto& command : gpstream::cli::kCommands) {
-    if (name != command.name) continue;
-    // What the command printed reaches a redirected stdout before Python reads it.
-    struct Flush {
-      ~Flush() {
-        std::cout.flush();
-        std::fflush(stdout);
-        std::fflush(stderr);
-      }
-    } flush;
-    // Its errors become Python's by the module's exception translator.
-    const py::gil_scoped_release unlocked;  // the command's threads run; Python's do too
-    return command.run(args);
-  }
-  throw py::value_error("'" + name + "' is not a gpstream command");
-}
-
-// A gpstream dataset (/X, /y and their statistics) from arrays, as `gpstream
-// convert` writes one; X is read in place when it is C-contiguous float64.
-void write_dataset(const std::string& path, const py::array_t<double, py::array::c_style | py::array::forcecast>& x,
-                   const py::array_t<double, py::array::c_style | py::array::forcecast>& y,
-                   std::vector<std::string> feature_names, std::string target_name, bool overwrite) {
-  if (x.ndim() != 2) throw py::value_error("X must be 2-dimensional (rows x inputs)");
-  if (y.ndim() != 1 || y.shape(0) != x.shape(0)) throw py::value_error("y must hold one value per row of X");
-  const std::size_t rows = static_cast<std::size_t>(x.shape(0)), columns = static_cast<std::size_t>(x.shape(1));
-  if (feature_names.size() != columns) throw py::value_error("one feature name per column of X");
-  const py::gil_scoped_release unlocked;
-  gpstream::DatasetWriter writer(path, std::move(feature_names), std::move(target_name),
-                                 {.chunk_rows = 0, .compression_level = 0, .overwrite = overwrite, .source = "python"});
-  writer.append_rows(rows, x.data(), y.data());
-  writer.finish();
-}
 
 py::dict describe(const gpstream::ModelDescription& model) {
   py::dict out;
@@ -96,40 +65,14 @@ py::dict describe(const gpstream::ModelDescription& model) {
   return out;
 }
 
-// A dataset's size and names (its header), without reading its rows.
-py::dict describe_dataset(const std::string& path) {
-  const gpstream::DatasetDescription dataset = gpstream::read_dataset_description(path);
-  py::dict out;
-  out["rows"] = dataset.rows;
-  out["columns"] = dataset.columns;
-  out["feature_names"] = dataset.feature_names;
-  out["target_name"] = dataset.target_name;
-  return out;
-}
-
-// What a model file holds, for the estimator's fitted attributes.
-py::dict read_model(const std::string& path) {
-  if (gpstream::model_type_of(path) == "sparse") {
-    const gpstream::SparseModel model = gpstream::read_sparse_model(path);
-    py::dict out = describe(model);
-    out["type"] = "sparse";
-    out["weights"] = model.weights;
-    out["basis_indices"] = model.basis_indices;
-    return out;
-  }
-  const gpstream::DenseModel model = gpstream::read_dense_model(path);
-  py::dict out = describe(model);
-  out["type"] = "dense";
-  out["alpha"] = model.alpha;
-  return out;
-}
-
 // Runs `work` on a thread of its own while this one waits with the GIL
 // released, checking for Ctrl-C (Python's signal handlers run on the main
-// thread only): a KeyboardInterrupt sets the Context's stop request, the
-// work stops at its next check, and the KeyboardInterrupt is raised.
+// thread only) and calling `poll` (with the GIL) every 100 ms and at the
+// end: a KeyboardInterrupt, or an exception `poll` raises, sets the
+// Context's stop request, the work stops at its next check, and the
+// exception is raised.
 template <class Work>
-void run_interruptibly(gpstream::Context& context, Work&& work) {
+void run_interruptibly(gpstream::Context& context, Work&& work, const std::function<void()>& poll = {}) {
   gpstream::StopFlag stop;
   context.set_stop_flag(&stop);
   std::mutex mutex;
@@ -147,37 +90,98 @@ void run_interruptibly(gpstream::Context& context, Work&& work) {
     finished.notify_one();
   });
   bool interrupted = false;
-  for (;;) {
+  std::optional<py::error_already_set> raised;  // by `poll`
+  const auto poll_once = [&] {
+    if (!poll || raised) return;
+    try {
+      poll();
+    } catch (py::error_already_set& error) {
+      raised.emplace(std::move(error));
+      stop.request();
+    }
+  };
+  for (bool finished_now = false; !finished_now;) {
     {
       const py::gil_scoped_release unlocked;
       std::unique_lock lock(mutex);
-      if (finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; })) break;
+      finished_now = finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; });
     }
-    if (!interrupted && PyErr_CheckSignals() != 0) {  // the KeyboardInterrupt stays pending
+    poll_once();
+    if (!finished_now && !interrupted && PyErr_CheckSignals() != 0) {  // the KeyboardInterrupt stays pending
       interrupted = true;
       stop.request();
     }
   }
   worker.join();
   context.set_stop_flag(nullptr);
+  if (raised) throw std::move(*raised);
+  if (interrupted && failure) {
+    PyErr_Clear();  // the engine's Cancelled says where it stopped (and how to resume): raised instead
+    std::rethrow_exception(failure);
+  }
   if (interrupted || PyErr_Occurred() != nullptr) throw py::error_already_set();
   if (failure) std::rethrow_exception(failure);
 }
 
 using InputArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
+gpstream::Context::Settings compute_settings(const std::string& memory, unsigned threads, std::uint64_t seed = 1) {
+  gpstream::ComputeSettings settings;
+  if (!memory.empty()) settings.memory_bytes = gpstream::parse_byte_size(memory, "memory");
+  settings.threads = threads;
+  settings.seed = seed;
+  return gpstream::context_settings(settings);
+}
+
+// Training rows given from Python: arrays (converted to C-contiguous float64
+// only when they are not already: then they are read in place, and kept
+// alive here while the engine reads them) or a dataset file.
+class TrainingArrays {
+ public:
+  TrainingArrays(const py::object& x, const py::object& y, const std::string& path,
+                 std::vector<std::string> feature_names) {
+    if (x.is_none()) {
+      data_ = gpstream::TrainingData::file(path);
+      return;
+    }
+    x_ = InputArray::ensure(x);
+    y_ = InputArray::ensure(y);
+    if (!x_ || x_.ndim() != 2) throw py::value_error("X must be a 2-dimensional array of numbers (rows x inputs)");
+    if (!y_ || y_.ndim() != 1 || y_.shape(0) != x_.shape(0))
+      throw py::value_error("y must hold one value per row of X");
+    data_ = gpstream::TrainingData::in_memory({.x = x_.data(),
+                                               .y = y_.data(),
+                                               .rows = static_cast<std::size_t>(x_.shape(0)),
+                                               .columns = static_cast<std::size_t>(x_.shape(1)),
+                                               .feature_names = std::move(feature_names),
+                                               .target_name = "y"});
+  }
+  const gpstream::TrainingData& data() const { return data_; }
+
+ private:
+  InputArray x_, y_;
+  gpstream::TrainingData data_;
+};
+
+// A trained model in memory (api/model.h).
+struct PyModel {
+  gpstream::Model model;
+};
+
 // A model opened for prediction (api/predictor.h), in a Context of its own:
-// its training rows are opened once and serve every predict call.
+// its training rows (the caller's arrays, a dataset file, or the file the
+// model records) are opened once and serve every predict call.
 class OpenModel {
  public:
-  OpenModel(const std::string& model_path, const std::string& training_data, const std::string& memory,
-            unsigned threads) {
-    gpstream::ComputeSettings settings;
-    if (!memory.empty()) settings.memory_bytes = gpstream::parse_byte_size(memory, "memory");
-    settings.threads = threads;
+  OpenModel(const PyModel& model, const py::object& x, const py::object& y, const std::string& training_path,
+            const std::string& memory, unsigned threads)
+      : training_(x, y, training_path, model.model.description().feature_names) {
+    const gpstream::Context::Settings settings = compute_settings(memory, threads);
+    std::optional<gpstream::TrainingData> training;
+    if (!x.is_none() || !training_path.empty()) training = training_.data();
     const py::gil_scoped_release unlocked;
-    context_ = std::make_unique<gpstream::Context>(gpstream::context_settings(settings));
-    predictor_ = gpstream::open_model_predictor(*context_, model_path, training_data);
+    context_ = std::make_unique<gpstream::Context>(settings);
+    predictor_ = gpstream::open_predictor(*context_, model.model, training);
   }
 
   // The predictive means and (with `variance`) variances of y* (of f* when `latent`) at the rows of X, in the
@@ -238,9 +242,199 @@ class OpenModel {
     return rows;
   }
 
+  TrainingArrays training_;  // before the predictor, which reads them
   std::unique_ptr<gpstream::Context> context_;
   std::unique_ptr<gpstream::Predictor> predictor_;
 };
+
+// Reports of the engine's thread, queued for the calling thread (which holds
+// the GIL) to hand to Python: progress rows and warnings.
+class QueuedReports final : public gpstream::RunObserver {
+ public:
+  explicit QueuedReports(std::string stage) : stage_(std::move(stage)) {}
+  void set_stage(std::string stage) {
+    const std::lock_guard lock(mutex_);
+    stage_ = std::move(stage);
+  }
+  void on_start(const gpstream::IterationReport& report) override { on_iteration(report); }
+  void on_iteration(const gpstream::IterationReport& report) override {
+    const std::lock_guard lock(mutex_);
+    rows_.push_back({stage_, report.iteration, report.elapsed_seconds, report.objective, report.convergence_measure,
+                     report.kernel_evaluations});
+  }
+  void on_warning(const std::string& message) override {
+    const std::lock_guard lock(mutex_);
+    warnings_.push_back(message);
+  }
+  // Hands what is queued to `callback` (a dict per row; none: dropped) and warnings to Python's warnings.
+  void deliver(const py::object& callback) {
+    std::deque<Row> rows;
+    std::deque<std::string> warnings;
+    {
+      const std::lock_guard lock(mutex_);
+      rows.swap(rows_);
+      warnings.swap(warnings_);
+    }
+    for (const std::string& message : warnings) {
+      if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) != 0) throw py::error_already_set();
+    }
+    if (callback.is_none()) return;
+    for (const Row& row : rows) {
+      py::dict entry;
+      entry["stage"] = row.stage;
+      entry["iteration"] = row.iteration;
+      entry["seconds"] = row.seconds;
+      entry["objective"] = row.objective;
+      entry["convergence_measure"] = row.convergence_measure;
+      entry["kernel_evaluations"] = row.kernel_evaluations;
+      callback(entry);
+    }
+  }
+
+ private:
+  struct Row {
+    std::string stage;
+    std::uint64_t iteration;
+    double seconds, objective, convergence_measure;
+    std::uint64_t kernel_evaluations;
+  };
+  std::mutex mutex_;
+  std::string stage_;
+  std::deque<Row> rows_;
+  std::deque<std::string> warnings_;
+};
+
+// What to train, as the estimator's parameters give it.
+struct TrainingParameters {
+  std::string method = "gbcd";  // a dense solver or a sparse model (the registry's names)
+  std::string kernel = "rbf";   // a kernel of the registry, or "auto" (with learn)
+  std::vector<double> length_scale;
+  double signal_variance = 1.0, noise_variance = 0.1;
+  bool standardise = true;
+  double tol = 1e-4;
+  std::uint64_t max_iter = 0;  // 0: no limit
+  std::size_t basis_size = 1000;
+  std::uint64_t seed = 1;
+  bool learn = false;           // the hyperparameters (and the mean) by marginal likelihood first
+  std::string mean = "linear";  // the prior mean learned with them
+  std::string checkpoint, resume, log;
+};
+
+// A fresh job's configuration from the parameters (the estimator checked their ranges).
+gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& parameters,
+                                                    const gpstream::DatasetDescription& dataset) {
+  const gpstream::TrainingMethod* method = gpstream::find_training_method(parameters.method);
+  if (method == nullptr) throw py::value_error(fmt::format("unknown method '{}'", parameters.method));
+  gpstream::TrainingConfiguration configuration;
+  configuration.solver.name = parameters.method;
+  if (!method->dense()) configuration.solver = {parameters.method, parameters.basis_size, 59};
+  gpstream::KernelHyperparameters& kernel = configuration.hyperparameters;
+  if (parameters.kernel != "auto") kernel.type = gpstream::parse_kernel_type(parameters.kernel);
+  kernel.lengthscales = parameters.length_scale;
+  kernel.signal_variance = parameters.signal_variance;
+  kernel.noise_variance = parameters.noise_variance;
+  configuration.standardisation =
+      parameters.standardise ? gpstream::dataset_standardisation(dataset) : gpstream::Standardisation::identity();
+  configuration.seed = parameters.seed;
+  gpstream::StoppingRule& stopping = configuration.job.stopping;
+  // sggp stops at the gap of its bounds (gpstream train --gap's default); the others at `tol`.
+  stopping.tolerance = method->tolerance == gpstream::ToleranceMeaning::gap ? 0.025 : parameters.tol;
+  if (parameters.max_iter > 0) stopping.max_iterations = parameters.max_iter;
+  if (!parameters.log.empty()) configuration.job.log_path = std::filesystem::absolute(parameters.log).string();
+  return configuration;
+}
+
+// The learning of `gpstream train --learn-hyper` with its defaults: on a random subset of 2,000 rows (all,
+// when fewer), then on all rows; `auto` compares the registry's stationary families; the start is the
+// parameters' values.
+gpstream::ModelLearningOptions learning_options(const TrainingParameters& parameters,
+                                                const gpstream::DatasetDescription& dataset) {
+  gpstream::ModelLearningOptions options;
+  options.subset.subset = std::min<std::size_t>(2000, dataset.rows);
+  options.kernels.clear();
+  if (parameters.kernel == "auto") {
+    for (const gpstream::KernelType type : gpstream::kAutoKernelCandidates) options.kernels.push_back({.type = type});
+  } else {
+    options.kernels.push_back(gpstream::parse_kernel_shape(parameters.kernel));
+  }
+  const bool has_lengthscales = gpstream::default_lengthscale_count(options.kernels.front().type, dataset.columns) > 0;
+  if (has_lengthscales) options.subset.start.lengthscales = parameters.length_scale;
+  options.subset.start.signal_variance = parameters.signal_variance;
+  options.subset.start.noise_variance = parameters.noise_variance;
+  try {
+    options.mean = gpstream::parse_mean_function(parameters.mean, dataset.feature_names);
+  } catch (const gpstream::Error& error) {
+    throw py::value_error(fmt::format("mean: {}", error.what()));
+  }
+  return options;
+}
+
+// Trains a model on the arrays X, y (or the dataset file at `path`): api/training.h. Returns the model and a
+// report (how it stopped, the kernel chosen, ...); `progress` is called in this thread with each iteration.
+py::tuple train(const py::object& x, const py::object& y, const std::string& path,
+                std::vector<std::string> feature_names, const TrainingParameters& parameters, const std::string& memory,
+                unsigned threads, const py::object& progress) {
+  const TrainingArrays rows(x, y, path, std::move(feature_names));
+  std::optional<gpstream::Checkpoint> resumed;
+  gpstream::TrainingConfiguration configuration;
+  gpstream::DatasetDescription dataset;
+  {
+    const py::gil_scoped_release unlocked;
+    if (!parameters.resume.empty()) {
+      resumed = gpstream::read_checkpoint(parameters.resume);
+      configuration = resumed->configuration;
+    } else {
+      dataset = gpstream::describe_training_data(rows.data());
+      configuration = fresh_configuration(parameters, dataset);
+    }
+  }
+  // A job resumed without data of its own continues on the file its checkpoint records.
+  const gpstream::TrainingData data = !parameters.resume.empty() && x.is_none() && path.empty()
+                                          ? gpstream::TrainingData::file(configuration.dataset_path)
+                                          : rows.data();
+  gpstream::Context context(compute_settings(memory, threads, configuration.seed));
+  QueuedReports reports(parameters.learn ? "learning" : "training");
+  std::optional<PyModel> trained;
+  py::dict report;
+  gpstream::TrainingResult result;
+  std::string cache, start;
+  run_interruptibly(
+      context,
+      [&] {
+        std::optional<gpstream::SolverState> state;
+        if (resumed) state = std::move(resumed->state);
+        gpstream::Training training(context, data, std::move(configuration), std::move(state),
+                                    "checkpoint '" + parameters.resume + "'");
+        if (parameters.learn && !training.resumed()) {
+          const gpstream::Context::ObserverScope observe(context, {&reports});
+          training.learn(learning_options(parameters, training.dataset()));
+          reports.set_stage("training");
+        }
+        cache = training.prepare({});
+        const gpstream::DatasetDescription& described = training.dataset();
+        start = fmt::format("{} on {} rows x {} inputs, kernel {}, noise variance {:.4g}; {}; {}",
+                            training.configuration().solver.name, described.rows, described.columns,
+                            training.kernel().name(), training.kernel().noise_variance(), context.memory().describe(),
+                            training.in_memory() ? "X held in memory" : "X streamed from the file in blocks");
+        result = training.run(parameters.checkpoint, {&reports});
+        if (result.run.reason == gpstream::StopReason::interrupted) {
+          throw gpstream::Cancelled(fmt::format("interrupted at iteration {}{}", result.run.last.iteration,
+                                                parameters.checkpoint.empty()
+                                                    ? "; nothing was saved (give checkpoint= to be able to resume)"
+                                                    : "; checkpoint written to " + parameters.checkpoint +
+                                                          " (continue with resume=" + parameters.checkpoint + ")"));
+        }
+        trained.emplace(PyModel{std::move(*result.model)});
+      },
+      [&] { reports.deliver(progress); });
+  report["stop_reason"] = gpstream::describe(result.run.reason);
+  report["iterations"] = result.run.last.iteration;
+  report["seconds"] = result.run.last.elapsed_seconds;
+  report["convergence_measure"] = result.run.last.convergence_measure;
+  report["column_cache"] = cache;
+  report["start"] = start;
+  return py::make_tuple(std::move(*trained), report);
+}
 
 // The method registry's names and families, for the estimator's checks and docs.
 py::list training_methods() {
@@ -258,14 +452,12 @@ py::list training_methods() {
 }  // namespace
 
 PYBIND11_MODULE(_gpstream, module) {
-  module.doc() = "gpstream's engine and commands in the Python process (see the gpstream package)";
+  module.doc() = "gpstream's API in the Python process (see the gpstream package)";
   gpstream::hdf5::initialise_library();
   // gpstream's errors as Python's (the others: gpstream::Error and std::exception become RuntimeError).
   py::register_exception_translator([](std::exception_ptr failure) {
     try {
       if (failure) std::rethrow_exception(failure);
-    } catch (const gpstream::cli::UsageError& error) {
-      PyErr_SetString(PyExc_ValueError, error.what());
     } catch (const gpstream::InvalidArgument& error) {
       PyErr_SetString(PyExc_ValueError, error.what());
     } catch (const gpstream::Cancelled& error) {
@@ -274,19 +466,102 @@ PYBIND11_MODULE(_gpstream, module) {
       PyErr_SetString(PyExc_MemoryError, (std::string(error.what()) + " (or raise memory=)").c_str());
     }
   });
-  module.def("run", &run_command, py::arg("command"), py::arg("args"),
-             "Runs `gpstream COMMAND ARGS...` in this process and returns its exit code.");
-  module.def("write_dataset", &write_dataset, py::arg("path"), py::arg("X"), py::arg("y"), py::arg("feature_names"),
-             py::arg("target_name"), py::arg("overwrite") = false,
-             "Writes arrays as a gpstream dataset (HDF5), as `gpstream convert` does.");
-  module.def("describe_dataset", &describe_dataset, py::arg("path"), "A dataset's rows, columns and names.");
-  py::class_<OpenModel>(module, "OpenModel", "A model file opened for prediction (its training rows opened once).")
-      .def(py::init<const std::string&, const std::string&, const std::string&, unsigned>(), py::arg("model_path"),
-           py::arg("training_data") = "", py::arg("memory") = "", py::arg("threads") = 0u)
+  py::class_<PyModel>(module, "Model", "A trained model in memory, dense or sparse (api/model.h).")
+      .def_static(
+          "load", [](const std::string& path) { return PyModel{gpstream::Model::load(path)}; }, py::arg("path"),
+          "The model of a file written by save() or `gpstream train`.")
+      .def(
+          "save",
+          [](const PyModel& self, const std::string& path, bool overwrite, const std::string& dataset_path) {
+            gpstream::Model model = self.model;
+            if (!dataset_path.empty()) model.description().dataset_path = dataset_path;
+            model.save(path, overwrite ? gpstream::ExistingOutput::replace : gpstream::ExistingOutput::refuse);
+          },
+          py::arg("path"), py::arg("overwrite") = false, py::arg("dataset_path") = "",
+          "Writes the model file `gpstream predict` reads (`dataset_path`: where its training data are now).")
+      .def(
+          "describe",
+          [](const PyModel& self) {
+            py::dict out = describe(self.model.description());
+            out["type"] = self.model.type();
+            const std::span<const double> weights = self.model.weights();
+            out["weights"] = std::vector<double>(weights.begin(), weights.end());
+            if (const gpstream::SparseModel* sparse = self.model.sparse()) out["basis_indices"] = sparse->basis_indices;
+            out["predicts_from_training_rows"] = self.model.predicts_from_training_rows();
+            return out;
+          },
+          "What the model holds, as a dict.");
+  py::class_<TrainingParameters>(module, "TrainingParameters", "What train() trains (the estimator's parameters).")
+      .def(py::init<>())
+      .def_readwrite("method", &TrainingParameters::method)
+      .def_readwrite("kernel", &TrainingParameters::kernel)
+      .def_readwrite("length_scale", &TrainingParameters::length_scale)
+      .def_readwrite("signal_variance", &TrainingParameters::signal_variance)
+      .def_readwrite("noise_variance", &TrainingParameters::noise_variance)
+      .def_readwrite("standardise", &TrainingParameters::standardise)
+      .def_readwrite("tol", &TrainingParameters::tol)
+      .def_readwrite("max_iter", &TrainingParameters::max_iter)
+      .def_readwrite("basis_size", &TrainingParameters::basis_size)
+      .def_readwrite("seed", &TrainingParameters::seed)
+      .def_readwrite("learn", &TrainingParameters::learn)
+      .def_readwrite("mean", &TrainingParameters::mean)
+      .def_readwrite("checkpoint", &TrainingParameters::checkpoint)
+      .def_readwrite("resume", &TrainingParameters::resume)
+      .def_readwrite("log", &TrainingParameters::log);
+  module.def("train", &train, py::arg("X"), py::arg("y"), py::arg("path"), py::arg("feature_names"),
+             py::arg("parameters"), py::arg("memory") = "", py::arg("threads") = 0u, py::arg("progress") = py::none(),
+             "(Model, report): trains on the arrays X, y (read in place when C-contiguous float64) or, when X is "
+             "None, on the dataset file at `path`; progress(row) is called in this thread with each iteration.");
+  py::class_<OpenModel>(module, "OpenModel", "A model opened for prediction (its training rows opened once).")
+      .def(py::init<const PyModel&, const py::object&, const py::object&, const std::string&, const std::string&,
+                    unsigned>(),
+           py::arg("model"), py::arg("X") = py::none(), py::arg("y") = py::none(), py::arg("training_path") = "",
+           py::arg("memory") = "", py::arg("threads") = 0u)
       .def("predict", &OpenModel::predict, py::arg("X"), py::arg("variance") = false, py::arg("latent") = false,
            "(mean, variance or None) at the rows of X, in the target's units.")
       .def("covariance", &OpenModel::covariance, py::arg("X"),
            "The joint predictive covariance of y* at the rows of X (exact models), in the target's units.");
+  module.def(
+      "write_dataset",
+      [](const std::string& path, const py::object& x, const py::object& y, std::vector<std::string> feature_names,
+         bool overwrite) {
+        const TrainingArrays rows(x, y, "", std::move(feature_names));
+        const py::gil_scoped_release unlocked;
+        gpstream::write_dataset(path, rows.data().arrays, {.overwrite = overwrite, .source = "python"});
+      },
+      py::arg("path"), py::arg("X"), py::arg("y"), py::arg("feature_names"), py::arg("overwrite") = false,
+      "Writes arrays as a gpstream dataset (HDF5), as `gpstream convert` does.");
+  module.def(
+      "convert",
+      [](const std::string& csv, const std::string& output, const std::string& target, bool overwrite,
+         bool drop_invalid) {
+        gpstream::CsvImportOptions options;
+        options.target = target;
+        options.drop_invalid = drop_invalid;
+        const py::gil_scoped_release unlocked;
+        gpstream::convert_csv(csv, output, options, {.overwrite = overwrite, .source = csv});
+      },
+      py::arg("csv"), py::arg("output"), py::arg("target") = "", py::arg("overwrite") = false,
+      py::arg("drop_invalid") = false, "Converts a CSV file into a gpstream dataset (as `gpstream convert`).");
+  module.def(
+      "describe_file",
+      [](const std::string& path) {
+        const py::gil_scoped_release unlocked;
+        return gpstream::describe_file(path);
+      },
+      py::arg("path"), "What a gpstream file holds, as `gpstream info` prints it.");
+  module.def(
+      "describe_dataset",
+      [](const std::string& path) {
+        const gpstream::DatasetDescription dataset = gpstream::read_dataset_description(path);
+        py::dict out;
+        out["rows"] = dataset.rows;
+        out["columns"] = dataset.columns;
+        out["feature_names"] = dataset.feature_names;
+        out["target_name"] = dataset.target_name;
+        return out;
+      },
+      py::arg("path"), "A dataset's rows, columns and names (its header), without reading its rows.");
   module.def(
       "parse_byte_size",
       [](const std::string& text, const std::string& what) { return gpstream::parse_byte_size(text, what); },
@@ -303,6 +578,5 @@ PYBIND11_MODULE(_gpstream, module) {
       py::arg("kernel"), py::arg("inputs"),
       "How many lengthscales the registry's kernel takes on `inputs` inputs; ValueError for an unknown kernel.");
   module.def("training_methods", &training_methods, "The training methods of the registry: name, dense, help.");
-  module.def("read_model", &read_model, py::arg("path"), "The contents of a gpstream model file, as a dict.");
   module.attr("version") = GPSTREAM_VERSION;
 }
