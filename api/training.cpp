@@ -45,6 +45,12 @@ void take_own_rows(SolverState& state, const RowPartition& partition) {
 
 }  // namespace
 
+LearnedModel learn_hyperparameters(Context& context, const TrainingData& data, const Standardisation& standardisation,
+                                   const ModelLearningOptions& options, SearchJournal* journal) {
+  const std::unique_ptr<TrainingRows> rows = open_training_rows(data, standardisation, context);
+  return learn_model(context, rows->rows(), rows->partition(), options, journal);
+}
+
 DatasetDescription describe_training_data(const TrainingData& data) {
   return data.from_arrays() ? describe_arrays(data.arrays) : read_dataset_description(data.path);
 }

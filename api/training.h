@@ -45,6 +45,12 @@ struct TrainingResult {
   std::string last_checkpoint_failure;
 };
 
+// Learns a kernel, its hyperparameters and the prior mean on `data`
+// (engine/hyper/model_learning.h) without training a model: `gpstream
+// hyper`. (A training job learns on its own rows: Training::learn.)
+LearnedModel learn_hyperparameters(Context& context, const TrainingData& data, const Standardisation& standardisation,
+                                   const ModelLearningOptions& options, SearchJournal* journal = nullptr);
+
 // What `data` holds, without training on it: a file's header, or the arrays' statistics and fingerprint (one pass).
 DatasetDescription describe_training_data(const TrainingData& data);
 

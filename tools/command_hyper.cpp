@@ -1,6 +1,6 @@
 // gpstream hyper DATA.h5 -o HYPER.json [--kernel se-ard] [--subset 2000] [--restarts 2] [--init START.json]
 #include "engine/core/error.h"
-#include "storage/dataset/training_rows.h"
+#include "api/training.h"
 #include "storage/output/atomic_output_file.h"
 #include "tools/commands.h"
 #include "tools/hyperparameter_learning.h"
@@ -71,7 +71,6 @@ int run_hyper(const std::vector<std::string>& args) {
   Context context(compute.context_settings(seed));
   const DatasetDescription description = read_dataset_description(dataset);
   const Standardisation standardisation = dataset_standardisation(description);
-  const std::unique_ptr<TrainingRows> data = open_training_rows(dataset, standardisation, context);
   const LearningPlan plan = plan_learning(learning, start_values, kernel, values, description.rows, dataset,
                                           standardisation, description.feature_names);
   const ModelLearningOptions& options = plan.options;
@@ -96,7 +95,8 @@ int run_hyper(const std::vector<std::string>& args) {
   SearchCheckpoints checkpoints(checkpoint, checkpoint_every, identity, true, std::move(replay));
   const auto learned = [&] {
     try {
-      return learn_model(context, data->rows(), data->partition(), options, &checkpoints.journal());
+      return learn_hyperparameters(context, TrainingData::file(dataset), standardisation, options,
+                                   &checkpoints.journal());
     } catch (const Cancelled& stopped) {
       if (checkpoint.empty()) throw;
       checkpoints.write_now();
