@@ -72,7 +72,8 @@ Training::Training(Context& context, TrainingData data, TrainingConfiguration co
       resumed_(std::move(resumed)),
       resumed_from_(std::move(resumed_from)) {
   open_rows();
-  const DatasetDescription& dataset = rows_->description();
+  dataset_ = rows_->description();  // kept here: learn() reopens the rows
+  const DatasetDescription& dataset = dataset_;
   if (!resumed_) {
     if (configuration_.dataset_path.empty() && !data_.from_arrays()) {
       configuration_.dataset_path = std::filesystem::absolute(data_.path).string();
@@ -102,7 +103,7 @@ void Training::open_rows() {
        .ranks = ranks.size()});
 }
 
-const DatasetDescription& Training::dataset() const { return rows_->description(); }
+const DatasetDescription& Training::dataset() const { return dataset_; }
 bool Training::in_memory() const { return rows_->in_memory(); }
 const RowPartition& Training::partition() const { return rows_->partition(); }
 
@@ -123,7 +124,7 @@ LearnedModel Training::learn(const ModelLearningOptions& options, SearchJournal*
 
 std::string Training::prepare(const ColumnCacheSettings& cache) {
   GPSTREAM_CHECK(kernel_ == nullptr, "Training::prepare() called twice");
-  const DatasetDescription& dataset = rows_->description();
+  const DatasetDescription& dataset = dataset_;
   kernel_ = make_kernel(configuration_.hyperparameters, dataset.columns);
   // Before any work: a model whose variances overflow in the target's units could not predict.
   validate_model_description(describe_model(configuration_, dataset, {}), "the model of " + data_.name());
@@ -163,7 +164,7 @@ void Training::write_checkpoint_now(const std::string& path) {
 
 TrainingResult Training::run(const std::string& checkpoint_path, std::vector<RunObserver*> observers) {
   GPSTREAM_CHECK(kernel_matrix_ != nullptr, "Training::run() before prepare()");
-  const DatasetDescription& dataset = rows_->description();
+  const DatasetDescription& dataset = dataset_;
   const TrainingJob& job = configuration_.job;
   Communicator& ranks = context_.communicator();
   TrainingResult result;

@@ -68,6 +68,7 @@ class Training {
   Training(const Training&) = delete;
   Training& operator=(const Training&) = delete;
 
+  // What the data hold (valid for the Training's life, across learn()).
   const DatasetDescription& dataset() const;
   const TrainingConfiguration& configuration() const { return configuration_; }
   const TrainingMethod& method() const { return method_; }
@@ -110,6 +111,7 @@ class Training {
   const TrainingMethod& method_;
   std::optional<SolverState> resumed_;
   std::string resumed_from_;
+  DatasetDescription dataset_;
   std::unique_ptr<TrainingRows> rows_;
   std::unique_ptr<Kernel> kernel_;
   std::unique_ptr<KernelMatrix> kernel_matrix_;
