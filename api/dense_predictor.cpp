@@ -5,8 +5,11 @@
 #include "engine/core/error.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/dense/dense_prediction.h"
+#include "storage/scratch/scratch_file.h"
 
 #include <fmt/format.h>
+
+#include <filesystem>
 
 namespace gpstream {
 namespace {
@@ -45,11 +48,15 @@ class DensePredictor final : public Predictor {
     if (!request.variance) return report;
 
     VarianceOptions variance = request.variance_options;
+    // K̄'s factor, when it goes to disk: the system's temporary directory unless the caller said where.
+    if (!variance.open_factor_store) {
+      variance.open_factor_store = scratch_files_in(std::filesystem::temp_directory_path().string());
+    }
     // Where a resumed run starts: rank 0's count (it read the rows done).
     double first_row = static_cast<double>(variance.first_row);
     ranks.broadcast(std::span(&first_row, 1), 0);
     variance.first_row = static_cast<std::size_t>(first_row);
-    const VariancePlan plan = plan_variances(*matrix_, rows, variance);
+    const VariancePlan plan = plan_variances(*matrix_, rows, variance, x);
     const bool cholesky = plan.method == VarianceMethod::cholesky;
     const PhaseScope phase(sink,
                            {.name = cholesky ? "variance (cholesky)" : "variance",

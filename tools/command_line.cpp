@@ -90,7 +90,7 @@ void ColumnCacheOptions::add(po::options_description& options, const std::string
   // clang-format off
   options.add_options()
       ("cache", po::value(&cache)->default_value("auto"), fmt::format("kernel-column cache for {}, which reuses columns: off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel entry is measured to cost more than reading it, disk where also more than reading it from disk); results are bitwise the same either way", user).c_str())
-      ("cache-dir", po::value(&directory), "directory for the cache's disk tier, a file deleted when the run ends (default: the output file's directory)")
+      ("cache-dir", po::value(&directory), "directory for the cache's disk tier and for predict's variance factor on disk, files deleted when the run ends (default: the output file's directory)")
       ("cache-disk", po::value(&disk), "size of the cache's disk tier, e.g. 20G (default: half the directory's free space, and at most a column per training row)");
   // clang-format on
 }
@@ -113,11 +113,7 @@ ColumnCacheSettings ColumnCacheOptions::settings(const std::string& output, cons
                                                  Context& context) const {
   ColumnCacheSettings result;
   result.mode = mode;
-  std::string place = directory;
-  if (place.empty()) {
-    place = std::filesystem::path(output).parent_path().string();
-    if (place.empty()) place = ".";
-  }
+  const std::string place = disk_directory(output);
   const std::string option = directory.empty() ? fmt::format("the {}'s directory", output_name) : "--cache-dir";
   result.open_disk_tier = [place, bytes = disk_bytes, &context, option](std::size_t rows) {
     try {
@@ -129,6 +125,13 @@ ColumnCacheSettings ColumnCacheOptions::settings(const std::string& output, cons
     }
   };
   return result;
+}
+
+std::string ColumnCacheOptions::disk_directory(const std::string& output) const {
+  if (!directory.empty()) return directory;
+  if (output == "-") return std::filesystem::temp_directory_path().string();
+  const std::string parent = std::filesystem::path(output).parent_path().string();
+  return parent.empty() ? "." : parent;
 }
 
 std::size_t ComputeOptions::memory_budget_bytes() const { return context_settings().memory_budget_bytes; }

@@ -85,6 +85,9 @@ struct ColumnCacheOptions {
   void add(po::options_description& options, const std::string& user);
   // Parses --cache and --cache-disk; refuses --cache-dir/--cache-disk without a disk tier.
   void validate(const po::variables_map& values);
+  // --cache-dir, else the directory of `output` (the temporary directory for standard output): where the
+  // disk tier and the variances' factor on disk go.
+  std::string disk_directory(const std::string& output) const;
   // The disk tier goes into --cache-dir, else into the directory of `output` (named by `output_name`).
   ColumnCacheSettings settings(const std::string& output, const std::string& output_name, Context& context) const;
 };

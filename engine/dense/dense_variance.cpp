@@ -15,6 +15,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace gpstream {
@@ -34,6 +35,50 @@ constexpr std::size_t kMinimumCholeskyBatch = 64;
 constexpr double kGbcdSweeps = 50.0, kGbcdSweepsNoiseRatio = 6e-3;
 // One kernel entry costs about this many multiply-adds per input plus an exp.
 constexpr double kEntryFlopsPerInput = 2.0, kEntryFlopsExp = 30.0;
+// The cholesky route with the factor on disk: panels of this many columns when the budget holds two, else as
+// many as it holds (at least kMinimumDiskPanel): wider panels read the factor fewer times.
+constexpr std::size_t kDiskPanelColumns = 2048, kMinimumDiskPanel = 64;
+// The planner's pilot of the gbcd route: this many test rows (evenly spaced
+// over the test set) solved as one batch, stopped once it has cost this
+// fraction of the cholesky route's flops.
+constexpr std::size_t kPilotRows = 64;
+constexpr double kPilotShare = 0.02;
+
+// Flops of one GBCD step of the variance route on a batch of r open rows: the
+// m active columns over n rows (kernel entries) and their product with G.
+double gbcd_step_flops(std::size_t n, std::size_t d, std::size_t m, std::size_t r) {
+  return static_cast<double>(n) * static_cast<double>(m) *
+         (kEntryFlopsPerInput * static_cast<double>(d) + kEntryFlopsExp + 2.0 * static_cast<double>(r));
+}
+
+struct Pilot {
+  std::uint64_t iterations = 0;
+  bool finished = false;  // every row within the tolerance before the cap
+};
+
+// Solves kPilotRows of the test rows by the gbcd route, quietly, for at most `max_iterations` steps.
+Pilot run_pilot(KernelMatrix& training, const double* test_rows, std::size_t count, const VarianceOptions& options,
+                std::uint64_t max_iterations) {
+  const std::size_t d = training.rows().columns(), rows = count - options.first_row;
+  const std::size_t s = std::min(kPilotRows, rows);
+  std::vector<double> sample(checked_multiply(s, d));
+  for (std::size_t k = 0; k < s; ++k) {
+    std::copy_n(test_rows + (options.first_row + k * rows / s) * d, d, sample.data() + k * d);
+  }
+  const MemoryReservation memory = training.context().memory().reserve(
+      "the variance planner's pilot batch",
+      checked_multiply(std::max<std::size_t>(training.size(), 1), 3 * s, sizeof(double)));
+  VarianceOptions pilot = options;
+  pilot.first_row = 0;
+  pilot.max_iterations = max_iterations;
+  VariancePrediction result;
+  result.latent.resize(s);
+  const auto method = variance_routes::make_gbcd_variances(training, sample.data(), {0, s, s}, pilot, result, {});
+  const Context::ObserverScope quiet(training.context(), {});
+  const SolverRun run = run_iterations(*method, training, StoppingRule{}, /*fresh_start=*/true);
+  if (run.reason == StopReason::interrupted) throw Cancelled("variance planning stopped");
+  return {result.iterations, result.unconverged_rows == 0};
+}
 
 }  // namespace
 
@@ -88,12 +133,14 @@ const char* to_string(VarianceMethod method) {
   return "?";
 }
 
-VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const VarianceOptions& options) {
+VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const VarianceOptions& options,
+                            const double* test_rows) {
   if (training.distributed()) {
     GPSTREAM_CHECK(options.method != VarianceMethod::cholesky,
                    "the cholesky variance route factorises all of K̄ in one process, but the training rows are "
                    "partitioned among ranks: take the gbcd route");
-    return {VarianceMethod::gbcd, "the training rows are partitioned among the ranks (each solves for its own rows)"};
+    return {VarianceMethod::gbcd, "the training rows are partitioned among the ranks (each solves for its own rows)",
+            false};
   }
   const std::size_t n = training.size(), d = training.rows().columns();
   const std::size_t rows = count > options.first_row ? count - options.first_row : 0;
@@ -102,33 +149,61 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
   const double signal = training.kernel().constant_self_covariance().value_or(1.0);
   const double sweeps =
       kGbcdSweeps * std::max(1.0, kGbcdSweepsNoiseRatio * signal / training.kernel().noise_variance());
-  const double gbcd_flops = sweeps * order * order *
-                            (static_cast<double>(rows) + kEntryFlopsPerInput * static_cast<double>(d) + kEntryFlopsExp);
+  double gbcd_flops = sweeps * order * order *
+                      (static_cast<double>(rows) + kEntryFlopsPerInput * static_cast<double>(d) + kEntryFlopsExp);
+  std::string pilot_note;
+  const std::size_t full_batch = std::min(rows, kMaxBatchRows);
+  if (test_rows != nullptr && rows > 0 && options.method == VarianceMethod::automatic &&
+      training.kernel().noise_variance() > 0.0) {
+    // The sweep count above is kin40k's; kernels of short reach (spatial data) need far fewer. A pilot batch
+    // measures it: its steps, at the cost of a full batch each, for every batch.
+    const double pilot_step = gbcd_step_flops(n, d, options.active_set_size, std::min(rows, kPilotRows));
+    const auto cap = static_cast<std::uint64_t>(std::max(1.0, kPilotShare * cholesky_flops / pilot_step));
+    const Pilot pilot = run_pilot(training, test_rows, count, options, cap);
+    const double batches = std::ceil(static_cast<double>(rows) / static_cast<double>(full_batch));
+    const double measured =
+        static_cast<double>(pilot.iterations) * gbcd_step_flops(n, d, options.active_set_size, full_batch) * batches;
+    gbcd_flops = pilot.finished ? measured : std::max(gbcd_flops, measured);
+    pilot_note = pilot.finished ? fmt::format(" (a pilot batch of {} rows took {} steps)", std::min(rows, kPilotRows),
+                                              pilot.iterations)
+                                : fmt::format(" (a pilot batch of {} rows was not done after {} steps)",
+                                              std::min(rows, kPilotRows), pilot.iterations);
+  }
   const std::size_t needed = checked_add(variance_routes::cholesky_route_bytes(n, training.rows().columns()),
                                          checked_multiply(n, std::min(rows, kMinimumCholeskyBatch), sizeof(double)));
   const std::size_t available = training.context().memory().available();
   const bool fits = needed <= available;
-  const std::string costs = fmt::format("n³/3 + n²·r = {:.2g} flops against ~{:.2g} for gbcd (~{:.3g} sweeps over K̄)",
-                                        cholesky_flops, gbcd_flops, sweeps);
+  // On disk: the rows, two panels and a batch in memory.
+  const std::size_t disk_needed =
+      checked_add(checked_multiply(n, d, sizeof(double)),
+                  checked_multiply(n, 2 * kMinimumDiskPanel + std::min(rows, kMinimumCholeskyBatch), sizeof(double)));
+  const bool on_disk = !fits && options.open_factor_store && disk_needed <= available;
+  const std::string costs =
+      fmt::format("n³/3 + n²·r = {:.2g} flops against ~{:.2g} for gbcd{}", cholesky_flops, gbcd_flops, pilot_note);
   const std::string memory =
       fmt::format("K̄'s factor ({}) {} the free memory budget ({})", format_bytes(static_cast<double>(needed)),
                   fits ? "fits" : "does not fit", format_bytes(static_cast<double>(available)));
+  const std::string disk =
+      fmt::format("K̄'s factor ({}) does not fit the free memory budget ({}): on disk",
+                  format_bytes(static_cast<double>(needed)), format_bytes(static_cast<double>(available)));
   switch (options.method) {
     case VarianceMethod::cholesky:
+      if (on_disk) return {VarianceMethod::cholesky, "as asked; " + disk, true};
       if (!fits) {
         GPSTREAM_THROW(
             "the cholesky variance route needs {} but {} is free: give the run more memory, or take the gbcd route",
             format_bytes(static_cast<double>(needed)), format_bytes(static_cast<double>(available)));
       }
-      return {VarianceMethod::cholesky, "as asked; " + memory};
+      return {VarianceMethod::cholesky, "as asked; " + memory, false};
     case VarianceMethod::gbcd:
-      return {VarianceMethod::gbcd, "as asked"};
+      return {VarianceMethod::gbcd, "as asked", false};
     case VarianceMethod::automatic:
       break;
   }
-  if (fits && cholesky_flops <= gbcd_flops) return {VarianceMethod::cholesky, memory + ", and " + costs};
-  if (!fits) return {VarianceMethod::gbcd, memory};
-  return {VarianceMethod::gbcd, costs};
+  if (fits && cholesky_flops <= gbcd_flops) return {VarianceMethod::cholesky, memory + ", and " + costs, false};
+  if (on_disk && cholesky_flops <= gbcd_flops) return {VarianceMethod::cholesky, disk + ", and " + costs, true};
+  if (!fits) return {VarianceMethod::gbcd, memory + (on_disk ? ", and " + costs : ""), false};
+  return {VarianceMethod::gbcd, costs, false};
 }
 
 VariancePrediction predict_latent_variance(KernelMatrix& training, const double* test_rows, std::size_t count,
@@ -145,8 +220,22 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   GPSTREAM_CHECK(cholesky || training.kernel().noise_variance() > 0.0,
                  "the gbcd variance route bounds its error by the noise variance, which is 0: take the "
                  "cholesky route");
-  std::optional<MemoryReservation> factor_memory;
-  if (cholesky) {
+  std::optional<MemoryReservation> factor_memory, disk_route_rows;  // held while the route runs
+  std::size_t panel_columns = 0;
+  if (cholesky && plan.factor_on_disk) {
+    GPSTREAM_CHECK(options.open_factor_store,
+                   "the variance plan puts K̄'s factor on disk, but there is no store for it");
+    // The rows, then two panels as wide as the budget allows (the batch takes its share next).
+    const std::size_t d = training.rows().columns();
+    disk_route_rows =
+        training.context().memory().reserve("the training rows for K̄'s factor", checked_multiply(n, d, sizeof(double)));
+    MemoryReservation panels = training.context().memory().reserve_up_to(
+        "two panels of K̄'s factor", checked_multiply(n, 2 * kDiskPanelColumns, sizeof(double)), 2,
+        checked_multiply(n, 2 * kMinimumDiskPanel, sizeof(double)));
+    panel_columns = std::max(kMinimumDiskPanel, panels.bytes() / checked_multiply(n, 2 * sizeof(double)) /
+                                                    kMinimumDiskPanel * kMinimumDiskPanel);
+    factor_memory.emplace(std::move(panels));
+  } else if (cholesky) {
     factor_memory.emplace(
         training.context().memory().reserve(fmt::format("the factor of K̄ for the variances ({} x {} doubles)", n, n),
                                             variance_routes::cholesky_route_bytes(n, training.rows().columns()),
@@ -171,7 +260,11 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
 
   const variance_routes::BatchCursor cursor{options.first_row, count, result.batch_rows};
   std::unique_ptr<IterativeMethod> method;
-  if (cholesky) {
+  if (cholesky && plan.factor_on_disk) {
+    method = variance_routes::make_disk_cholesky_variances(
+        training, test_rows, cursor, panel_columns,
+        options.open_factor_store(variance_routes::factor_store_doubles(n, panel_columns)), result, sink);
+  } else if (cholesky) {
     method =
         variance_routes::make_cholesky_variances(training, test_rows, cursor, std::move(*factor_memory), result, sink);
   } else {

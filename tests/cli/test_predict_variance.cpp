@@ -121,6 +121,37 @@ TEST_CASE(
   CHECK(printed(predicted.err, "below 0 beats predicting the training mean) ") < -0.5);
 }
 
+TEST_CASE("with a budget K̄'s factor does not fit, the cholesky route keeps it on disk: the same variances") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5"), test = directory.file("test.csv"),
+                    model = directory.file("m.h5"), in_memory = directory.file("in_memory.csv"),
+                    on_disk = directory.file("on_disk.csv");
+  REQUIRE(run_gpstream("generate friedman1 --rows 1500 --seed 8 -q -o " + quote(train)).exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 60 --seed 9 -q -o " + quote(test)).exit_code == 0);
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + " -q --solver cholesky " +
+                       "--lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039")
+              .exit_code == 0);
+  const std::string common = "predict " + quote(model) + " " + quote(test) + " --variance --variance-method cholesky";
+  REQUIRE(run_gpstream(common + " -o " + quote(in_memory)).exit_code == 0);
+  // The factor is 17 MiB; panels of it and a batch, 2 MiB.
+  const auto disk_run = run_gpstream(common + " -o " + quote(on_disk) + " --batch-rows 25 " +
+                                     gpstream::testing::memory_above_process(6u << 20));
+  CAPTURE(disk_run.err);
+  REQUIRE(disk_run.exit_code == 0);
+  CHECK(disk_run.err.find("does not fit the free memory budget") != std::string::npos);
+  CHECK(disk_run.err.find(": on disk") != std::string::npos);
+  CHECK(disk_run.err.find("3 batches of up to 25 rows") != std::string::npos);
+  // The scratch file went into the output's directory, unlinked: nothing is left behind.
+  CHECK(directory.entries() ==
+        std::vector<std::string>{"in_memory.csv", "m.h5", "on_disk.csv", "test.csv", "train.h5"});
+  const std::vector<std::vector<double>> disk_rows = read_numbers(on_disk), memory_rows = read_numbers(in_memory);
+  REQUIRE(disk_rows.size() == memory_rows.size());
+  for (std::size_t j = 0; j < disk_rows.size(); ++j) {
+    CHECK(disk_rows[j][0] == memory_rows[j][0]);
+    CHECK(disk_rows[j][1] == doctest::Approx(memory_rows[j][1]).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("predict --variance options are checked") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5"), model = directory.file("m.h5");
