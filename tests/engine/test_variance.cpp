@@ -49,6 +49,26 @@ std::vector<double> closed_form_variance(const KernelHyperparameters& h, const P
   return variance;
 }
 
+// A ScratchStore in memory, counting what it is asked to read.
+class VectorStore final : public ScratchStore {
+ public:
+  explicit VectorStore(std::uint64_t doubles) : values_(doubles) {}
+  void write(std::uint64_t offset, std::span<const double> values) override {
+    REQUIRE(offset + values.size() <= values_.size());
+    std::copy(values.begin(), values.end(), values_.begin() + static_cast<std::ptrdiff_t>(offset));
+  }
+  void read(std::uint64_t offset, std::span<double> values) override {
+    REQUIRE(offset + values.size() <= values_.size());
+    std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(offset), values.size(), values.begin());
+    if (read_ != nullptr) *read_ += values.size();
+  }
+  std::string where() const override { return "memory"; }
+  std::uint64_t* read_ = nullptr;
+
+ private:
+  std::vector<double> values_;
+};
+
 // The tests bound the latent variance f*, the harder of the two.
 VarianceOptions latent_options(double tolerance, std::size_t active_set_size) {
   VarianceOptions options;
@@ -60,7 +80,8 @@ VarianceOptions latent_options(double tolerance, std::size_t active_set_size) {
 
 VariancePrediction batched(const Problem& training, const Problem& test, const KernelHyperparameters& h,
                            VarianceOptions options, bool streamed = false, RunObserver* observer = nullptr,
-                           VarianceMethod method = VarianceMethod::gbcd, const VarianceBatchSink& sink = {}) {
+                           VarianceMethod method = VarianceMethod::gbcd, const VarianceBatchSink& sink = {},
+                           bool factor_on_disk = false) {
   InMemoryRowSource resident = training.source();
   StandardisedRowSource wrapped(resident, Standardisation::identity());
   RowSource& rows = streamed ? static_cast<RowSource&>(wrapped) : resident;
@@ -69,7 +90,7 @@ VariancePrediction batched(const Problem& training, const Problem& test, const K
   KernelMatrix matrix(context, rows, *kernel);
   const Context::ObserverScope observe(
       context, observer != nullptr ? std::vector<RunObserver*>{observer} : std::vector<RunObserver*>{});
-  return predict_latent_variance(matrix, test.x.data(), test.rows(), options, {method, ""}, sink);
+  return predict_latent_variance(matrix, test.x.data(), test.rows(), options, {method, "", factor_on_disk}, sink);
 }
 
 double max_relative_error(const std::vector<double>& a, const std::vector<double>& b) {
@@ -267,19 +288,26 @@ TEST_CASE("an iteration limit ends the batch and counts the rows left above tole
   CHECK(prediction.largest_error_bound > 1e-12);
 }
 
-TEST_CASE("finished batches reach the sink in order, and a run from a later row gives those rows bitwise") {
+TEST_CASE(
+    "finished batches reach the sink in order, and a run from a later row gives those rows bitwise, by every route") {
   const Problem training = make_problem(300, 3, 61);
   const Problem test = make_problem(35, 3, 62);
   const KernelHyperparameters h = se_ard(3, 0.9, 0.02);
-  for (const VarianceMethod method : {VarianceMethod::gbcd, VarianceMethod::cholesky}) {
+  for (const auto& [method, on_disk] :
+       {std::pair{VarianceMethod::gbcd, false}, std::pair{VarianceMethod::cholesky, false},
+        std::pair{VarianceMethod::cholesky, true}}) {
     CAPTURE(std::string(to_string(method)));
+    CAPTURE(on_disk);
     VarianceOptions options = latent_options(1e-4, 50);
     options.batch_rows = 10;
+    options.open_factor_store = [](std::uint64_t doubles) {
+      return std::unique_ptr<ScratchStore>(std::make_unique<VectorStore>(doubles));
+    };
     std::vector<std::pair<std::size_t, std::vector<double>>> received;
     const VarianceBatchSink sink = [&](std::size_t first, std::span<const double> latent) {
       received.emplace_back(first, std::vector<double>(latent.begin(), latent.end()));
     };
-    const VariancePrediction whole = batched(training, test, h, options, false, nullptr, method, sink);
+    const VariancePrediction whole = batched(training, test, h, options, false, nullptr, method, sink, on_disk);
     REQUIRE(received.size() == 4);
     for (std::size_t b = 0; b < received.size(); ++b) {
       CHECK(received[b].first == 10 * b);
@@ -295,7 +323,7 @@ TEST_CASE("finished batches reach the sink in order, and a run from a later row 
       void on_start(const IterationReport& r) override { done = r.done; }
       std::uint64_t done = 99;
     } first_report;
-    const VariancePrediction rest = batched(training, test, h, options, false, &first_report, method, sink);
+    const VariancePrediction rest = batched(training, test, h, options, false, &first_report, method, sink, on_disk);
     if (method == VarianceMethod::gbcd) CHECK(first_report.done == 20);  // progress counts the rows done before
     REQUIRE(received.size() == 2);
     CHECK(received[0].first == 20);
@@ -325,30 +353,6 @@ TEST_CASE("auto takes the cholesky route when K̄'s factor fits and is cheaper, 
     CHECK_THROWS_WITH_AS(plan_variances(matrix, 100, cholesky), doctest::Contains("give the run more memory"), Error);
   }
 }
-
-namespace {
-
-// A ScratchStore in memory, counting what it is asked to read.
-class VectorStore final : public ScratchStore {
- public:
-  explicit VectorStore(std::uint64_t doubles) : values_(doubles) {}
-  void write(std::uint64_t offset, std::span<const double> values) override {
-    REQUIRE(offset + values.size() <= values_.size());
-    std::copy(values.begin(), values.end(), values_.begin() + static_cast<std::ptrdiff_t>(offset));
-  }
-  void read(std::uint64_t offset, std::span<double> values) override {
-    REQUIRE(offset + values.size() <= values_.size());
-    std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(offset), values.size(), values.begin());
-    *read_ += values.size();
-  }
-  std::string where() const override { return "memory"; }
-  std::uint64_t* read_ = nullptr;
-
- private:
-  std::vector<double> values_;
-};
-
-}  // namespace
 
 TEST_CASE("the cholesky route with K̄'s factor on disk gives the closed form, in panels and batches") {
   const Problem training = make_problem(700, 3, 71);
