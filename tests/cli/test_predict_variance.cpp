@@ -29,18 +29,27 @@ double printed(const std::string& text, const std::string& label) {
   return std::stod(text.substr(at + label.size()));
 }
 
+// A Friedman1 model on `rows` rows by the cholesky solver, in `directory`: train.h5, test.csv (60 rows), m.h5.
+void make_friedman1_model(const ScratchDirectory& directory, std::size_t rows) {
+  REQUIRE(run_gpstream(fmt::format("generate friedman1 --rows {} --seed 8 -q -o ", rows) +
+                       quote(directory.file("train.h5")))
+              .exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 60 --seed 9 -q -o " + quote(directory.file("test.csv"))).exit_code ==
+          0);
+  REQUIRE(
+      run_gpstream("train " + quote(directory.file("train.h5")) + " -o " + quote(directory.file("m.h5")) +
+                   " -q --solver cholesky --lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039")
+          .exit_code == 0);
+}
+
 }  // namespace
 
 TEST_CASE(
     "predict --variance writes the closed-form variance of y* in the target's units, and the metrics of its columns") {
   ScratchDirectory directory;
+  make_friedman1_model(directory, 500);
   const std::string train = directory.file("train.h5"), test = directory.file("test.csv"),
                     model = directory.file("m.h5");
-  REQUIRE(run_gpstream("generate friedman1 --rows 500 --seed 8 -q -o " + quote(train)).exit_code == 0);
-  REQUIRE(run_gpstream("generate friedman1 --rows 60 --seed 9 -q -o " + quote(test)).exit_code == 0);
-  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + " -q --solver cholesky " +
-                       "--lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039")
-              .exit_code == 0);
   const std::string noisy = directory.file("noisy.csv"), latent = directory.file("latent.csv");
   // y* by the gbcd route, f* by the route auto picks here (cholesky: 500 rows).
   const auto predicted = run_gpstream("predict " + quote(model) + " " + quote(test) + " -o " + quote(noisy) +
@@ -123,14 +132,9 @@ TEST_CASE(
 
 TEST_CASE("with a budget K̄'s factor does not fit, the cholesky route keeps it on disk: the same variances") {
   ScratchDirectory directory;
-  const std::string train = directory.file("train.h5"), test = directory.file("test.csv"),
-                    model = directory.file("m.h5"), in_memory = directory.file("in_memory.csv"),
-                    on_disk = directory.file("on_disk.csv");
-  REQUIRE(run_gpstream("generate friedman1 --rows 1500 --seed 8 -q -o " + quote(train)).exit_code == 0);
-  REQUIRE(run_gpstream("generate friedman1 --rows 60 --seed 9 -q -o " + quote(test)).exit_code == 0);
-  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(model) + " -q --solver cholesky " +
-                       "--lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039")
-              .exit_code == 0);
+  make_friedman1_model(directory, 1500);
+  const std::string test = directory.file("test.csv"), model = directory.file("m.h5"),
+                    in_memory = directory.file("in_memory.csv"), on_disk = directory.file("on_disk.csv");
   const std::string common = "predict " + quote(model) + " " + quote(test) + " --variance --variance-method cholesky";
   REQUIRE(run_gpstream(common + " -o " + quote(in_memory)).exit_code == 0);
   // The factor is 17 MiB; panels of it and a batch, 2 MiB.
