@@ -42,11 +42,12 @@ std::vector<double> warm_start_by_local_conditioning(KernelMatrix& training, std
   std::vector<double> flat(checked_multiply(r, m, 2), -std::numeric_limits<double>::infinity());
   tbb::parallel_for(std::size_t{0}, r, [&](std::size_t j) {
     std::vector<Candidate> best;
-    best.reserve(m + 1);
-    double worst = -std::numeric_limits<double>::infinity();  // the m-th best so far, once there are m
+    best.reserve(2 * m + 1);
+    // Once m are kept: the worst kept, at most the m-th best so far, so that anything at or below it can go.
+    double worst = -std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < n; ++i) {
       const double covariance = -gradient[i * r + j];
-      if (best.size() == m && covariance <= worst) continue;
+      if (best.size() >= m && covariance <= worst) continue;
       best.emplace_back(covariance, static_cast<double>(first + i));
       if (best.size() > 2 * m) keep_best(best, m);
       if (best.size() >= m)
