@@ -83,7 +83,7 @@ class CholeskyVariances final : public IterativeMethod {
   BatchCursor cursor_;
   MemoryReservation factor_memory_;
   VariancePrediction& result_;
-  const VarianceBatchSink& sink_;
+  VarianceBatchSink sink_;  // a copy: a caller's temporary may not outlive the route
   RunCounters counters_;
   std::vector<double> factor_matrix_, batch_;
   std::unique_ptr<PanelCholesky> factorisation_;
@@ -237,7 +237,7 @@ class DiskCholeskyVariances final : public IterativeMethod {
   BatchCursor cursor_;
   std::unique_ptr<ScratchStore> store_;
   VariancePrediction& result_;
-  const VarianceBatchSink& sink_;
+  VarianceBatchSink sink_;  // a copy: a caller's temporary may not outlive the route
   RunCounters counters_;
   std::vector<Panel> panels_;
   std::uint64_t stored_ = 0;

@@ -182,7 +182,7 @@ class GbcdVariances final : public IterativeMethod {
   BatchCursor cursor_;
   const VarianceOptions& options_;
   VariancePrediction& result_;
-  const VarianceBatchSink& sink_;
+  VarianceBatchSink sink_;  // a copy: a caller's temporary may not outlive the route
   BlockCoordinateDescent descent_;
   std::mt19937_64 random_;
   AuxiliaryState auxiliary_;
