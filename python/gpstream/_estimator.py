@@ -10,6 +10,7 @@ the same as the command line's: no file and no CSV between them.
 import os
 import sys
 import tempfile
+import time
 import warnings
 
 import numpy as np
@@ -24,10 +25,20 @@ _SPARSE_MODELS = tuple(method["name"] for method in _gpstream.training_methods()
 
 
 
-def _print_progress(row):
-    """verbose=True: one line per iteration on stderr."""
-    print(f"gpstream {row['stage']}: iteration {row['iteration']}, {row['seconds']:.1f} s, "
-          f"objective {row['objective']:.6g}, measure {row['convergence_measure']:.3e}", file=sys.stderr, flush=True)
+def _progress_printer():
+    """verbose=True: a line on stderr at most every second (a fit may run thousands of iterations)."""
+    last = [-float("inf")]
+
+    def show(row):
+        now = time.monotonic()
+        if now - last[0] < 1.0:
+            return
+        last[0] = now
+        print(f"gpstream {row['stage']}: iteration {row['iteration']}, {row['seconds']:.1f} s, "
+              f"objective {row['objective']:.6g}, measure {row['convergence_measure']:.3e}", file=sys.stderr,
+              flush=True)
+
+    return show
 
 
 class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
@@ -74,8 +85,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     random_state : int or None
         Seed of every random choice (None: gpstream's default, 1).
     verbose : bool or callable
-        True: a line per iteration on stderr. A callable: called in the
-        fitting thread with each iteration's report, a dict (stage:
+        True: a progress line every second and a summary on stderr. A
+        callable: called in the fitting thread with each iteration's
+        report, a dict (stage:
         'learning' or 'training', iteration, seconds, objective,
         convergence_measure, kernel_evaluations); an exception it raises
         stops the fit (at the iteration, with a checkpoint when asked) and
@@ -186,7 +198,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         if self.log is not None:
             parameters.log = os.fspath(self.log)
         memory, threads = self._compute()
-        progress = self.verbose if callable(self.verbose) else (_print_progress if self.verbose else None)
+        progress = self.verbose if callable(self.verbose) else (_progress_printer() if self.verbose else None)
         model, report = _gpstream.train(X, y, path or "", names, parameters, memory, threads, progress)
         if self.verbose is True:
             print(f"gpstream: {report['start']}; {report['column_cache']}\n"
