@@ -374,7 +374,6 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("latent", "with --variance: of the latent f* (without the noise variance) instead of y*")
       ("variance-method", po::value(&options.variance_method)->default_value("auto"), "dense models: cholesky (K factorised once: exact, n^2 doubles of --memory), gbcd (batched solves, O(n) memory per row), or auto: cholesky when it fits and costs less")
       ("variance-tol", po::value(&options.variance.tolerance)->default_value(1e-3, "1e-3"), "gbcd: bound on each row's relative variance error, |computed - exact| / exact")
-      ("local-rows", po::value(&options.variance.local_rows)->default_value(options.variance.local_rows), "gbcd: each row's solve starts from the exact one on its this many training rows of highest covariance (0: from zero)")
       ("batch-rows", po::value(&options.variance.batch_rows)->default_value(0), "dense models: test rows solved together (0: as many as --memory allows, up to 1024)")
       ("active-set", po::value(&options.variance.active_set_size)->default_value(500), "gbcd: active set size m of the variance solves")
       ("candidates", po::value(&options.variance.candidates)->default_value(60), "gbcd: random candidates kappa per greedy step")

@@ -151,12 +151,22 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
       kGbcdSweeps * std::max(1.0, kGbcdSweepsNoiseRatio * signal / training.kernel().noise_variance());
   double gbcd_flops = sweeps * order * order *
                       (static_cast<double>(rows) + kEntryFlopsPerInput * static_cast<double>(d) + kEntryFlopsExp);
+  const std::size_t needed = checked_add(variance_routes::cholesky_route_bytes(n, training.rows().columns()),
+                                         checked_multiply(n, std::min(rows, kMinimumCholeskyBatch), sizeof(double)));
+  const std::size_t available = training.context().memory().available();
+  const bool fits = needed <= available;
+  // On disk: the rows, two panels and a batch in memory.
+  const std::size_t disk_needed =
+      checked_add(checked_multiply(n, d, sizeof(double)),
+                  checked_multiply(n, 2 * kMinimumDiskPanel + std::min(rows, kMinimumCholeskyBatch), sizeof(double)));
+  const bool on_disk = !fits && options.open_factor_store && disk_needed <= available;
   std::string pilot_note;
   const std::size_t full_batch = std::min(rows, kMaxBatchRows);
-  if (test_rows != nullptr && rows > 0 && options.method == VarianceMethod::automatic &&
+  if (test_rows != nullptr && rows > 0 && options.method == VarianceMethod::automatic && (fits || on_disk) &&
       training.kernel().noise_variance() > 0.0) {
     // The sweep count above is kin40k's; kernels of short reach (spatial data) need far fewer. A pilot batch
-    // measures it: its steps, at the cost of a full batch each, for every batch.
+    // measures it: its steps, at the cost of a full batch each, for every batch. (Only where the cholesky
+    // route is a choice: else gbcd is the route whatever it costs.)
     const double pilot_step = gbcd_step_flops(n, d, options.active_set_size, std::min(rows, kPilotRows));
     const auto cap = static_cast<std::uint64_t>(std::max(1.0, kPilotShare * cholesky_flops / pilot_step));
     const Pilot pilot = run_pilot(training, test_rows, count, options, cap);
@@ -169,15 +179,6 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
                                 : fmt::format(" (a pilot batch of {} rows was not done after {} steps)",
                                               std::min(rows, kPilotRows), pilot.iterations);
   }
-  const std::size_t needed = checked_add(variance_routes::cholesky_route_bytes(n, training.rows().columns()),
-                                         checked_multiply(n, std::min(rows, kMinimumCholeskyBatch), sizeof(double)));
-  const std::size_t available = training.context().memory().available();
-  const bool fits = needed <= available;
-  // On disk: the rows, two panels and a batch in memory.
-  const std::size_t disk_needed =
-      checked_add(checked_multiply(n, d, sizeof(double)),
-                  checked_multiply(n, 2 * kMinimumDiskPanel + std::min(rows, kMinimumCholeskyBatch), sizeof(double)));
-  const bool on_disk = !fits && options.open_factor_store && disk_needed <= available;
   const std::string costs =
       fmt::format("n³/3 + n²·r = {:.2g} flops against ~{:.2g} for gbcd{}", cholesky_flops, gbcd_flops, pilot_note);
   const std::string memory =

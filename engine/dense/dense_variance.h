@@ -30,14 +30,13 @@
 // (An absolute rule on ‖g‖∞ does not bound it: with σ²/K** = 1e-9 the
 // variance can be off by a factor.)
 //
-// With local_rows = m the gbcd route starts each row from local conditioning:
-// u on the row's m training rows of highest covariance solves K̄_NN u_N = k*_N
-// exactly (m³/3 flops), a Vecchia-style [Vecchia88] start whose bound is the
-// same ‖g‖²/σ². Off by default, as measured: it saved 40 % of the steps on a
-// short-lengthscale test problem, but on bcef only half of the test rows (in
-// the gaps of the holdout) met 1e-2 from it, and the pass over the union of
-// the batch's local sets limits the batch, which costs more than it saves
-// (1,024 rows: 9.6 s against 6.0 s from zero in batches of 1,024).
+// A warm start by local conditioning (each row's solve from the exact one on
+// its m training rows of highest covariance, as Vecchia [Vecchia88]
+// conditions on neighbours) was built, measured and removed: it saved 40 %
+// of the steps on a short-lengthscale generated problem, but on bcef only
+// half the test rows (in the holdout's gaps) met 1e-2 from it even with 512
+// rows, and the pass over the union of a batch's local sets limited the
+// batch: 1,024 rows took 9.6 s warm against 6.0 s from zero.
 //
 // auto compares the routes' flops: the cholesky route's n³/3 + n²·r against
 // the gbcd route's steps, measured by a pilot batch of 64 test rows capped at
@@ -77,9 +76,6 @@ struct VarianceOptions {
   std::size_t candidates = 60;        // κ (GBCD paper §3)
   // The bound on each row's relative error (see above).
   double tolerance = 1e-3;
-  // The warm start: each row's solve begins from the exact solve on its
-  // this many training rows of highest covariance (local conditioning); 0: from U = 0.
-  std::size_t local_rows = 0;
   // The variance the bound is relative to: of y* (noise included), or of f*.
   bool noisy = true;
   std::uint64_t max_iterations = 100000;  // per batch

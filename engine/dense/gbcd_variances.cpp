@@ -99,7 +99,7 @@ class GbcdVariances final : public IterativeMethod {
  private:
   std::size_t n() const { return training_.size(); }
 
-  // U = 0: G = −K(X, Z), f_j = 0, for the batch at the cursor; or U from the local solves (local_rows > 0).
+  // U = 0: G = −K(X, Z), f_j = 0, for the batch at the cursor.
   void begin_batch() {
     if (cursor_.done()) return;
     const std::size_t r = cursor_.rows(), d = training_.rows().columns();
@@ -119,8 +119,6 @@ class GbcdVariances final : public IterativeMethod {
     const double sign = 1.0 / std::sqrt(static_cast<double>(kSketchColumns));
     for (double& value : projection_) value = (random_() & 1u) != 0 ? sign : -sign;
     objective_.assign(r, 0.0);
-    if (options_.local_rows > 0)
-      objective_ = warm_start_by_local_conditioning(training_, gradient_, r, options_.local_rows);
     final_bound_.assign(r, 0.0);
     batch_iteration_ = 0;
     close_columns();
@@ -130,8 +128,11 @@ class GbcdVariances final : public IterativeMethod {
   // The relative error bound of batch column j with ‖g_j‖₂² = `squared_norm`:
   // b / (V̂ − b), b = ‖g‖₂²/σ² (the header); infinite while V̂ ≤ b.
   double error_bound(std::size_t j, double squared_norm) const {
-    return relative_error_bound(prior_[j], objective_[j], squared_norm, training_.kernel().noise_variance(),
-                                options_.noisy);
+    const double noise = training_.kernel().noise_variance();
+    const double bound = squared_norm / noise;
+    const double written = prior_[j] + 2.0 * objective_[j] + (options_.noisy ? noise : 0.0);
+    if (bound == 0.0) return 0.0;
+    return written > bound ? bound / (written - bound) : std::numeric_limits<double>::infinity();
   }
 
   // Closes the columns whose bound meets the tolerance (or all, at the iteration limit).
@@ -195,13 +196,6 @@ class GbcdVariances final : public IterativeMethod {
 };
 
 }  // namespace
-
-double relative_error_bound(double prior, double objective, double squared_norm, double noise, bool noisy) {
-  const double bound = squared_norm / noise;
-  const double written = prior + 2.0 * objective + (noisy ? noise : 0.0);
-  if (bound == 0.0) return 0.0;
-  return written > bound ? bound / (written - bound) : std::numeric_limits<double>::infinity();
-}
 
 std::unique_ptr<IterativeMethod> make_gbcd_variances(KernelMatrix& training, const double* test_rows,
                                                      BatchCursor cursor, const VarianceOptions& options,

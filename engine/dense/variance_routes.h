@@ -31,20 +31,6 @@ std::vector<double> column_squared_norms(const std::vector<double>& gradient, st
 // The memory of the cholesky route: the factor and the training rows read whole to form it.
 std::size_t cholesky_route_bytes(std::size_t n, std::size_t d);
 
-// The gbcd route's relative error bound of a row (dense_variance.h): with
-// K** = `prior`, f = `objective` and ‖g‖₂² = `squared_norm`, b / (V̂ − b)
-// for b = ‖g‖₂²/σ² and V̂ the variance written (latent, or noisy with σ²);
-// infinite while V̂ ≤ b.
-double relative_error_bound(double prior, double objective, double squared_norm, double noise, bool noisy);
-
-// The gbcd route's warm start (local_warm_start.cpp): with G = −K(X, Z) on
-// entry (n×r, this rank's rows), each column's solve on its `local_rows`
-// training rows of highest covariance with z_j, from whichever rank holds
-// them; on return G = K̄U − K(X, Z) for that U, and the result is each
-// column's f_j = ½uᵀK̄u − k*ᵀu.
-std::vector<double> warm_start_by_local_conditioning(KernelMatrix& training, std::vector<double>& gradient,
-                                                     std::size_t r, std::size_t local_rows);
-
 std::unique_ptr<IterativeMethod> make_gbcd_variances(KernelMatrix& training, const double* test_rows,
                                                      BatchCursor cursor, const VarianceOptions& options,
                                                      VariancePrediction& result, const VarianceBatchSink& sink);

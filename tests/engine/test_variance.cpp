@@ -389,23 +389,19 @@ TEST_CASE("the cholesky route with K̄'s factor on disk gives the closed form, i
   CHECK(plan_variances(matrix, 2000, options).method == VarianceMethod::gbcd);
 }
 
-TEST_CASE("the gbcd route's warm start by local conditioning keeps the bound and saves steps") {
-  // A short lengthscale: each test row depends on a few training rows, as on spatial data.
-  const Problem training = make_problem(600, 2, 73);
-  const Problem test = make_problem(60, 2, 74);
-  const KernelHyperparameters h = se_ard(2, 0.15, 0.02);
-  const std::vector<double> exact = closed_form_variance(h, training, test);
-  VarianceOptions options = latent_options(1e-3, 40);
-  options.batch_rows = 20;
-  options.local_rows = 0;
-  const VariancePrediction cold = batched(training, test, h, options);
-  options.local_rows = 32;
-  const VariancePrediction warm = batched(training, test, h, options);
-  for (const VariancePrediction* prediction : {&cold, &warm}) {
-    CHECK(prediction->unconverged_rows == 0);
-    CHECK(max_relative_error(prediction->latent, exact) <= 1e-3);
-  }
-  CHECK(warm.iterations < cold.iterations * 3 / 4);  // measured: 249 from zero, 149 warm
-  // Streamed rows give the same warm start, bit for bit.
-  CHECK(batched(training, test, h, options, /*streamed=*/true).latent == warm.latent);
+TEST_CASE("auto measures the gbcd route by a pilot batch: a kernel of short reach takes it where its fixed estimate "
+          "would not") {
+  // Lengthscale 0.01 on U[−2, 2]³: every test row is far from the data (k* ≈ 0), and its solve takes no step.
+  const Problem training = make_problem(3000, 3, 75);
+  const Problem test = make_problem(2000, 3, 76);
+  const auto kernel = make_kernel(se_ard(3, 0.01, 0.05), 3);
+  InMemoryRowSource rows = training.source();
+  Context context({.memory_budget_bytes = 256u << 20});  // K̄'s factor (72 MB) fits
+  KernelMatrix matrix(context, rows, *kernel);
+  const VarianceOptions options;
+  const VariancePlan estimated = plan_variances(matrix, test.rows(), options);
+  CHECK(estimated.method == VarianceMethod::cholesky);
+  const VariancePlan measured = plan_variances(matrix, test.rows(), options, test.x.data());
+  CHECK(measured.method == VarianceMethod::gbcd);
+  CHECK(measured.reason.find("a pilot batch of 64 rows took") != std::string::npos);
 }
