@@ -28,6 +28,20 @@ std::string DatasetFingerprint::digest(std::uint64_t rows, std::uint64_t columns
   return fmt::format("{:016x}", XXH3_64bits(parts, sizeof(parts)));
 }
 
+void DatasetSummary::add_rows(std::size_t rows, const double* x, const double* y) {
+  const std::size_t columns = x_.columns();
+  for (std::size_t i = 0; i < rows; ++i) {
+    x_.add_row(x + i * columns);
+    y_.add_row(y + i);
+  }
+  fingerprint_.add_rows(rows, columns, x, y);
+  rows_ += rows;
+}
+
+Standardisation DatasetSummary::statistics() const {
+  return {x_.mean(), x_.standard_deviation(), y_.mean().front(), y_.standard_deviation().front(), {}};
+}
+
 void verify_dataset_contents(Hdf5RowSource& rows) {
   const DatasetDescription& description = rows.description();
   const std::size_t columns = description.columns;

@@ -57,8 +57,7 @@ DatasetWriter::DatasetWriter(std::string path, std::vector<std::string> feature_
       target_name_(std::move(target_name)),
       options_(options),
       output_(std::move(path), options.overwrite),
-      x_statistics_(feature_names_.size()),
-      y_statistics_(1) {
+      summary_(feature_names_.size()) {
   GPSTREAM_CHECK(!feature_names_.empty(), "{}: a dataset needs at least one input column", output_.path());
   std::unordered_set<std::string> seen;
   for (const std::string& name : feature_names_) {
@@ -99,11 +98,7 @@ void DatasetWriter::append_rows(std::size_t rows, const double* x, const double*
 void DatasetWriter::flush() {
   if (buffered_rows_ == 0) return;
   const std::size_t columns = feature_names_.size();
-  for (std::size_t i = 0; i < buffered_rows_; ++i) {
-    x_statistics_.add_row(x_buffer_.data() + i * columns);
-    y_statistics_.add_row(&y_buffer_[i]);
-  }
-  fingerprint_.add_rows(buffered_rows_, columns, x_buffer_.data(), y_buffer_.data());
+  summary_.add_rows(buffered_rows_, x_buffer_.data(), y_buffer_.data());
   append_hyperslab(x_dataset_.get(), rows_, buffered_rows_, columns, x_buffer_.data(), "/X");
   append_hyperslab(y_dataset_.get(), rows_, buffered_rows_, 0, y_buffer_.data(), "/y");
   rows_ += buffered_rows_;
@@ -114,12 +109,8 @@ DatasetDescription DatasetWriter::finish() {
   flush();
   GPSTREAM_CHECK(rows_ > 0, "{}: no rows to write", output_.path());
   const hid_t root = file_.get();
-  const std::string fingerprint = fingerprint_.digest(rows_, feature_names_.size());
-  const Standardisation statistics{x_statistics_.mean(),
-                                   x_statistics_.standard_deviation(),
-                                   y_statistics_.mean().front(),
-                                   y_statistics_.standard_deviation().front(),
-                                   {}};
+  const std::string fingerprint = summary_.fingerprint();
+  const Standardisation statistics = summary_.statistics();
   statistics.validate(output_.path(), feature_names_, target_name_, /*constant_target_allowed=*/true);
 
   hdf5::write_attribute(root, "format", std::string(kDatasetFormat));

@@ -57,9 +57,7 @@ class DatasetWriter {
   std::size_t buffered_rows_ = 0;
   std::size_t buffer_capacity_rows_ = 0;
   std::size_t rows_ = 0;
-  ColumnStatistics x_statistics_;
-  ColumnStatistics y_statistics_;
-  DatasetFingerprint fingerprint_;
+  DatasetSummary summary_;
 };
 
 }  // namespace gpstream

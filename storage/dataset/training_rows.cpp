@@ -3,7 +3,6 @@
 #include "engine/core/error.h"
 #include "engine/core/human_readable.h"
 #include "engine/core/size_arithmetic.h"
-#include "engine/data/column_statistics.h"
 #include "engine/data/in_memory_row_source.h"
 #include "engine/data/row_source_utilities.h"
 #include "storage/dataset/dataset_fingerprint.h"
@@ -42,23 +41,21 @@ DatasetDescription describe_arrays(const DatasetArrays& arrays) {
                  description.feature_names.size(), arrays.columns);
   description.target_name = arrays.target_name;
   description.source = "arrays";
-  ColumnStatistics x_statistics(arrays.columns), y_statistics(1);
   for (std::size_t i = 0; i < arrays.rows; ++i) {
     const double* row = arrays.x + i * arrays.columns;
     for (std::size_t j = 0; j < arrays.columns; ++j) {
       GPSTREAM_CHECK(std::isfinite(row[j]), "X[{}, {}] is {}: every input must be a finite number", i, j, row[j]);
     }
     GPSTREAM_CHECK(std::isfinite(arrays.y[i]), "y[{}] is {}: every target must be a finite number", i, arrays.y[i]);
-    x_statistics.add_row(row);
-    y_statistics.add_row(arrays.y + i);
   }
-  description.x_mean = x_statistics.mean();
-  description.x_std = x_statistics.standard_deviation();
-  description.y_mean = y_statistics.mean().front();
-  description.y_std = y_statistics.standard_deviation().front();
-  DatasetFingerprint fingerprint;
-  if (arrays.rows > 0) fingerprint.add_rows(arrays.rows, arrays.columns, arrays.x, arrays.y);
-  description.fingerprint = fingerprint.digest(arrays.rows, arrays.columns);
+  DatasetSummary summary(arrays.columns);
+  if (arrays.rows > 0) summary.add_rows(arrays.rows, arrays.x, arrays.y);
+  const Standardisation statistics = summary.statistics();
+  description.x_mean = statistics.x_mean;
+  description.x_std = statistics.x_std;
+  description.y_mean = statistics.y_mean;
+  description.y_std = statistics.y_std;
+  description.fingerprint = summary.fingerprint();
   return description;
 }
 
