@@ -86,7 +86,8 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
       ("mean", po::value(&mean)->default_value(mean), "prior mean of the target, a trend the GP models the residual of: none, constant, linear (in every input), or linear:INPUT,... (by name or number)")
       ("mean-fit", po::value(&mean_fit)->default_value(mean_fit), "ols: the trend by least squares, the kernel learned on its residual (restricted spatial regression: the trend keeps the covariates' effect far from the training rows); gls: jointly with the kernel by maximum likelihood")
       ("learn-on", po::value(&learn_on)->default_value(learn_on), "all: refine the subset's optimum on every row by the Vecchia likelihood (nearest-neighbour conditionals); subset: the subset's exact likelihood only")
-      ("neighbours", po::value(&neighbours)->default_value(neighbours), "--learn-on all: conditioning rows per row of the Vecchia likelihood");
+      ("neighbours", po::value(&neighbours)->default_value(neighbours), "--learn-on all: conditioning rows per row of the Vecchia likelihood")
+      ("exact-rows", po::value(&exact_rows)->default_value(exact_rows), "--learn-on all, where the Vecchia likelihood is not accurate enough: refine the chosen kernel by the exact likelihood on random subsets of twice the rows each time, up to this many (O(rows^3) time, 16 rows^2 bytes; --subset or less: off)");
   // clang-format on
 }
 
@@ -127,6 +128,7 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   model.all_rows = learning.learn_on == "all";
   if (learning.neighbours < 1) throw UsageError("--neighbours must be at least 1");
   model.vecchia.neighbours = learning.neighbours;
+  model.exact_rows = learning.exact_rows;
   try {
     model.mean = parse_mean_function(learning.mean, feature_names);
   } catch (const Error& error) {
@@ -239,6 +241,16 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
         options.vecchia.neighbours, format_count(learned.candidates.front().check.rows), fmt::join(checks, ", "),
         options.trusted_error_per_row));
   }
+  for (const LearnedOnSubset& rung : learned.refinements) {
+    const KernelHyperparameters& h = rung.search.hyperparameters;
+    std::vector<std::string> lengthscales;
+    for (const double value : h.lengthscales) lengthscales.push_back(fmt::format("{:.3g}", value));
+    lines.push_back(fmt::format("refined {} by the exact likelihood on {} random rows: -log p {:.2f} ({} evaluations, "
+                                "{:.1f} s); [{}]; {:.3g}, {:.3g}",
+                                learned.best().name, format_count(rung.subset_size), rung.search.objective,
+                                rung.evaluations, rung.seconds, fmt::join(lengthscales, ", "), h.signal_variance,
+                                h.noise_variance));
+  }
   const Standardisation learned_mean = with_learned_mean(standardisation, learned, options);
   const MeanFunction& mean = learned_mean.mean;
   if (!mean.empty()) {
@@ -283,7 +295,11 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
                                                 "Vecchia, {} neighbours per row, on all rows (from the "
                                                 "exact likelihood's optimum on the subset)",
                                                 options.vecchia.neighbours)
-                                          : std::string("exact, on a random subset");
+                                          : learned.refinements.empty()
+                                              ? std::string("exact, on a random subset")
+                                              : fmt::format("exact, on a random subset of {} rows (refined from the "
+                                                            "optimum on {} rows)",
+                                                            learned.rows, best.subset.subset_size);
   provenance.rows = learned.rows;
   for (const CandidateFit& fit : learned.candidates) provenance.candidates.emplace_back(fit.name, fit.objective);
   provenance.subset_size = best.subset.subset_size;

@@ -39,7 +39,7 @@ struct KernelValueOptions {
 };
 
 // --init, --subset, --restarts, --hyper-tol, --min-noise, --max-evaluations,
-// --mean, --mean-fit, --learn-on, --neighbours.
+// --mean, --mean-fit, --learn-on, --neighbours, --exact-rows.
 struct HyperparameterLearningOptions {
   SubsetLearningOptions learning;
   std::string init_file;
@@ -47,6 +47,7 @@ struct HyperparameterLearningOptions {
   std::string mean_fit = "ols";
   std::string learn_on = "all";
   std::size_t neighbours = VecchiaOptions{}.neighbours;
+  std::size_t exact_rows = ModelLearningOptions{}.exact_rows;
 
   void add(po::options_description& options);
   // The first of these options given on the command line, if any (train refuses them without --learn-hyper).

@@ -87,6 +87,36 @@ VecchiaCheck check_vecchia(Context& context, const std::vector<double>& x, const
   return check;
 }
 
+// Step 2': the chosen candidate by the exact likelihood on ever larger subsets, each from the last optimum.
+void refine_on_larger_subsets(Context& context, RowSource& rows, const RowPartition& partition,
+                              const ModelLearningOptions& options, SearchJournal* journal, LearnedModel& learned) {
+  CandidateFit& fit = learned.candidates.at(learned.chosen);
+  const std::size_t n = partition.global_rows, d = rows.columns();
+  SubsetLearningOptions rung = options.subset;
+  rung.mean = options.mean;
+  rung.journal = journal;
+  rung.restarts = 0;  // near the optimum already: one start from the last rung's
+  // A rung's K̄ and its derivative workspace must fit in what the budget has left (learn_on_subset reserves them).
+  const auto affordable = [&](std::size_t subset) {
+    return checked_multiply(subset, subset, 2 * sizeof(double)) + checked_multiply(subset, d + 1, sizeof(double)) <=
+           context.memory().available();
+  };
+  const std::size_t largest = std::min(options.exact_rows, n);
+  for (std::size_t size = std::min(2 * fit.subset.subset_size, largest); size > rung.subset && affordable(size);
+       size = std::min(2 * size, largest)) {
+    rung.subset = size;
+    rung.initial = fit.hyperparameters;
+    rung.added = fit.hyperparameters.added;
+    LearnedOnSubset result = learn_on_subset(context, rows, partition, fit.hyperparameters.type, rung);
+    fit.hyperparameters = result.search.hyperparameters;
+    fit.mean_coefficients = result.search.mean_coefficients;
+    fit.objective = result.search.objective;
+    learned.evaluations += result.evaluations;
+    learned.rows = size;
+    learned.refinements.push_back(std::move(result));
+  }
+}
+
 }  // namespace
 
 LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
@@ -170,6 +200,7 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
   learned.all_rows = trusted;
   learned.declined = all_rows && !trusted;
   learned.rows = trusted ? n : learned.candidates.front().subset.subset_size;
+  if (learned.declined) refine_on_larger_subsets(context, rows, partition, options, journal, learned);
   learned.seconds = seconds_since(started);
   return learned;
 }

@@ -84,6 +84,7 @@ TEST_CASE("where the Vecchia likelihood is off the exact one, learning stays wit
   InMemoryRowSource rows = p.source();
   ModelLearningOptions options = compare_kernels(500, /*all_rows=*/true);
   options.vecchia.neighbours = 2;
+  options.exact_rows = 0;  // without step 2' (the next test)
   Context context({.seed = 3});
   const LearnedModel declined = learn_model(context, rows, RowPartition::whole(p.rows()), options);
   CHECK(declined.declined);
@@ -105,6 +106,45 @@ TEST_CASE("where the Vecchia likelihood is off the exact one, learning stays wit
     CHECK(log_parameters(subset.candidates[c].hyperparameters) ==
           log_parameters(declined.candidates[c].hyperparameters));
   }
+}
+
+TEST_CASE("where the Vecchia likelihood is off, the chosen kernel is refined on larger subsets up to the exact "
+          "optimum on all rows") {
+  const Problem p = draw_from_gp({KernelType::squared_exponential_ard, {0.8, 1.1}, 1.0, 0.01}, 900, 17);
+  InMemoryRowSource rows = p.source();
+  ModelLearningOptions options = compare_kernels(200, /*all_rows=*/true);
+  options.vecchia.neighbours = 2;
+  options.exact_rows = 900;  // rungs of 400, 800, then all 900 rows
+  Context context({.seed = 3});
+  const LearnedModel learned = learn_model(context, rows, RowPartition::whole(p.rows()), options);
+  REQUIRE(learned.declined);
+  REQUIRE(learned.refinements.size() == 3);
+  CHECK(learned.refinements[0].subset_size == 400);
+  CHECK(learned.refinements[1].subset_size == 800);
+  CHECK(learned.refinements[2].subset_size == 900);
+  CHECK(learned.rows == 900);
+  const CandidateFit& best = learned.best();
+  CHECK(best.objective == learned.refinements.back().search.objective);
+
+  // The last rung is the exact likelihood on all 900 rows: the refined point is its optimum (the gradient there
+  // is a small fraction of the one at the 200-row subset's optimum), at least as good as a search on all rows
+  // from the data-informed start, and better than the subset's optimum.
+  ExactLikelihood exact(p.x.data(), p.y, p.d);
+  const MarginalLikelihood at_subset_optimum = exact.evaluate(best.subset.search.hyperparameters, {});
+  const MarginalLikelihood at_refined = exact.evaluate(best.hyperparameters, {});
+  CHECK(at_refined.value == doctest::Approx(best.objective).epsilon(1e-9));
+  CHECK(at_refined.value < at_subset_optimum.value - 1.0);
+  const auto largest = [](const std::vector<double>& values) {
+    double result = 0.0;
+    for (const double value : values) result = std::max(result, std::abs(value));
+    return result;
+  };
+  CHECK(largest(at_refined.gradient) < 0.05 * largest(at_subset_optimum.gradient));
+  SubsetLearningOptions direct = options.subset;
+  direct.subset = 900;
+  Context direct_context({.seed = 3});
+  const LearnedOnSubset all = learn_on_subset(direct_context, rows, best.hyperparameters.type, direct);
+  CHECK(at_refined.value <= all.search.objective + 0.01);
 }
 
 TEST_CASE("the mean by least squares is the normal equations' solution, and learning models its residual") {
