@@ -24,8 +24,9 @@ int run_hyper(const std::vector<std::string>& args) {
       "candidate is fitted by the exact marginal likelihood on a random subset of rows (L-BFGS from\n"
       "NLopt, in log-space, with bounds and random restarts), then refined on all rows by the Vecchia\n"
       "likelihood (--learn-on all; each row conditioned on its --neighbours nearest earlier rows) where\n"
-      "that is within 0.01 nats per row of the exact likelihood on a sample, else kept as on the subset;\n"
-      "the lowest -log p, penalised by the parameters' count (BIC), wins. Inputs and targets are standardised\n"
+      "that is within 0.01 nats per row of the exact likelihood on a sample; else the chosen candidate\n"
+      "is refined by the exact likelihood on subsets of twice the rows, up to --exact-rows (8000).\n"
+      "The lowest -log p, penalised by the parameters' count (BIC), wins. Inputs and targets are standardised\n"
       "with the dataset's statistics, which the file records; `gpstream train --hyper HYPER.json` trains\n"
       "with the result. Prints the objective at every evaluation, the table of kernels compared, then\n"
       "the learned values, and notes when a value ends on a bound of the search. See docs/model.md.";

@@ -96,10 +96,12 @@ void refine_on_larger_subsets(Context& context, RowSource& rows, const RowPartit
   rung.mean = options.mean;
   rung.journal = journal;
   rung.restarts = 0;  // near the optimum already: one start from the last rung's
-  // A rung's K̄ and its derivative workspace must fit in what the budget has left (learn_on_subset reserves them).
+  // A rung's K̄ and its derivative workspace must fit in what the budget has left (learn_on_subset reserves them),
+  // on every rank alike (a rank's budget counts its own process).
   const auto affordable = [&](std::size_t subset) {
-    return checked_multiply(subset, subset, 2 * sizeof(double)) + checked_multiply(subset, d + 1, sizeof(double)) <=
-           context.memory().available();
+    const std::size_t bytes =
+        checked_multiply(subset, subset, 2 * sizeof(double)) + checked_multiply(subset, d + 1, sizeof(double));
+    return !context.communicator().any(bytes > context.memory().available());
   };
   const std::size_t largest = std::min(options.exact_rows, n);
   for (std::size_t size = std::min(2 * fit.subset.subset_size, largest); size > rung.subset && affordable(size);

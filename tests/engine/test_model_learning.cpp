@@ -145,6 +145,15 @@ TEST_CASE("where the Vecchia likelihood is off, the chosen kernel is refined on 
   Context direct_context({.seed = 3});
   const LearnedOnSubset all = learn_on_subset(direct_context, rows, best.hyperparameters.type, direct);
   CHECK(at_refined.value <= all.search.objective + 0.01);
+
+  // In a 6 MiB budget the 800-row rung (K̄ and its workspace: 10 MB) does not fit: the ladder stops after the
+  // 400-row rung, which is the same as above.
+  Context small({.memory_budget_bytes = std::size_t{6} << 20, .seed = 3});
+  const LearnedModel stopped = learn_model(small, rows, RowPartition::whole(p.rows()), options);
+  REQUIRE(stopped.refinements.size() == 1);
+  CHECK(stopped.rows == 400);
+  CHECK(log_parameters(stopped.best().hyperparameters) ==
+        log_parameters(learned.refinements.front().search.hyperparameters));
 }
 
 TEST_CASE("the mean by least squares is the normal equations' solution, and learning models its residual") {
