@@ -61,8 +61,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         `standardise` (the default), as `gpstream train` takes them.
     optimizer : {'lbfgs', None}
         'lbfgs' learns the hyperparameters by marginal likelihood on a random
-        subset of 2,000 rows, then on all rows by the Vecchia likelihood (as
-        `gpstream hyper` does), starting from the ones given.
+        subset of 2,000 rows, then on all rows by the Vecchia likelihood where
+        it is accurate, else by the exact likelihood on larger subsets up to
+        8,000 rows (as `gpstream hyper` does), starting from the ones given.
     mean : {None, 'none', 'constant', 'linear'} or str
         With optimizer='lbfgs': the prior mean, a trend in the inputs fitted
         by least squares that the GP models the residual of ('linear:x1,x3'
