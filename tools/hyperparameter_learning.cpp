@@ -198,7 +198,7 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
 std::vector<std::string> learning_notes(const LearnedModel& learned, const ModelLearningOptions& options) {
   const CandidateFit& best = learned.best();
   std::vector<std::string> notes = values_on_bounds(best.hyperparameters, options.subset.min_noise_variance);
-  if (!learned.all_rows) {
+  if (!learned.all_rows && learned.refinements.empty()) {  // else the values moved on from the subset's search
     const HyperparameterSearchResult& search = best.subset.search;
     for (std::string& note : values_at_start(search.starts.at(search.best_start))) notes.push_back(std::move(note));
   }
@@ -245,11 +245,11 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
     const KernelHyperparameters& h = rung.search.hyperparameters;
     std::vector<std::string> lengthscales;
     for (const double value : h.lengthscales) lengthscales.push_back(fmt::format("{:.3g}", value));
-    lines.push_back(fmt::format("refined {} by the exact likelihood on {} random rows: -log p {:.2f} ({} evaluations, "
-                                "{:.1f} s); [{}]; {:.3g}, {:.3g}",
-                                learned.best().name, format_count(rung.subset_size), rung.search.objective,
-                                rung.evaluations, rung.seconds, fmt::join(lengthscales, ", "), h.signal_variance,
-                                h.noise_variance));
+    lines.push_back(
+        fmt::format("refined {} by the exact likelihood on {} random rows: -log p {:.2f} ({} evaluations, "
+                    "{:.1f} s); [{}]; {:.3g}, {:.3g}",
+                    learned.best().name, format_count(rung.subset_size), rung.search.objective, rung.evaluations,
+                    rung.seconds, fmt::join(lengthscales, ", "), h.signal_variance, h.noise_variance));
   }
   const Standardisation learned_mean = with_learned_mean(standardisation, learned, options);
   const MeanFunction& mean = learned_mean.mean;
@@ -295,11 +295,11 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
                                                 "Vecchia, {} neighbours per row, on all rows (from the "
                                                 "exact likelihood's optimum on the subset)",
                                                 options.vecchia.neighbours)
-                                          : learned.refinements.empty()
-                                              ? std::string("exact, on a random subset")
-                                              : fmt::format("exact, on a random subset of {} rows (refined from the "
-                                                            "optimum on {} rows)",
-                                                            learned.rows, best.subset.subset_size);
+                         : learned.refinements.empty() ? std::string("exact, on a random subset")
+                                                       : fmt::format(
+                                                             "exact, on a random subset of {} rows (refined from the "
+                                                             "optimum on {} rows)",
+                                                             learned.rows, best.subset.subset_size);
   provenance.rows = learned.rows;
   for (const CandidateFit& fit : learned.candidates) provenance.candidates.emplace_back(fit.name, fit.objective);
   provenance.subset_size = best.subset.subset_size;
