@@ -214,13 +214,13 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
                                              : std::string("all rows: not used");
   lines.push_back(fmt::format("{:<14} {:>16} {:>24}  {}", "kernel", "-log p (subset)", "-log p (" + whole + ")",
                               "lengthscales; signal, noise variance"));
+  const auto list = [](const std::vector<double>& values) {
+    std::vector<std::string> words;
+    for (const double value : values) words.push_back(fmt::format("{:.3g}", value));
+    return fmt::format("[{}]", fmt::join(words, ", "));
+  };
   for (std::size_t c = 0; c < learned.candidates.size(); ++c) {
     const CandidateFit& fit = learned.candidates[c];
-    const auto list = [](const std::vector<double>& values) {
-      std::vector<std::string> words;
-      for (const double value : values) words.push_back(fmt::format("{:.3g}", value));
-      return fmt::format("[{}]", fmt::join(words, ", "));
-    };
     const KernelHyperparameters& h = fit.hyperparameters;
     std::string values = fmt::format("{}; {:.3g}, {:.3g}", list(h.lengthscales), h.signal_variance, h.noise_variance);
     for (const KernelTerm& term : h.added)
@@ -243,13 +243,11 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
   }
   for (const LearnedOnSubset& rung : learned.refinements) {
     const KernelHyperparameters& h = rung.search.hyperparameters;
-    std::vector<std::string> lengthscales;
-    for (const double value : h.lengthscales) lengthscales.push_back(fmt::format("{:.3g}", value));
     lines.push_back(
         fmt::format("refined {} by the exact likelihood on {} random rows: -log p {:.2f} ({} evaluations, "
-                    "{:.1f} s); [{}]; {:.3g}, {:.3g}",
+                    "{:.1f} s); {}; {:.3g}, {:.3g}",
                     learned.best().name, format_count(rung.subset_size), rung.search.objective, rung.evaluations,
-                    rung.seconds, fmt::join(lengthscales, ", "), h.signal_variance, h.noise_variance));
+                    rung.seconds, list(h.lengthscales), h.signal_variance, h.noise_variance));
   }
   const Standardisation learned_mean = with_learned_mean(standardisation, learned, options);
   const MeanFunction& mean = learned_mean.mean;

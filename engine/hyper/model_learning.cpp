@@ -96,19 +96,16 @@ void refine_on_larger_subsets(Context& context, RowSource& rows, const RowPartit
   rung.mean = options.mean;
   rung.journal = journal;
   rung.restarts = 0;  // near the optimum already: one start from the last rung's
-  // A rung's K̄ and its derivative workspace must fit in what the budget has left (learn_on_subset reserves them),
-  // on every rank alike (a rank's budget counts its own process).
+  // A rung must fit in what the budget has left, on every rank alike (a rank's budget counts its own process).
   const auto affordable = [&](std::size_t subset) {
-    const std::size_t bytes =
-        checked_multiply(subset, subset, 2 * sizeof(double)) + checked_multiply(subset, d + 1, sizeof(double));
-    return !context.communicator().any(bytes > context.memory().available());
+    return !context.communicator().any(subset_learning_bytes(subset, d) > context.memory().available());
   };
   const std::size_t largest = std::min(options.exact_rows, n);
   for (std::size_t size = std::min(2 * fit.subset.subset_size, largest); size > rung.subset && affordable(size);
        size = std::min(2 * size, largest)) {
     rung.subset = size;
-    rung.initial = fit.hyperparameters;
-    rung.added = fit.hyperparameters.added;
+    rung.initial = fit.hyperparameters;                                      // the whole start, added terms included
+    if (!rung.mean.empty()) rung.mean.coefficients = fit.mean_coefficients;  // β's start (a joint fit)
     LearnedOnSubset result = learn_on_subset(context, rows, partition, fit.hyperparameters.type, rung);
     fit.hyperparameters = result.search.hyperparameters;
     fit.mean_coefficients = result.search.mean_coefficients;

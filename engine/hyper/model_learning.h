@@ -18,7 +18,7 @@
 //     exact likelihood on larger random subsets — twice the rows each rung,
 //     from the last rung's optimum, up to `exact_rows` (8,000): on kin40k
 //     the noise variance learned on 2,000 rows is 3.5× the one on 10,000
-//     and the test RMSE 18 % worse (docs/model.md). O(s³) a rung, so the
+//     and the test RMSE 24 % worse (docs/model.md). O(s³) a rung, so the
 //     ladder stops where its factor stops being affordable; the all-rows
 //     exact likelihood (stochastic estimates) remains the open route.
 //  3. the candidate with the lowest −log p on all rows (on the subset when

@@ -11,6 +11,10 @@
 
 namespace gpstream {
 
+std::size_t subset_learning_bytes(std::size_t rows, std::size_t d) {
+  return sizeof(double) * checked_add(checked_multiply(rows, d + 1), checked_multiply(rows, rows, 2));
+}
+
 LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, KernelType kernel,
                                 const SubsetLearningOptions& options) {
   return learn_on_subset(context, rows, RowPartition::whole(rows.rows()), kernel, options);
@@ -29,10 +33,7 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, const RowPart
   const std::vector<std::size_t> subset = random_row_subset(n, options.subset, seed);
   const MemoryReservation memory =
       context.memory().reserve(fmt::format("the hyperparameter search on {} rows", subset.size()),
-                               // the rows and targets, and K̄ with its derivative workspace (two n×n matrices)
-                               sizeof(double) * checked_add(checked_multiply(subset.size(), d + 1),
-                                                            checked_multiply(subset.size(), subset.size(), 2)),
-                               "use a smaller subset");
+                               subset_learning_bytes(subset.size(), d), "use a smaller subset");
   std::vector<double> x, y;
   Communicator& ranks = context.communicator();
   collect_partitioned_rows(ranks, rows, partition, subset, x, nullptr, &y);  // from their owners

@@ -34,6 +34,10 @@ struct LearnedOnSubset {
   double seconds = 0.0;
 };
 
+// The memory a search on `rows` rows of d inputs holds: the rows and targets, and K̄ with its derivative
+// workspace (two rows×rows matrices). learn_on_subset reserves it in the Context's budget.
+std::size_t subset_learning_bytes(std::size_t rows, std::size_t d);
+
 // Draws `subset` rows without replacement, gathers them and learns
 // `kernel`'s hyperparameters, reporting each evaluation to the Context's
 // observers. The Context's seed draws the subset and the restarts. A subset
