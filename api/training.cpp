@@ -209,7 +209,7 @@ TrainingResult Training::run(const std::string& checkpoint_path, std::vector<Run
 
   const SolverRun& run = result.run;
   const bool has_tolerance =
-      method_.tolerance == ToleranceMeaning::gradient_norm || method_.tolerance == ToleranceMeaning::gap;
+      method_.tolerance == ToleranceMeaning::relative_residual || method_.tolerance == ToleranceMeaning::gap;
   const TrainingSummary summary{configuration_.solver.name,
                                 describe(run.reason),
                                 run.last.iteration,

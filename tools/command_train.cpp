@@ -106,7 +106,7 @@ void write_and_report(const TrainingResult& trained, const TrainingMethod& metho
   trained.model->save(job.output_path, job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep);
   if (trained.model->dense() != nullptr) {
     if (options.quiet) return;
-    fmt::print(stderr, "train: {} after {} iterations in {:.2f} s, |g|inf {:.3e}; wrote {}\n", describe(run.reason),
+    fmt::print(stderr, "train: {} after {} iterations in {:.2f} s, |g|/|y| {:.3e}; wrote {}\n", describe(run.reason),
                run.last.iteration, run.last.elapsed_seconds, run.last.convergence_measure, job.output_path);
     if (run.reason == StopReason::iteration_limit || run.reason == StopReason::time_limit) {
       fmt::print(stderr, "train: warning: not converged to --tol {:.0e}; the model holds the current weights\n",

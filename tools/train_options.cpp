@@ -93,7 +93,7 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
 
 // Which option sets a method's tolerance, from what the engine says it means.
 bool stops_at_tol(const TrainingMethod& method) {
-  return method.tolerance == ToleranceMeaning::gradient_norm || method.tolerance == ToleranceMeaning::relative_decrease;
+  return method.tolerance == ToleranceMeaning::relative_residual || method.tolerance == ToleranceMeaning::relative_decrease;
 }
 
 // The job's stopping rule, output, log and checkpoint cadence: all from the
@@ -108,7 +108,9 @@ void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_
                                                       : fmt::format("--model {} runs to --basis", method.name)));
   }
   if (given(values, "gap") && !stops_at_gap(method)) throw UsageError("--gap is for --model sggp");
-  if (stops_at_tol(method) && set("tol")) job.stopping.tolerance = options.tolerance;
+  if (stops_at_tol(method) && set("tol")) {
+    job.stopping.tolerance = given(values, "tol") ? options.tolerance : default_tolerance(method.tolerance);
+  }
   if (!stops_at_tol(method) && set("gap")) job.stopping.tolerance = options.gap;
   if (set("max-iter")) {
     const bool limited = values.count("max-iter") != 0 && options.max_iterations > 0;
@@ -256,6 +258,11 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       "coordinate descent (gbcd, Bo & Sminchisescu 2008) or a reference solver. Inputs and targets are\n"
       "standardised with the dataset's statistics (or those of the --hyper file). Ctrl-C writes a\n"
       "checkpoint (with --checkpoint) and prints the command that resumes the run.";
+  const std::string tolerance_help = fmt::format(
+      "dense solvers: stop when the relative residual |K alpha - y|/|y| <= tol, which keeps the RMS error of the "
+      "predicted means at the training inputs below tol x RMS(y) (default {:g}); cholqr: when an epoch decreases its "
+      "objective by less than tol, relatively (default {:g})",
+      default_tolerance(ToleranceMeaning::relative_residual), default_tolerance(ToleranceMeaning::relative_decrease));
   // clang-format off
   spec.options.add_options()
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
@@ -263,7 +270,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("solver", po::value(&options.solver)->default_value("gbcd"), ("the exact GP's solver: " + training_method_help(/*dense=*/true)).c_str())
       ("model", po::value(&options.model)->default_value("dense"), ("dense (the exact GP, by --solver), or a sparse model (docs/sparse-models.md): " + training_method_help(/*dense=*/false)).c_str())
       ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
-      ("gap", po::value(&options.gap)->default_value(0.025, "0.025"), "sggp: stop when the relative gap of the bounds falls below this")
+      ("gap", po::value(&options.gap)->default_value(default_tolerance(ToleranceMeaning::gap), fmt::format("{:g}", default_tolerance(ToleranceMeaning::gap))), "sggp: stop when the relative gap of the bounds falls below this")
       ("info-pivots", po::value(&options.information_pivots)->default_value(16), "cholqr: information pivots z ranking the swap candidates")
       ("objective", po::value(&options.objective)->default_value("var"), "cholqr: var (variational free energy) or mle (projected-process likelihood)")
       ("fixed-hyper", "cholqr: keep the hyperparameters; only the inducing set is optimised")
@@ -272,7 +279,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
       ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd 60; sgma, mpgp, sggp 59)")
       ("seed", po::value(&options.seed)->default_value(1), "random seed")
-      ("tol", po::value(&options.tolerance)->default_value(1e-4, "1e-4"), "dense solvers: stop when |g|inf <= tol (standardised targets); cholqr: when an epoch decreases its objective by less than tol, relatively")
+      ("tol", po::value(&options.tolerance), tolerance_help.c_str())
       ("max-iter", po::value(&options.max_iterations), "stop after this many iterations in all, resumptions included (0: no limit)")
       ("time-limit", po::value(&options.time_limit), "stop after this many seconds of training in all, resumptions included (0: no limit)")
       ("refresh-every", po::value(&options.refresh_every)->default_value(0), "recompute g exactly every K iterations and report the drift (0: never)")
@@ -284,7 +291,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops")
       ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "seconds between checkpoints")
       ("resume", po::value(&options.resume), "continue the job saved in this checkpoint: its stopping rule, output, log and checkpoint cadence, unless given again")
-      ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, |g|inf, kernel evaluations, gradient drift, cache lookups, hits, hits from disk, bytes read from disk, estimated core-seconds saved)")
+      ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, convergence measure (|g|/|y| for the dense solvers), kernel evaluations, gradient drift, cache lookups, hits, hits from disk, bytes read from disk, estimated core-seconds saved)")
       ("force", "overwrite the model file if it exists")
       ("quiet,q", "no progress on stderr");
   // clang-format on
@@ -306,7 +313,7 @@ void validate(TrainOptions& options, const po::variables_map& values) {
   options.quiet = values.count("quiet") != 0;
   if (options.resume.empty() && options.output.empty())
     throw UsageError("give the model file to write with -o MODEL.h5");
-  if (options.tolerance <= 0) throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
+  if (values.count("tol") != 0 && !(options.tolerance > 0)) throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
   if (options.time_limit < 0)
     throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
   if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");

@@ -19,7 +19,7 @@ struct TrainOptions {
   std::size_t active_set_size = 500, candidates = 60, basis = 1000, information_pivots = 16, passes = 1;
   double novelty = 1e-6;
   std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
-  double tolerance = 1e-4, time_limit = 0, checkpoint_every = 60, gap = 0.025;
+  double tolerance = 0, time_limit = 0, checkpoint_every = 60, gap = 0.025;  // tolerance 0: the method's default
   ComputeOptions compute;
   KernelValueOptions kernel_values;
   HyperparameterLearningOptions learning;

@@ -39,7 +39,7 @@ ProgressLineObserver::ProgressLineObserver(ProgressLine& line, std::string name,
 
 std::string ProgressLineObserver::line_text(const IterationReport& report) const {
   // Kernel evaluations per second over the last few iterations; ETA from the
-  // slope of log ‖g‖∞ over the second half of the history so far (linear
+  // slope of the log of the measure over the second half of the history so far (linear
   // convergence is the rule for these methods).
   double rate = 0.0, eta = -1.0;
   if (history_.size() >= 2) {

@@ -19,15 +19,15 @@
 
 namespace gpstream::cli {
 
-// iteration, the convergence measure (‖g‖∞, or a greedy basis's gap), the
+// iteration, the convergence measure (‖g‖₂/‖y‖₂, or a greedy basis's gap), the
 // objective, kernel evaluations/s, elapsed, and an ETA: extrapolated from the
-// trend of log ‖g‖∞ toward the tolerance, or — for a basis selection of
+// trend of the log of the measure toward the tolerance, or — for a basis selection of
 // `target_iterations` steps, whose step cost grows with the basis — from
 // elapsed · ((target / done)² − 1), or — for work of a known size (test
 // rows, modules; `work_unit` names them) — from the fraction done.
 class ProgressLineObserver final : public RunObserver {
  public:
-  ProgressLineObserver(ProgressLine& line, std::string name, double tolerance, std::string measure = "|g|inf",
+  ProgressLineObserver(ProgressLine& line, std::string name, double tolerance, std::string measure = "|g|/|y|",
                        std::uint64_t target_iterations = 0, std::string work_unit = "");
   void on_start(const IterationReport& report) override;
   void on_iteration(const IterationReport& report) override;

@@ -19,7 +19,7 @@ struct IterationReport {
   std::uint64_t iteration = 0;
   double elapsed_seconds = 0.0;  // work time over all runs of a job (a resumed run continues the clock)
   double objective = 0.0;
-  // What the work compares with its tolerance: ‖g‖∞ for the dense solvers,
+  // What the work compares with its tolerance: ‖g‖₂/‖y‖₂ for the dense solvers,
   // a greedy basis's gap, CholQR's relative decrease, the largest open
   // residual of a variance batch (IterativeMethod::measure_name says which).
   double convergence_measure = 0.0;

@@ -27,7 +27,7 @@
 // λ_min(K̄) ≥ σ² bounds: v ∈ [v̂ − b, v̂] with b = ‖g‖₂²/σ². A row stops when
 // b ≤ tol · (V̂ − b), V̂ the variance written (v̂, or v̂ + σ² for y*): then
 // its relative error is at most tol, however small σ² is next to K**.
-// (An absolute rule on ‖g‖∞ does not bound it: with σ²/K** = 1e-9 the
+// (An absolute rule on ‖g‖∞, or a relative residual, does not bound it: with σ²/K** = 1e-9 the
 // variance can be off by a factor.)
 //
 // A warm start by local conditioning (each row's solve from the exact one on

@@ -1,4 +1,10 @@
-// Whether a tolerance on the residual g = K̄α − y can be met at all.
+// What a dense solver's tolerance bounds, and whether it can be met at all.
+//
+// The measure is the relative residual ‖K̄α − y‖₂ / ‖y‖₂. It says what a user
+// sees: the means the model predicts at the training inputs, Kα, differ from
+// the exact GP's, KK̄⁻¹y, by KK̄⁻¹(K̄α − y), and every eigenvalue of KK̄⁻¹ is
+// λ/(λ + σ²) < 1, so their RMS error over the training rows is below
+// tol × RMS(y).
 //
 // In double precision the exact residual of row i is computed with an error
 // of about u·Σ_j |K̄_ij α_j| (u = 2⁻⁵³): its rounding floor. A near-singular K̄ — duplicated
@@ -20,10 +26,15 @@
 
 namespace gpstream {
 
-// u · max_i Σ_j |K̄_ij α_j|, from `absolute_products` (K̄|α| for the rows at
-// hand: every kernel here is non-negative, so |K̄_ij α_j| = K̄_ij |α_j|):
-// below this a residual is rounding.
-double residual_rounding_floor(std::span<const double> absolute_products);
+// ‖r‖₂ / ‖y‖₂ over every rank's rows of the residual r, given ‖y‖₂ as
+// `target_norm` (‖r‖₂ itself when y = 0), with the same bits whatever the
+// partition (linalg/reproducible_norm.h). Collective.
+double relative_residual(std::span<const double> residual, double target_norm, Communicator& ranks);
+
+// u · ‖K̄|α|‖₂ / ‖y‖₂, from `absolute_products` (every rank's rows of K̄|α|:
+// every kernel here is non-negative, so |K̄_ij α_j| = K̄_ij |α_j|): below
+// this a relative residual is rounding. Collective.
+double residual_rounding_floor(std::span<const double> absolute_products, double target_norm, Communicator& ranks);
 
 // Solves the system of `sample_rows` random rows (all of them when n is
 // smaller) exactly; throws the ill-conditioning Error (with what to do)

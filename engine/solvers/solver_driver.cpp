@@ -2,6 +2,7 @@
 
 #include "engine/core/context.h"
 #include "engine/core/error.h"
+#include "engine/linalg/reproducible_norm.h"
 #include "engine/solvers/conditioning.h"
 
 #include <algorithm>
@@ -30,6 +31,7 @@ DenseSolverRun::DenseSolverRun(DenseSolver& solver, KernelMatrix& kernel, Solver
   GPSTREAM_CHECK(
       state.alpha.size() == kernel.size() && state.gradient.size() == kernel.size() && y.size() == kernel.size(),
       "solver state for {} rows does not fit a problem of {} rows", state.alpha.size(), kernel.size());
+  target_norm_ = reproducible_norm(y, kernel.context().communicator());
 }
 
 RunCounters counters_of(const SolverState& state) {
@@ -54,7 +56,7 @@ double DenseSolverRun::objective() const {
 }
 
 double DenseSolverRun::convergence_measure() const {
-  return kernel_.context().communicator().max(gradient_max_norm(state_));
+  return relative_residual(state_.gradient, target_norm_, kernel_.context().communicator());
 }
 
 double DenseSolverRun::after_iteration(const StoppingRule& rule) {
@@ -79,7 +81,7 @@ std::optional<Certificate> DenseSolverRun::certify() {
   for (double& value : magnitude) value = std::abs(value);
   std::vector<double> products(state_.alpha.size());
   kernel_.multiply(magnitude.data(), products.data());
-  certificate.rounding_floor = ranks.max(residual_rounding_floor(products));
+  certificate.rounding_floor = residual_rounding_floor(products, target_norm_, ranks);
   certificate.largest_weight = ranks.max(*std::max_element(magnitude.begin(), magnitude.end()));
   return certificate;
 }
@@ -160,8 +162,8 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
     claim.convergence_measure = certificate->measure;
     if (certificate->measure <= rule.tolerance) return true;
     const std::string evidence = fmt::format(
-        "at iteration {} the exact residual |K̄α − y|inf is {:.3g} (the maintained one {:.3g}), and with weights "
-        "this large (|alpha| up to {:.3g}) it cannot be computed below about {:.3g} in double precision",
+        "at iteration {} the exact relative residual |K̄α − y|/|y| is {:.3g} (the maintained one {:.3g}), and with "
+        "weights this large (|alpha| up to {:.3g}) it cannot be computed below about {:.3g} in double precision",
         claim.iteration, certificate->measure, maintained, certificate->largest_weight, certificate->rounding_floor);
     if (method.is_direct() || certificate->rounding_floor > rule.tolerance ||
         ++failed_certifications >= kCertificationAttempts) {

@@ -18,7 +18,7 @@ class SparseTrainingMethod : public IterativeMethod {
   // The fitted model (basis, weights, variance form) and the kernel it was
   // fitted with, without the rest of the metadata.
   virtual SparseModel model() = 0;
-  // Every sparse method names its own measure (IterativeMethod's default is ‖g‖∞).
+  // Every sparse method names its own measure (IterativeMethod's default is the dense solvers' ‖g‖₂/‖y‖₂).
   std::string measure_name() const override = 0;
 };
 

@@ -62,16 +62,16 @@ constexpr TrainingMethod kMethods[] = {
     {"gbcd",
      "greedy block coordinate descent: each iteration the m rows whose update lowers the objective most, "
      "scored among kappa candidates [BoSminchisescu08]",
-     dense_solver, gradient_norm, 4, reselected, true, make_block_coordinate_descent},
+     dense_solver, relative_residual, 4, reselected, true, make_block_coordinate_descent},
     {"bcd-cyclic", "block coordinate descent over consecutive blocks of m rows [BoSminchisescu08 §3]", dense_solver,
-     gradient_norm, 5, reselected, true, make_block_coordinate_descent},
+     relative_residual, 5, reselected, true, make_block_coordinate_descent},
     {"bcd-gradient", "block coordinate descent on the m rows of largest |g| [BoSminchisescu08 §3]", dense_solver,
-     gradient_norm, 6, reselected, true, make_block_coordinate_descent},
-    {"cg", "conjugate gradient, the reference iterative solver", dense_solver, gradient_norm, 5, no_reuse, true,
+     relative_residual, 6, reselected, true, make_block_coordinate_descent},
+    {"cg", "conjugate gradient, the reference iterative solver", dense_solver, relative_residual, 5, no_reuse, true,
      make_dense<ConjugateGradient>},
-    {"smo", "sequential minimal optimisation: two coordinates a step [Platt98]", dense_solver, gradient_norm, 4,
+    {"smo", "sequential minimal optimisation: two coordinates a step [Platt98]", dense_solver, relative_residual, 4,
      no_reuse, false, make_dense<SequentialMinimalOptimization>},
-    {"cholesky", "a Cholesky factor of K-bar (n^2 doubles in memory): the exact reference", dense_solver, gradient_norm,
+    {"cholesky", "a Cholesky factor of K-bar (n^2 doubles in memory): the exact reference", dense_solver, relative_residual,
      3, no_reuse, false, make_dense<CholeskySolver>},
     {"sd", "subset of data: the exact GP on m random rows [RW06 §8.3.1]", sparse_direct, direct, 2, no_reuse, true,
      nullptr, nullptr, fit_random_basis},
@@ -102,6 +102,17 @@ void check_basis_size(const SparseMethodOptions& options, const KernelMatrix& ke
 }  // namespace
 
 std::span<const TrainingMethod> training_methods() { return kMethods; }
+
+double default_tolerance(ToleranceMeaning meaning) {
+  switch (meaning) {
+    case ToleranceMeaning::relative_decrease:
+      return 1e-4;
+    case ToleranceMeaning::gap:
+      return 0.025;
+    default:
+      return StoppingRule{}.tolerance;
+  }
+}
 
 const TrainingMethod* find_training_method(const std::string& name) {
   const auto found = std::find_if(std::begin(kMethods), std::end(kMethods),

@@ -28,7 +28,7 @@ namespace gpstream {
 
 // What a method's tolerance is compared with (IterativeMethod::convergence_measure).
 enum class ToleranceMeaning {
-  gradient_norm,      // ‖g‖∞ of the standardised system (the dense solvers, GBCD paper §3)
+  relative_residual,  // ‖K̄α − y‖₂/‖y‖₂ (the dense solvers; solvers/conditioning.h says what it bounds)
   relative_decrease,  // the relative decrease of the objective over an epoch (CholQR §4)
   gap,                // the gap between the bounds of the SGGP selection (Seeger et al. 2003 §3)
   none,               // runs to its basis size or through its passes (SGMA, MPGP, the online GP)
@@ -76,10 +76,14 @@ struct TrainingMethod {
   bool iterative() const { return family != MethodFamily::sparse_direct; }
   // Whether reaching the tolerance ends a run (else it runs to its basis size, its passes or a limit).
   bool stops_at_tolerance() const {
-    return tolerance == ToleranceMeaning::gradient_norm || tolerance == ToleranceMeaning::relative_decrease ||
+    return tolerance == ToleranceMeaning::relative_residual || tolerance == ToleranceMeaning::relative_decrease ||
            tolerance == ToleranceMeaning::gap;
   }
 };
+
+// The tolerance a method stops at unless told otherwise (train --tol and
+// --gap, Python's tol=None).
+double default_tolerance(ToleranceMeaning meaning);
 
 // In the order the help lists them.
 std::span<const TrainingMethod> training_methods();

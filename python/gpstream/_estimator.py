@@ -74,8 +74,10 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         one is reduced to them, with a warning).
     standardise : bool
         Standardise inputs and targets with the training data's statistics.
-    tol : float
-        Dense solvers: stop when max |K alpha - y| <= tol (standardised units).
+    tol : float or None
+        Dense solvers: stop when the relative residual |K alpha - y| / |y|
+        is at most tol, which keeps the RMS error of the predicted means at
+        the training inputs below tol x RMS(y) (None: 1e-3).
     max_iter : int or None
         The most iterations (None: until `tol`).
     memory : str or None
@@ -129,7 +131,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         mean=None,
         basis_size=1000,
         standardise=True,
-        tol=1e-4,
+        tol=None,
         max_iter=None,
         memory=None,
         n_jobs=None,
@@ -222,7 +224,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
         positive("signal_variance", self.signal_variance)
         positive("noise_variance", self.noise_variance)
-        positive("tol", self.tol)
+        if self.tol is not None:
+            positive("tol", self.tol)
         scales = np.atleast_1d(np.asarray(self.length_scale, dtype=np.float64))
         if scales.ndim != 1 or not np.all(np.isfinite(scales) & (scales > 0)):
             raise ValueError(f"length_scale={self.length_scale!r}: give positive, finite numbers")
@@ -248,7 +251,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             if self.solver not in _DENSE_SOLVERS:
                 raise ValueError(f"solver={self.solver!r}: choose one of {', '.join(_DENSE_SOLVERS)}")
             parameters.method = self.solver
-            parameters.tol = float(self.tol)
+            parameters.tol = 0.0 if self.tol is None else float(self.tol)  # 0: the engine's default
         elif self.model in _SPARSE_MODELS:
             basis = int(self.basis_size)
             if basis > rows:  # as scikit-learn's Nystroem does with n_components

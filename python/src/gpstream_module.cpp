@@ -311,7 +311,7 @@ struct TrainingParameters {
   std::vector<double> length_scale;
   double signal_variance = 1.0, noise_variance = 0.1;
   bool standardise = true;
-  double tol = 1e-4;
+  double tol = 0.0;  // 0: the method's default (gpstream::default_tolerance)
   std::uint64_t max_iter = 0;  // 0: no limit
   std::size_t basis_size = 1000;
   std::uint64_t seed = 1;
@@ -338,7 +338,8 @@ gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& pa
   configuration.seed = parameters.seed;
   gpstream::StoppingRule& stopping = configuration.job.stopping;
   // sggp stops at the gap of its bounds (gpstream train --gap's default); the others at `tol`.
-  stopping.tolerance = method->tolerance == gpstream::ToleranceMeaning::gap ? 0.025 : parameters.tol;
+  const bool default_tolerance = method->tolerance == gpstream::ToleranceMeaning::gap || parameters.tol == 0.0;
+  stopping.tolerance = default_tolerance ? gpstream::default_tolerance(method->tolerance) : parameters.tol;
   if (parameters.max_iter > 0) stopping.max_iterations = parameters.max_iter;
   if (!parameters.log.empty()) configuration.job.log_path = std::filesystem::absolute(parameters.log).string();
   return configuration;

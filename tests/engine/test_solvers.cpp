@@ -7,6 +7,7 @@
 #include "engine/solvers/cholesky_solver.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/training/training_method.h"
+#include "dense_reference.h"
 #include "problems.h"
 
 #include <doctest/doctest.h>
@@ -325,4 +326,38 @@ TEST_CASE("a convergence claim is checked against the exact residual before it i
   CHECK(run.last.iteration > 0);
   CHECK(run.last.convergence_measure <= 1e-6);
   CHECK(relative_difference(state.alpha, exact.state.alpha) < 1e-4);
+}
+
+TEST_CASE("the tolerance bounds the RMS error of the means at the training inputs by tol × RMS(y)") {
+  // The promise of the relative residual (solvers/conditioning.h): the means Kα differ from the exact GP's
+  // KK̄⁻¹y by KK̄⁻¹g, whose RMS is below ‖g‖₂/√n ≤ tol·RMS(y). A small noise variance makes K̄ hard, so that
+  // the runs stop far from the solution.
+  const Problem problem = make_problem(600, 3, 41);
+  const KernelHyperparameters h = se_ard(3, 0.6, 0.01);
+  const Solution exact = solve(problem, h, {.name = "cholesky"}, 1e-12);
+  const std::size_t n = problem.rows();
+  const std::vector<double> k = kernel_block({h.type, h.lengthscales, h.signal_variance, 0.0}, problem.x, problem.x, 3);
+  auto means = [&](const std::vector<double>& alpha) { return multiply(k, alpha, n, n, 1); };
+  const std::vector<double> exact_means = means(exact.state.alpha);
+  double y_squares = 0.0;
+  for (const double value : problem.y) y_squares += value * value;
+  const double rms_y = std::sqrt(y_squares / static_cast<double>(n));
+  for (const double tolerance : {1e-1, 1e-2, 1e-3}) {
+    for (const char* name : {"gbcd", "cg"}) {
+      CAPTURE(tolerance);
+      CAPTURE(name);
+      const Solution solution = solve(problem, h, {.name = name, .active_set_size = 50}, tolerance);
+      REQUIRE(solution.run.reason == StopReason::converged);
+      const std::vector<double> found = means(solution.state.alpha);
+      double error_squares = 0.0, g_squares = 0.0;
+      for (std::size_t i = 0; i < n; ++i) error_squares += (found[i] - exact_means[i]) * (found[i] - exact_means[i]);
+      for (const double value : solution.state.gradient) g_squares += value * value;
+      const double rms_error = std::sqrt(error_squares / static_cast<double>(n));
+      CHECK(rms_error <= tolerance * rms_y);
+      // The reported measure is that relative residual, and the run stopped where it met the tolerance.
+      CHECK(solution.run.last.convergence_measure == doctest::Approx(std::sqrt(g_squares / y_squares)).epsilon(1e-12));
+      CHECK(solution.run.last.convergence_measure <= tolerance);
+      CHECK(rms_error > 1e-3 * tolerance * rms_y);  // the bound is not met by a run that went on to the solution
+    }
+  }
 }
