@@ -25,7 +25,7 @@ set format x '%g'
 set format y '10^{%L}'
 set xrange [0.01:*]
 set xlabel 'training time (s)'
-set ylabel '|g|_inf'
+set ylabel '|g|_2 / |y|_2'
 set key bottom left
 plot ${plot_g%, }
 set ylabel 'f(alpha) - f(alpha*)'

@@ -44,11 +44,11 @@ fit_axes.scatter(x, y, s=3, color="black", label="training rows")
 fit_axes.set(xlabel="x", ylabel="y", title="gpstream.GaussianProcessRegressor")
 fit_axes.legend(loc="lower left")
 
-# %% The training curve: max |K alpha - y| per iteration, from the log.
+# %% The training curve: the relative residual |K alpha - y| / |y| per iteration, from the log.
 curve = np.genfromtxt(log, delimiter=",", names=True)
 curve_axes.semilogy(curve["iteration"], curve["convergence_measure"])
 curve_axes.axhline(1e-6, linestyle="--", color="grey", label="tol")
-curve_axes.set(xlabel="GBCD iteration", ylabel="max |g|", title="training curve (the log)")
+curve_axes.set(xlabel="GBCD iteration", ylabel="|g| / |y|", title="training curve (the log)")
 curve_axes.legend()
 figure.tight_layout()
 path = os.path.join(out, "python_example.png")

@@ -3,10 +3,10 @@
 # bench_dense, then plots them with gnuplot. Extra arguments go to
 # bench_dense (e.g. --time-limit 300, --datasets kin40k). Outputs in out/bench/:
 #   dense.log                the printed tables
-#   table2.csv               time, iterations, |g|inf and test RMSE per solver
-#   table2_trace.csv         |g|inf and objective against time (Figs 2-3)
+#   table2.csv               time, iterations, |g|/|y| and test RMSE per solver
+#   table2_trace.csv         |g|/|y| and objective against time (Figs 2-3)
 #   dense_other.csv          kernel-product throughput and Fig 4
-#   fig2_3_<dataset>.png     |g|inf and f - f* against time, every solver
+#   fig2_3_<dataset>.png     |g|/|y| and f - f* against time, every solver
 #   fig4_friedman1.png       training time against n, gbcd and bcd-cyclic
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -20,7 +20,8 @@
 namespace gpstream {
 
 struct StoppingRule {
-  // On the convergence measure: the dense solvers' relative residual ‖K̄α − y‖₂/‖y‖₂ (solvers/conditioning.h), SGGP's gap.
+  // On the convergence measure: the dense solvers' relative residual
+  // ‖K̄α − y‖₂/‖y‖₂ (solvers/conditioning.h), SGGP's gap.
   double tolerance = 1e-3;
   std::uint64_t max_iterations = std::numeric_limits<std::uint64_t>::max();  // in all, over every run of the job
   // On the training time over all runs of the job (a resumed run has the rest).
