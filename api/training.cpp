@@ -93,10 +93,16 @@ Training::~Training() = default;
 void Training::open_rows() {
   const Communicator& ranks = context_.communicator();
   const StoppingRule& stopping = configuration_.job.stopping;
+  const HeldVectors held = vectors_held(method_, configuration_.solver);
   rows_.reset();  // its memory back in the budget before the rows are opened again
   rows_ = open_training_rows(
       data_, configuration_.standardisation, context_,
-      {.vectors_per_row = method_.vectors + (stopping.refresh_every > 0 ? 1 : 0),
+      {.vectors_per_row = held.of_own_rows + (stopping.refresh_every > 0 ? 1 : 0),
+       .vectors_of_every_row = held.of_every_row,
+       .vectors_advice = held.of_every_row == 0 ? ""
+                                                : fmt::format(", or --subspace-steps 0 ({} of the vectors are the past "
+                                                              "steps of --subspace-steps {})",
+                                                              held.of_every_row, configuration_.solver.subspace_steps),
        .expected_fingerprint = resumed_ ? std::optional<std::string>(configuration_.dataset_fingerprint) : std::nullopt,
        .expected_by = resumed_from_,
        .rank = ranks.rank(),

@@ -80,6 +80,9 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
   if (given("candidates") && options.candidates != saved.solver.candidates) {
     conflict("candidates", std::to_string(options.candidates), std::to_string(saved.solver.candidates));
   }
+  if (given("subspace-steps") && options.subspace_steps != saved.solver.subspace_steps) {
+    conflict("subspace-steps", std::to_string(options.subspace_steps), std::to_string(saved.solver.subspace_steps));
+  }
   if (given("seed") && options.seed != saved.seed)
     conflict("seed", std::to_string(options.seed), std::to_string(saved.seed));
   for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise",
@@ -162,7 +165,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
       throw UsageError(fmt::format("--solver: unknown solver \"{}\" (choose {})", options.solver,
                                    training_method_names(/*dense=*/true)));
     }
-    configuration.solver = {options.solver, options.active_set_size, options.candidates};
+    configuration.solver = {options.solver, options.active_set_size, options.candidates, options.subspace_steps};
   } else {
     const TrainingMethod* method = find_training_method(options.model);
     if (method == nullptr || method->dense()) {
@@ -278,6 +281,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("passes", po::value(&options.passes)->default_value(1), "online: passes over the data")
       ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
       ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd 60; sgma, mpgp, sggp 59)")
+      ("subspace-steps", po::value(&options.subspace_steps)->default_value(4), "gbcd, bcd-*: past steps each iteration re-optimises along with its block (subspace acceleration; 0: the papers' plain BCD)")
       ("seed", po::value(&options.seed)->default_value(1), "random seed")
       ("tol", po::value(&options.tolerance), tolerance_help.c_str())
       ("max-iter", po::value(&options.max_iterations), "stop after this many iterations in all, resumptions included (0: no limit)")

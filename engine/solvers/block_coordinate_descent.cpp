@@ -18,14 +18,28 @@ void collect_gradient(KernelMatrix& kernel, std::span<const std::size_t> indices
 }  // namespace
 
 BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique_ptr<ActiveSetPolicy> policy,
-                                               std::size_t active_set_size)
+                                               std::size_t active_set_size, std::size_t subspace_steps)
     : kernel_(kernel), policy_(std::move(policy)), active_set_size_(active_set_size), diagonal_(kernel.size()) {
   GPSTREAM_CHECK(active_set_size > 0, "the active set size m must be at least 1");
+  if (subspace_steps > 0) subspace_ = std::make_unique<SubspaceAcceleration>(kernel, subspace_steps);
   kernel_.diagonal(diagonal_.data());
 }
 
+void BlockCoordinateDescent::start(SolverState& state, std::span<const double> /*y*/) {
+  if (subspace_) subspace_->start(state);
+}
+
 void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double> /*y*/) {
-  const ActiveSet& active = iterate_columns({state.gradient.data(), 1}, state.random, state.auxiliary, delta_);
+  const Columns columns{state.gradient.data(), 1};
+  if (subspace_) {
+    const ActiveSet& active = solve_on_active_set(columns, state.random, state.auxiliary, delta_, nullptr);
+    block_product_.resize(kernel_.size());
+    if (active.indices.empty()) return;
+    kernel_.multiply_columns(active.indices, active.rows.data(), delta_.data(), 1, block_product_.data());
+    subspace_->step(state, active.indices, delta_, block_product_);
+    return;
+  }
+  const ActiveSet& active = iterate_columns(columns, state.random, state.auxiliary, delta_);
   const RowPartition& partition = kernel_.partition();
   for (std::size_t j = 0; j < active.indices.size(); ++j) {
     if (partition.owns(active.indices[j])) state.alpha[partition.local(active.indices[j])] += delta_[j];
@@ -35,6 +49,16 @@ void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double>
 const ActiveSet& BlockCoordinateDescent::iterate_columns(const Columns& columns, std::mt19937_64& random,
                                                          AuxiliaryState& auxiliary, std::vector<double>& delta,
                                                          std::vector<double>* gradient_on_b) {
+  const ActiveSet& active = solve_on_active_set(columns, random, auxiliary, delta, gradient_on_b);
+  if (!active.indices.empty()) {
+    kernel_.multiply_columns(active.indices, active.rows.data(), delta.data(), columns.r, columns.gradient, true);
+  }
+  return active;
+}
+
+const ActiveSet& BlockCoordinateDescent::solve_on_active_set(const Columns& columns, std::mt19937_64& random,
+                                                             AuxiliaryState& auxiliary, std::vector<double>& delta,
+                                                             std::vector<double>* gradient_on_b) {
   double* gradient = columns.gradient;
   const std::size_t r = columns.r;
   SelectionContext context{kernel_,
@@ -67,7 +91,6 @@ const ActiveSet& BlockCoordinateDescent::iterate_columns(const Columns& columns,
     std::transform(delta.begin(), delta.end(), gradient_on_b->begin(), [](double value) { return -value; });
   }
   cholesky_solve(factor.data(), m, delta.data(), r);
-  kernel_.multiply_columns(b, active_set_.rows.data(), delta.data(), r, gradient, true);
   return active_set_;
 }
 

@@ -19,6 +19,7 @@
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/linalg/cholesky.h"
 #include "engine/solvers/dense_solver.h"
+#include "engine/solvers/subspace_acceleration.h"
 
 #include <map>
 #include <memory>
@@ -68,9 +69,14 @@ std::unique_ptr<ActiveSetPolicy> make_active_set_policy(const std::string& name,
 
 class BlockCoordinateDescent final : public DenseSolver {
  public:
-  BlockCoordinateDescent(KernelMatrix& kernel, std::unique_ptr<ActiveSetPolicy> policy, std::size_t active_set_size);
+  // With `subspace_steps` k > 0, iterate() takes the subspace step over the
+  // block step and the last k steps (solvers/subspace_acceleration.h)
+  // instead of the block step alone; 0 is the papers' plain iteration.
+  BlockCoordinateDescent(KernelMatrix& kernel, std::unique_ptr<ActiveSetPolicy> policy, std::size_t active_set_size,
+                         std::size_t subspace_steps = 0);
 
   std::string name() const override { return policy_->name(); }
+  void start(SolverState& state, std::span<const double> y) override;
   void iterate(SolverState& state, std::span<const double> y) override;
 
   // One iteration on r right-hand sides: chooses B for the gradient columns
@@ -91,12 +97,17 @@ class BlockCoordinateDescent final : public DenseSolver {
                                    std::vector<double>& delta, std::vector<double>* gradient_on_b = nullptr);
 
  private:
+  // iterate_columns up to the product: B, its factor and Δ.
+  const ActiveSet& solve_on_active_set(const Columns& columns, std::mt19937_64& random, AuxiliaryState& auxiliary,
+                                       std::vector<double>& delta, std::vector<double>* gradient_on_b);
+
   KernelMatrix& kernel_;
   std::unique_ptr<ActiveSetPolicy> policy_;
   std::size_t active_set_size_;
+  std::unique_ptr<SubspaceAcceleration> subspace_;  // null: plain BCD
   std::vector<double> diagonal_;
   ActiveSet active_set_;
-  std::vector<double> delta_;
+  std::vector<double> delta_, block_product_;
 };
 
 // GBCD's greedy approximation with random subsets (Algorithm 2): the first

@@ -18,6 +18,8 @@ struct SolverOptions {
   std::string name = "gbcd";          // gbcd, bcd-cyclic, bcd-gradient, cg, smo, cholesky
   std::size_t active_set_size = 500;  // m, for the BCD family [BoSminchisescu08 §3]
   std::size_t candidates = 60;        // κ, for gbcd [BoSminchisescu08 §3]
+  // Past steps each BCD iteration re-optimises along (solvers/subspace_acceleration.h); 0: plain BCD.
+  std::size_t subspace_steps = 4;
 };
 
 class DenseSolver {

@@ -1,6 +1,7 @@
 #include "engine/training/training_method.h"
 
 #include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
 #include "engine/solvers/block_coordinate_descent.h"
 #include "engine/solvers/cholesky_solver.h"
 #include "engine/solvers/conjugate_gradient.h"
@@ -23,7 +24,7 @@ namespace {
 std::unique_ptr<DenseSolver> make_block_coordinate_descent(const SolverOptions& options, KernelMatrix& kernel) {
   GPSTREAM_CHECK(options.active_set_size > 0, "the active set size m of {} must be at least 1", options.name);
   return std::make_unique<BlockCoordinateDescent>(kernel, make_active_set_policy(options.name, options.candidates),
-                                                  options.active_set_size);
+                                                  options.active_set_size, options.subspace_steps);
 }
 template <class Solver>
 std::unique_ptr<DenseSolver> make_dense(const SolverOptions&, KernelMatrix& kernel) {
@@ -102,6 +103,14 @@ void check_basis_size(const SparseMethodOptions& options, const KernelMatrix& ke
 }  // namespace
 
 std::span<const TrainingMethod> training_methods() { return kMethods; }
+
+HeldVectors vectors_held(const TrainingMethod& method, const SolverOptions& options) {
+  HeldVectors held{.of_own_rows = method.vectors};
+  if (method.make_dense == make_block_coordinate_descent && options.subspace_steps > 0) {
+    held.of_every_row = checked_add(checked_multiply(2, options.subspace_steps), 2);
+  }
+  return held;
+}
 
 double default_tolerance(ToleranceMeaning meaning) {
   switch (meaning) {

@@ -81,6 +81,16 @@ struct TrainingMethod {
   }
 };
 
+// The O(n) vectors `method` holds with `options`: its own (TrainingMethod::vectors,
+// of this rank's rows) and those of all n rows every rank holds whole — for
+// the BCD family with k past steps, D_j and K̄D_j, and g and the block
+// product K̄p gathered from the ranks (in one process, K̄p and no copy of g)
+// (solvers/subspace_acceleration.h).
+struct HeldVectors {
+  std::size_t of_own_rows = 0, of_every_row = 0;
+};
+HeldVectors vectors_held(const TrainingMethod& method, const SolverOptions& options);
+
 // The tolerance a method stops at unless told otherwise (train --tol and
 // --gap, Python's tol=None).
 double default_tolerance(ToleranceMeaning meaning);

@@ -127,6 +127,7 @@ void write_checkpoint(const std::string& path, const TrainingConfiguration& conf
     hdf5::write_attribute(root, "solver", configuration.solver.name);
     hdf5::write_attribute(root, "active_set_size", static_cast<std::int64_t>(configuration.solver.active_set_size));
     hdf5::write_attribute(root, "candidates", static_cast<std::int64_t>(configuration.solver.candidates));
+    hdf5::write_attribute(root, "subspace_steps", static_cast<std::int64_t>(configuration.solver.subspace_steps));
     hdf5::write_attribute(root, "seed", static_cast<std::int64_t>(configuration.seed));
     hdf5::write_attribute(root, "dataset_path", configuration.dataset_path);
     hdf5::write_attribute(root, "dataset_fingerprint", configuration.dataset_fingerprint);
@@ -174,6 +175,9 @@ Checkpoint read_checkpoint(const std::string& path) {
   configuration.solver.name = hdf5::read_string_attribute(root, "solver", path);
   configuration.solver.active_set_size = read_count(root, "active_set_size", path);
   configuration.solver.candidates = read_count(root, "candidates", path);
+  // Checkpoints from before the subspace acceleration resume as the plain BCD they were.
+  configuration.solver.subspace_steps =
+      hdf5::has_attribute(root, "subspace_steps") ? read_count(root, "subspace_steps", path) : 0;
   GPSTREAM_CHECK(configuration.solver.active_set_size > 0 && configuration.solver.candidates > 0,
                  "{}: invalid active set or basis size {} with {} candidates", path,
                  configuration.solver.active_set_size, configuration.solver.candidates);

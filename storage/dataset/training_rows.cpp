@@ -89,9 +89,16 @@ TrainingRows::TrainingRows(const TrainingData& data, const Standardisation& stan
     rows_ = partitioned_.get();
   }
   const std::size_t rows = partition_.count;
+  const std::size_t own = options.vectors_per_row, every = options.vectors_of_every_row;
+  const std::string vectors =
+      every == 0 ? fmt::format("{} vectors of {} values", own, format_count(rows))
+      : rows == dataset.rows
+          ? fmt::format("{} vectors of {} values", own + every, format_count(rows))
+          : fmt::format("{} vectors of {} values and {} of {}", own, format_count(rows), every, format_count(dataset.rows));
   vectors_ = context.memory().reserve(
-      fmt::format("{} vectors of {} values", options.vectors_per_row, format_count(rows)),
-      checked_multiply(rows, options.vectors_per_row, sizeof(double)), "use fewer training rows");
+      vectors,
+      checked_add(checked_multiply(rows, own, sizeof(double)), checked_multiply(dataset.rows, every, sizeof(double))),
+      "use fewer training rows" + options.vectors_advice);
   const std::size_t x_bytes = checked_multiply(rows, dataset.columns + 1, sizeof(double));
   if (x_bytes <= context.memory().available() / 2) {
     resident_ = context.memory().reserve("X held in memory", x_bytes);

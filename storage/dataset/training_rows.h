@@ -50,6 +50,11 @@ struct TrainingRowsOptions {
   // O(n) vectors the caller will hold (α, g, y, diag K̄, …): reserved first,
   // refused up front with the figure needed when they alone do not fit.
   std::size_t vectors_per_row = 1;
+  // O(n) vectors of all n rows that every rank holds whole (BCD's past
+  // steps), reserved with them.
+  std::size_t vectors_of_every_row = 0;
+  // Said when the vectors do not fit, after "use fewer training rows".
+  std::string vectors_advice;
   // When given, a dataset whose fingerprint or contents differ is refused;
   // `expected_by` names who expects it ("model 'm.h5'"), for the message.
   std::optional<std::string> expected_fingerprint;

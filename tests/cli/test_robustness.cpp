@@ -358,7 +358,8 @@ TEST_CASE(
   // 200,000 rows: the margins below are megabytes, above the few hundred kilobytes by which the resident memory of
   // the process varies between runs (more under the sanitizers).
   REQUIRE(run_gpstream("generate friedman1 --rows 200000 --seed 3 -q -o " + quote(train)).exit_code == 0);
-  const std::string base = "train " + quote(train) + " --max-iter 2 " + join(kHyper) + " -o ";
+  // Plain GBCD: its four vectors of the rows' values (the default's past steps are checked below).
+  const std::string base = "train " + quote(train) + " --max-iter 2 --subspace-steps 0 " + join(kHyper) + " -o ";
   const auto resident = run_gpstream(base + quote(directory.file("a.h5")) + " --memory 256M");
   CHECK(resident.exit_code == 0);
   CHECK(resident.err.find("memory budget 256.0 MiB: ") != std::string::npos);
@@ -377,6 +378,13 @@ TEST_CASE(
   CHECK(refused.exit_code == 1);
   CHECK(refused.err.find("4 vectors of 200,000 values needs 6.1 MiB, but the memory budget is") != std::string::npos);
   CHECK(refused.err.find("use fewer training rows (or raise --memory)") != std::string::npos);
+  // The past steps of the default (--subspace-steps 4) are ten vectors more, reserved with the others.
+  const auto accelerated = run_gpstream("train " + quote(train) + " --max-iter 2 " + join(kHyper) + " -o " +
+                                        quote(directory.file("c.h5")) + gpstream::testing::memory_above_process(16u << 20));
+  CHECK(accelerated.exit_code == 1);
+  CHECK(accelerated.err.find("14 vectors of 200,000 values needs 21.4 MiB") != std::string::npos);
+  CHECK(accelerated.err.find("or --subspace-steps 0 (10 of the vectors are the past steps of --subspace-steps 4)") !=
+        std::string::npos);
   // Below what the process itself holds, a budget is refused saying so.
   const auto tiny = run_gpstream(base + quote(directory.file("c.h5")) + " --memory 1M");
   CHECK(tiny.exit_code == 1);

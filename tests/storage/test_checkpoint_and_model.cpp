@@ -82,9 +82,13 @@ TEST_CASE("a checkpoint reads back exactly what was written") {
 
 TEST_CASE("a run resumed from a checkpoint reaches the bit-identical alpha of an uninterrupted run") {
   const Problem problem = make_problem(600, 3, 21);
-  for (const char* solver : {"gbcd", "bcd-cyclic", "cg"}) {
+  // gbcd and bcd-cyclic with their past steps (the default), gbcd also without.
+  for (const auto& [solver, subspace_steps] :
+       {std::pair{"gbcd", 4}, std::pair{"gbcd", 0}, std::pair{"bcd-cyclic", 4}, std::pair{"cg", 0}}) {
     CAPTURE(solver);
-    const TrainingConfiguration configuration = configuration_for(solver);
+    CAPTURE(subspace_steps);
+    TrainingConfiguration configuration = configuration_for(solver);
+    configuration.solver.subspace_steps = subspace_steps;
     SolverState uninterrupted = initial_solver_state(problem.y, configuration.seed);
     run(problem, configuration, uninterrupted, 12, true);
 
@@ -92,8 +96,10 @@ TEST_CASE("a run resumed from a checkpoint reaches the bit-identical alpha of an
     SolverState first_part = initial_solver_state(problem.y, configuration.seed);
     run(problem, configuration, first_part, 5, true);
     write_checkpoint(directory.file("c.h5"), Checkpoint{configuration, first_part});
-    SolverState resumed = read_checkpoint(directory.file("c.h5")).state;
-    run(problem, configuration, resumed, 12, false);
+    Checkpoint read = read_checkpoint(directory.file("c.h5"));
+    CHECK(read.configuration.solver.subspace_steps == configuration.solver.subspace_steps);
+    SolverState resumed = std::move(read.state);
+    run(problem, read.configuration, resumed, 12, false);
 
     CHECK(resumed.iteration == 12);
     CHECK(std::memcmp(resumed.alpha.data(), uninterrupted.alpha.data(), resumed.alpha.size() * sizeof(double)) == 0);

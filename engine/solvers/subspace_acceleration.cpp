@@ -1,0 +1,137 @@
+#include "engine/solvers/subspace_acceleration.h"
+
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpstream {
+namespace {
+
+// The history in SolverState::auxiliary: D_j and K̄D_j (all n rows, step j
+// at offset j·n, a ring of k slots), their Gram matrix D_iᵀK̄D_j (k×k), and
+// how many steps were ever pushed (the newest is in slot (count − 1) mod k).
+constexpr const char* kSteps = "subspace_steps";
+constexpr const char* kProducts = "subspace_products";
+constexpr const char* kGram = "subspace_gram";
+constexpr const char* kCount = "subspace_count";
+
+// A past step whose part outside the span of p and the newer steps holds
+// less than this fraction of its K̄-norm² is left out: its weight would be
+// rounding amplified (the steps of a converging run grow nearly parallel).
+constexpr double kIndependenceFloor = 1e-8;
+
+std::vector<double>& saved_values(SolverState& state, const char* name, std::size_t size) {
+  const auto found = state.auxiliary.find(name);
+  GPSTREAM_CHECK(found != state.auxiliary.end(), "checkpoint: the subspace acceleration has no '{}'", name);
+  std::vector<double>& values = found->second;
+  GPSTREAM_CHECK(values.size() == size, "checkpoint: the subspace acceleration's '{}' holds {} values, not {}", name,
+                 values.size(), size);
+  return values;
+}
+
+}  // namespace
+
+SubspaceAcceleration::SubspaceAcceleration(KernelMatrix& kernel, std::size_t steps)
+    : kernel_(kernel), steps_(steps), factor_(steps + 1) {
+  GPSTREAM_CHECK(steps > 0, "the subspace acceleration needs at least one past step");
+}
+
+void SubspaceAcceleration::start(SolverState& state) const {
+  const std::size_t n = kernel_.partition().global_rows;
+  state.auxiliary[kSteps].assign(checked_multiply(steps_, n), 0.0);
+  state.auxiliary[kProducts].assign(checked_multiply(steps_, n), 0.0);
+  state.auxiliary[kGram].assign(steps_ * steps_, 0.0);
+  state.auxiliary[kCount] = {0.0};
+}
+
+void SubspaceAcceleration::step(SolverState& state, std::span<const std::size_t> b, std::span<const double> delta,
+                                std::span<const double> block_product) {
+  if (state.auxiliary.find(kCount) == state.auxiliary.end()) start(state);
+  const RowPartition& own = kernel_.partition();
+  const std::size_t n = own.global_rows;
+  Communicator& ranks = kernel_.context().communicator();
+  const std::size_t k = steps_;
+  std::vector<double>& past = saved_values(state, kSteps, k * n);
+  std::vector<double>& products = saved_values(state, kProducts, k * n);
+  std::vector<double>& gram = saved_values(state, kGram, k * k);
+  std::vector<double>& count_entry = saved_values(state, kCount, 1);
+  const auto count = static_cast<std::uint64_t>(count_entry[0]);
+  const std::size_t held = static_cast<std::size_t>(std::min<std::uint64_t>(count, k));
+
+  // g and K̄p over all n rows.
+  const double* g = state.gradient.data();
+  const double* q = block_product.data();
+  if (ranks.size() > 1) {
+    every_gradient_ = ranks.all_gather(state.gradient);
+    every_product_ = ranks.all_gather(block_product);
+    g = every_gradient_.data();
+    q = every_product_.data();
+  }
+  // Direction 0 is p; direction j ≥ 1 the j-th newest past step.
+  auto slot = [&](std::size_t j) { return static_cast<std::size_t>((count - j) % k); };
+  auto on_b = [&](const double* values) {
+    double sum = 0.0;
+    for (std::size_t t = 0; t < b.size(); ++t) sum += delta[t] * values[b[t]];
+    return sum;
+  };
+  auto curvature = [&](std::size_t i, std::size_t j) {  // (SᵀK̄S)_ij
+    if (i > j) std::swap(i, j);
+    if (i == 0) return j == 0 ? on_b(q) : on_b(products.data() + slot(j) * n);
+    return gram[slot(i) * k + slot(j)];
+  };
+  right_side_.assign(held + 1, 0.0);  // −Sᵀg
+  right_side_[0] = -on_b(g);
+  for (std::size_t j = 1; j <= held; ++j)
+    right_side_[j] = -deterministic_dot(std::span(past.data() + slot(j) * n, n), std::span(g, n));
+
+  // SᵀK̄S c = −Sᵀg on the directions that are independent enough, p first.
+  factor_.clear();
+  kept_.clear();
+  for (std::size_t j = 0; j <= held; ++j) {
+    column_.resize(kept_.size());
+    for (std::size_t t = 0; t < kept_.size(); ++t) column_[t] = curvature(kept_[t], j);
+    if (factor_.append(column_.data(), curvature(j, j), j == 0 ? kSingularRelativeFloor : kIndependenceFloor))
+      kept_.push_back(j);
+  }
+  weights_.assign(held + 1, 0.0);
+  column_.resize(kept_.size());
+  for (std::size_t t = 0; t < kept_.size(); ++t) column_[t] = right_side_[kept_[t]];
+  factor_.solve_columns(column_.data(), 1, false);
+  factor_.solve_columns(column_.data(), 1, true);
+  for (std::size_t t = 0; t < kept_.size(); ++t) weights_[kept_[t]] = column_[t];
+
+  // The new step S c and K̄S c into the oldest slot, row by row (each row
+  // reads every slot before it writes one), then α and g on this rank's rows.
+  const std::size_t target = static_cast<std::size_t>(count % k);
+  double* new_step = past.data() + target * n;
+  double* new_product = products.data() + target * n;
+  tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
+    double step = 0.0, product = weights_[0] * q[i];
+    for (std::size_t j = 1; j <= held; ++j) {
+      step += weights_[j] * past[slot(j) * n + i];
+      product += weights_[j] * products[slot(j) * n + i];
+    }
+    new_step[i] = step;
+    new_product[i] = product;
+  });
+  for (std::size_t t = 0; t < b.size(); ++t) new_step[b[t]] += weights_[0] * delta[t];
+  tbb::parallel_for(std::size_t{0}, own.count, [&](std::size_t i) {
+    state.alpha[i] += new_step[own.first + i];
+    state.gradient[i] += new_product[own.first + i];
+  });
+
+  // Its row of the Gram matrix, against every step now held.
+  count_entry[0] = static_cast<double>(count + 1);
+  const std::size_t now_held = std::min<std::size_t>(held + 1, k);
+  for (std::size_t s = 0; s < now_held; ++s) {
+    const double value = deterministic_dot(std::span(new_step, n), std::span(products.data() + s * n, n));
+    gram[target * k + s] = value;
+    gram[s * k + target] = value;
+  }
+}
+
+}  // namespace gpstream
