@@ -71,8 +71,10 @@ void SubspaceAcceleration::step(SolverState& state, std::span<const std::size_t>
     g = every_gradient_.data();
     q = every_product_.data();
   }
-  // Direction 0 is p; direction j ≥ 1 the j-th newest past step.
+  // Direction 0 is p; direction j ≥ 1 the j-th newest past step, in slot(j).
   auto slot = [&](std::size_t j) { return static_cast<std::size_t>((count - j) % k); };
+  offsets_.resize(held + 1);
+  for (std::size_t j = 1; j <= held; ++j) offsets_[j] = slot(j) * n;
   auto on_b = [&](const double* values) {
     double sum = 0.0;
     for (std::size_t t = 0; t < b.size(); ++t) sum += delta[t] * values[b[t]];
@@ -80,13 +82,13 @@ void SubspaceAcceleration::step(SolverState& state, std::span<const std::size_t>
   };
   auto curvature = [&](std::size_t i, std::size_t j) {  // (SᵀK̄S)_ij
     if (i > j) std::swap(i, j);
-    if (i == 0) return j == 0 ? on_b(q) : on_b(products.data() + slot(j) * n);
+    if (i == 0) return j == 0 ? on_b(q) : on_b(products.data() + offsets_[j]);
     return gram[slot(i) * k + slot(j)];
   };
   right_side_.assign(held + 1, 0.0);  // −Sᵀg
   right_side_[0] = -on_b(g);
   for (std::size_t j = 1; j <= held; ++j)
-    right_side_[j] = -deterministic_dot(std::span(past.data() + slot(j) * n, n), std::span(g, n));
+    right_side_[j] = -deterministic_dot(std::span(past.data() + offsets_[j], n), std::span(g, n));
 
   // SᵀK̄S c = −Sᵀg on the directions that are independent enough, p first.
   factor_.clear();
@@ -112,8 +114,8 @@ void SubspaceAcceleration::step(SolverState& state, std::span<const std::size_t>
   tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
     double step = 0.0, product = weights_[0] * q[i];
     for (std::size_t j = 1; j <= held; ++j) {
-      step += weights_[j] * past[slot(j) * n + i];
-      product += weights_[j] * products[slot(j) * n + i];
+      step += weights_[j] * past[offsets_[j] + i];
+      product += weights_[j] * products[offsets_[j] + i];
     }
     new_step[i] = step;
     new_product[i] = product;

@@ -53,7 +53,7 @@ class SubspaceAcceleration {
   IncrementalCholesky factor_;
   std::vector<double> every_gradient_, every_product_;  // all n rows, when the rows are shared among ranks
   std::vector<double> gram_, right_side_, column_, weights_;
-  std::vector<std::size_t> kept_;
+  std::vector<std::size_t> kept_, offsets_;
 };
 
 }  // namespace gpstream

@@ -219,7 +219,8 @@ TEST_CASE("a shared --log is refused while its run lives, and a resumed run's lo
   ScratchDirectory directory;
   const std::string data = directory.file("d.h5"), log = directory.file("log.csv");
   const std::string checkpoint = directory.file("c.h5");
-  REQUIRE(run_gpstream("generate friedman1 --rows 3000 --seed 6 -q -o " + quote(data)).exit_code == 0);
+  // A job of several seconds (10,000 rows in blocks of 5: ~20,000 iterations), still running when it is killed.
+  REQUIRE(run_gpstream("generate friedman1 --rows 10000 --seed 6 -q -o " + quote(data)).exit_code == 0);
   const std::vector<std::string> job = {"train",
                                         data,
                                         "-o",
