@@ -24,6 +24,16 @@ struct Setup {
   std::size_t active_set_size = 50;
 };
 
+// Setup's K̄ over resident rows, for driving a solver by hand.
+struct System {
+  Setup setup;
+  InMemoryRowSource rows = setup.problem.source();
+  std::unique_ptr<Kernel> kernel = make_kernel(setup.h, setup.problem.d);
+  Context context;
+  KernelMatrix matrix{context, rows, *kernel};
+  std::span<const double> y{setup.problem.y};
+};
+
 struct Run {
   SolverState state;
   SolverRun run;
@@ -78,12 +88,8 @@ TEST_CASE("with past steps, BCD reaches the Cholesky solution, in fewer iteratio
 
 TEST_CASE("each subspace step lowers f at least as much as the plain block step from the same state") {
   // Largest-|g| blocks: the same B from the same state, whatever the solver's history.
-  const Setup setup;
-  InMemoryRowSource rows = setup.problem.source();
-  const auto kernel = make_kernel(setup.h, setup.problem.d);
-  Context context;
-  KernelMatrix matrix(context, rows, *kernel);
-  const std::span<const double> y = setup.problem.y;
+  System system;
+  auto& [setup, rows, kernel, context, matrix, y] = system;
   BlockCoordinateDescent accelerated(matrix, make_active_set_policy("bcd-gradient", 1), setup.active_set_size, 4);
   BlockCoordinateDescent plain(matrix, make_active_set_policy("bcd-gradient", 1), setup.active_set_size, 0);
   SolverState state = initial_solver_state(y, 3);
@@ -107,13 +113,9 @@ TEST_CASE("each subspace step lowers f at least as much as the plain block step 
 }
 
 TEST_CASE("the past steps are in the state a checkpoint holds, and a state that lacks them is refused or started") {
-  const Setup setup;
-  InMemoryRowSource rows = setup.problem.source();
-  const auto kernel = make_kernel(setup.h, setup.problem.d);
-  Context context;
-  KernelMatrix matrix(context, rows, *kernel);
-  const std::size_t n = setup.problem.y.size();
-  const std::span<const double> y = setup.problem.y;
+  System system;
+  auto& [setup, rows, kernel, context, matrix, y] = system;
+  const std::size_t n = y.size();
   BlockCoordinateDescent solver(matrix, make_active_set_policy("gbcd", 20), setup.active_set_size, 3);
   SolverState state = initial_solver_state(y, 1);
   solver.start(state, y);
