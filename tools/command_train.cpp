@@ -286,9 +286,11 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std
   // The engine says why auto chose; naming the flag that overrides it is the command line's part.
   if (cache.starts_with("kernel-column cache off (auto")) cache += "; --cache ram forces it";
   if (!options.quiet) {
-    std::string what = method.dense()
-                           ? fmt::format("{} on", trained.solver.name)
-                           : fmt::format("{} model, basis {}, on", trained.solver.name, trained.solver.active_set_size);
+    std::string what =
+        !method.dense() ? fmt::format("{} model, basis {}, on", trained.solver.name, trained.solver.active_set_size)
+        : vectors_held(method, trained.solver).of_every_row > 0
+            ? fmt::format("{} with {} past steps on", trained.solver.name, trained.solver.subspace_steps)
+            : fmt::format("{} on", trained.solver.name);
     if (distributed) {
       what = fmt::format("{} ranks (rank 0: rows 1 to {}; the budget below is each rank's), {}", ranks.size(),
                          format_count(training.partition().count), what);

@@ -385,6 +385,11 @@ TEST_CASE(
   CHECK(accelerated.err.find("14 vectors of 200,000 values needs 21.4 MiB") != std::string::npos);
   CHECK(accelerated.err.find("or --subspace-steps 0 (10 of the vectors are the past steps of --subspace-steps 4)") !=
         std::string::npos);
+  const auto roomy = run_gpstream("train " + quote(train) + " --max-iter 2 " + join(kHyper) + " -o " +
+                                  quote(directory.file("d.h5")) + " --memory 256M");
+  CHECK(roomy.exit_code == 0);
+  CHECK(roomy.err.find("train: gbcd with 4 past steps on ") != std::string::npos);
+  CHECK(roomy.err.find(" for 14 vectors of 200,000 values, ") != std::string::npos);
   // Below what the process itself holds, a budget is refused saying so.
   const auto tiny = run_gpstream(base + quote(directory.file("c.h5")) + " --memory 1M");
   CHECK(tiny.exit_code == 1);
