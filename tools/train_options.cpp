@@ -281,7 +281,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("passes", po::value(&options.passes)->default_value(1), "online: passes over the data")
       ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
       ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd 60; sgma, mpgp, sggp 59)")
-      ("subspace-steps", po::value(&options.subspace_steps)->default_value(4), "gbcd, bcd-*: past steps each iteration re-optimises along with its block (subspace acceleration; 0: the papers' plain BCD)")
+      ("subspace-steps", po::value(&options.subspace_steps)->default_value(SolverOptions{}.subspace_steps), "gbcd, bcd-*: past steps each iteration re-optimises along with its block (subspace acceleration; 0: the papers' plain BCD)")
       ("seed", po::value(&options.seed)->default_value(1), "random seed")
       ("tol", po::value(&options.tolerance), tolerance_help.c_str())
       ("max-iter", po::value(&options.max_iterations), "stop after this many iterations in all, resumptions included (0: no limit)")

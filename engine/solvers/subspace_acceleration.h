@@ -16,9 +16,10 @@
 // fixed order on any number of ranks and threads (deterministic_dot): α is
 // the same bits for any P. They live in SolverState::auxiliary, so a
 // checkpoint holds them and a resumed run repeats the uninterrupted one.
-// Their 2k + 1 vectors are reserved up front by whoever opens the training
-// rows, with α and g (training/training_method.h, vectors_held): k is what
-// was asked, never shortened to fit, so α does not depend on --memory.
+// Their 2k vectors, with the gathered g and K̄p, are reserved up front by
+// whoever opens the training rows, with α and g (training/training_method.h,
+// vectors_held): k is what was asked, never shortened to fit, so α does not
+// depend on --memory.
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"
@@ -52,7 +53,7 @@ class SubspaceAcceleration {
   std::size_t steps_;
   IncrementalCholesky factor_;
   std::vector<double> every_gradient_, every_product_;  // all n rows, when the rows are shared among ranks
-  std::vector<double> gram_, right_side_, column_, weights_;
+  std::vector<double> right_side_, column_, weights_;
   std::vector<std::size_t> kept_, offsets_;
 };
 
