@@ -105,6 +105,13 @@ struct PreparedRows {
     const std::size_t n = rows == static_cast<std::size_t>(-1) ? count - first : rows;
     return {values.data() + first * d, squared_norms.data() + first, n};
   }
+  // Appends row `position` of `from` (prepared rows are independent of each other).
+  void append(const PreparedRows& from, std::size_t position, std::size_t d) {
+    const auto begin = from.values.begin() + static_cast<std::ptrdiff_t>(position * d);
+    values.insert(values.end(), begin, begin + static_cast<std::ptrdiff_t>(d));
+    squared_norms.push_back(from.squared_norms[position]);
+    ++count;
+  }
 };
 
 class Kernel {

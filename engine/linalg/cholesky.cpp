@@ -69,6 +69,11 @@ void cholesky_solve(const double* factor, std::size_t n, double* b, std::size_t 
   if (n == 0 || r == 0) return;
   // L Lᵀ X = B as two triangular solves on the row-major data, in place.
   const int size = static_cast<int>(n), columns = static_cast<int>(r);
+  if (r == 1) {  // OpenBLAS's trsm packs its operands first: 5× slower on one column
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, size, factor, size, b, 1);
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, size, factor, size, b, 1);
+    return;
+  }
   cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, size, columns, 1.0, factor, size, b,
               columns);
   cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, size, columns, 1.0, factor, size, b,

@@ -21,6 +21,8 @@
 #include "engine/solvers/dense_solver.h"
 #include "engine/solvers/subspace_acceleration.h"
 
+#include <tbb/task_group.h>
+
 #include <map>
 #include <memory>
 #include <random>
@@ -116,32 +118,54 @@ class BlockCoordinateDescent final : public DenseSolver {
 // decrease of Σ_j f_j) over κ random candidates, with
 // e_O = K̄_OB Δα_B + g_O (step 6), and Δα_B follows by eq. (13) through an
 // incremental Cholesky factor of K̄_BB. The κ-subsets of one outer iteration
-// are drawn up front and their rows gathered in one read, and their kernel
-// values against B are computed a chunk of steps at a time on all cores.
-// When the rows stream, the next iteration's κ-subsets are drawn ahead (from
-// a copy of the random stream, so the sequence is the same) and their rows
-// captured by this iteration's pass over X: no random reads but the first
-// variable's row.
+// are drawn up front (the pool), and their kernel values against B are
+// computed a chunk of steps at a time on all cores. The next iteration's
+// κ-subsets are drawn ahead, from a copy of the random stream (so the
+// sequence is the same), and their rows made ready while this iteration
+// runs: captured by its pass over X when the rows stream, gathered and
+// prepared by a background task when they are in memory on one process. The
+// steps of the next selection then start at once: only the first variable's
+// row and the gradient values are read.
 class GreedySelection final : public ActiveSetPolicy {
  public:
   explicit GreedySelection(std::size_t candidates = 60) : candidates_(candidates) {}
+  ~GreedySelection() noexcept override;
   std::string name() const override { return "gbcd"; }
   void select(SelectionContext& context, ActiveSet& out) override;
 
  private:
+  // The κ-subsets of one iteration, the first variable last.
+  struct CandidatePool {
+    std::vector<std::size_t> draws;
+    std::vector<double> rows;  // |draws|×d, as stored
+    PreparedRows prepared;
+    std::vector<double> gradient, diagonal;  // r values and K̄_ii per draw, from their owners
+  };
+  // Fills pool_ for this iteration (advancing the random stream past its
+  // draws), then starts making the next iteration's ready.
+  void fill_pool(SelectionContext& context, std::size_t draw_count, std::size_t first);
+  // Steps 2–6 of Algorithm 2 on the pool: B, its factor, and ΔU_B.
+  void take_steps(SelectionContext& context, ActiveSet& out);
+
   std::size_t candidates_;
   // Reused across iterations: sized once, never re-zeroed.
   std::unique_ptr<IncrementalCholesky> factor_;
-  std::vector<std::size_t> draws_, next_draws_;
-  std::vector<double> pool_rows_, pool_gradient_, pool_diagonal_;  // of draws_, from their owners
-  RowCapture next_pool_;
-  PreparedRows pool_, active_;
+  CandidatePool pool_;
+  struct {
+    CandidatePool pool;                // draws; rows and prepared rows when `ready`
+    std::mt19937_64 drawn_from, after;  // the stream before and after its draws
+    bool ready = false;
+  } next_;
+  RowCapture next_rows_;        // when the rows stream: the next pool's rows, from this iteration's pass
+  tbb::task_group preparing_;   // when they are in memory: the next pool's rows, gathered and prepared
+  PreparedRows active_;
   struct ChunkBlock {
     std::vector<double> values;  // rows×columns, row-major
     std::size_t row0 = 0, rows = 0, columns = 0;
   };
   ChunkBlock chunks_[2];  // the chunk in use and the one computed in the background
-  std::vector<double> late_block_, e_o_, k_s_, beta_, delta_, g_b_, coefficients_;
+  std::vector<double> first_row_, late_block_, e_o_, k_s_, beta_, delta_, g_b_, coefficients_;
+  PreparedRows first_prepared_;
 };
 
 class CyclicSelection final : public ActiveSetPolicy {

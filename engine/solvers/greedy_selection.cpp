@@ -100,22 +100,25 @@ std::vector<double> share_owned(KernelMatrix& kernel, std::span<const std::size_
   return shared;
 }
 
-// The rows (d values), scored gradient rows (r values) and K̄_ii of the
-// variables `indices`, from their owners, in one collective. The owned rows
-// among the first `captured` indices come from `capture` when it holds them
-// (a pass brought them), the others are gathered.
+// The rows (d values; none when `rows` is null), scored gradient rows (r
+// values) and K̄_ii of the variables `indices`, from their owners, in one
+// collective. The owned rows among the first `captured` indices come from
+// `capture` when it holds them (a pass brought them), the others are gathered.
 void collect_variables(const SelectionContext& context, std::span<const std::size_t> indices, RowCapture* capture,
-                       std::size_t captured, std::vector<double>& rows, std::vector<double>& gradient,
+                       std::size_t captured, std::vector<double>* rows, std::vector<double>& gradient,
                        std::vector<double>& diagonal) {
   KernelMatrix& kernel = context.kernel;
   const RowPartition& partition = kernel.partition();
-  const std::size_t d = kernel.rows().columns(), r = context.columns, count = indices.size();
-  const std::vector<std::size_t> local = owned_local_rows(partition, indices.first(captured));
-  const std::vector<std::size_t> rest_local = owned_local_rows(partition, indices.subspan(captured));
-  std::vector<double> owned, rest;
-  if (capture == nullptr || !capture->take(local, owned)) gather(kernel.rows(), local, owned);
-  gather(kernel.rows(), rest_local, rest);
-  owned.insert(owned.end(), rest.begin(), rest.end());  // in the order of the owned positions
+  const std::size_t d = rows != nullptr ? kernel.rows().columns() : 0, r = context.columns, count = indices.size();
+  std::vector<double> owned;
+  if (rows != nullptr) {
+    const std::vector<std::size_t> local = owned_local_rows(partition, indices.first(captured));
+    const std::vector<std::size_t> rest_local = owned_local_rows(partition, indices.subspan(captured));
+    std::vector<double> rest;
+    if (capture == nullptr || !capture->take(local, owned)) gather(kernel.rows(), local, owned);
+    gather(kernel.rows(), rest_local, rest);
+    owned.insert(owned.end(), rest.begin(), rest.end());  // in the order of the owned positions
+  }
   const std::size_t width = d + r + 1;
   std::size_t next = 0;
   const std::vector<double> shared = share_owned(kernel, indices, width, [&](std::size_t row, double* values) {
@@ -123,12 +126,12 @@ void collect_variables(const SelectionContext& context, std::span<const std::siz
     std::copy_n(context.gradient + row * r, r, values + d);
     values[d + r] = context.diagonal[row];
   });
-  rows.resize(checked_multiply(count, d));
+  if (rows != nullptr) rows->resize(checked_multiply(count, d));
   gradient.resize(checked_multiply(count, r));
   diagonal.resize(count);
   for (std::size_t k = 0; k < count; ++k) {
     const double* values = shared.data() + k * width;
-    std::copy_n(values, d, rows.data() + k * d);
+    if (rows != nullptr) std::copy_n(values, d, rows->data() + k * d);
     std::copy_n(values + d, r, gradient.data() + k * r);
     diagonal[k] = values[d + r];
   }
@@ -150,36 +153,87 @@ void add_product(std::size_t rows, std::size_t inner, const double* a, std::size
 
 }  // namespace
 
+// select() waits for the background task before it returns.
+GreedySelection::~GreedySelection() noexcept = default;
+
+void GreedySelection::fill_pool(SelectionContext& context, std::size_t draw_count, std::size_t first) {
+  KernelMatrix& kernel = context.kernel;
+  const RowPartition& partition = kernel.partition();
+  const Kernel& covariance = kernel.kernel();
+  const std::size_t n = partition.global_rows, d = kernel.rows().columns();
+  if (next_.ready && next_.drawn_from == context.random && next_.pool.draws.size() == draw_count) {
+    // Drawn and prepared during the last iteration: add the first variable.
+    std::swap(pool_, next_.pool);
+    context.random = next_.after;
+    gather(kernel.rows(), std::span(&first, 1), first_row_);
+    covariance.prepare(first_row_.data(), 1, first_prepared_);
+    pool_.draws.push_back(first);
+    pool_.rows.insert(pool_.rows.end(), first_row_.begin(), first_row_.end());
+    pool_.prepared.append(first_prepared_, 0, d);
+    collect_variables(context, pool_.draws, nullptr, 0, nullptr, pool_.gradient, pool_.diagonal);
+  } else {
+    draw_candidates(context.random, n, draw_count, pool_.draws);
+    pool_.draws.push_back(first);
+    collect_variables(context, pool_.draws, &next_rows_, draw_count, &pool_.rows, pool_.gradient, pool_.diagonal);
+    covariance.prepare(pool_.rows.data(), pool_.draws.size(), pool_.prepared);
+  }
+  next_.ready = false;
+
+  // The next iteration draws the next values of the same stream: draw them
+  // now on a copy, and have their rows ready before it starts.
+  const bool one_process = partition.count == n;
+  if (!kernel.streams_rows() && !one_process) return;  // the rows of other ranks come in its collective
+  next_.drawn_from = context.random;
+  std::mt19937_64 ahead = context.random;
+  draw_candidates(ahead, n, draw_count, next_.pool.draws);
+  next_.after = ahead;
+  if (kernel.streams_rows()) {
+    next_rows_.request(owned_local_rows(partition, next_.pool.draws), d);
+    kernel.capture_during_next_pass(next_rows_);
+    return;
+  }
+  // Rows in memory can be read from any thread (RowSource's contract), and
+  // prepared rows do not depend on each other: the same bits as in the foreground.
+  preparing_.run([this, &rows = kernel.rows(), &covariance] {
+    CandidatePool& pool = next_.pool;
+    gather(rows, pool.draws, pool.rows);
+    covariance.prepare(pool.rows.data(), pool.draws.size(), pool.prepared);
+    next_.ready = true;
+  });
+}
+
 void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
+  // The κ-subsets O of steps t = 1 … m−1 (step 6): draw k of step t at
+  // position (t − 1)κ + k of the pool, the first variable last. Every rank
+  // draws the same.
+  const std::size_t first = best_first_variable(context);
+  fill_pool(context, checked_multiply(context.active_set_size - 1, candidates_), first);
+  // The next pool's task is waited for here, inside the task arena that runs
+  // it: a wait from outside (a destructor) could find no thread to run it.
+  try {
+    take_steps(context, out);
+  } catch (...) {
+    next_.ready = false;
+    try {
+      preparing_.wait();
+    } catch (...) {  // the first failure is the one to report
+    }
+    throw;
+  }
+  preparing_.wait();
+}
+
+void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
   KernelMatrix& kernel = context.kernel;
   const Kernel& covariance = kernel.kernel();
-  const std::size_t n = kernel.partition().global_rows;
   const std::size_t d = kernel.rows().columns();
   const std::size_t m = context.active_set_size;
   const std::size_t r = context.columns;
-
-  // The κ-subsets O of steps t = 1 … m−1 (step 6) are drawn now, so that all
-  // their rows, gradient rows and K̄_ii come in one collection from their
-  // owners (rows from the capture of the last pass, or one gather) and are
-  // prepared (scaled) in one pass. Draw k of step t sits at position
-  // (t − 1)κ + k; the first variable last. Every rank draws the same.
-  const std::size_t first = best_first_variable(context);
-  const std::size_t draw_count = checked_multiply(m - 1, candidates_);
-  draw_candidates(context.random, n, draw_count, draws_);
-  draws_.push_back(first);
-  collect_variables(context, draws_, &next_pool_, draw_count, pool_rows_, pool_gradient_, pool_diagonal_);
-  covariance.prepare(pool_rows_.data(), draws_.size(), pool_);
-  const std::size_t first_position = draw_count;
-  const double* g = pool_gradient_.data();         // position p: the r gradient values of draws_[p]
-  const double* diagonal = pool_diagonal_.data();  // position p: K̄ of draws_[p]
-  // The next iteration draws the next values of the same stream: draw them
-  // now on a copy, and let the coming pass over X bring this rank's rows of them.
-  if (kernel.streams_rows()) {
-    std::mt19937_64 ahead = context.random;
-    draw_candidates(ahead, n, draw_count, next_draws_);
-    next_pool_.request(owned_local_rows(kernel.partition(), next_draws_), d);
-    kernel.capture_during_next_pass(next_pool_);
-  }
+  const std::vector<std::size_t>& draws = pool_.draws;
+  const std::size_t first_position = draws.size() - 1;
+  const std::size_t first = draws[first_position];
+  const double* g = pool_.gradient.data();         // position p: the r gradient values of draws[p]
+  const double* diagonal = pool_.diagonal.data();  // position p: K̄ of draws[p]
 
   if (!factor_ || factor_->capacity() < m) factor_ = std::make_unique<IncrementalCholesky>(m);
   IncrementalCholesky& factor = *factor_;
@@ -187,19 +241,13 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
   std::vector<std::size_t>& b = out.indices;
   std::vector<double>& x_b = out.rows;
   b.assign(1, first);
-  x_b.assign(pool_rows_.begin() + static_cast<std::ptrdiff_t>(first_position * d),
-             pool_rows_.begin() + static_cast<std::ptrdiff_t>((first_position + 1) * d));
+  x_b.assign(pool_.rows.begin() + static_cast<std::ptrdiff_t>(first_position * d),
+             pool_.rows.begin() + static_cast<std::ptrdiff_t>((first_position + 1) * d));
   // X_B prepared once and grown by one row per step.
   active_.count = 0;
   active_.values.clear();
   active_.squared_norms.clear();
-  auto add_prepared = [&](std::size_t position) {
-    active_.values.insert(active_.values.end(), pool_.values.begin() + static_cast<std::ptrdiff_t>(position * d),
-                          pool_.values.begin() + static_cast<std::ptrdiff_t>((position + 1) * d));
-    active_.squared_norms.push_back(pool_.squared_norms[position]);
-    ++active_.count;
-  };
-  add_prepared(first_position);
+  active_.append(pool_.prepared, first_position, d);
   factor.append(nullptr, diagonal[first_position]);
   // ΔU_B (t×r) and G_B (t×r), one row per chosen variable; step 4 at t = 0.
   g_b_.assign(g + first_position * r, g + (first_position + 1) * r);
@@ -224,7 +272,7 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
     tbb::parallel_for(
         tbb::blocked_range<std::size_t>(0, block.rows, kChunkTileRows),
         [&](const tbb::blocked_range<std::size_t>& range) {
-          covariance.evaluate(pool_.view(d, block.row0 + range.begin(), range.size()), columns,
+          covariance.evaluate(pool_.prepared.view(d, block.row0 + range.begin(), range.size()), columns,
                               block.values.data() + range.begin() * block.columns);
         },
         tbb::simple_partitioner());
@@ -253,7 +301,7 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       // Columns t0 … t−1 of K_OB: variables chosen since the block was started.
       const std::size_t late = t - t0;
       late_block_.resize(candidates_ * late);
-      covariance.evaluate(pool_.view(d, row0, candidates_), active_.view(d, t0, late), late_block_.data());
+      covariance.evaluate(pool_.prepared.view(d, row0, candidates_), active_.view(d, t0, late), late_block_.data());
       evaluations += candidates_ * late;
       // E_O = K̄_OB ΔU_B + G_O (O ∩ B = ∅, so K̄_OB = K_OB: no noise term).
       const double* early_block = current.values.data() + (row0 - chunk_row0) * t0;
@@ -265,13 +313,13 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       std::size_t best = candidates_;
       double best_score = -1.0;
       for (std::size_t k = 0; k < candidates_; ++k) {
-        const std::size_t index = draws_[row0 + k];
+        const std::size_t index = draws[row0 + k];
         if (in_b.count(index) != 0) continue;
         const double score = squared_norm(e_o_.data() + k * r, r) / diagonal[row0 + k];
         if (score > best_score) best_score = score, best = k;
       }
       if (best == candidates_) continue;  // every candidate is already in B
-      const std::size_t s = draws_[row0 + best];
+      const std::size_t s = draws[row0 + best];
       // K̄[B, s], assembled from the chunk block and the late columns.
       k_s_.resize(t);
       std::copy_n(early_block + best * t0, t0, k_s_.begin());
@@ -300,9 +348,9 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
       b.push_back(s);
       in_b.insert(s);
       g_b_.insert(g_b_.end(), g + (row0 + best) * r, g + (row0 + best + 1) * r);
-      x_b.insert(x_b.end(), pool_rows_.begin() + static_cast<std::ptrdiff_t>((row0 + best) * d),
-                 pool_rows_.begin() + static_cast<std::ptrdiff_t>((row0 + best + 1) * d));
-      add_prepared(row0 + best);
+      x_b.insert(x_b.end(), pool_.rows.begin() + static_cast<std::ptrdiff_t>((row0 + best) * d),
+                 pool_.rows.begin() + static_cast<std::ptrdiff_t>((row0 + best + 1) * d));
+      active_.append(pool_.prepared, row0 + best, d);
     }
     next_block.wait();
   }

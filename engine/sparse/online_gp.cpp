@@ -124,10 +124,7 @@ void OnlineGp::update(std::size_t row, const PreparedRows& prepared, std::size_t
   cblas_dger(CblasRowMajor, mi + 1, mi + 1, 1.0 / novelty, e.data(), 1, e.data(), 1, q_.data(), stride);
   basis_.push_back(row);
   raw_basis_rows_.insert(raw_basis_rows_.end(), &raw_block_[position * d_], &raw_block_[(position + 1) * d_]);
-  basis_rows_.values.insert(basis_rows_.values.end(), &prepared.values[position * d_],
-                            &prepared.values[(position + 1) * d_]);
-  basis_rows_.squared_norms.push_back(prepared.squared_norms[position]);
-  ++basis_rows_.count;
+  basis_rows_.append(prepared, position, d_);
 
   if (basis_.size() > options_.basis_size) {
     // Delete the least informative basis vector: the smallest |a_i| / Q_ii.

@@ -149,6 +149,40 @@ TEST_CASE("streamed GBCD and cyclic BCD take their rows from the passes over X, 
   }
 }
 
+TEST_CASE("GBCD's next pool, prepared while an iteration runs, serves only the random stream it was drawn from") {
+  // Rows in memory: the selection draws the next iteration's κ-subsets from
+  // a copy of the random stream and gathers and prepares their rows in a
+  // background task. Two states whose iterations interleave on one solver
+  // must each get the bits of a solver of their own, on one thread (where
+  // the background task runs only inside the selection's wait) and on two.
+  const Problem problem = make_problem(600, 3, 21);
+  const auto kernel = make_kernel(se_ard(3, 0.7, 0.05), 3);
+  InMemoryRowSource rows = problem.source();
+  for (const unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    Context context({.threads = threads});
+    KernelMatrix matrix(context, rows, *kernel);
+    auto solver = [&] { return BlockCoordinateDescent(matrix, make_active_set_policy("gbcd", 25), 40); };
+    auto iterate = [&](BlockCoordinateDescent& method, SolverState& state, int count) {
+      context.execute([&] {
+        for (int k = 0; k < count; ++k) method.iterate(state, problem.y);
+      });
+    };
+    BlockCoordinateDescent shared = solver(), alone_a = solver(), alone_b = solver();
+    SolverState a = initial_solver_state(problem.y, 7), b = initial_solver_state(problem.y, 8);
+    SolverState a_alone = a, b_alone = b;
+    for (int k = 0; k < 6; ++k) {
+      iterate(shared, a, 1);
+      iterate(shared, b, 1);
+    }
+    iterate(alone_a, a_alone, 6);
+    iterate(alone_b, b_alone, 6);
+    CHECK(a.alpha == a_alone.alpha);
+    CHECK(b.alpha == b_alone.alpha);
+    CHECK(a.alpha != b.alpha);
+  }
+}
+
 TEST_CASE("every dense solver gives the same bits from rows streamed in blocks as from resident rows") {
   const Problem problem = make_problem(300, 3, 13);
   const KernelHyperparameters h = se_ard(3, 0.7, 0.2);
