@@ -213,11 +213,11 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
   try {
     take_steps(context, out);
   } catch (...) {
-    next_.ready = false;
     try {
       preparing_.wait();
     } catch (...) {  // the first failure is the one to report
     }
+    next_.ready = false;
     throw;
   }
   preparing_.wait();
