@@ -125,8 +125,12 @@ void describe_checkpoint(Text& out, const std::string& path, const hdf5::FileOri
                                   format_count(configuration.rows), configuration.dataset_fingerprint));
   print_kernel(out, configuration.hyperparameters);
   const bool dense = !state.alpha.empty();
-  out.line("reached", fmt::format("iteration {} after {:.1f} s{}", format_count(state.iteration), state.elapsed_seconds,
-                                  dense ? fmt::format(", |g|inf {:.4g}", gradient_max_norm(state)) : std::string()));
+  std::string measures;
+  if (std::isfinite(checkpoint.measure.value))
+    measures += fmt::format(", {} {:.3e} (the stopping rule's measure)", checkpoint.measure.name, checkpoint.measure.value);
+  if (dense) measures += fmt::format(", |g|inf {:.4g}", gradient_max_norm(state));
+  out.line("reached",
+           fmt::format("iteration {} after {:.1f} s{}", format_count(state.iteration), state.elapsed_seconds, measures));
   out.line("stops at", describe_stopping_rule(configuration.job.stopping, method));
   out.line("output", configuration.job.output_path.empty() ? std::string("(none)") : configuration.job.output_path);
   if (!configuration.job.log_path.empty()) out.line("log", configuration.job.log_path);

@@ -157,15 +157,19 @@ std::string Training::prepare(const ColumnCacheSettings& cache) {
 void Training::write_checkpoint_now(const std::string& path) {
   if (sparse_ != nullptr) sparse_->store_state();
   Communicator& ranks = context_.communicator();
+  // On every rank: the measure may sum over them.
+  const CheckpointMeasure measure =
+      iterative_ != nullptr ? CheckpointMeasure{iterative_->convergence_measure(), iterative_->measure_name()}
+                            : CheckpointMeasure{};
   if (ranks.size() == 1) {
-    write_checkpoint(path, configuration_, state_);
+    write_checkpoint(path, configuration_, state_, measure);
     return;
   }
   // One checkpoint for the job: every rank's rows of α and g, in rank order, written by rank 0.
   SolverState whole = state_;
   whole.alpha = ranks.all_gather(state_.alpha);
   whole.gradient = ranks.all_gather(state_.gradient);
-  if (ranks.is_root()) write_checkpoint(path, configuration_, whole);
+  if (ranks.is_root()) write_checkpoint(path, configuration_, whole, measure);
 }
 
 TrainingResult Training::run(const std::string& checkpoint_path, std::vector<RunObserver*> observers) {

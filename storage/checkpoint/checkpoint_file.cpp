@@ -119,7 +119,8 @@ SparseMethodOptions sparse_method_options(const TrainingConfiguration& configura
   return options;
 }
 
-void write_checkpoint(const std::string& path, const TrainingConfiguration& configuration, const SolverState& state) {
+void write_checkpoint(const std::string& path, const TrainingConfiguration& configuration, const SolverState& state,
+                      const CheckpointMeasure& measure) {
   hdf5::write_file(path, ExistingOutput::replace, "checkpoint", [&](hid_t root) {
     hdf5::write_attribute(root, "format", std::string(kCheckpointFormat));
     hdf5::write_attribute(root, "version", kCheckpointVersion);
@@ -138,6 +139,10 @@ void write_checkpoint(const std::string& path, const TrainingConfiguration& conf
     hdf5::write_attribute(root, "elapsed_seconds", state.elapsed_seconds);
     hdf5::write_attribute(root, "kernel_evaluations", static_cast<std::int64_t>(state.kernel_evaluations));
     hdf5::write_attribute(root, "random_state", serialise_random(state.random));
+    if (std::isfinite(measure.value)) {
+      hdf5::write_attribute(root, "convergence_measure", measure.value);
+      hdf5::write_attribute(root, "convergence_measure_name", measure.name);
+    }
     const TrainingJob& job = configuration.job;
     hdf5::write_attribute(root, "tolerance", job.stopping.tolerance);
     const bool limited = job.stopping.max_iterations != std::numeric_limits<std::uint64_t>::max();
@@ -196,6 +201,10 @@ Checkpoint read_checkpoint(const std::string& path) {
                  path, state.elapsed_seconds);
   state.kernel_evaluations = read_count(root, "kernel_evaluations", path);
   state.random = deserialise_random(hdf5::read_string_attribute(root, "random_state", path));
+  if (hdf5::has_attribute(root, "convergence_measure")) {
+    checkpoint.measure.value = hdf5::read_double_attribute(root, "convergence_measure", path);
+    checkpoint.measure.name = hdf5::read_string_attribute(root, "convergence_measure_name", path);
+  }
   if (version >= 2) {
     TrainingJob& job = configuration.job;
     job.stopping.tolerance = hdf5::read_double_attribute(root, "tolerance", path);

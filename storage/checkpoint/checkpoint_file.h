@@ -32,6 +32,7 @@
 #include "engine/solvers/solver_state.h"
 #include "engine/training/training_method.h"
 
+#include <limits>
 #include <string>
 
 namespace gpstream {
@@ -68,9 +69,18 @@ struct TrainingConfiguration {
   std::size_t rows = 0;
 };
 
+// Where the run stood when the checkpoint was written, for `gpstream info`:
+// its stopping rule's measure (a resumed run computes its own). NaN when the
+// checkpoint does not record it (those written before 2026-11-26).
+struct CheckpointMeasure {
+  double value = std::numeric_limits<double>::quiet_NaN();
+  std::string name;  // as IterativeMethod::measure_name(): "|g|/|y|", "gap"
+};
+
 struct Checkpoint {
   TrainingConfiguration configuration;
   SolverState state;
+  CheckpointMeasure measure;
 };
 
 // The sparse model's typed settings of a configuration.
@@ -79,9 +89,10 @@ SparseMethodOptions sparse_method_options(const TrainingConfiguration& configura
 // Writes straight from the run's own configuration and state: a copy of α
 // and g would double the O(n) vectors at every checkpoint (at 10M rows, 153
 // MiB more than a 512 MiB container has).
-void write_checkpoint(const std::string& path, const TrainingConfiguration& configuration, const SolverState& state);
+void write_checkpoint(const std::string& path, const TrainingConfiguration& configuration, const SolverState& state,
+                      const CheckpointMeasure& measure = {});
 inline void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
-  write_checkpoint(path, checkpoint.configuration, checkpoint.state);
+  write_checkpoint(path, checkpoint.configuration, checkpoint.state, checkpoint.measure);
 }
 Checkpoint read_checkpoint(const std::string& path);
 

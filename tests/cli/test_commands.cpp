@@ -99,10 +99,15 @@ TEST_CASE("info describes every gpstream file: dataset, dense and sparse model, 
           .exit_code == 0);
   expect(directory.file("sparse.h5"),
          {"gpstream-model, sparse (sggp, basis of 40 rows)", "trained by   sggp", "fingerprint " + fingerprint});
-  REQUIRE(run_gpstream("train '" + data + "' -q --max-iter 3 --tol 1e-12 --time-limit 600 --checkpoint '" +
-                       directory.file("c.h5") + "' -o '" + directory.file("part.h5") + "'" + kernel)
-              .exit_code == 0);
-  expect(directory.file("c.h5"), {"gpstream-checkpoint of a gbcd run", "reached      iteration 3 after", "|g|inf",
+  const auto partial = run_gpstream("train '" + data + "' --max-iter 3 --tol 1e-12 --time-limit 600 --checkpoint '" +
+                                    directory.file("c.h5") + "' -o '" + directory.file("part.h5") + "'" + kernel);
+  REQUIRE(partial.exit_code == 0);
+  // The checkpoint records the stopping rule's measure where the run stopped, as train printed it.
+  const std::size_t measure_at = partial.err.find("|g|/|y| ", partial.err.find("after 3 iterations"));
+  REQUIRE(measure_at != std::string::npos);
+  const std::string measure = partial.err.substr(measure_at, partial.err.find(';', measure_at) - measure_at);
+  expect(directory.file("c.h5"), {"gpstream-checkpoint of a gbcd run", "reached      iteration 3 after",
+                                  measure + " (the stopping rule's measure), |g|inf",
                                   "stops at     tol 1e-12, at most 3 iterations in all, at most 600 s",
                                   "output       " + directory.file("part.h5"), "resume with  gpstream train --resume"});
   write_file(directory.file("h.json"),
