@@ -157,10 +157,12 @@ std::string Training::prepare(const ColumnCacheSettings& cache) {
 void Training::write_checkpoint_now(const std::string& path) {
   if (sparse_ != nullptr) sparse_->store_state();
   Communicator& ranks = context_.communicator();
-  // On every rank: the measure may sum over them.
+  // The measure --tol is compared with (methods that run to completion have
+  // none), on every rank: it may sum over them.
   const CheckpointMeasure measure =
-      iterative_ != nullptr ? CheckpointMeasure{iterative_->convergence_measure(), iterative_->measure_name()}
-                            : CheckpointMeasure{};
+      iterative_ != nullptr && iterative_->converges()
+          ? CheckpointMeasure{iterative_->convergence_measure(), iterative_->measure_name()}
+          : CheckpointMeasure{};
   if (ranks.size() == 1) {
     write_checkpoint(path, configuration_, state_, measure);
     return;

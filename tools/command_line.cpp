@@ -81,7 +81,7 @@ DatasetWriterOptions DatasetOutputOptions::writer_options(const po::variables_ma
 void ComputeOptions::add(po::options_description& options) {
   // clang-format off
   options.add_options()
-      ("memory", po::value<std::string>()->notifier([this](const std::string& text) { memory = text; }), "memory budget of the whole process, counted from its own code and libraries (about 20 MiB) up: what a run holds in proportion to the data (vectors, rows, factors, caches, blocks in flight) is reserved in it; a solver's fixed workspace (gbcd: about 35 MiB at --active-set 500), thread stacks and BLAS buffers are not (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit, shared by the MPI ranks on this machine)")
+      ("memory", po::value<std::string>()->notifier([this](const std::string& text) { memory = text; }), "memory budget of the whole process, counted from its own code and libraries (about 20 MiB) up: what a run holds in proportion to the data (vectors, rows, factors, caches, blocks in flight) is reserved in it; a solver's fixed workspace (gbcd: about 30 MiB at --active-set 500), thread stacks and BLAS buffers are not (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit, shared by the MPI ranks on this machine)")
       ("threads", po::value(&threads)->default_value(threads), "threads (0: all cores)");
   // clang-format on
 }

@@ -156,7 +156,8 @@ void add_product(std::size_t rows, std::size_t inner, const double* a, std::size
 
 }  // namespace
 
-// select() waits for the background task before it returns.
+// Declared noexcept, which tbb::task_group's destructor is not: select()
+// has always waited for the background task before it returned.
 GreedySelection::~GreedySelection() noexcept = default;
 
 void GreedySelection::fill_pool(SelectionContext& context, std::size_t draw_count, std::size_t first) {
