@@ -57,11 +57,11 @@ class DensePredictor final : public Predictor {
     ranks.broadcast(std::span(&first_row, 1), 0);
     variance.first_row = static_cast<std::size_t>(first_row);
     const VariancePlan plan = plan_variances(*matrix_, rows, variance, x);
-    const bool cholesky = plan.method == VarianceMethod::cholesky;
+    const bool cholesky = plan.method == VarianceMethod::cholesky, gbcd = plan.method == VarianceMethod::gbcd;
     const PhaseScope phase(sink,
                            {.name = cholesky ? "variance (cholesky)" : "variance",
-                            .tolerance = cholesky ? 0.0 : variance.tolerance,
-                            .measure = cholesky ? "" : "largest relative error bound of the open rows",
+                            .tolerance = gbcd ? variance.tolerance : 0.0,
+                            .measure = gbcd ? "largest relative error bound of the open rows" : "",
                             .work_unit = cholesky ? "Mflop (factor of K, then the solves)" : "rows done",
                             .description = fmt::format("variances by {}: {}", to_string(plan.method), plan.reason),
                             .rows_done = variance.first_row});
@@ -77,7 +77,7 @@ class DensePredictor final : public Predictor {
                               computed, to_string(plan.method), seconds,
                               1e3 * seconds / static_cast<double>(std::max<std::size_t>(computed, 1)),
                               prediction.batches, prediction.batch_rows);
-    if (!cholesky) {
+    if (gbcd) {
       report.how += fmt::format(", {} iterations, largest relative error bound {:.2e}", prediction.iterations,
                                 prediction.largest_error_bound);
       if (const KernelColumnCache* cache = matrix_->column_cache(); cache != nullptr) {

@@ -198,6 +198,9 @@ void validate(PredictOptions& options, const po::variables_map& values) {
   }
   if (options.variance.active_set_size == 0) throw UsageError("--active-set must be at least 1");
   if (options.variance.candidates == 0) throw UsageError("--candidates must be at least 1");
+  if (options.variance.neighbours == 0) throw UsageError("--neighbours must be at least 1");
+  if (given(values, "neighbours") && options.variance.method != VarianceMethod::nearest)
+    throw UsageError("--neighbours is for --variance-method nearest");
   options.committee.seed = options.variance.seed;
 }
 
@@ -372,7 +375,8 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("quiet,q", "no summary on stderr")
       ("variance", "also write the predictive variance and standard deviation")
       ("latent", "with --variance: of the latent f* (without the noise variance) instead of y*")
-      ("variance-method", po::value(&options.variance_method)->default_value("auto"), "dense models: cholesky (K factorised once: exact, n^2 doubles of --memory), gbcd (batched solves, O(n) memory per row), or auto: cholesky when it fits and costs less")
+      ("variance-method", po::value(&options.variance_method)->default_value("auto"), "dense models: cholesky (K factorised once: exact, n^2 doubles of --memory), gbcd (batched solves, O(n) memory per row), auto: cholesky when it fits and costs less, else gbcd; or nearest: an upper bound, each row conditioned on its --neighbours training rows of highest covariance (one process)")
+      ("neighbours", po::value(&options.variance.neighbours)->default_value(options.variance.neighbours), "nearest: training rows each test row is conditioned on (more: closer to the exact variance, M^3/3 flops a row)")
       ("variance-tol", po::value(&options.variance.tolerance)->default_value(1e-3, "1e-3"), "gbcd: bound on each row's relative variance error, |computed - exact| / exact")
       ("batch-rows", po::value(&options.variance.batch_rows)->default_value(0), "dense models: test rows solved together (0: as many as --memory allows, up to 1024)")
       ("active-set", po::value(&options.variance.active_set_size)->default_value(500), "gbcd: active set size m of the variance solves")

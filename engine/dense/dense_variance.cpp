@@ -118,7 +118,8 @@ VarianceMethod parse_variance_method(const std::string& text) {
   if (text == "auto") return VarianceMethod::automatic;
   if (text == "cholesky") return VarianceMethod::cholesky;
   if (text == "gbcd") return VarianceMethod::gbcd;
-  GPSTREAM_THROW("unknown variance method \"{}\" (choose auto, cholesky or gbcd)", text);
+  if (text == "nearest") return VarianceMethod::nearest;
+  GPSTREAM_THROW("unknown variance method \"{}\" (choose auto, cholesky, gbcd or nearest)", text);
 }
 
 const char* to_string(VarianceMethod method) {
@@ -129,12 +130,23 @@ const char* to_string(VarianceMethod method) {
       return "cholesky";
     case VarianceMethod::gbcd:
       return "gbcd";
+    case VarianceMethod::nearest:
+      return "nearest";
   }
   return "?";
 }
 
 VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const VarianceOptions& options,
                             const double* test_rows) {
+  if (options.method == VarianceMethod::nearest) {
+    GPSTREAM_CHECK(!training.distributed(),
+                   "the nearest variance route runs in one process (it ranks every training row for each test row), "
+                   "but the training rows are partitioned among ranks: take the gbcd route");
+    return {VarianceMethod::nearest,
+            fmt::format("as asked: an upper bound, each row conditioned on its {} training rows of highest covariance",
+                        std::min(options.neighbours, training.size())),
+            false};
+  }
   if (training.distributed()) {
     GPSTREAM_CHECK(options.method != VarianceMethod::cholesky,
                    "the cholesky variance route factorises all of K̄ in one process, but the training rows are "
@@ -198,6 +210,7 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
       return {VarianceMethod::cholesky, "as asked; " + memory, false};
     case VarianceMethod::gbcd:
       return {VarianceMethod::gbcd, "as asked", false};
+    case VarianceMethod::nearest:
     case VarianceMethod::automatic:
       break;
   }
@@ -217,8 +230,8 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   result.latent.resize(count);
   if (options.first_row >= count) return result;
   GPSTREAM_CHECK(training.partition().global_rows > 0, "the model has no training rows");
-  const bool cholesky = plan.method == VarianceMethod::cholesky;
-  GPSTREAM_CHECK(cholesky || training.kernel().noise_variance() > 0.0,
+  const bool cholesky = plan.method == VarianceMethod::cholesky, nearest = plan.method == VarianceMethod::nearest;
+  GPSTREAM_CHECK(cholesky || nearest || training.kernel().noise_variance() > 0.0,
                  "the gbcd variance route bounds its error by the noise variance, which is 0: take the "
                  "cholesky route");
   std::optional<MemoryReservation> factor_memory, disk_route_rows;  // held while the route runs
@@ -242,11 +255,15 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
                                             variance_routes::cholesky_route_bytes(n, training.rows().columns()),
                                             "take the gbcd route, which forms no n×n matrix"));
   }
-  // Test rows per batch (n doubles each): as many as half of the free budget
+  // Test rows per batch (n doubles each; the nearest route's also its M
+  // neighbours' numbers and rows): as many as half of the free budget
   // holds, at most kMaxBatchRows, unless the caller fixed it.
   const std::size_t rows = count - options.first_row;
   // (A rank of a distributed run may own no rows, when there are fewer than ranks.)
-  const std::size_t column_bytes = checked_multiply(std::max<std::size_t>(n, 1), sizeof(double));
+  const std::size_t neighbour_doubles =
+      nearest ? checked_multiply(std::min(options.neighbours, n), training.rows().columns() + 2) : 0;
+  const std::size_t column_bytes =
+      checked_multiply(checked_add(std::max<std::size_t>(n, 1), neighbour_doubles), sizeof(double));
   const std::size_t wanted = std::min(rows, options.batch_rows > 0 ? options.batch_rows : kMaxBatchRows);
   const std::size_t minimum = options.batch_rows > 0 ? wanted : cholesky ? std::min(rows, kMinimumCholeskyBatch) : 1;
   const MemoryReservation batch_memory = training.context().memory().reserve_up_to(
@@ -256,7 +273,7 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   // Every rank solves the same batches: the smallest any rank's budget holds.
   result.batch_rows =
       static_cast<std::size_t>(training.context().communicator().min(static_cast<double>(result.batch_rows)));
-  if (!cholesky && training.column_cache() == nullptr)
+  if (!cholesky && !nearest && training.column_cache() == nullptr)
     result.cache = configure_column_cache(training, {options.policy, ColumnReusePattern::reselected, 0}, options.cache);
 
   const variance_routes::BatchCursor cursor{options.first_row, count, result.batch_rows};
@@ -268,6 +285,8 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   } else if (cholesky) {
     method =
         variance_routes::make_cholesky_variances(training, test_rows, cursor, std::move(*factor_memory), result, sink);
+  } else if (nearest) {
+    method = variance_routes::make_nearest_variances(training, test_rows, cursor, options.neighbours, result, sink);
   } else {
     method = variance_routes::make_gbcd_variances(training, test_rows, cursor, options, result, sink);
   }

@@ -1,7 +1,7 @@
 // Predictive variances of the exact GP (GBCD paper eq. 2, NOTES.md):
 //   latent  var f(x*) = K** − k*ᵀ K̄⁻¹ k*
 //   noisy   var y(x*) = K** + σ² − k*ᵀ K̄⁻¹ k*
-// Two routes, chosen by cost (plan_variances):
+// Two exact routes, chosen by cost (plan_variances), and one bound:
 //
 // cholesky — K̄ = LLᵀ formed and factorised once (n³/3 flops, n² doubles of
 // the budget, panel by panel so that it reports progress and stops), then
@@ -38,7 +38,18 @@
 // rows, and the pass over the union of a batch's local sets limited the
 // batch: 1,024 rows took 9.6 s warm against 6.0 s from zero.
 //
-// auto compares the routes' flops: the cholesky route's n³/3 + n²·r against
+// nearest — an upper bound, for models whose exact variances cost too much
+// (K̄'s factor does not fit on disk, GBCD's solves are slow on a small σ²):
+// each test row conditioned on its M training rows of highest covariance,
+// as a nearest-neighbour GP predicts [Datta16 §2.1]. For any set N of
+// training rows, var(f* | y_N) ≥ var(f* | y), and the M rows of highest
+// covariance with x* are nested in M: the value falls as M grows and is
+// exact at M = n. Per batch of r rows, K(X, Z) in one pass (n·r entries),
+// then per row K̄_NN = LLᵀ (M³/3 flops) and k_Nᵀ K̄_NN⁻¹ k_N = ‖L⁻¹k_N‖².
+// How close it is depends on the kernel's reach (docs/variance.md has
+// measurements); it is never chosen by auto.
+//
+// auto compares the exact routes' flops: the cholesky route's n³/3 + n²·r against
 // the gbcd route's steps, measured by a pilot batch of 64 test rows capped at
 // 2 % of the cholesky route's cost (a kernel of short reach needs tens of
 // steps a batch, kin40k's thousands).
@@ -46,7 +57,8 @@
 // Distributed (training rows partitioned among ranks): the gbcd route, each
 // rank holding its rows of G = K̄U − K(X, X*) and the BCD family's steps
 // shared as in training; the column norms of the stopping rule are summed
-// over the ranks. The cholesky route needs all of K̄ in one process.
+// over the ranks. The cholesky route needs all of K̄ in one process, the
+// nearest route (as built) each test row's covariances with all n rows.
 #pragma once
 
 #include "engine/core/scratch_store.h"
@@ -63,8 +75,8 @@
 
 namespace gpstream {
 
-enum class VarianceMethod { automatic, cholesky, gbcd };
-// "auto", "cholesky", "gbcd"; throws an Error otherwise.
+enum class VarianceMethod { automatic, cholesky, gbcd, nearest };
+// "auto", "cholesky", "gbcd", "nearest"; throws an Error otherwise.
 VarianceMethod parse_variance_method(const std::string& text);
 const char* to_string(VarianceMethod method);
 
@@ -79,6 +91,8 @@ struct VarianceOptions {
   // The variance the bound is relative to: of y* (noise included), or of f*.
   bool noisy = true;
   std::uint64_t max_iterations = 100000;  // per batch
+  // The nearest route: training rows each test row is conditioned on (M; n at most).
+  std::size_t neighbours = 512;
   // Test rows solved together; 0: as many as half of the Context's free
   // memory budget holds (n doubles each), at most 1024.
   std::size_t batch_rows = 0;
@@ -111,7 +125,7 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
 
 struct VariancePrediction {
   std::vector<double> latent;    // K** − k*ᵀK̄⁻¹k* per test row (standardised units); add σ² for y*
-  std::uint64_t iterations = 0;  // gbcd: over all batches; cholesky: panels and batches
+  std::uint64_t iterations = 0;  // gbcd: over all batches; cholesky: panels and batches; nearest: batches
   std::size_t batches = 0, batch_rows = 0;
   std::size_t unconverged_rows = 0;  // gbcd: stopped by max_iterations above the tolerance
   double largest_error_bound = 0.0;  // gbcd: the largest final relative error bound over all rows

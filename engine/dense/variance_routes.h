@@ -1,6 +1,7 @@
-// The two routes of the dense model's variances (dense_variance.h explains
-// both), each an IterativeMethod for the solver driver, in a file of its own
-// (gbcd_variances.cpp, cholesky_variances.cpp), and what they share.
+// The routes of the dense model's variances (dense_variance.h explains
+// them), each an IterativeMethod for the solver driver, in a file of its own
+// (gbcd_variances.cpp, cholesky_variances.cpp, nearest_variances.cpp), and
+// what they share.
 #pragma once
 
 #include "engine/core/context.h"
@@ -37,6 +38,9 @@ std::unique_ptr<IterativeMethod> make_gbcd_variances(KernelMatrix& training, con
 std::unique_ptr<IterativeMethod> make_cholesky_variances(KernelMatrix& training, const double* test_rows,
                                                          BatchCursor cursor, MemoryReservation factor_memory,
                                                          VariancePrediction& result, const VarianceBatchSink& sink);
+std::unique_ptr<IterativeMethod> make_nearest_variances(KernelMatrix& training, const double* test_rows,
+                                                        BatchCursor cursor, std::size_t neighbours,
+                                                        VariancePrediction& result, const VarianceBatchSink& sink);
 
 // The cholesky route with K̄'s factor in `store` (cholesky_variances.cpp), in
 // panels of `panel_columns`; the store holds factor_store_doubles(n, panel_columns).

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 using gpstream::testing::quote;
@@ -330,4 +331,40 @@ TEST_CASE("a variance run stopped by --time-limit or Ctrl-C publishes its finish
           std::string::npos);
     CHECK(read_file(latent) == latent_part);
   }
+}
+
+TEST_CASE("predict --variance-method nearest writes upper bounds of the exact variances, exact with all rows") {
+  ScratchDirectory directory;
+  make_friedman1_model(directory, 500);
+  const std::string model = directory.file("m.h5"), test = directory.file("test.csv");
+  const std::string common = "predict " + quote(model) + " " + quote(test) + " --variance --latent --batch-rows 25";
+  REQUIRE(run_gpstream(common + " --variance-method cholesky -q -o " + quote(directory.file("exact.csv"))).exit_code ==
+          0);
+  const auto bound = run_gpstream(common + " --variance-method nearest --neighbours 50 -o " +
+                                  quote(directory.file("bound.csv")));
+  CAPTURE(bound.err);
+  REQUIRE(bound.exit_code == 0);
+  CHECK(bound.err.find("variances by nearest: as asked: an upper bound, each row conditioned on its 50 training rows") !=
+        std::string::npos);
+  REQUIRE(run_gpstream(common + " --variance-method nearest --neighbours 500 -q -o " + quote(directory.file("all.csv")))
+              .exit_code == 0);
+  const auto exact = read_numbers(directory.file("exact.csv")), bounds = read_numbers(directory.file("bound.csv")),
+             all = read_numbers(directory.file("all.csv"));
+  REQUIRE(exact.size() == 60);
+  REQUIRE(bounds.size() == 60);
+  REQUIRE(all.size() == 60);
+  std::size_t tighter = 0;  // rows where 50 of the 500 rows leave the variance visibly above the exact one
+  for (std::size_t j = 0; j < exact.size(); ++j) {
+    CAPTURE(j);
+    CHECK(bounds[j][0] == exact[j][0]);  // the same means
+    CHECK(bounds[j][1] >= exact[j][1] * (1.0 - 1e-9));
+    CHECK(all[j][1] == doctest::Approx(exact[j][1]).epsilon(1e-8));
+    if (bounds[j][1] > exact[j][1] * 1.01) ++tighter;
+  }
+  CHECK(tighter > 0);  // the bound is not the exact value in disguise
+
+  const auto refused = run_gpstream(common + " --neighbours 50 -o " + quote(directory.file("refused.csv")));
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.err.find("--neighbours is for --variance-method nearest") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(directory.file("refused.csv")));
 }

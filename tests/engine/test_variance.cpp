@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <numeric>
 
 using namespace gpstream;
 using namespace gpstream::testing;
@@ -128,13 +129,14 @@ TEST_CASE("batched variances equal per-row variances and the closed form, by eit
   CHECK(max_relative_error(cholesky.latent, exact) <= 1e-10);
 }
 
-TEST_CASE("variances from streamed training rows equal those from resident rows, bitwise, by either route") {
+TEST_CASE("variances from streamed training rows equal those from resident rows, bitwise, by every route") {
   const Problem training = make_problem(300, 2, 55);
   const Problem test = make_problem(25, 2, 56);
   const KernelHyperparameters h = se_ard(2, 0.7, 0.05);
   VarianceOptions options = latent_options(1e-6, 60);
   options.batch_rows = 10;
-  for (const VarianceMethod method : {VarianceMethod::gbcd, VarianceMethod::cholesky}) {
+  options.neighbours = 40;
+  for (const VarianceMethod method : {VarianceMethod::gbcd, VarianceMethod::cholesky, VarianceMethod::nearest}) {
     CAPTURE(to_string(method));
     const VariancePrediction resident = batched(training, test, h, options, false, nullptr, method);
     const VariancePrediction streamed = batched(training, test, h, options, true, nullptr, method);
@@ -404,4 +406,49 @@ TEST_CASE("auto measures the gbcd route by a pilot batch: a kernel of short reac
   const VariancePlan measured = plan_variances(matrix, test.rows(), options, test.x.data());
   CHECK(measured.method == VarianceMethod::gbcd);
   CHECK(measured.reason.find("a pilot batch of 64 rows took") != std::string::npos);
+}
+
+TEST_CASE("the nearest route bounds the exact variance from above, falls as M grows, and is exact at M = n") {
+  const Problem training = make_problem(200, 2, 61);
+  const Problem test = make_problem(30, 2, 62);
+  for (const KernelHyperparameters& h : every_kernel(2)) {
+    CAPTURE(kernel_name(h));
+    const std::vector<double> exact = closed_form_variance(h, training, test);
+    double scale = h.signal_variance;  // of the kernel's values
+    for (const KernelTerm& term : h.added) scale += term.signal_variance;
+    std::vector<double> previous;
+    for (const std::size_t neighbours : {4, 16, 64, 200, 500}) {
+      CAPTURE(neighbours);
+      VarianceOptions options = latent_options(1e-6, 50);
+      options.neighbours = neighbours;
+      options.batch_rows = 7;  // five batches, the last one partial
+      const VariancePrediction nearest =
+          batched(training, test, h, options, false, nullptr, VarianceMethod::nearest);
+      CHECK(nearest.batches == 5);
+      for (std::size_t t = 0; t < exact.size(); ++t) {
+        CHECK(nearest.latent[t] >= exact[t] - 1e-12 * scale);  // an upper bound
+        if (!previous.empty()) CHECK(nearest.latent[t] <= previous[t] + 1e-12 * scale);  // nested sets
+      }
+      if (neighbours >= training.rows()) CHECK(max_relative_error(nearest.latent, exact) <= 1e-9);
+      if (neighbours == 16) {
+        // Against the closed form on the 16 rows of highest covariance with each test row, found here by brute force.
+        for (std::size_t t = 0; t < test.rows(); ++t) {
+          const double* z = &test.x[t * test.d];
+          std::vector<std::size_t> order(training.rows());
+          std::iota(order.begin(), order.end(), 0);
+          std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return reference_kernel(h, &training.x[a * 2], z, 2) > reference_kernel(h, &training.x[b * 2], z, 2);
+          });
+          Problem nearest_rows{{}, {}, 2}, test_row{{z[0], z[1]}, {0.0}, 2};
+          for (std::size_t q = 0; q < neighbours; ++q) {
+            nearest_rows.x.insert(nearest_rows.x.end(), &training.x[order[q] * 2], &training.x[order[q] * 2] + 2);
+            nearest_rows.y.push_back(training.y[order[q]]);
+          }
+          const double reference = closed_form_variance(h, nearest_rows, test_row)[0];
+          CHECK(nearest.latent[t] == doctest::Approx(reference).epsilon(1e-9).scale(scale));
+        }
+      }
+      previous = nearest.latent;
+    }
+  }
 }
