@@ -51,6 +51,7 @@ class DensePredictor final : public Predictor {
     // K̄'s factor, when it goes to disk: the system's temporary directory unless the caller said where.
     if (!variance.open_factor_store) {
       variance.open_factor_store = scratch_files_in(std::filesystem::temp_directory_path().string());
+      variance.factor_store_room = scratch_room_in(std::filesystem::temp_directory_path().string());
     }
     // Where a resumed run starts: rank 0's count (it read the rows done).
     double first_row = static_cast<double>(variance.first_row);

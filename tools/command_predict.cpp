@@ -464,6 +464,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
   options.variance.cache = options.cache.settings(options.output, "output file", context);
   options.variance.open_factor_store = scratch_files_in(options.cache.disk_directory(options.output));
+  options.variance.factor_store_room = scratch_room_in(options.cache.disk_directory(options.output));
 
   // Run: the writer writes as the predictions come, and a stop publishes the rows done.
   CommandSink sink(context, options, output ? &*output : nullptr);

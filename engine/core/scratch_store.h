@@ -25,5 +25,8 @@ class ScratchStore {
 
 // Opens a store of `doubles` values (its room reserved up front), or throws saying why it cannot.
 using ScratchOpener = std::function<std::unique_ptr<ScratchStore>(std::uint64_t doubles)>;
+// Bytes free where an opener puts its stores, for a planner to leave out a
+// store that would not fit (rather than find out after the work before it).
+using ScratchRoom = std::function<std::uint64_t()>;
 
 }  // namespace gpstream

@@ -171,7 +171,12 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
   const std::size_t disk_needed =
       checked_add(checked_multiply(n, d, sizeof(double)),
                   checked_multiply(n, 2 * kMinimumDiskPanel + std::min(rows, kMinimumCholeskyBatch), sizeof(double)));
-  const bool on_disk = !fits && options.open_factor_store && disk_needed <= available;
+  const std::uint64_t factor_disk_bytes =
+      checked_multiply(variance_routes::factor_store_doubles(n, kDiskPanelColumns), std::uint64_t{sizeof(double)});
+  const std::uint64_t disk_room =
+      options.factor_store_room ? options.factor_store_room() : std::numeric_limits<std::uint64_t>::max();
+  const bool room_on_disk = factor_disk_bytes <= disk_room;
+  const bool on_disk = !fits && options.open_factor_store && disk_needed <= available && room_on_disk;
   std::string pilot_note;
   const std::size_t full_batch = std::min(rows, kMaxBatchRows);
   if (test_rows != nullptr && rows > 0 && options.method == VarianceMethod::automatic && (fits || on_disk) &&
@@ -216,7 +221,17 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
   }
   if (fits && cholesky_flops <= gbcd_flops) return {VarianceMethod::cholesky, memory + ", and " + costs, false};
   if (on_disk && cholesky_flops <= gbcd_flops) return {VarianceMethod::cholesky, disk + ", and " + costs, true};
-  if (!fits) return {VarianceMethod::gbcd, memory + (on_disk ? ", and " + costs : ""), false};
+  if (!fits && !on_disk) {
+    const std::string no_room =
+        options.open_factor_store && !room_on_disk
+            ? fmt::format(", nor on disk ({} free for its {})", format_bytes(static_cast<double>(disk_room)),
+                          format_bytes(static_cast<double>(factor_disk_bytes)))
+            : "";
+    return {VarianceMethod::gbcd,
+            memory + no_room + " (where gbcd's solves take too long, the nearest route bounds each variance from above)",
+            false};
+  }
+  if (!fits) return {VarianceMethod::gbcd, memory + ", and " + costs, false};
   return {VarianceMethod::gbcd, costs, false};
 }
 

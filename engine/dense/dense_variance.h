@@ -10,7 +10,9 @@
 // when n is moderate: 10,000 variances cost about one more factorisation.
 // When K̄ does not fit in the memory budget the factor goes to disk
 // (VarianceOptions::open_factor_store): the same flops, panels of it in
-// memory, the factor (n²/2 doubles) read back per panel and per batch.
+// memory, the factor (n²/2 doubles) read back per panel and per batch. The
+// planner leaves this out where the store has no room for the factor
+// (VarianceOptions::factor_store_room), before anything has run.
 //
 // gbcd — the paper's route (§3.1, Table 3) with a batch of r rows solved
 // together, K̄U = K(X, X*_batch), by block coordinate descent with one active
@@ -102,6 +104,8 @@ struct VarianceOptions {
   // Where the cholesky route keeps K̄'s factor when it does not fit in the
   // memory budget (a file: storage/scratch/scratch_file.h); empty: it must fit.
   ScratchOpener open_factor_store;
+  // The bytes free there: the planner leaves the route out when the factor would not fit (unset: not checked).
+  ScratchRoom factor_store_room;
   // Stops between iterations after this many seconds, leaving later rows undone.
   double time_limit_seconds = std::numeric_limits<double>::infinity();
   // The gbcd route's kernel-column cache (SolverOptions, solvers/dense_solver.h): the

@@ -11,6 +11,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <limits>
 
 namespace gpstream {
 
@@ -72,6 +74,14 @@ void ScratchFile::read(std::uint64_t offset, std::span<double> values) {
 ScratchOpener scratch_files_in(std::string directory) {
   return [directory = std::move(directory)](std::uint64_t doubles) -> std::unique_ptr<ScratchStore> {
     return std::make_unique<ScratchFile>(directory, doubles);
+  };
+}
+
+ScratchRoom scratch_room_in(std::string directory) {
+  return [directory = std::move(directory)]() -> std::uint64_t {
+    std::error_code error;
+    const std::filesystem::space_info space = std::filesystem::space(directory, error);
+    return error ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(space.available);
   };
 }
 

@@ -29,5 +29,7 @@ class ScratchFile final : public ScratchStore {
 
 // A ScratchOpener of ScratchFiles in `directory`.
 ScratchOpener scratch_files_in(std::string directory);
+// The bytes free to this user in `directory` (unknown: the largest value, and opening will say).
+ScratchRoom scratch_room_in(std::string directory);
 
 }  // namespace gpstream

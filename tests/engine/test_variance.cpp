@@ -387,6 +387,12 @@ TEST_CASE("the cholesky route with K̄'s factor on disk gives the closed form, i
   // auto takes it too where it is cheaper than gbcd and the factor does not fit in memory.
   options.method = VarianceMethod::automatic;
   CHECK(plan_variances(matrix, 2000, options).factor_on_disk);
+  options.factor_store_room = [] { return std::uint64_t{3} << 20; };  // 3 MiB free, short of the factor's ~4 MB
+  const VariancePlan no_room = plan_variances(matrix, 2000, options);
+  CHECK(no_room.method == VarianceMethod::gbcd);
+  CHECK(no_room.reason.find("nor on disk (3.0 MiB free for its") != std::string::npos);
+  options.factor_store_room = [] { return std::uint64_t{5} << 20; };
+  CHECK(plan_variances(matrix, 2000, options).factor_on_disk);
   options.open_factor_store = {};  // nowhere to put it: gbcd
   CHECK(plan_variances(matrix, 2000, options).method == VarianceMethod::gbcd);
 }
