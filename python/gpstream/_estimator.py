@@ -103,6 +103,15 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     log : path or None
         The training log (CSV: iteration, seconds, objective, max |g|, ...),
         as `gpstream train --log` writes it: the training curve.
+    variance_method : {'auto', 'cholesky', 'gbcd', 'nearest'}
+        Exact models: how predict(return_std=True) computes the variances
+        (docs/variance.md). auto: the exact route that costs less; nearest:
+        upper bounds, each test row conditioned on its `neighbours` training
+        rows of highest covariance, for models whose exact variances cost
+        too much.
+    neighbours : int
+        variance_method='nearest': the training rows each test row is
+        conditioned on (more: closer to the exact variance; exact at n).
     work_dir : path or None
         Where pickling and copying write their temporary model file
         (default: the system's temporary directory); nothing is kept there.
@@ -140,6 +149,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         checkpoint=None,
         resume=None,
         log=None,
+        variance_method="auto",
+        neighbours=512,
         work_dir=None,
     ):
         self.solver = solver
@@ -161,6 +172,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.checkpoint = checkpoint
         self.resume = resume
         self.log = log
+        self.variance_method = variance_method
+        self.neighbours = neighbours
         self.work_dir = work_dir
 
     # ---- fitting
@@ -321,7 +334,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         model = self._open_model()
         if return_cov:
             return model.predict(X)[0], model.covariance(X)
-        mean, variance = model.predict(X, variance=return_std)
+        mean, variance = model.predict(X, variance=return_std, variance_method=self.variance_method,
+                                       neighbours=self.neighbours)
         if return_std:
             return mean, np.sqrt(variance)
         return mean

@@ -186,7 +186,13 @@ class OpenModel {
 
   // The predictive means and (with `variance`) variances of y* (of f* when `latent`) at the rows of X, in the
   // target's units.
-  py::tuple predict(const InputArray& x, bool variance, bool latent) {
+  py::tuple predict(const InputArray& x, bool variance, bool latent, const std::string& variance_method,
+                    std::size_t neighbours) {
+    gpstream::VarianceOptions variance_options;
+    variance_options.method = gpstream::parse_variance_method(variance_method);
+    variance_options.noisy = !latent;
+    GPSTREAM_CHECK(neighbours > 0, "neighbours must be at least 1");
+    variance_options.neighbours = neighbours;
     std::vector<double> rows = standardised(x);
     const std::size_t count = static_cast<std::size_t>(x.shape(0));
     const gpstream::ModelDescription& model = predictor_->description();
@@ -200,7 +206,7 @@ class OpenModel {
     } sink;
     gpstream::PredictiveDistribution distribution;
     run_interruptibly(*context_, [&] {
-      predictor_->predict(rows.data(), count, {.variance = variance, .variance_options = {}}, sink);
+      predictor_->predict(rows.data(), count, {.variance = variance, .variance_options = variance_options}, sink);
       distribution = gpstream::in_target_units(model.standardisation, model.hyperparameters.noise_variance, latent,
                                                sink.mean, sink.latent, rows.data());
     });
@@ -519,7 +525,9 @@ PYBIND11_MODULE(_gpstream, module) {
            py::arg("model"), py::arg("X") = py::none(), py::arg("y") = py::none(), py::arg("training_path") = "",
            py::arg("memory") = "", py::arg("threads") = 0u)
       .def("predict", &OpenModel::predict, py::arg("X"), py::arg("variance") = false, py::arg("latent") = false,
-           "(mean, variance or None) at the rows of X, in the target's units.")
+           py::arg("variance_method") = "auto", py::arg("neighbours") = gpstream::VarianceOptions{}.neighbours,
+           "(mean, variance or None) at the rows of X, in the target's units; dense models' variances by "
+           "variance_method (auto, cholesky, gbcd, or nearest: upper bounds from `neighbours` rows).")
       .def("covariance", &OpenModel::covariance, py::arg("X"),
            "The joint predictive covariance of y* at the rows of X (exact models), in the target's units.");
   module.def(

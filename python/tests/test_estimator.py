@@ -81,6 +81,23 @@ def test_the_matern_kernels_equal_scikit_learns(kernel, nu):
     np.testing.assert_allclose(std, expected_std, rtol=1e-8)
 
 
+def test_nearest_variances_bound_scikit_learns_from_above_and_equal_them_with_every_row():
+    X, y = problem(200)
+    Z, _ = problem(40, seed=3)
+    settings = dict(solver="cholesky", kernel="matern32", standardise=False, length_scale=[0.6, 0.9],
+                    signal_variance=1.1, noise_variance=0.02)
+    kernel = ConstantKernel(1.1, "fixed") * Matern([0.6, 0.9], "fixed", nu=1.5) + WhiteKernel(0.02, "fixed")
+    _, expected_std = ScikitLearnGP(kernel=kernel, optimizer=None, alpha=1e-15).fit(X, y).predict(Z, return_std=True)
+    few = gpstream.GaussianProcessRegressor(variance_method="nearest", neighbours=15, **settings).fit(X, y)
+    _, bound = few.predict(Z, return_std=True)
+    assert np.all(bound >= expected_std * (1 - 1e-9))
+    assert np.any(bound > expected_std * 1.01)  # 15 of 200 rows: visibly above somewhere
+    every = gpstream.GaussianProcessRegressor(variance_method="nearest", neighbours=200, **settings).fit(X, y)
+    np.testing.assert_allclose(every.predict(Z, return_std=True)[1], expected_std, rtol=1e-8)
+    with pytest.raises(Exception, match="unknown variance method"):
+        gpstream.GaussianProcessRegressor(variance_method="closest", **settings).fit(X, y).predict(Z, return_std=True)
+
+
 def test_kernel_auto_learns_the_model_gpstream_hyper_learns(cli, tmp_path):
     # A rough GP (Matérn 1/2) on a linear trend: auto should pick matern12, and the mean the trend's inputs.
     rng = np.random.default_rng(5)
