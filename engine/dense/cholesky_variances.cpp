@@ -20,16 +20,11 @@ constexpr std::size_t kPanelColumns = 256;
 
 // The cholesky route: K̄ = LLᵀ one panel per iteration, then one batch of
 // test rows per iteration, k*ᵀK̄⁻¹k* = ‖L⁻¹k*‖². Work is counted in Mflop.
-class CholeskyVariances final : public IterativeMethod {
+class CholeskyVariances final : public VarianceRoute {
  public:
   CholeskyVariances(KernelMatrix& training, const double* test_rows, BatchCursor cursor,
                     MemoryReservation factor_memory, VariancePrediction& result, const VarianceBatchSink& sink)
-      : training_(training),
-        test_rows_(test_rows),
-        cursor_(cursor),
-        factor_memory_(std::move(factor_memory)),
-        result_(result),
-        sink_(sink) {
+      : VarianceRoute(training, test_rows, cursor, result, sink), factor_memory_(std::move(factor_memory)) {
     const double order = static_cast<double>(training.size());
     total_flops_ =
         PanelCholesky::flops(training.size()) + order * order * static_cast<double>(cursor.count - cursor.first);
@@ -61,30 +56,16 @@ class CholeskyVariances final : public IterativeMethod {
       result_.latent[cursor_.first + j] = std::max(0.0, training_.kernel().self_covariance(z + j * d) - quadratic[j]);
     }
     done_flops_ += static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(r);
-    ++result_.batches;
-    if (sink_) sink_(cursor_.first, std::span<const double>(result_.latent.data() + cursor_.first, r));
-    cursor_.first += r;
+    publish_batch(r);
   }
 
-  RunCounters counters() const override { return counters_; }
-  void set_counters(const RunCounters& counters) override { counters_ = counters; }
-  double objective() const override { return 0.0; }
-  double convergence_measure() const override { return 0.0; }
-  std::string measure_name() const override { return ""; }
   bool complete() const override { return factorisation_ && factorisation_->done() && cursor_.done(); }
-  bool converges() const override { return false; }
   std::pair<std::uint64_t, std::uint64_t> work_done() const override {
     return {static_cast<std::uint64_t>(done_flops_ / 1e6), static_cast<std::uint64_t>(total_flops_ / 1e6)};
   }
 
  private:
-  KernelMatrix& training_;
-  const double* test_rows_;
-  BatchCursor cursor_;
   MemoryReservation factor_memory_;
-  VariancePrediction& result_;
-  VarianceBatchSink sink_;  // a copy: a caller's temporary may not outlive the route
-  RunCounters counters_;
   std::vector<double> factor_matrix_, batch_;
   std::unique_ptr<PanelCholesky> factorisation_;
   double done_flops_ = 0.0, total_flops_ = 0.0;
@@ -101,16 +82,11 @@ class CholeskyVariances final : public IterativeMethod {
 // waits for one panel at most. The same flops as in memory, plus reading
 // the factor (n²/2 doubles) once per panel pair of the factorisation (~the
 // number of panels / 2 times in all) and once per batch.
-class DiskCholeskyVariances final : public IterativeMethod {
+class DiskCholeskyVariances final : public VarianceRoute {
  public:
   DiskCholeskyVariances(KernelMatrix& training, const double* test_rows, BatchCursor cursor, std::size_t panel_columns,
                         std::unique_ptr<ScratchStore> store, VariancePrediction& result, const VarianceBatchSink& sink)
-      : training_(training),
-        test_rows_(test_rows),
-        cursor_(cursor),
-        store_(std::move(store)),
-        result_(result),
-        sink_(sink) {
+      : VarianceRoute(training, test_rows, cursor, result, sink), store_(std::move(store)) {
     const std::size_t n = training.size();
     for (std::size_t c0 = 0; c0 < n; c0 += panel_columns) {
       const std::size_t w = std::min(panel_columns, n - c0);
@@ -146,13 +122,7 @@ class DiskCholeskyVariances final : public IterativeMethod {
     solve_panel();
   }
 
-  RunCounters counters() const override { return counters_; }
-  void set_counters(const RunCounters& counters) override { counters_ = counters; }
-  double objective() const override { return 0.0; }
-  double convergence_measure() const override { return 0.0; }
-  std::string measure_name() const override { return ""; }
   bool complete() const override { return factored_ == panels_.size() && cursor_.done(); }
-  bool converges() const override { return false; }
   std::pair<std::uint64_t, std::uint64_t> work_done() const override {
     // The panels' counts differ from n³/3 + n²r by the triangles' rounding: never past the total.
     return {static_cast<std::uint64_t>(std::min(done_flops_, total_flops_) / 1e6),
@@ -226,19 +196,11 @@ class DiskCholeskyVariances final : public IterativeMethod {
     for (std::size_t j = 0; j < r; ++j) {
       result_.latent[cursor_.first + j] = std::max(0.0, training_.kernel().self_covariance(z + j * d) - quadratic[j]);
     }
-    ++result_.batches;
-    if (sink_) sink_(cursor_.first, std::span<const double>(result_.latent.data() + cursor_.first, r));
-    cursor_.first += r;
+    publish_batch(r);
     solved_ = 0;
   }
 
-  KernelMatrix& training_;
-  const double* test_rows_;
-  BatchCursor cursor_;
   std::unique_ptr<ScratchStore> store_;
-  VariancePrediction& result_;
-  VarianceBatchSink sink_;  // a copy: a caller's temporary may not outlive the route
-  RunCounters counters_;
   std::vector<Panel> panels_;
   std::uint64_t stored_ = 0;
   std::size_t factored_ = 0, solved_ = 0;

@@ -49,16 +49,12 @@ void keep_columns(std::vector<double>& gradient, std::size_t n, std::size_t r, c
 // max_iterations of its batch (counted as unconverged). Each batch draws from
 // its own random stream, seeded by (seed, first row): a batch gives the same
 // variances whether a run starts at it or reaches it.
-class GbcdVariances final : public IterativeMethod {
+class GbcdVariances final : public VarianceRoute {
  public:
   GbcdVariances(KernelMatrix& training, const double* test_rows, BatchCursor cursor, const VarianceOptions& options,
                 VariancePrediction& result, const VarianceBatchSink& sink)
-      : training_(training),
-        test_rows_(test_rows),
-        cursor_(cursor),
+      : VarianceRoute(training, test_rows, cursor, result, sink),
         options_(options),
-        result_(result),
-        sink_(sink),
         descent_(training, make_active_set_policy(options.policy, options.candidates), options.active_set_size),
         rows_done_(cursor.first) {}
 
@@ -85,14 +81,11 @@ class GbcdVariances final : public IterativeMethod {
     if (open_.empty()) finish_batch();
   }
 
-  RunCounters counters() const override { return counters_; }
-  void set_counters(const RunCounters& counters) override { counters_ = counters; }
   // Σ_j f_j over the batch: −½ Σ k*ᵀK̄⁻¹k* as the solves converge.
   double objective() const override { return std::accumulate(objective_.begin(), objective_.end(), 0.0); }
   double convergence_measure() const override { return open_bound_; }
   std::string measure_name() const override { return "largest relative error bound of the open rows"; }
-  bool complete() const override { return cursor_.done(); }
-  bool converges() const override { return false; }  // each row stops at the tolerance on its own
+  bool complete() const override { return cursor_.done(); }  // each row stops at the tolerance on its own
   // Rows before the run's first (a resumed run) count as done.
   std::pair<std::uint64_t, std::uint64_t> work_done() const override { return {rows_done_, cursor_.count}; }
 
@@ -172,22 +165,14 @@ class GbcdVariances final : public IterativeMethod {
       result_.latent[first + j] = std::max(0.0, prior_[j] + 2.0 * objective_[j]);
       result_.largest_error_bound = std::max(result_.largest_error_bound, final_bound_[j]);
     }
-    ++result_.batches;
-    if (sink_) sink_(first, std::span<const double>(result_.latent.data() + first, r));
-    cursor_.first += r;
+    publish_batch(r);
     begin_batch();
   }
 
-  KernelMatrix& training_;
-  const double* test_rows_;
-  BatchCursor cursor_;
   const VarianceOptions& options_;
-  VariancePrediction& result_;
-  VarianceBatchSink sink_;  // a copy: a caller's temporary may not outlive the route
   BlockCoordinateDescent descent_;
   std::mt19937_64 random_;
   AuxiliaryState auxiliary_;
-  RunCounters counters_;
   std::size_t rows_done_ = 0;
   std::uint64_t batch_iteration_ = 0;
   double open_bound_ = 0.0;

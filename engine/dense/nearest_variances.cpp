@@ -37,17 +37,13 @@ constexpr std::size_t kTestRowsPerTask = 8;
 // training rows, each test row's M nearest chosen from it, their rows
 // gathered once for the batch, then per test row K̄_NN = LLᵀ (M³/3 flops)
 // and k*ᵀK̄_NN⁻¹k* = ‖L⁻¹k_N‖².
-class NearestVariances final : public IterativeMethod {
+class NearestVariances final : public VarianceRoute {
  public:
   NearestVariances(KernelMatrix& training, const double* test_rows, BatchCursor cursor, std::size_t neighbours,
                    VariancePrediction& result, const VarianceBatchSink& sink)
-      : training_(training),
-        test_rows_(test_rows),
-        cursor_(cursor),
+      : VarianceRoute(training, test_rows, cursor, result, sink),
         neighbours_(std::min(neighbours, training.size())),
         start_row_(cursor.first),
-        result_(result),
-        sink_(sink),
         systems_memory_(training.context().memory().reserve(
             "the nearest variance route's systems (one per thread)",
             checked_multiply(training.context().threads(),
@@ -88,18 +84,10 @@ class NearestVariances final : public IterativeMethod {
       result_.latent[cursor_.first + j] = std::max(0.0, training_.kernel().self_covariance(z + j * d) - explained);
     });
     ++result_.iterations;
-    ++result_.batches;
-    if (sink_) sink_(cursor_.first, std::span<const double>(result_.latent.data() + cursor_.first, r));
-    cursor_.first += r;
+    publish_batch(r);
   }
 
-  RunCounters counters() const override { return counters_; }
-  void set_counters(const RunCounters& counters) override { counters_ = counters; }
-  double objective() const override { return 0.0; }
-  double convergence_measure() const override { return 0.0; }
-  std::string measure_name() const override { return ""; }
   bool complete() const override { return cursor_.done(); }
-  bool converges() const override { return false; }
   std::pair<std::uint64_t, std::uint64_t> work_done() const override {
     return {cursor_.first - start_row_, cursor_.count - start_row_};
   }
@@ -144,14 +132,8 @@ class NearestVariances final : public IterativeMethod {
     std::vector<double> rows, matrix, covariance;  // x_N (M×d), K̄_NN then L (M×M), k_N then L⁻¹k_N
   };
 
-  KernelMatrix& training_;
-  const double* test_rows_;
-  BatchCursor cursor_;
   std::size_t neighbours_, start_row_;
-  VariancePrediction& result_;
-  VarianceBatchSink sink_;  // a copy: a caller's temporary may not outlive the route
   MemoryReservation systems_memory_;
-  RunCounters counters_;
   std::vector<double> cross_, gathered_rows_;
   std::vector<std::size_t> chosen_, gathered_;
   tbb::enumerable_thread_specific<System> systems_;

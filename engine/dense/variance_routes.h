@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 namespace gpstream::variance_routes {
@@ -22,6 +24,39 @@ struct BatchCursor {
   std::size_t first = 0, count = 0, batch_rows = 1;
   bool done() const { return first >= count; }
   std::size_t rows() const { return std::min(batch_rows, count - first); }
+};
+
+// What every route is as an IterativeMethod: the training and test rows, the
+// batch cursor, the result and where each finished batch goes, the driver's
+// counters. A route runs to completion; only the gbcd route has an
+// objective and a measure to show.
+class VarianceRoute : public IterativeMethod {
+ public:
+  RunCounters counters() const override { return counters_; }
+  void set_counters(const RunCounters& counters) override { counters_ = counters; }
+  double objective() const override { return 0.0; }
+  double convergence_measure() const override { return 0.0; }
+  std::string measure_name() const override { return ""; }
+  bool converges() const override { return false; }
+
+ protected:
+  VarianceRoute(KernelMatrix& training, const double* test_rows, BatchCursor cursor, VariancePrediction& result,
+                const VarianceBatchSink& sink)
+      : training_(training), test_rows_(test_rows), cursor_(cursor), result_(result), sink_(sink) {}
+  // The batch's r rows are in result_.latent from cursor_.first: counts the
+  // batch, hands its rows to the sink and moves the cursor past them.
+  void publish_batch(std::size_t r) {
+    ++result_.batches;
+    if (sink_) sink_(cursor_.first, std::span<const double>(result_.latent.data() + cursor_.first, r));
+    cursor_.first += r;
+  }
+
+  KernelMatrix& training_;
+  const double* test_rows_;
+  BatchCursor cursor_;
+  VariancePrediction& result_;
+  VarianceBatchSink sink_;  // a copy: a caller's temporary may not outlive the route
+  RunCounters counters_;
 };
 
 // Σ_i G_ij² for each of the r columns of G (n×r, row-major), summed in a
