@@ -17,7 +17,7 @@
 # they are trained here when missing (bcef ~7 min, sgemm ~25 min).
 #
 #   bench/run_nearest_variance_bench.sh [DATASET ...]   (default: kin40k bcef sgemm)
-#   NEIGHBOURS="64 256 512 1024 2048"
+#   NEIGHBOURS="64 256 512 1024 2048"   GPSTREAM=path/to/gpstream (default: build/tools/gpstream)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 data="${GPSTREAM_DATA:-$root/../shared/data}"
