@@ -75,6 +75,7 @@ class NearestVariances final : public VarianceRoute {
       }
       training_.block(system.rows.data(), m, system.rows.data(), m, system.matrix.data());
       for (std::size_t q = 0; q < m; ++q) system.matrix[q * m + q] += noise;
+      // k_N from the rows, not read from K(X, Z): a row's value then does not depend on the tiles of the pass.
       training_.block(system.rows.data(), m, z + j * d, 1, system.covariance.data());
       cholesky_factor(system.matrix.data(), m, "K̄ over a test row's nearest training rows");
       const int order = static_cast<int>(m);

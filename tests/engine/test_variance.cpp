@@ -432,8 +432,10 @@ TEST_CASE("the nearest route bounds the exact variance from above, falls as M gr
           batched(training, test, h, options, false, nullptr, VarianceMethod::nearest);
       CHECK(nearest.batches == 5);
       for (std::size_t t = 0; t < exact.size(); ++t) {
-        CHECK(nearest.latent[t] >= exact[t] - 1e-12 * scale);  // an upper bound
-        if (!previous.empty()) CHECK(nearest.latent[t] <= previous[t] + 1e-12 * scale);  // nested sets
+        // Up to rounding: K̄'s condition number here is below 1e4, so both solves are good to ~1e-12 of s²,
+        // on any CPU; the gaps the bound and the nesting leave at small M are many orders larger.
+        CHECK(nearest.latent[t] >= exact[t] - 1e-10 * scale);  // an upper bound
+        if (!previous.empty()) CHECK(nearest.latent[t] <= previous[t] + 1e-10 * scale);  // nested sets
       }
       if (neighbours >= training.rows()) CHECK(max_relative_error(nearest.latent, exact) <= 1e-9);
       if (neighbours == 16) {
