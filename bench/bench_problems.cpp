@@ -13,12 +13,36 @@
 #include <iostream>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 namespace gpstream::bench {
 
 namespace fs = std::filesystem;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+void read_standardised(const std::filesystem::path& path, std::vector<double>& x, std::vector<double>& y,
+                       std::size_t& d) {
+  std::ifstream stream(path);
+  std::string line;
+  std::getline(stream, line);
+  d = static_cast<std::size_t>(std::count(line.begin(), line.end(), ','));
+  while (std::getline(stream, line)) {
+    std::stringstream fields(line);
+    std::string field;
+    for (std::size_t k = 0; k <= d && std::getline(fields, field, ','); ++k)
+      (k < d ? x : y).push_back(std::stod(field));
+  }
+  const std::size_t n = y.size();
+  for (std::size_t l = 0; l <= d; ++l) {
+    double mean = 0, squares = 0;
+    const auto at = [&](std::size_t i) -> double& { return l < d ? x[i * d + l] : y[i]; };
+    for (std::size_t i = 0; i < n; ++i) mean += at(i) / static_cast<double>(n);
+    for (std::size_t i = 0; i < n; ++i) squares += (at(i) - mean) * (at(i) - mean) / static_cast<double>(n);
+    const double spread = squares > 0 ? std::sqrt(squares) : 1.0;
+    for (std::size_t i = 0; i < n; ++i) at(i) = (at(i) - mean) / spread;
+  }
+}
 
 Problem load_real(const std::string& name, const fs::path& data, std::size_t subset, std::uint64_t seed) {
   Problem problem;

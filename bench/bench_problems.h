@@ -34,6 +34,12 @@ Problem load_real(const std::string& name, const std::filesystem::path& data, st
 // standardised with the training set's own statistics.
 Problem make_friedman1(const std::filesystem::path& data, std::size_t rows, std::size_t test_rows);
 
+// A CSV of numbers with a header, the last column the target (the datasets
+// without a reference file: bcef, sgemm): x (n×d) and y, each column
+// standardised by its own mean and (population) standard deviation.
+void read_standardised(const std::filesystem::path& path, std::vector<double>& x, std::vector<double>& y,
+                       std::size_t& d);
+
 // Parses a bench program's command line; prints the options and returns
 // false when --help was given.
 bool parse_bench_options(int argc, char** argv, const boost::program_options::options_description& options,

@@ -25,7 +25,8 @@ int run_hyper(const std::vector<std::string>& args) {
       "NLopt, in log-space, with bounds and random restarts), then refined on all rows by the Vecchia\n"
       "likelihood (--learn-on all; each row conditioned on its --neighbours nearest earlier rows) where\n"
       "that is within 0.01 nats per row of the exact likelihood on a sample; else the chosen candidate\n"
-      "is refined by the exact likelihood on subsets of twice the rows, up to --exact-rows (8000).\n"
+      "is refined by the exact likelihood on subsets of twice the rows, up to --exact-rows (8000), then\n"
+      "on all rows by quasi-Newton steps on its stochastic gradient (--all-rows-steps, --probes).\n"
       "The lowest -log p, penalised by the parameters' count (BIC), wins. Inputs and targets are standardised\n"
       "with the dataset's statistics, which the file records; `gpstream train --hyper HYPER.json` trains\n"
       "with the result. Prints the objective at every evaluation, the table of kernels compared, then\n"
@@ -83,15 +84,16 @@ int run_hyper(const std::vector<std::string>& args) {
   if (values.count("quiet") == 0) observe.emplace(context, std::vector<RunObserver*>{&trace});
   // A checkpoint of this very search (same arguments, same data) is continued; another one is not ours to replace.
   const SearchCheckpoint identity{"hyper", args, description.fingerprint, {}};
-  std::vector<SearchJournal::Entry> replay;
+  SearchCheckpoint replay;
   if (!checkpoint.empty() && std::filesystem::exists(checkpoint)) {
     SearchCheckpoint saved = read_search_checkpoint(checkpoint);
     GPSTREAM_CHECK(saved.command == identity.command && saved.arguments == identity.arguments &&
                        saved.dataset_fingerprint == identity.dataset_fingerprint,
                    "--checkpoint: '{}' holds another search (gpstream {} {}); give another file, or remove it",
                    checkpoint, saved.command, fmt::join(saved.arguments, " "));
-    replay = std::move(saved.entries);
-    fmt::print(stderr, "hyper: continuing the search saved in '{}' ({} evaluations)\n", checkpoint, replay.size());
+    replay = std::move(saved);
+    fmt::print(stderr, "hyper: continuing the search saved in '{}' ({} evaluations)\n", checkpoint,
+               replay.entries.size());
   }
   SearchCheckpoints checkpoints(checkpoint, checkpoint_every, identity, true, std::move(replay));
   const auto learned = [&] {

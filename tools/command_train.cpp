@@ -191,8 +191,8 @@ int run_train_alone(const std::vector<std::string>& args) {
 
 namespace {
 
-// A training job; `replay`: the evaluations of its hyperparameter search so far (a job interrupted while learning).
-int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std::vector<SearchJournal::Entry> replay) {
+// A training job; `replay`: its hyperparameter search so far (a job interrupted while learning).
+int run_train_job(const std::vector<std::string>& args, Communicator& ranks, SearchCheckpoint replay) {
   CommandSpec spec;
   TrainOptions options;
   describe_command(spec, options);
@@ -218,7 +218,8 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std
       fmt::print(stderr, "train: resuming the hyperparameter search saved in '{}' ({} evaluations)\n", options.resume,
                  saved.entries.size());
     }
-    return run_train_job(saved.arguments, ranks, std::move(saved.entries));
+    std::vector<std::string> arguments = saved.arguments;
+    return run_train_job(arguments, ranks, std::move(saved));
   }
 
   // Validate.
@@ -286,11 +287,11 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, std
   // The engine says why auto chose; naming the flag that overrides it is the command line's part.
   if (cache.starts_with("kernel-column cache off (auto")) cache += "; --cache ram forces it";
   if (!options.quiet) {
-    std::string what =
-        !method.dense() ? fmt::format("{} model, basis {}, on", trained.solver.name, trained.solver.active_set_size)
-        : vectors_held(method, trained.solver).of_every_row > 0
-            ? fmt::format("{} with {} past steps on", trained.solver.name, trained.solver.subspace_steps)
-            : fmt::format("{} on", trained.solver.name);
+    std::string what = !method.dense()
+                           ? fmt::format("{} model, basis {}, on", trained.solver.name, trained.solver.active_set_size)
+                       : vectors_held(method, trained.solver).of_every_row > 0
+                           ? fmt::format("{} with {} past steps on", trained.solver.name, trained.solver.subspace_steps)
+                           : fmt::format("{} on", trained.solver.name);
     if (distributed) {
       what = fmt::format("{} ranks (rank 0: rows 1 to {}; the budget below is each rank's), {}", ranks.size(),
                          format_count(training.partition().count), what);

@@ -87,7 +87,10 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
       ("mean-fit", po::value(&mean_fit)->default_value(mean_fit), "ols: the trend by least squares, the kernel learned on its residual (restricted spatial regression: the trend keeps the covariates' effect far from the training rows); gls: jointly with the kernel by maximum likelihood")
       ("learn-on", po::value(&learn_on)->default_value(learn_on), "all: refine the subset's optimum on every row by the Vecchia likelihood (nearest-neighbour conditionals); subset: the subset's exact likelihood only")
       ("neighbours", po::value(&neighbours)->default_value(neighbours), "--learn-on all: conditioning rows per row of the Vecchia likelihood")
-      ("exact-rows", po::value(&exact_rows)->default_value(exact_rows), "--learn-on all, where the Vecchia likelihood is not accurate enough: refine the chosen kernel by the exact likelihood on random subsets of twice the rows each time, up to this many (O(rows^3) time, 16 rows^2 bytes; --subset or less: off)");
+      ("exact-rows", po::value(&exact_rows)->default_value(exact_rows), "--learn-on all, where the Vecchia likelihood is not accurate enough: refine the chosen kernel by the exact likelihood on random subsets of twice the rows each time, up to this many (O(rows^3) time, 16 rows^2 bytes; --subset or less: off)")
+      ("all-rows-steps", po::value(&stochastic.max_steps)->default_value(stochastic.max_steps), "--learn-on all, after --exact-rows: refine on all rows by quasi-Newton steps on the exact likelihood's stochastic gradient, at most this many gradient estimates (each t + 1 GBCD solves and a pass over all pairs of rows; 0: off)")
+      ("probes", po::value(&stochastic.gradient.probes)->default_value(stochastic.gradient.probes), "random probe vectors t of each all-rows gradient estimate (Hutchinson's trace estimator; its error falls as 1/sqrt(t); a multiple of 4)")
+      ("all-rows-tol", po::value(&stochastic.gradient.tolerance)->default_value(stochastic.gradient.tolerance, "1e-2"), "relative residual of the all-rows estimates' solves");
   // clang-format on
 }
 
@@ -129,6 +132,16 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   if (learning.neighbours < 1) throw UsageError("--neighbours must be at least 1");
   model.vecchia.neighbours = learning.neighbours;
   model.exact_rows = learning.exact_rows;
+  model.stochastic = learning.stochastic;
+  if (model.stochastic.max_steps > 0) {
+    const StochasticGradientOptions& gradient = model.stochastic.gradient;
+    if (gradient.probes < 4 || gradient.probes % gradient.groups != 0) {
+      throw UsageError(
+          fmt::format("--probes must be a multiple of {} and at least 4, not {}", gradient.groups, gradient.probes));
+    }
+    if (!(gradient.tolerance > 0 && gradient.tolerance < 1))
+      throw UsageError(fmt::format("--all-rows-tol must lie in (0, 1), not {}", gradient.tolerance));
+  }
   try {
     model.mean = parse_mean_function(learning.mean, feature_names);
   } catch (const Error& error) {
@@ -275,10 +288,13 @@ void SearchTraceObserver::on_start(const IterationReport&) {
 }
 
 void SearchTraceObserver::on_iteration(const IterationReport& report) {
+  if (report.inner_iteration > 0) return;  // a solve inside an all-rows estimate: its line comes when it is done
   const std::size_t p = report.point.size();
-  fmt::print(out_, "{:>5} {:>5} {:>16.6f} {:>10.3e} {:>11.5g} {:>11.5g}\n", report.done, report.iteration,
-             report.objective, report.convergence_measure, p >= 2 ? report.point[p - 2] : 0.0,
-             p >= 2 ? report.point[p - 1] : 0.0);
+  // An all-rows estimate has a gradient, not a value.
+  const std::string objective =
+      std::isnan(report.objective) ? std::string("(all rows)") : fmt::format("{:.6f}", report.objective);
+  fmt::print(out_, "{:>5} {:>5} {:>16} {:>10.3e} {:>11.5g} {:>11.5g}\n", report.done, report.iteration, objective,
+             report.convergence_measure, p >= 2 ? report.point[p - 2] : 0.0, p >= 2 ? report.point[p - 1] : 0.0);
   std::fflush(out_);
 }
 
@@ -313,6 +329,14 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
 }
 
 void SearchProgressObserver::on_iteration(const IterationReport& report) {
+  if (std::isnan(report.objective)) {  // an all-rows gradient estimate (engine/hyper/stochastic_refinement.h)
+    if (report.inner_iteration == 0) return;
+    line_.update(fmt::format(
+        "learning on all rows: estimate {} of at most {}, solves at iteration {}, largest "
+        "residual {:.2e}, elapsed {:.0f}s",
+        report.done, report.total, report.inner_iteration, report.convergence_measure, line_.elapsed_seconds()));
+    return;
+  }
   ++evaluations_;
   line_.update(fmt::format("learning: evaluation {} (search {}), -log p {:.6g}, |gradient|inf {:.2e}, elapsed {:.0f}s",
                            evaluations_, report.done, report.objective, report.convergence_measure,
@@ -325,13 +349,13 @@ void SearchProgressObserver::on_warning(const std::string& message) {
 }
 
 SearchCheckpoints::SearchCheckpoints(std::string path, double every_seconds, SearchCheckpoint identity, bool root,
-                                     std::vector<SearchJournal::Entry> replay)
+                                     SearchCheckpoint replay)
     : path_(std::move(path)),
       every_seconds_(every_seconds),
       identity_(std::move(identity)),
       root_(root),
-      replayed_(replay.size()),
-      journal_(std::move(replay)),
+      replayed_(replay.entries.size()),
+      journal_(std::move(replay.entries), std::move(replay.warm_start)),
       last_written_(std::chrono::steady_clock::now()) {
   if (path_.empty()) return;
   journal_.on_entry = [this](const SearchJournal&) {
@@ -343,6 +367,7 @@ SearchCheckpoints::SearchCheckpoints(std::string path, double every_seconds, Sea
 void SearchCheckpoints::write_now() {
   if (path_.empty() || !root_) return;
   identity_.entries = journal_.entries();
+  identity_.warm_start = journal_.warm_start;
   try {
     write_search_checkpoint(path_, identity_);
   } catch (const Error& error) {

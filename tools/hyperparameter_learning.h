@@ -39,7 +39,7 @@ struct KernelValueOptions {
 };
 
 // --init, --subset, --restarts, --hyper-tol, --min-noise, --max-evaluations,
-// --mean, --mean-fit, --learn-on, --neighbours, --exact-rows.
+// --mean, --mean-fit, --learn-on, --neighbours, --exact-rows, --all-rows-steps, --probes, --all-rows-tol.
 struct HyperparameterLearningOptions {
   SubsetLearningOptions learning;
   std::string init_file;
@@ -48,6 +48,7 @@ struct HyperparameterLearningOptions {
   std::string learn_on = "all";
   std::size_t neighbours = VecchiaOptions{}.neighbours;
   std::size_t exact_rows = ModelLearningOptions{}.exact_rows;
+  StochasticRefinementOptions stochastic;
 
   void add(po::options_description& options);
   // The first of these options given on the command line, if any (train refuses them without --learn-hyper).
@@ -118,11 +119,12 @@ class SearchProgressObserver final : public RunObserver {
 // A learning run's checkpoints (storage/checkpoint/search_checkpoint.h):
 // its journal written to `path` every `every_seconds` of wall time (by rank
 // 0 of a distributed run) and by write_now() when the run is interrupted;
-// `replay` the evaluations of the run it continues. No path: no checkpoints.
+// `replay` the evaluations of the run it continues (its entries and warm
+// start). No path: no checkpoints.
 class SearchCheckpoints {
  public:
   SearchCheckpoints(std::string path, double every_seconds, SearchCheckpoint identity, bool root,
-                    std::vector<SearchJournal::Entry> replay = {});
+                    SearchCheckpoint replay = {});
   SearchJournal& journal() { return journal_; }
   void write_now();
   std::size_t replayed() const { return replayed_; }

@@ -30,6 +30,9 @@ struct IterationReport {
   std::uint64_t done = 0, total = 0;
   // The current point of a search (a hyperparameter search's [ℓ…, s², σ²]); empty otherwise.
   std::span<const double> point;
+  // Within a step that runs a solve of its own (an all-rows gradient estimate of a search): the
+  // solve's iteration, with convergence_measure the solve's; 0 for the step's own report.
+  std::uint64_t inner_iteration = 0;
   // Kernel columns asked of the column cache in this run, and of those how
   // many it held (kernels/kernel_column_cache.h); 0 and 0 without a cache.
   std::uint64_t column_cache_lookups = 0, column_cache_hits = 0;

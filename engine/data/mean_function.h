@@ -56,6 +56,8 @@ std::vector<double> least_squares_coefficients(Communicator& ranks, RowSource& r
 class MeanResidualRowSource final : public TransformedRowSource {
  public:
   MeanResidualRowSource(RowSource& inner, MeanFunction mean) : TransformedRowSource(inner), mean_(std::move(mean)) {}
+  // X passes through unchanged: products read the inner rows in place when they are in memory.
+  const double* resident_rows() const override { return inner().resident_rows(); }
 
  private:
   void transform(double* x, double* y, std::size_t count) const override;

@@ -55,6 +55,9 @@ class TransformedRowSource : public RowSource {
   bool has_targets() const override { return inner_.has_targets(); }
   std::size_t preferred_block_alignment() const override { return inner_.preferred_block_alignment(); }
 
+ protected:
+  RowSource& inner() const { return inner_; }
+
  private:
   // Changes `count` rows just read into x (count×d) and y (null when the targets are not wanted).
   virtual void transform(double* x, double* y, std::size_t count) const = 0;

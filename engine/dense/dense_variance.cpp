@@ -84,27 +84,6 @@ Pilot run_pilot(KernelMatrix& training, const double* test_rows, std::size_t cou
 
 namespace variance_routes {
 
-// Σ_i G_ij² for each of the r columns of G (n×r, row-major), summed in a
-// fixed order (blocks of rows in sequence) so that the stopping decisions do
-// not depend on the thread count.
-std::vector<double> column_squared_norms(const std::vector<double>& gradient, std::size_t n, std::size_t r) {
-  constexpr std::size_t kRowsPerPart = 1024;
-  const std::size_t parts = (n + kRowsPerPart - 1) / kRowsPerPart;
-  std::vector<double> partial(checked_multiply(parts, r), 0.0);
-  tbb::parallel_for(std::size_t{0}, parts, [&](std::size_t part) {
-    double* sums = partial.data() + part * r;
-    for (std::size_t i = part * kRowsPerPart; i < std::min(n, (part + 1) * kRowsPerPart); ++i) {
-      const double* row = gradient.data() + i * r;
-      for (std::size_t j = 0; j < r; ++j) sums[j] += row[j] * row[j];
-    }
-  });
-  std::vector<double> norms(r, 0.0);
-  for (std::size_t part = 0; part < parts; ++part) {
-    for (std::size_t j = 0; j < r; ++j) norms[j] += partial[part * r + j];
-  }
-  return norms;
-}
-
 std::size_t factor_bytes(std::size_t n) { return checked_multiply(n, n, sizeof(double)); }
 
 // The factor and the training rows read whole to form it (dense_kernel_matrix).
@@ -227,9 +206,10 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
             ? fmt::format(", nor on disk ({} free for its {})", format_bytes(static_cast<double>(disk_room)),
                           format_bytes(static_cast<double>(factor_disk_bytes)))
             : "";
-    return {VarianceMethod::gbcd,
-            memory + no_room + " (where gbcd's solves take too long, the nearest route bounds each variance from above)",
-            false};
+    return {
+        VarianceMethod::gbcd,
+        memory + no_room + " (where gbcd's solves take too long, the nearest route bounds each variance from above)",
+        false};
   }
   if (!fits) return {VarianceMethod::gbcd, memory + ", and " + costs, false};
   return {VarianceMethod::gbcd, costs, false};

@@ -7,6 +7,7 @@
 #include "engine/core/context.h"
 #include "engine/core/scratch_store.h"
 #include "engine/dense/dense_variance.h"
+#include "engine/linalg/column_norms.h"
 #include "engine/solvers/solver_driver.h"
 
 #include <algorithm>
@@ -58,11 +59,6 @@ class VarianceRoute : public IterativeMethod {
   VarianceBatchSink sink_;  // a copy: a caller's temporary may not outlive the route
   RunCounters counters_;
 };
-
-// Σ_i G_ij² for each of the r columns of G (n×r, row-major), summed in a
-// fixed order (blocks of rows in sequence) so that the stopping decisions do
-// not depend on the thread count.
-std::vector<double> column_squared_norms(const std::vector<double>& gradient, std::size_t n, std::size_t r);
 
 // The memory of the cholesky route: the factor and the training rows read whole to form it.
 std::size_t cholesky_route_bytes(std::size_t n, std::size_t d);

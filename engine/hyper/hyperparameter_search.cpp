@@ -183,6 +183,26 @@ KernelTerm added_term_start(KernelType type, const KernelHyperparameters& first,
   return term;
 }
 
+LogParameterBounds log_parameter_bounds(const KernelHyperparameters& shape, std::size_t mean_terms,
+                                        double min_noise_variance) {
+  const std::size_t all = log_parameters(shape).size() + mean_terms;
+  LogParameterBounds bounds{std::vector<double>(all, -kMeanBound), std::vector<double>(all, kMeanBound)};
+  std::size_t k = 0;
+  const auto bound = [&](double lower, double upper) {
+    bounds.lower[k] = std::log(lower);
+    bounds.upper[k] = std::log(upper);
+    ++k;
+  };
+  for (std::size_t l = 0; l < shape.lengthscales.size(); ++l) bound(kLengthscaleBounds[0], kLengthscaleBounds[1]);
+  bound(kSignalBounds[0], kSignalBounds[1]);
+  bound(min_noise_variance, kNoiseUpperBound);
+  for (const KernelTerm& term : shape.added) {
+    for (std::size_t l = 0; l < term.lengthscales.size(); ++l) bound(kLengthscaleBounds[0], kLengthscaleBounds[1]);
+    bound(kSignalBounds[0], kSignalBounds[1]);
+  }
+  return bounds;
+}
+
 BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, std::vector<double> theta,
                                        double min_noise_variance, double tolerance, std::size_t max_evaluations,
                                        const Context* context) {
@@ -201,20 +221,7 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
   const std::size_t kernel_parameters = log_parameters(shape).size();
   GPSTREAM_CHECK(all == kernel_parameters + mean_terms, "{} search parameters for a {} kernel of {} and {} mean terms",
                  all, kernel_name(shape), kernel_parameters, mean_terms);
-  std::vector<double> lower(all, -kMeanBound), upper(all, kMeanBound);
-  std::size_t k = 0;
-  const auto bound = [&](const double(&range)[2]) {
-    lower[k] = std::log(range[0]);
-    upper[k] = std::log(range[1]);
-    ++k;
-  };
-  for (std::size_t l = 0; l < shape.lengthscales.size(); ++l) bound(kLengthscaleBounds);
-  bound(kSignalBounds);
-  lower[k] = std::log(min_noise_variance), upper[k] = std::log(kNoiseUpperBound), ++k;
-  for (const KernelTerm& term : shape.added) {
-    for (std::size_t l = 0; l < term.lengthscales.size(); ++l) bound(kLengthscaleBounds);
-    bound(kSignalBounds);
-  }
+  const auto [lower, upper] = log_parameter_bounds(shape, mean_terms, min_noise_variance);
   for (std::size_t j = 0; j < all; ++j) theta[j] = std::clamp(theta[j], lower[j], upper[j]);
 
   const Optimiser optimiser(nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(all)));

@@ -91,6 +91,14 @@ struct BoundedMinimum {
   std::string stop_reason;  // NLopt's, in words
 };
 
+// The bounds above for θ = [log-parameters of a kernel of the shape of
+// `shape`, then `mean_terms` mean coefficients β (±1e3, standardised units)].
+struct LogParameterBounds {
+  std::vector<double> lower, upper;
+};
+LogParameterBounds log_parameter_bounds(const KernelHyperparameters& shape, std::size_t mean_terms,
+                                        double min_noise_variance);
+
 // Minimises `objective` from θ with NLopt's L-BFGS inside the bounds above
 // (σ² ≥ min_noise_variance), stopping at a relative objective change or
 // absolute θ change of `tolerance` or after `max_evaluations`. An exception

@@ -199,7 +199,22 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
   learned.all_rows = trusted;
   learned.declined = all_rows && !trusted;
   learned.rows = trusted ? n : learned.candidates.front().subset.subset_size;
-  if (learned.declined) refine_on_larger_subsets(context, rows, partition, options, journal, learned);
+  if (learned.declined) {
+    refine_on_larger_subsets(context, rows, partition, options, journal, learned);
+    if (options.stochastic.max_steps > 0 && learned.rows < n && options.mean.empty()) {
+      CandidateFit& fit = learned.candidates.at(learned.chosen);
+      const std::vector<double> hessian = subset_hessian(context, rows, partition, fit.hyperparameters,
+                                                         std::min(learned.rows, options.curvature_rows), journal);
+      StochasticRefinementOptions stochastic = options.stochastic;
+      stochastic.min_noise_variance = options.subset.min_noise_variance;
+      stochastic.gradient.seed = context.seed();
+      learned.stochastic =
+          refine_by_stochastic_gradient(context, rows, partition, fit.hyperparameters, hessian, stochastic, journal);
+      fit.hyperparameters = learned.stochastic->hyperparameters;
+      learned.evaluations += 1 + log_parameters(fit.hyperparameters).size() + learned.stochastic->estimates;
+      learned.rows = n;
+    }
+  }
   learned.seconds = seconds_since(started);
   return learned;
 }

@@ -19,8 +19,13 @@
 //     from the last rung's optimum, up to `exact_rows` (8,000): on kin40k
 //     the noise variance learned on 2,000 rows is 3.5× the one on 10,000
 //     and the test RMSE 24 % worse (docs/model.md). O(s³) a rung, so the
-//     ladder stops where its factor stops being affordable; the all-rows
-//     exact likelihood (stochastic estimates) remains the open route.
+//     ladder stops where its factor stops being affordable.
+//  2''. then on all n rows by the exact likelihood's stochastic gradient
+//     (stochastic_refinement.h): quasi-Newton steps from the ladder's
+//     optimum, the curvature from a subset, until the gradient is zero
+//     within its estimate's error. Where the rungs reached all n rows, or
+//     the mean is fitted jointly (its β would need the same solves), it is
+//     not run.
 //  3. the candidate with the lowest −log p on all rows (on the subset when
 //     step 2 is off), penalised by its parameters' count as the Bayesian
 //     information criterion does: the kernel chosen by evidence.
@@ -33,6 +38,7 @@
 #include "engine/data/row_partition.h"
 #include "engine/data/row_source.h"
 #include "engine/hyper/search_journal.h"
+#include "engine/hyper/stochastic_refinement.h"
 #include "engine/hyper/subset_learning.h"
 #include "engine/hyper/vecchia_likelihood.h"
 
@@ -59,6 +65,10 @@ struct ModelLearningOptions {
   // Step 2': where step 2 declines, the chosen candidate's exact refinement on subsets of up to this many rows
   // (no larger than the subset: off).
   std::size_t exact_rows = 8000;
+  // Step 2'': after step 2', on all rows (stochastic.max_steps = 0: off); the curvature it starts from on a
+  // subset of at most this many rows (of the last rung's).
+  StochasticRefinementOptions stochastic;
+  std::size_t curvature_rows = 4000;
 };
 
 // The Vecchia likelihood against the exact one on as many random rows as
@@ -98,7 +108,10 @@ struct LearnedModel {
   // Step 2': the chosen candidate's rungs on larger subsets, in order (its hyperparameters and objective are
   // the last one's).
   std::vector<LearnedOnSubset> refinements;
-  std::size_t rows = 0;  // the rows the chosen candidate's objective is over
+  // Step 2'': the chosen candidate on all rows by stochastic gradient steps (its hyperparameters are its answer;
+  // its objective stays the last rung's: the steps estimate the gradient, not the value).
+  std::optional<StochasticRefinement> stochastic;
+  std::size_t rows = 0;  // the rows the chosen candidate's hyperparameters were learned on
   double seconds = 0.0;
   std::size_t evaluations = 0;
 

@@ -9,6 +9,15 @@ namespace gpstream {
 
 MarginalLikelihood SearchJournal::evaluate(std::span<const double> point,
                                            const std::function<MarginalLikelihood()>& compute) {
+  Entry entry = evaluate_entry(point, [&] {
+    MarginalLikelihood result = compute();
+    return Entry{{}, result.value, std::move(result.gradient), {}};
+  });
+  return {entry.value, std::move(entry.gradient)};
+}
+
+SearchJournal::Entry SearchJournal::evaluate_entry(std::span<const double> point,
+                                                   const std::function<Entry()>& compute) {
   if (position_ < entries_.size()) {
     const Entry& entry = entries_[position_];
     GPSTREAM_CHECK(entry.point.size() == point.size() &&
@@ -17,13 +26,14 @@ MarginalLikelihood SearchJournal::evaluate(std::span<const double> point,
                    "written by another build of gpstream; start the learning again",
                    position_ + 1);
     ++position_;
-    return {entry.value, entry.gradient};
+    return entry;
   }
-  MarginalLikelihood result = compute();
-  entries_.push_back({std::vector<double>(point.begin(), point.end()), result.value, result.gradient});
+  Entry entry = compute();
+  entry.point.assign(point.begin(), point.end());
+  entries_.push_back(entry);
   position_ = entries_.size();
   if (on_entry) on_entry(*this);
-  return result;
+  return entry;
 }
 
 MarginalLikelihood JournaledLikelihood::evaluate(const KernelHyperparameters& kernel, std::span<const double> beta) {

@@ -20,18 +20,28 @@ class SearchJournal {
  public:
   struct Entry {
     std::vector<double> point;  // [kernel type, log ℓ…, log s², log σ², β…]
-    double value = 0.0;
+    double value = 0.0;         // NaN for a gradient estimated alone (stochastic_gradient.h)
     std::vector<double> gradient;
+    std::vector<double> covariance;  // of an estimated gradient's error (p×p); empty for exact evaluations
   };
 
   SearchJournal() = default;
-  // A journal to replay (a checkpoint's), then to extend.
-  explicit SearchJournal(std::vector<Entry> recorded) : entries_(std::move(recorded)) {}
+  // A journal to replay (a checkpoint's: its entries and warm start), then to extend.
+  explicit SearchJournal(std::vector<Entry> recorded, std::vector<double> recorded_warm_start = {})
+      : warm_start(std::move(recorded_warm_start)), entries_(std::move(recorded)) {}
 
   // The recorded evaluation at the next position, when there is one (its
   // point must equal `point`: else the checkpoint is not this search's, and
   // an Error says so), else `compute()`, recorded.
   MarginalLikelihood evaluate(std::span<const double> point, const std::function<MarginalLikelihood()>& compute);
+  // The same for a whole entry (an estimated gradient with its covariance).
+  Entry evaluate_entry(std::span<const double> point, const std::function<Entry()>& compute);
+
+  // What the last recorded evaluation leaves for the next one (the all-rows
+  // solves' solutions, their warm start; empty: nothing). Set before the
+  // entry is recorded, so that the checkpoint written on that entry holds
+  // both; a resumed search takes it up where replaying ends.
+  std::vector<double> warm_start;
 
   const std::vector<Entry>& entries() const { return entries_; }
   std::size_t position() const { return position_; }

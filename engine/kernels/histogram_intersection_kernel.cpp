@@ -53,12 +53,15 @@ class HistogramIntersectionKernel final : public Kernel {
 
  protected:
   // The only parameter is log s², and ∂k/∂log s² = k.
-  void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, const double* weights,
-                                   double* gradient) const override {
+  void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, std::span<const double* const> weights,
+                                   double* gradients) const override {
+    const std::size_t parameters = parameter_count();
     std::vector<double> row(b.count);
     for (std::size_t i = 0; i < a.count; ++i) {
       evaluate(PreparedView{a.values + i * dimension(), a.squared_norms + i, 1}, b, row.data());
-      for (std::size_t j = 0; j < b.count; ++j) gradient[0] += weights[i * b.count + j] * row[j];
+      for (std::size_t w = 0; w < weights.size(); ++w) {
+        for (std::size_t j = 0; j < b.count; ++j) gradients[w * parameters] += weights[w][i * b.count + j] * row[j];
+      }
     }
   }
 

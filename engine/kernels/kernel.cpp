@@ -74,6 +74,13 @@ KernelType parse_kernel_type(const std::string& name) {
   GPSTREAM_THROW("unknown kernel \"{}\" (choose {})", name, kernel_names());
 }
 
+double spectral_smoothness(KernelType type) {
+  const detail::KernelFamily& family = detail::kernel_family(type);
+  GPSTREAM_CHECK(family.stationary != nullptr, "the {} kernel is not stationary: it has no spectral density",
+                 family.names[0]);
+  return family.stationary->smoothness;
+}
+
 std::size_t default_lengthscale_count(KernelType type, std::size_t d) {
   switch (detail::kernel_family(type).lengthscales) {
     case detail::Lengthscales::one:
@@ -129,7 +136,8 @@ void Kernel::add_parameter_gradient(const PreparedView& a, const PreparedView& b
     const std::size_t first = chunk * kChunkRows;
     const std::size_t rows = std::min(kChunkRows, a.count - first);
     const PreparedView slice{a.values + first * d, a.squared_norms + first, rows};
-    add_parameter_gradient_rows(slice, b, weights + first * b.count, &partial[chunk * parameters]);
+    const double* chunk_weights = weights + first * b.count;
+    add_parameter_gradient_rows(slice, b, std::span(&chunk_weights, 1), &partial[chunk * parameters]);
   });
   for (std::size_t chunk = 0; chunk < chunks; ++chunk)
     for (std::size_t p = 0; p < parameters; ++p) gradient[p] += partial[chunk * parameters + p];

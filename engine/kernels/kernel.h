@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,11 @@ std::string kernel_names();
 // stationary ARD ones, smoothest first.
 inline constexpr KernelType kAutoKernelCandidates[] = {KernelType::squared_exponential_ard, KernelType::matern52,
                                                        KernelType::matern32, KernelType::matern12};
+// The smoothness ν of a stationary family's spectral density — Matérn ν
+// (1/2, 3/2, 5/2), infinity for the squared exponential — which random
+// Fourier features sample (kernels/random_features.h); throws for a kernel
+// that is not stationary (hik).
+double spectral_smoothness(KernelType type);
 // How many lengthscales a kernel of this type takes on d inputs by default
 // (one per input for ARD kernels, one for se, none for hik).
 std::size_t default_lengthscale_count(KernelType type, std::size_t d);
@@ -164,13 +170,22 @@ class Kernel {
   // The same on the calling thread: for many small blocks each on its own thread (a Vecchia likelihood's).
   void add_parameter_gradient_serially(const PreparedView& a, const PreparedView& b, const double* weights,
                                        double* gradient) const {
-    add_parameter_gradient_rows(a, b, weights, gradient);
+    add_parameter_gradient_rows(a, b, std::span(&weights, 1), gradient);
+  }
+  // On the calling thread, for several weight blocks W_w at once (each
+  // a.count × b.count): gradients[w·P + p] += Σ_ij (W_w)_ij ∂k(a_i, b_j)/∂θ_p,
+  // P = parameter_count(), each pair's kernel value and slope computed once
+  // for all of them (the all-rows stochastic gradient's pass,
+  // hyper/stochastic_gradient.h).
+  void add_parameter_gradients_serially(const PreparedView& a, const PreparedView& b,
+                                        std::span<const double* const> weights, double* gradients) const {
+    add_parameter_gradient_rows(a, b, weights, gradients);
   }
 
  protected:
-  // add_parameter_gradient for rows a (a few) against all of b, serially.
-  virtual void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, const double* weights,
-                                           double* gradient) const = 0;
+  // add_parameter_gradients_serially: rows a (a few) against all of b, serially.
+  virtual void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b,
+                                           std::span<const double* const> weights, double* gradients) const = 0;
 
   Kernel(KernelHyperparameters hyperparameters, std::size_t dimension)
       : hyperparameters_(std::move(hyperparameters)), dimension_(dimension) {}

@@ -3,7 +3,7 @@
 // entries point to. make_kernel() validates the hyperparameters against the
 // entry before calling its factory. Adding a kernel: a KernelType, one
 // entry, and its implementation (a stationary one is a StationaryProfile:
-// its vectorised row pass in vector_math and its value and slope).
+// its vectorised row pass and its slope, both in vector_math).
 #pragma once
 
 #include "engine/kernels/kernel.h"
@@ -15,18 +15,15 @@
 
 namespace gpstream::detail {
 
-// k(D) and h(D) = −2 dk/dD at one scaled squared distance D: what the
-// gradient of every stationary family needs.
-struct ValueAndSlope {
-  double value, slope;
-};
-
-// A stationary family: its vectorised row pass (vector_math.h), its scalar
-// value and slope, and how a lengthscale scales the inputs.
+// A stationary family: its vectorised row pass (vector_math.h: the values
+// k from cross terms), its slope h(D) = −2 dk/dD from k and D (what the
+// gradient of every stationary family needs), how a lengthscale scales the
+// inputs, and the smoothness ν of its spectral density (random features).
 struct StationaryProfile {
   void (*row)(double*, std::size_t, double, const double*, double);
-  ValueAndSlope (*value_and_slope)(double distance, double signal);
+  void (*slope)(const double* value, const double* distance, double* slope, std::size_t count);
   bool gamma_scaling;  // D = Σ γ_l (x_l − z_l)², γ = 1/(2ℓ²) (the squared exponential), else D = r²
+  double smoothness;   // Matérn ν; infinity for the squared exponential
 };
 // stationary_kernel.cpp
 extern const StationaryProfile kSquaredExponentialProfile, kMatern12Profile, kMatern32Profile, kMatern52Profile;

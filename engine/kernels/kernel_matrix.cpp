@@ -386,7 +386,7 @@ CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, 
   return result;
 }
 
-void KernelMatrix::multiply(const double* v, double* out) {
+void KernelMatrix::multiply(const double* v, std::size_t r, double* out) {
   const std::size_t n = partition_.global_rows;
   const std::size_t d = rows_.columns();
   const std::size_t panel = std::min(options_.panel_columns, n);
@@ -396,8 +396,64 @@ void KernelMatrix::multiply(const double* v, double* out) {
     const std::size_t count = std::min(panel, n - first);
     std::iota(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(count), first);
     read_global_rows(first, count, x_panel.data());
-    multiply_columns(std::span<const std::size_t>(indices.data(), count), x_panel.data(), v + first, 1, out, first > 0);
+    multiply_columns(std::span<const std::size_t>(indices.data(), count), x_panel.data(), v + first * r, r, out,
+                     first > 0);
   }
+}
+
+std::vector<double> KernelMatrix::contract_parameter_gradient(const double* left, const double* right, std::size_t c,
+                                                              std::span<const std::size_t> widths) {
+  const std::size_t n = partition_.global_rows, d = rows_.columns();
+  const std::size_t parameters = kernel_.parameter_count(), blocks = widths.size();
+  GPSTREAM_CHECK(std::accumulate(widths.begin(), widths.end(), std::size_t{0}) == c,
+                 "contract_parameter_gradient: blocks of {} columns in all for {} columns",
+                 std::accumulate(widths.begin(), widths.end(), std::size_t{0}), c);
+  std::vector<double> result(checked_multiply(blocks, parameters), 0.0);
+  const std::size_t panel = std::min(options_.panel_columns, n);
+  std::vector<double> x_panel(checked_multiply(panel, d));
+  PreparedRows prepared_panel;
+  // Rows of a chunk are taken this many at a time: W_w's rows × panel for every block fit in L2.
+  constexpr std::size_t kChunks = 8, kSliceRows = 32;
+  std::vector<std::vector<double>> partials(kChunks);
+  for (std::size_t first = 0; first < n; first += panel) {  // every rank, rows or none: read_global_rows is collective
+    const std::size_t count = std::min(panel, n - first);
+    read_global_rows(first, count, x_panel.data());
+    kernel_.prepare(x_panel.data(), count, prepared_panel);
+    auto add_block = [&](std::size_t block_first, std::size_t block_rows, const double* x) {
+      const std::size_t slices = (block_rows + kSliceRows - 1) / kSliceRows;
+      const std::size_t chunks = std::min(kChunks, slices);
+      tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t chunk) {
+        std::vector<double>& partial = partials[chunk];
+        partial.assign(result.size(), 0.0);
+        PreparedRows prepared;
+        std::vector<double> weights(checked_multiply(blocks * kSliceRows, count));
+        std::vector<const double*> weight_blocks(blocks);
+        for (std::size_t slice = chunk * slices / chunks; slice < (chunk + 1) * slices / chunks; ++slice) {
+          const std::size_t offset = slice * kSliceRows, rows = std::min(kSliceRows, block_rows - offset);
+          kernel_.prepare(x + offset * d, rows, prepared);
+          std::size_t column = 0;
+          for (std::size_t w = 0; w < blocks; ++w) {
+            // W_w (rows × count) = L[slice rows, block w] · R[panel rows, block w]ᵀ.
+            double* block = weights.data() + w * kSliceRows * count;
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), static_cast<int>(count),
+                        static_cast<int>(widths[w]), 1.0, left + (block_first + offset) * c + column,
+                        static_cast<int>(c), right + first * c + column, static_cast<int>(c), 0.0, block,
+                        static_cast<int>(count));
+            weight_blocks[w] = block;
+            column += widths[w];
+          }
+          kernel_.add_parameter_gradients_serially(prepared.view(d), prepared_panel.view(d), weight_blocks,
+                                                   partial.data());
+        }
+      });
+      for (std::size_t chunk = 0; chunk < chunks; ++chunk)
+        for (std::size_t k = 0; k < result.size(); ++k) result[k] += partials[chunk][k];
+    };
+    for_each_block(add_block);
+  }
+  context_.communicator().sum(result);
+  kernel_evaluations_ += checked_multiply(size(), n);
+  return result;
 }
 
 void KernelMatrix::read_global_rows(std::size_t first, std::size_t count, double* out) {

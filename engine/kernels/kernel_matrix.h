@@ -117,7 +117,22 @@ class KernelMatrix {
   // out = K̄ v over all n columns, in panels of columns (one pass each).
   // Distributed: v holds all n values (the same on every rank) and out this
   // rank's rows, the single process's bits for them (the same panels).
-  void multiply(const double* v, double* out);
+  void multiply(const double* v, double* out) { multiply(v, 1, out); }
+  // The same for r vectors at once: V (all n rows × r, row-major), out this rank's rows × r.
+  void multiply(const double* v, std::size_t r, double* out);
+
+  // The contraction every likelihood gradient over all rows needs, without
+  // forming a matrix ∂K/∂θ_p: for weight blocks W_w = L_w R_wᵀ,
+  //   out[w·P + p] = Σ_i Σ_j (W_w)_ij ∂k(x_i, x_j)/∂θ_p,   P = kernel().parameter_count(),
+  // i over this rank's rows and j over all n (no noise term: the caller
+  // adds σ²'s). `left` holds this rank's rows × c values, `right` all n
+  // rows × c (the same on every rank), both row-major; block w takes the
+  // next widths[w] of the c columns. Summed over the ranks (the same on
+  // every rank). Panels of columns, each one pass over the rows, cut into
+  // fixed chunks summed in order: the result does not depend on the
+  // thread count.
+  std::vector<double> contract_parameter_gradient(const double* left, const double* right, std::size_t c,
+                                                  std::span<const std::size_t> widths);
 
   // out (a×b, row-major) = K(A, B) for rows held in memory, without noise.
   void block(const double* x_a, std::size_t a, const double* x_b, std::size_t b, double* out) const;

@@ -10,27 +10,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace gpstream::detail {
 namespace {
-
-ValueAndSlope squared_exponential_at(double distance, double signal) {
-  const double k = signal * std::exp(-distance);
-  return {k, 2.0 * k};
-}
-ValueAndSlope matern12_at(double distance, double signal) {
-  const double r = std::sqrt(distance), k = signal * std::exp(-r);
-  return {k, r > 0.0 ? k / r : 0.0};  // D_l / r → 0 at r = 0
-}
-ValueAndSlope matern32_at(double distance, double signal) {
-  const double scaled = std::sqrt(3.0 * distance), decay = std::exp(-scaled);
-  return {signal * (1.0 + scaled) * decay, 3.0 * signal * decay};
-}
-ValueAndSlope matern52_at(double distance, double signal) {
-  const double scaled = std::sqrt(5.0 * distance), decay = std::exp(-scaled);
-  return {signal * (1.0 + scaled + (5.0 / 3.0) * distance) * decay, signal * (5.0 / 3.0) * (1.0 + scaled) * decay};
-}
 
 class StationaryKernel final : public Kernel {
  public:
@@ -121,32 +105,39 @@ class StationaryKernel final : public Kernel {
  protected:
   // With D_l = (x̃_l − z̃_l)² ∝ ℓ_l⁻², ∂D_l/∂log ℓ_l = −2 D_l, so
   // ∂k/∂log ℓ_l = h(D) D_l with h = −2 dk/dD (the family's slope), and ∂k/∂log s² = k.
-  void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, const double* weights,
-                                   double* gradient) const override {
-    const std::size_t d = dimension();
+  // Row by row of a: the squared differences against b (coordinate-major),
+  // D, k and h once, then every weight row.
+  void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, std::span<const double* const> weights,
+                                   double* gradients) const override {
+    const std::size_t d = dimension(), count = b.count, parameters = parameter_count(), rows = weights.size();
+    if (a.count == 0 || count == 0 || rows == 0) return;
     const bool ard = hyperparameters().lengthscales.size() > 1;
     const std::size_t signal_index = hyperparameters().lengthscales.size();
     const double signal = hyperparameters().signal_variance;
-    std::vector<double> differences(d);
+    std::vector<double> columns(d * count), distance(count), value(count), slope(count), zeros(count, 0.0);
+    std::vector<double> weighted(rows * count), lengthscale_part(rows * d);
+    for (std::size_t j = 0; j < count; ++j)
+      for (std::size_t l = 0; l < d; ++l) columns[l * count + j] = b.values[j * d + l];
     for (std::size_t i = 0; i < a.count; ++i) {
       const double* x = a.values + i * d;
-      for (std::size_t j = 0; j < b.count; ++j) {
-        const double weight = weights[i * b.count + j];
-        if (weight == 0.0) continue;
-        const double* z = b.values + j * d;
-        double distance = 0.0;
-        for (std::size_t l = 0; l < d; ++l) {
-          differences[l] = (x[l] - z[l]) * (x[l] - z[l]);
-          distance += differences[l];
-        }
-        const ValueAndSlope at = family_.value_and_slope(distance, signal);
-        gradient[signal_index] += weight * at.value;
-        if (ard) {
-          for (std::size_t l = 0; l < d; ++l) gradient[l] += weight * at.slope * differences[l];
-        } else {
-          gradient[0] += weight * at.slope * distance;
-        }
+      vector_math::squared_distances(x, columns.data(), d, count, distance.data());
+      // The family's row pass from D itself: cross terms D with zero norms.
+      std::copy(distance.begin(), distance.end(), value.begin());
+      profile_(value.data(), count, 0.0, zeros.data(), signal);
+      family_.slope(value.data(), distance.data(), slope.data(), count);
+      for (std::size_t w = 0; w < rows; ++w) {
+        const double* weight = weights[w] + i * count;
+        gradients[w * parameters + signal_index] += vector_math::dot(weight, value.data(), count);
+        double* out = weighted.data() + w * count;
+        for (std::size_t j = 0; j < count; ++j) out[j] = weight[j] * slope[j];
+        if (!ard) gradients[w * parameters] += vector_math::dot(out, distance.data(), count);
       }
+      if (!ard) continue;
+      std::fill(lengthscale_part.begin(), lengthscale_part.end(), 0.0);
+      vector_math::add_weighted_squared_differences(x, columns.data(), d, count, weighted.data(), rows,
+                                                    lengthscale_part.data());
+      for (std::size_t w = 0; w < rows; ++w)
+        for (std::size_t l = 0; l < d; ++l) gradients[w * parameters + l] += lengthscale_part[w * d + l];
     }
   }
 
@@ -158,11 +149,12 @@ class StationaryKernel final : public Kernel {
 
 }  // namespace
 
-const StationaryProfile kSquaredExponentialProfile = {&vector_math::squared_exponential_row, &squared_exponential_at,
-                                                      true};
-const StationaryProfile kMatern12Profile = {&vector_math::matern12_row, &matern12_at, false};
-const StationaryProfile kMatern32Profile = {&vector_math::matern32_row, &matern32_at, false};
-const StationaryProfile kMatern52Profile = {&vector_math::matern52_row, &matern52_at, false};
+const StationaryProfile kSquaredExponentialProfile = {&vector_math::squared_exponential_row,
+                                                      &vector_math::squared_exponential_slope, true,
+                                                      std::numeric_limits<double>::infinity()};
+const StationaryProfile kMatern12Profile = {&vector_math::matern12_row, &vector_math::matern12_slope, false, 0.5};
+const StationaryProfile kMatern32Profile = {&vector_math::matern32_row, &vector_math::matern32_slope, false, 1.5};
+const StationaryProfile kMatern52Profile = {&vector_math::matern52_row, &vector_math::matern52_slope, false, 2.5};
 
 std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension,
                                                const StationaryProfile& profile) {

@@ -56,14 +56,25 @@ class SumKernel final : public Kernel {
   }
 
  protected:
-  void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, const double* weights,
-                                   double* gradient) const override {
+  // Each term's gradient block goes to its offset in every weight's P values.
+  void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, std::span<const double* const> weights,
+                                   double* gradients) const override {
+    const std::size_t parameters = parameter_count();
     PreparedRows term_a, term_b;
+    std::vector<double> term_gradients;
     for (std::size_t t = 0; t < terms_.size(); ++t) {
       terms_[t]->prepare(a.values, a.count, term_a);
       terms_[t]->prepare(b.values, b.count, term_b);
-      terms_[t]->add_parameter_gradient_serially(term_a.view(dimension()), term_b.view(dimension()), weights,
-                                                 gradient + offsets_[t]);
+      const std::size_t term_parameters = terms_[t]->parameter_count();
+      term_gradients.assign(weights.size() * term_parameters, 0.0);
+      terms_[t]->add_parameter_gradients_serially(term_a.view(dimension()), term_b.view(dimension()), weights,
+                                                  term_gradients.data());
+      // A term's P values end with its (unused) noise slot: its lengthscales and s² come first.
+      const std::size_t own = terms_[t]->hyperparameters().lengthscales.size() + 1;
+      for (std::size_t w = 0; w < weights.size(); ++w) {
+        for (std::size_t p = 0; p < own; ++p)
+          gradients[w * parameters + offsets_[t] + p] += term_gradients[w * term_parameters + p];
+      }
     }
   }
 

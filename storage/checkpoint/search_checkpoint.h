@@ -9,6 +9,9 @@
 //     dataset_fingerprint, evaluations, checksum (XXH3 of everything below)
 //   /points, /values, /gradients   float64: the entries, concatenated
 //   /point_sizes, /gradient_sizes  float64: each entry's lengths
+//   version 2 adds /covariances and /covariance_sizes (an estimated
+//   gradient's error covariance, empty for exact evaluations) and
+//   /warm_start (the journal's: the all-rows solves' last solutions)
 //
 // Written atomically like every gpstream file.
 #pragma once
@@ -27,6 +30,7 @@ struct SearchCheckpoint {
   std::vector<std::string> arguments;  // the command's own arguments, as launched
   std::string dataset_fingerprint;
   std::vector<SearchJournal::Entry> entries;
+  std::vector<double> warm_start;  // SearchJournal::warm_start
 };
 
 void write_search_checkpoint(const std::string& path, const SearchCheckpoint& checkpoint);

@@ -3,6 +3,7 @@
 
 #include "engine/data/in_memory_row_source.h"
 #include "engine/kernels/kernel.h"
+#include "engine/linalg/cholesky.h"
 
 #include <algorithm>
 #include <cmath>
@@ -124,6 +125,32 @@ inline double relative_difference(const std::vector<double>& a, const std::vecto
     norm += b[i] * b[i];
   }
   return std::sqrt(difference / norm);
+}
+
+// n rows drawn from a zero-mean GP with kernel h on x ~ U[-2, 2]²: y = L z + noise, L L' = K.
+inline Problem draw_from_gp(const KernelHyperparameters& h, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Problem p;
+  p.d = 2;
+  for (std::size_t i = 0; i < 2 * n; ++i) p.x.push_back(uniform(random));
+  std::vector<double> k = reference_kernel_matrix({h.type, h.lengthscales, h.signal_variance, 1e-8}, [&] {
+    Problem shape;
+    shape.d = 2;
+    shape.x = p.x;
+    shape.y.assign(n, 0.0);
+    return shape;
+  }());
+  cholesky_factor(k.data(), n, "the test kernel");
+  std::vector<double> z(n);
+  for (double& value : z) value = normal(random);
+  p.y.assign(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j <= i; ++j) p.y[i] += k[i * n + j] * z[j];
+    p.y[i] += std::sqrt(h.noise_variance) * normal(random);
+  }
+  return p;
 }
 
 }  // namespace gpstream::testing

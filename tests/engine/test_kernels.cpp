@@ -72,6 +72,30 @@ TEST_CASE("the parameter gradient contraction equals finite differences of the w
   }
 }
 
+TEST_CASE("several weight blocks contracted at once equal each contracted alone, for every kernel") {
+  const Problem a = make_problem(13, 4, 7), b = make_problem(29, 4, 8);
+  std::vector<std::vector<double>> weights(3, std::vector<double>(a.rows() * b.rows()));
+  for (std::size_t w = 0; w < weights.size(); ++w)
+    for (std::size_t k = 0; k < weights[w].size(); ++k) weights[w][k] = std::cos(0.3 * static_cast<double>(k + 7 * w));
+  const std::vector<const double*> blocks = {weights[0].data(), weights[1].data(), weights[2].data()};
+  for (const KernelHyperparameters& h : every_kernel(4)) {
+    CAPTURE(kernel_name(h));
+    const auto kernel = make_kernel(h, 4);
+    PreparedRows pa, pb;
+    kernel->prepare(a.x.data(), a.rows(), pa);
+    kernel->prepare(b.x.data(), b.rows(), pb);
+    const std::size_t parameters = kernel->parameter_count();
+    std::vector<double> together(3 * parameters, 0.0);
+    kernel->add_parameter_gradients_serially(pa.view(4), pb.view(4), blocks, together.data());
+    for (std::size_t w = 0; w < 3; ++w) {
+      std::vector<double> alone(parameters, 0.0);
+      kernel->add_parameter_gradient_serially(pa.view(4), pb.view(4), blocks[w], alone.data());
+      for (std::size_t p = 0; p < parameters; ++p)
+        CHECK(together[w * parameters + p] == doctest::Approx(alone[p]).epsilon(1e-13).scale(1.0));
+    }
+  }
+}
+
 TEST_CASE("kernel hyperparameters are checked") {
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, 1}, 1, 0.1}, 3),
                        doctest::Contains("needs 3 lengthscales (one per input) or one for all, but 2 were given"),
@@ -178,6 +202,73 @@ TEST_CASE("KernelMatrix products equal dense K̄ products, resident and streamed
     std::vector<double> diagonal(n);
     matrix.diagonal(diagonal.data());
     CHECK(diagonal[17] == doctest::Approx(1.05).epsilon(1e-15));
+  }
+}
+
+TEST_CASE(
+    "the all-pairs gradient contraction and the multi-column product equal their dense forms, resident and "
+    "streamed, and do not depend on the thread count") {
+  const Problem p = make_problem(300, 3, 9);
+  const std::size_t n = p.rows(), c = 3;
+  const std::vector<std::size_t> widths = {1, 2};  // W₀ = L₀R₀ᵀ, W₁ = L₁R₁ᵀ over two columns
+  std::vector<double> left(n * c), right(n * c);
+  for (std::size_t k = 0; k < n * c; ++k) {
+    left[k] = std::sin(0.37 * static_cast<double>(k));
+    right[k] = std::cos(0.11 * static_cast<double>(k));
+  }
+  for (const KernelHyperparameters& h :
+       {se_ard(3, 0.8, 0.05), KernelHyperparameters{KernelType::matern32, {0.6, 1.1, 0.9}, 1.3, 0.1}}) {
+    CAPTURE(kernel_name(h));
+    const auto kernel = make_kernel(h, 3);
+    const std::size_t parameters = kernel->parameter_count();
+    // The dense reference: W over all n×n pairs, contracted by the kernel in one call per block.
+    std::vector<double> expected(2 * parameters, 0.0);
+    {
+      PreparedRows all;
+      kernel->prepare(p.x.data(), n, all);
+      std::size_t column = 0;
+      for (std::size_t w = 0; w < widths.size(); ++w) {
+        std::vector<double> weights(n * n, 0.0);
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = 0; j < n; ++j)
+            for (std::size_t k = column; k < column + widths[w]; ++k)
+              weights[i * n + j] += left[i * c + k] * right[j * c + k];
+        kernel->add_parameter_gradient(all.view(3), all.view(3), weights.data(), expected.data() + w * parameters);
+        column += widths[w];
+      }
+    }
+    const std::vector<double> dense = reference_kernel_matrix(h, p);
+    InMemoryRowSource resident = p.source();
+    StandardisedRowSource streamed(resident, Standardisation::identity());
+    std::vector<double> first;
+    for (RowSource* rows : {static_cast<RowSource*>(&resident), static_cast<RowSource*>(&streamed)}) {
+      CAPTURE(rows == &resident);
+      Context context({.memory_budget_bytes = 64 * 1024});
+      KernelMatrix matrix(context, *rows, *kernel, {.tile_rows = 37, .panel_columns = 129});
+      const std::vector<double> contracted = matrix.contract_parameter_gradient(left.data(), right.data(), c, widths);
+      for (std::size_t k = 0; k < expected.size(); ++k)
+        CHECK(contracted[k] == doctest::Approx(expected[k]).epsilon(1e-11).scale(1.0));
+      std::vector<double> single;
+      {
+        tbb::global_control one_thread(tbb::global_control::max_allowed_parallelism, 1);
+        single = matrix.contract_parameter_gradient(left.data(), right.data(), c, widths);
+      }
+      CHECK(std::memcmp(contracted.data(), single.data(), contracted.size() * sizeof(double)) == 0);
+      if (first.empty()) first = contracted;
+      CHECK(std::memcmp(contracted.data(), first.data(), contracted.size() * sizeof(double)) == 0);
+      // K̄V for c columns at once against the dense product.
+      std::vector<double> product(n * c), reference(n * c, 0.0);
+      matrix.multiply(right.data(), c, product.data());
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+          for (std::size_t k = 0; k < c; ++k) reference[i * c + k] += dense[i * n + j] * right[j * c + k];
+      CHECK(relative_difference(product, reference) < 1e-13);
+    }
+    Context context;
+    KernelMatrix matrix(context, resident, *kernel);
+    const std::vector<std::size_t> wrong(2, 1);
+    CHECK_THROWS_WITH_AS(matrix.contract_parameter_gradient(left.data(), right.data(), c, wrong),
+                         doctest::Contains("blocks of 2 columns in all for 3 columns"), Error);
   }
 }
 

@@ -3,7 +3,6 @@
 #include "engine/core/progress.h"
 #include "engine/data/mean_function.h"
 #include "engine/hyper/model_learning.h"
-#include "engine/linalg/cholesky.h"
 #include "tests/engine/problems.h"
 
 #include <doctest/doctest.h>
@@ -14,32 +13,6 @@ using namespace gpstream;
 using namespace gpstream::testing;
 
 namespace {
-
-// n rows drawn from a zero-mean GP with kernel h on x ~ U[-2, 2]²: y = L z + noise, L L' = K.
-Problem draw_from_gp(const KernelHyperparameters& h, std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  Problem p;
-  p.d = 2;
-  for (std::size_t i = 0; i < 2 * n; ++i) p.x.push_back(uniform(random));
-  std::vector<double> k = reference_kernel_matrix({h.type, h.lengthscales, h.signal_variance, 1e-8}, [&] {
-    Problem shape;
-    shape.d = 2;
-    shape.x = p.x;
-    shape.y.assign(n, 0.0);
-    return shape;
-  }());
-  cholesky_factor(k.data(), n, "the test kernel");
-  std::vector<double> z(n);
-  for (double& value : z) value = normal(random);
-  p.y.assign(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j <= i; ++j) p.y[i] += k[i * n + j] * z[j];
-    p.y[i] += std::sqrt(h.noise_variance) * normal(random);
-  }
-  return p;
-}
 
 ModelLearningOptions compare_kernels(std::size_t subset, bool all_rows) {
   ModelLearningOptions options;
@@ -84,7 +57,8 @@ TEST_CASE("where the Vecchia likelihood is off the exact one, learning stays wit
   InMemoryRowSource rows = p.source();
   ModelLearningOptions options = compare_kernels(500, /*all_rows=*/true);
   options.vecchia.neighbours = 2;
-  options.exact_rows = 0;  // without step 2' (the next test)
+  options.exact_rows = 0;            // without step 2' (the next test)
+  options.stochastic.max_steps = 0;  // nor step 2
   Context context({.seed = 3});
   const LearnedModel declined = learn_model(context, rows, RowPartition::whole(p.rows()), options);
   CHECK(declined.declined);
@@ -108,8 +82,9 @@ TEST_CASE("where the Vecchia likelihood is off the exact one, learning stays wit
   }
 }
 
-TEST_CASE("where the Vecchia likelihood is off, the chosen kernel is refined on larger subsets up to the exact "
-          "optimum on all rows") {
+TEST_CASE(
+    "where the Vecchia likelihood is off, the chosen kernel is refined on larger subsets up to the exact "
+    "optimum on all rows") {
   const Problem p = draw_from_gp({KernelType::squared_exponential_ard, {0.8, 1.1}, 1.0, 0.01}, 900, 17);
   InMemoryRowSource rows = p.source();
   ModelLearningOptions options = compare_kernels(200, /*all_rows=*/true);
@@ -227,7 +202,7 @@ TEST_CASE("a learning resumed from its journal ends where the uninterrupted one 
   REQUIRE(partial.entries().size() >= 37);
   REQUIRE(partial.entries().size() < whole.entries().size());
   Context resumed_context;
-  SearchJournal replay(partial.entries());
+  SearchJournal replay(partial.entries(), partial.warm_start);
   const LearnedModel resumed = learn_model(resumed_context, rows, RowPartition::whole(p.rows()), options, &replay);
   CHECK(replay.entries().size() == whole.entries().size());
   CHECK(resumed.best().name == uninterrupted.best().name);
