@@ -26,7 +26,7 @@ int run_hyper(const std::vector<std::string>& args) {
       "likelihood (--learn-on all; each row conditioned on its --neighbours nearest earlier rows) where\n"
       "that is within 0.01 nats per row of the exact likelihood on a sample; else the chosen candidate\n"
       "is refined by the exact likelihood on subsets of twice the rows, up to --exact-rows (8000), then\n"
-      "on all rows by quasi-Newton steps on its stochastic gradient (--all-rows-steps, --probes).\n"
+      "on all rows by Newton steps on its stochastic gradient (--all-rows-steps, --probes).\n"
       "The lowest -log p, penalised by the parameters' count (BIC), wins. Inputs and targets are standardised\n"
       "with the dataset's statistics, which the file records; `gpstream train --hyper HYPER.json` trains\n"
       "with the result. Prints the objective at every evaluation, the table of kernels compared, then\n"

@@ -88,7 +88,7 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
       ("learn-on", po::value(&learn_on)->default_value(learn_on), "all: refine the subset's optimum on every row by the Vecchia likelihood (nearest-neighbour conditionals); subset: the subset's exact likelihood only")
       ("neighbours", po::value(&neighbours)->default_value(neighbours), "--learn-on all: conditioning rows per row of the Vecchia likelihood")
       ("exact-rows", po::value(&exact_rows)->default_value(exact_rows), "--learn-on all, where the Vecchia likelihood is not accurate enough: refine the chosen kernel by the exact likelihood on random subsets of twice the rows each time, up to this many (O(rows^3) time, 16 rows^2 bytes; --subset or less: off)")
-      ("all-rows-steps", po::value(&stochastic.max_steps)->default_value(stochastic.max_steps), "--learn-on all, after --exact-rows: refine on all rows by quasi-Newton steps on the exact likelihood's stochastic gradient, at most this many gradient estimates (each t + 1 GBCD solves and a pass over all pairs of rows; 0: off)")
+      ("all-rows-steps", po::value(&stochastic.max_steps)->default_value(stochastic.max_steps), "--learn-on all: refine on all rows by Newton steps on the exact likelihood's stochastic gradient, at most this many gradient estimates (each t + 1 GBCD solves and a pass over all pairs of rows; 0: off)")
       ("probes", po::value(&stochastic.gradient.probes)->default_value(stochastic.gradient.probes), "random probe vectors t of each all-rows gradient estimate (Hutchinson's trace estimator; its error falls as 1/sqrt(t); a multiple of 4)")
       ("all-rows-tol", po::value(&stochastic.gradient.tolerance)->default_value(stochastic.gradient.tolerance, "1e-2"), "relative residual of the all-rows estimates' solves");
   // clang-format on
@@ -262,6 +262,18 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
                     learned.best().name, format_count(rung.subset_size), rung.search.objective, rung.evaluations,
                     rung.seconds, list(h.lengthscales), h.signal_variance, h.noise_variance));
   }
+  if (learned.stochastic) {
+    const StochasticRefinement& refined = *learned.stochastic;
+    const KernelHyperparameters& h = refined.hyperparameters;
+    double largest = 0.0;  // of the log-values' standard errors: relative errors of the values
+    for (const double error : refined.standard_errors) largest = std::max(largest, error);
+    lines.push_back(fmt::format(
+        "refined {} on all {} rows by the exact likelihood's stochastic gradient ({} probes): {} estimates, {} "
+        "solve iterations, {:.1f} s; {}; {:.3g}, {:.3g}; values within {:.1f} % (one standard error); stopped: {}",
+        learned.best().name, format_count(learned.rows), options.stochastic.gradient.probes, refined.estimates,
+        format_count(refined.iterations), refined.seconds, list(h.lengthscales), h.signal_variance, h.noise_variance,
+        100.0 * largest, refined.stop_reason));
+  }
   const Standardisation learned_mean = with_learned_mean(standardisation, learned, options);
   const MeanFunction& mean = learned_mean.mean;
   if (!mean.empty()) {
@@ -305,15 +317,23 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
   const CandidateFit& best = learned.best();
   HyperparameterProvenance provenance;
   provenance.negative_log_marginal_likelihood = best.objective;
-  provenance.objective = learned.all_rows ? fmt::format(
-                                                "Vecchia, {} neighbours per row, on all rows (from the "
-                                                "exact likelihood's optimum on the subset)",
-                                                options.vecchia.neighbours)
-                         : learned.refinements.empty() ? std::string("exact, on a random subset")
-                                                       : fmt::format(
-                                                             "exact, on a random subset of {} rows (refined from the "
-                                                             "optimum on {} rows)",
-                                                             learned.rows, best.subset.subset_size);
+  std::string objective = learned.all_rows ? fmt::format(
+                                                 "Vecchia, {} neighbours per row, on all rows (from the exact "
+                                                 "likelihood's optimum on the subset)",
+                                                 options.vecchia.neighbours)
+                          : learned.refinements.empty()
+                              ? std::string("exact, on a random subset")
+                              : fmt::format(
+                                    "exact, on a random subset of {} rows (refined from the optimum on {} "
+                                    "rows)",
+                                    learned.refinements.back().subset_size, best.subset.subset_size);
+  if (learned.stochastic) {
+    objective += fmt::format(
+        "; the values then refined on all {} rows by the exact likelihood's stochastic "
+        "gradient ({} estimates), where its value is not computed",
+        learned.rows, learned.stochastic->estimates);
+  }
+  provenance.objective = objective;
   provenance.rows = learned.rows;
   for (const CandidateFit& fit : learned.candidates) provenance.candidates.emplace_back(fit.name, fit.objective);
   provenance.subset_size = best.subset.subset_size;

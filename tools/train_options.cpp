@@ -96,7 +96,8 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
 
 // Which option sets a method's tolerance, from what the engine says it means.
 bool stops_at_tol(const TrainingMethod& method) {
-  return method.tolerance == ToleranceMeaning::relative_residual || method.tolerance == ToleranceMeaning::relative_decrease;
+  return method.tolerance == ToleranceMeaning::relative_residual ||
+         method.tolerance == ToleranceMeaning::relative_decrease;
 }
 
 // The job's stopping rule, output, log and checkpoint cadence: all from the
@@ -317,7 +318,8 @@ void validate(TrainOptions& options, const po::variables_map& values) {
   options.quiet = values.count("quiet") != 0;
   if (options.resume.empty() && options.output.empty())
     throw UsageError("give the model file to write with -o MODEL.h5");
-  if (values.count("tol") != 0 && !(options.tolerance > 0)) throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
+  if (values.count("tol") != 0 && !(options.tolerance > 0))
+    throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
   if (options.time_limit < 0)
     throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
   if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");

@@ -116,6 +116,26 @@ void refine_on_larger_subsets(Context& context, RowSource& rows, const RowPartit
   }
 }
 
+// Step 2'': the chosen candidate on all rows by the exact likelihood's stochastic gradient, the curvature from a
+// random subset of at most `curvature_rows` rows (the ladder's last rung's size, or the subset's).
+void refine_by_stochastic_gradient_on_all_rows(Context& context, RowSource& rows, const RowPartition& partition,
+                                               const ModelLearningOptions& options, SearchJournal* journal,
+                                               LearnedModel& learned) {
+  CandidateFit& fit = learned.candidates.at(learned.chosen);
+  const std::size_t n = partition.global_rows;
+  const std::size_t learned_on = learned.all_rows ? fit.subset.subset_size : learned.rows;
+  const std::vector<double> hessian = subset_hessian(context, rows, partition, fit.hyperparameters,
+                                                     std::min(learned_on, options.curvature_rows), journal);
+  StochasticRefinementOptions stochastic = options.stochastic;
+  stochastic.min_noise_variance = options.subset.min_noise_variance;
+  stochastic.gradient.seed = context.seed();
+  learned.stochastic =
+      refine_by_stochastic_gradient(context, rows, partition, fit.hyperparameters, hessian, stochastic, journal);
+  fit.hyperparameters = learned.stochastic->hyperparameters;
+  learned.evaluations += 1 + log_parameters(fit.hyperparameters).size() + learned.stochastic->estimates;
+  learned.rows = n;
+}
+
 }  // namespace
 
 LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
@@ -199,21 +219,12 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
   learned.all_rows = trusted;
   learned.declined = all_rows && !trusted;
   learned.rows = trusted ? n : learned.candidates.front().subset.subset_size;
-  if (learned.declined) {
-    refine_on_larger_subsets(context, rows, partition, options, journal, learned);
-    if (options.stochastic.max_steps > 0 && learned.rows < n && options.mean.empty()) {
-      CandidateFit& fit = learned.candidates.at(learned.chosen);
-      const std::vector<double> hessian = subset_hessian(context, rows, partition, fit.hyperparameters,
-                                                         std::min(learned.rows, options.curvature_rows), journal);
-      StochasticRefinementOptions stochastic = options.stochastic;
-      stochastic.min_noise_variance = options.subset.min_noise_variance;
-      stochastic.gradient.seed = context.seed();
-      learned.stochastic =
-          refine_by_stochastic_gradient(context, rows, partition, fit.hyperparameters, hessian, stochastic, journal);
-      fit.hyperparameters = learned.stochastic->hyperparameters;
-      learned.evaluations += 1 + log_parameters(fit.hyperparameters).size() + learned.stochastic->estimates;
-      learned.rows = n;
-    }
+  if (learned.declined) refine_on_larger_subsets(context, rows, partition, options, journal, learned);
+  // Step 2'': from the Vecchia optimum or the ladder's (unless its last rung had all the rows already).
+  const bool exact_already = learned.declined && learned.rows >= n;
+  if (options.stochastic.max_steps > 0 && options.mean.empty() && (learned.all_rows || learned.declined) &&
+      !exact_already) {
+    refine_by_stochastic_gradient_on_all_rows(context, rows, partition, options, journal, learned);
   }
   learned.seconds = seconds_since(started);
   return learned;

@@ -20,12 +20,12 @@
 //     the noise variance learned on 2,000 rows is 3.5× the one on 10,000
 //     and the test RMSE 24 % worse (docs/model.md). O(s³) a rung, so the
 //     ladder stops where its factor stops being affordable.
-//  2''. then on all n rows by the exact likelihood's stochastic gradient
-//     (stochastic_refinement.h): quasi-Newton steps from the ladder's
+//  2''. when asked (stochastic.max_steps > 0), the chosen candidate on all
+//     n rows by the exact likelihood's stochastic gradient
+//     (stochastic_refinement.h): Newton steps from step 2's or 2''s
 //     optimum, the curvature from a subset, until the gradient is zero
-//     within its estimate's error. Where the rungs reached all n rows, or
-//     the mean is fitted jointly (its β would need the same solves), it is
-//     not run.
+//     within its estimate's error. Not where the rungs reached all n rows,
+//     or where the mean is fitted jointly (its β would need more solves).
 //  3. the candidate with the lowest −log p on all rows (on the subset when
 //     step 2 is off), penalised by its parameters' count as the Bayesian
 //     information criterion does: the kernel chosen by evidence.

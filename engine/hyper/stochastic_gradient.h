@@ -54,7 +54,7 @@ namespace gpstream {
 
 struct StochasticGradientOptions {
   std::size_t probes = 16;  // t
-  std::size_t groups = 4;   // of probes, for the error's covariance (divides t)
+  std::size_t groups = 8;   // of probes, for the error's covariance (divides t)
   // The probes: z ~ N(0, K̄) by random features (pathwise), or Hutchinson's ±1 (tr(K̄⁻¹A) ≈ uᵀAz, u = K̄⁻¹z).
   enum class Probes { pathwise, rademacher } probe_kind = Probes::rademacher;
   std::size_t features = 2048;            // F random Fourier features per pathwise probe

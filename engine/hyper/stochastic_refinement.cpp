@@ -26,9 +26,9 @@ namespace {
 // optimum), far below the curvature's scale.
 constexpr double kDifferenceStep = 1e-4;
 
-// The quasi-Newton model of −log p: its Hessian H (p×p, row-major),
-// factored for each step, lifted on its diagonal where it is not positive
-// definite (far from an optimum the subset's curvature can be indefinite).
+// The Newton model of −log p: its Hessian H (p×p, row-major), factored
+// once, lifted on its diagonal where it is not positive definite (far from
+// an optimum the subset's curvature can be indefinite).
 class CurvatureModel {
  public:
   explicit CurvatureModel(std::vector<double> hessian) : hessian_(std::move(hessian)) {
@@ -42,21 +42,17 @@ class CurvatureModel {
     cholesky_solve(factor_.data(), p_, b.data(), r);
   }
 
-  // BFGS: H += y yᵀ/(yᵀs) − (Hs)(Hs)ᵀ/(sᵀHs), where the pair has positive
-  // curvature (else H is kept: an update would make it indefinite).
-  void update(const std::vector<double>& s, const std::vector<double>& y) {
-    std::vector<double> hs(p_, 0.0);
-    double ys = 0.0, shs = 0.0, yy = 0.0, ss = 0.0;
-    for (std::size_t i = 0; i < p_; ++i) {
-      for (std::size_t j = 0; j < p_; ++j) hs[i] += hessian_[i * p_ + j] * s[j];
-      ys += y[i] * s[i];
-      shs += s[i] * hs[i];
-      yy += y[i] * y[i];
-      ss += s[i] * s[i];
-    }
-    if (!(ys > 1e-8 * std::sqrt(yy * ss)) || !(shs > 0.0)) return;
+  // sᵀHs: the curvature the model gives along s.
+  double along(const std::vector<double>& s) const {
+    double sum = 0.0;
     for (std::size_t i = 0; i < p_; ++i)
-      for (std::size_t j = 0; j < p_; ++j) hessian_[i * p_ + j] += y[i] * y[j] / ys - hs[i] * hs[j] / shs;
+      for (std::size_t j = 0; j < p_; ++j) sum += s[i] * hessian_[i * p_ + j] * s[j];
+    return sum;
+  }
+
+  // H ← factor · H.
+  void scale(double factor) {
+    for (double& value : hessian_) value *= factor;
     factored_ = false;
   }
 
@@ -184,7 +180,7 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
 
   Estimate current = estimate_at(theta);
   for (;;) {
-    // The quasi-Newton step and its standard errors: diag(H⁻¹ΣH⁻¹), two solves with H's factor.
+    // The Newton step and its standard errors: diag(H⁻¹ΣH⁻¹), two solves with H's factor.
     std::vector<double> step(p);
     for (std::size_t k = 0; k < p; ++k) step[k] = -current.gradient[k];
     curvature.solve(step, 1);
@@ -231,9 +227,12 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
         there = estimate_at(next);
       }
     }
-    std::vector<double> change(p);
-    for (std::size_t k = 0; k < p; ++k) change[k] = there.gradient[k] - current.gradient[k];
-    curvature.update(moved, change);
+    // How stiff the model was along the step: the measured curvature sᵀ(ĝ' − ĝ) against sᵀHs. A subset's
+    // curvature, scaled by n/rows, can be off by a factor (the curvature in a lengthscale per row grows with the
+    // rows' density); H is rescaled whole, by at most 4 a step — not updated in rank (see the header).
+    const double modelled = curvature.along(moved),
+                 measured = dot(there.gradient, moved) - dot(current.gradient, moved);
+    if (modelled > 0.0 && measured > 0.0) curvature.scale(std::clamp(measured / modelled, 0.25, 4.0));
     theta = std::move(next);
     current = std::move(there);
   }

@@ -3,24 +3,28 @@
 // pre-fit on a subset, then a few steps on all rows, as Wang et al. fit a
 // million rows [Wang19 §5] (HYPERPARAMETERS-AT-SCALE.md).
 //
-// The estimate gives the gradient, not the value, so the steps are
-// quasi-Newton steps without a line search on values:
+// The estimate gives the gradient, not the value, so the steps are Newton
+// steps with a model of the curvature and no line search on values:
 //
-//   θ ← θ − B ĝ(θ),   B⁻¹ starting as the subset's Hessian scaled to n rows
+//   θ ← θ − H⁻¹ ĝ(θ),   H the subset's Hessian at the start, scaled to n rows
 //
-// — the subset's curvature per row is close to all rows' near the optimum,
-// so the first step lands near the all-rows optimum — with B updated by
-// BFGS from successive estimates (the probes are the same at every θ, so
-// differences of estimates are differences of one smooth function). Each
-// step is limited to `largest_step` in every log-parameter and kept in the
-// search's bounds; where the estimate at the new point says the step went
+// — the curvature per row of a subset of thousands of rows is close to all
+// rows' up to a factor (in a lengthscale it grows with the rows' density),
+// so after each step H is rescaled whole by the curvature measured along
+// the step, sᵀ(ĝ' − ĝ) against sᵀHs (by at most 4 a step). H is not
+// updated in rank from differences of estimates (BFGS): with a noisy
+// gradient those differences are partly noise, and such an update made H
+// tens of times too stiff and the steps stall (measured on the tests'
+// problems). Each step is limited to `largest_step` in every log-parameter
+// and kept in the search's bounds; where the estimate at the new point says the step went
 // past the minimum along it by more than half (its directional derivative
 // changed sign), it is cut back to where the two derivatives' secant puts
 // the minimum. The refinement stops when the next step is within
 // `significance` standard errors of zero in every parameter — the gradient
 // is zero within the estimate's own error (its covariance, from the probe
-// groups, through B) — or after `max_steps` estimates; the answer is the
-// last point estimated.
+// groups, through H⁻¹) — or after `max_steps` estimates; the answer is the
+// last point estimated, and its standard errors are the estimate's error
+// carried into θ: how far the answer may be from the exact optimum.
 //
 // Each estimate goes through the search journal, with the solves' solutions
 // as its warm start, so that a checkpointed refinement resumes to the same
@@ -48,7 +52,7 @@ struct StochasticRefinementOptions {
 
 struct StochasticRefinement {
   KernelHyperparameters hyperparameters;
-  // Of each log-parameter at the answer: the estimate's error through B.
+  // Of each log-parameter at the answer: the estimate's error through H⁻¹.
   std::vector<double> standard_errors;
   std::size_t estimates = 0;
   std::uint64_t iterations = 0;  // BCD iterations of all the solves

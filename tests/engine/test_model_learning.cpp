@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <random>
 
 using namespace gpstream;
@@ -164,6 +165,55 @@ TEST_CASE("the mean by least squares is the normal equations' solution, and lear
   options.all_rows = false;
   const LearnedModel learned = learn_model(context, rows, RowPartition::whole(p.rows()), options);
   CHECK(learned.best().mean_coefficients == beta);
+}
+
+TEST_CASE(
+    "with all-rows steps, the chosen kernel ends at the exact likelihood's optimum over all rows, after the "
+    "ladder or after the Vecchia likelihood") {
+  for (const KernelType type : {KernelType::squared_exponential_ard, KernelType::matern12}) {
+    CAPTURE(kernel_type_name(type));
+    const Problem p = draw_from_gp({type, {0.8, 1.1}, 1.0, 0.01}, 800, 17);
+    InMemoryRowSource rows = p.source();
+    ModelLearningOptions options = compare_kernels(200, /*all_rows=*/true);
+    options.kernels = {{.type = type}};
+    // rbf: the Vecchia likelihood (m = 2) is declined, and no rung: the refinement starts from the 200-row
+    // subset's optimum, far from all rows'; matern12: trusted (m = 20), its optimum already close to the exact one.
+    const bool declined = type == KernelType::squared_exponential_ard;
+    if (declined) options.vecchia.neighbours = 2;
+    options.exact_rows = 0;
+    Context before_context({.seed = 3});
+    const LearnedModel before = learn_model(before_context, rows, RowPartition::whole(p.rows()), options);
+    CHECK(before.all_rows == (type == KernelType::matern12));
+    CHECK_FALSE(before.stochastic);
+
+    options.stochastic.max_steps = 8;
+    options.stochastic.gradient.probes = 32;
+    options.stochastic.gradient.tolerance = 1e-6;
+    Context context({.seed = 3});
+    const LearnedModel learned = learn_model(context, rows, RowPartition::whole(p.rows()), options);
+    REQUIRE(learned.stochastic);
+    CHECK(learned.rows == 800);
+    // The exact optimum over all 800 rows, from the same start.
+    SubsetLearningOptions direct = options.subset;
+    direct.subset = p.rows();
+    direct.initial = before.best().hyperparameters;
+    direct.restarts = 0;
+    Context direct_context({.seed = 3});
+    const KernelHyperparameters optimum = learn_on_subset(direct_context, rows, type, direct).search.hyperparameters;
+    const std::vector<double> from = log_parameters(before.best().hyperparameters),
+                              to = log_parameters(learned.best().hyperparameters), target = log_parameters(optimum);
+    double distance_before = 0.0, distance_after = 0.0;
+    for (std::size_t k = 0; k < target.size(); ++k) {
+      CAPTURE(k);
+      distance_before += std::pow(from[k] - target[k], 2);
+      distance_after += std::pow(to[k] - target[k], 2);
+      CHECK(std::abs(to[k] - target[k]) <= 4.0 * learned.stochastic->standard_errors[k] + 0.02);
+    }
+    CAPTURE(learned.stochastic->stop_reason);
+    CAPTURE(std::sqrt(distance_before));
+    // From far, most of the way there; from near, no farther than the estimate's own error allows.
+    if (declined) CHECK(std::sqrt(distance_after) < 0.5 * std::sqrt(distance_before));
+  }
 }
 
 TEST_CASE("a learning resumed from its journal ends where the uninterrupted one does, bit for bit") {

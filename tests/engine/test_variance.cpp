@@ -397,8 +397,9 @@ TEST_CASE("the cholesky route with K̄'s factor on disk gives the closed form, i
   CHECK(plan_variances(matrix, 2000, options).method == VarianceMethod::gbcd);
 }
 
-TEST_CASE("auto measures the gbcd route by a pilot batch: a kernel of short reach takes it where its fixed estimate "
-          "would not") {
+TEST_CASE(
+    "auto measures the gbcd route by a pilot batch: a kernel of short reach takes it where its fixed estimate "
+    "would not") {
   // Lengthscale 0.01 on U[−2, 2]³: every test row is far from the data (k* ≈ 0), and its solve takes no step.
   const Problem training = make_problem(3000, 3, 75);
   const Problem test = make_problem(2000, 3, 76);
@@ -428,13 +429,12 @@ TEST_CASE("the nearest route bounds the exact variance from above, falls as M gr
       VarianceOptions options = latent_options(1e-6, 50);
       options.neighbours = neighbours;
       options.batch_rows = 7;  // five batches, the last one partial
-      const VariancePrediction nearest =
-          batched(training, test, h, options, false, nullptr, VarianceMethod::nearest);
+      const VariancePrediction nearest = batched(training, test, h, options, false, nullptr, VarianceMethod::nearest);
       CHECK(nearest.batches == 5);
       for (std::size_t t = 0; t < exact.size(); ++t) {
         // Up to rounding: K̄'s condition number here is below 1e4, so both solves are good to ~1e-12 of s²,
         // on any CPU; the gaps the bound and the nesting leave at small M are many orders larger.
-        CHECK(nearest.latent[t] >= exact[t] - 1e-10 * scale);  // an upper bound
+        CHECK(nearest.latent[t] >= exact[t] - 1e-10 * scale);                            // an upper bound
         if (!previous.empty()) CHECK(nearest.latent[t] <= previous[t] + 1e-10 * scale);  // nested sets
       }
       if (neighbours >= training.rows()) CHECK(max_relative_error(nearest.latent, exact) <= 1e-9);

@@ -2,6 +2,7 @@
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/solvers/solver_driver.h"
 #include "storage/checkpoint/checkpoint_file.h"
+#include "storage/checkpoint/search_checkpoint.h"
 #include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
 #include "../engine/problems.h"
@@ -9,7 +10,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace gpstream;
 using namespace gpstream::testing;
@@ -78,6 +81,37 @@ TEST_CASE("a checkpoint reads back exactly what was written") {
   // Rewriting replaces the previous checkpoint atomically: no temporary file is left.
   write_checkpoint(directory.file("c.h5"), written);
   CHECK(directory.entries() == std::vector<std::string>{"c.h5"});
+}
+
+TEST_CASE("a search checkpoint reads back its entries, their error covariances and the warm start exactly") {
+  ScratchDirectory directory;
+  const std::string path = directory.file("search.h5");
+  SearchCheckpoint written;
+  written.command = "hyper";
+  written.arguments = {"train.h5", "-o", "h.json", "--all-rows-steps", "4"};
+  written.dataset_fingerprint = "fedcba9876543210";
+  // An exact evaluation, then an all-rows estimate (no value; a gradient with its covariance).
+  written.entries.push_back({{0.0, -0.25, 0.5, -1.0, -4.0}, -123.456, {1.5, -2.5, 0.25, 3.0}, {}});
+  written.entries.push_back({{0.0, -0.3, 0.45, -1.1, -4.2},
+                             std::numeric_limits<double>::quiet_NaN(),
+                             {0.5, -0.125, 2.0, -1.0},
+                             {4.0, 0.5, 0.0, 0.0, 0.5, 9.0, 0.0, 0.0, 0.0, 0.0, 1e-6, 0.0, 0.0, 0.0, 0.0, 1e-3}});
+  written.warm_start = {1.0 / 3.0, -2.0, 1e-300, 5.5};
+  write_search_checkpoint(path, written);
+  REQUIRE(is_search_checkpoint(path));
+  const SearchCheckpoint read = read_search_checkpoint(path);
+  CHECK(read.command == written.command);
+  CHECK(read.arguments == written.arguments);
+  CHECK(read.dataset_fingerprint == written.dataset_fingerprint);
+  REQUIRE(read.entries.size() == 2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    CHECK(read.entries[k].point == written.entries[k].point);
+    CHECK(read.entries[k].gradient == written.entries[k].gradient);
+    CHECK(read.entries[k].covariance == written.entries[k].covariance);
+  }
+  CHECK(read.entries[0].value == written.entries[0].value);
+  CHECK(std::isnan(read.entries[1].value));
+  CHECK(read.warm_start == written.warm_start);
 }
 
 TEST_CASE("a run resumed from a checkpoint reaches the bit-identical alpha of an uninterrupted run") {
