@@ -1,6 +1,7 @@
 #include "bench/bench_problems.h"
 
 #include "engine/data/friedman1.h"
+#include "engine/data/row_source_utilities.h"
 #include "engine/data/standardisation.h"
 #include "storage/csv/csv_table.h"
 #include "storage/hyper/hyperparameter_file.h"
@@ -42,6 +43,25 @@ void read_standardised(const std::filesystem::path& path, std::vector<double>& x
     const double spread = squares > 0 ? std::sqrt(squares) : 1.0;
     for (std::size_t i = 0; i < n; ++i) at(i) = (at(i) - mean) / spread;
   }
+}
+
+void read_standardised_subset(const std::filesystem::path& path, std::size_t rows, std::vector<double>& x,
+                              std::vector<double>& y, std::size_t& d) {
+  std::vector<double> all_x, all_y;
+  read_standardised(path, all_x, all_y, d);
+  x.clear();
+  y.clear();
+  for (const std::size_t i : random_row_subset(all_y.size(), rows, 7)) {
+    x.insert(x.end(), all_x.begin() + static_cast<std::ptrdiff_t>(i * d),
+             all_x.begin() + static_cast<std::ptrdiff_t>((i + 1) * d));
+    y.push_back(all_y[i]);
+  }
+}
+
+double euclidean_norm(const std::vector<double>& v) {
+  double sum = 0;
+  for (const double value : v) sum += value * value;
+  return std::sqrt(sum);
 }
 
 Problem load_real(const std::string& name, const fs::path& data, std::size_t subset, std::uint64_t seed) {

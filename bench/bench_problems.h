@@ -40,6 +40,14 @@ Problem make_friedman1(const std::filesystem::path& data, std::size_t rows, std:
 void read_standardised(const std::filesystem::path& path, std::vector<double>& x, std::vector<double>& y,
                        std::size_t& d);
 
+// `rows` random rows of such a dataset (the seed fixed at 7: every likelihood
+// bench compares on the same subset), standardised over the whole file.
+void read_standardised_subset(const std::filesystem::path& path, std::size_t rows, std::vector<double>& x,
+                              std::vector<double>& y, std::size_t& d);
+
+// √Σ v².
+double euclidean_norm(const std::vector<double>& v);
+
 // Parses a bench program's command line; prints the options and returns
 // false when --help was given.
 bool parse_bench_options(int argc, char** argv, const boost::program_options::options_description& options,

@@ -11,7 +11,6 @@
 #include "bench/bench_problems.h"
 #include "engine/core/context.h"
 #include "engine/data/in_memory_row_source.h"
-#include "engine/data/row_source_utilities.h"
 #include "engine/hyper/hyperparameter_search.h"
 #include "engine/hyper/stochastic_gradient.h"
 
@@ -27,12 +26,6 @@ using namespace gpstream;
 using namespace gpstream::bench;
 
 namespace {
-
-double norm(const std::vector<double>& v) {
-  double sum = 0;
-  for (const double value : v) sum += value * value;
-  return std::sqrt(sum);
-}
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> words;
@@ -65,16 +58,9 @@ int main(int argc, char** argv) {
   fmt::print("{:<7} {:<9} {:>3} {:>7} {:>4} {:>10} {:>9} {:>8} {:>7} {:>6} {:>8} {:>8} {:>8}\n", "dataset", "kernel",
              "t", "tol", "seed", "|grad|", "rel.err", "cosine", "z^2", "iter", "exact s", "solve s", "total s");
   for (const std::string& name : split(datasets)) {
-    std::vector<double> all_x, all_y;
-    std::size_t d = 0;
-    read_standardised(std::filesystem::path(data) / (name + "_train.csv"), all_x, all_y, d);
-    const std::vector<std::size_t> subset = random_row_subset(all_y.size(), rows, 7);
     std::vector<double> x, y;
-    for (const std::size_t i : subset) {
-      x.insert(x.end(), all_x.begin() + static_cast<std::ptrdiff_t>(i * d),
-               all_x.begin() + static_cast<std::ptrdiff_t>((i + 1) * d));
-      y.push_back(all_y[i]);
-    }
+    std::size_t d = 0;
+    read_standardised_subset(std::filesystem::path(data) / (name + "_train.csv"), rows, x, y, d);
     Context context(Context::Settings{.memory_budget_bytes = std::size_t{8} << 30});
     for (const std::string& kernel_name : split(kernels)) {
       // The hyperparameters a user's subset search would find (2,000 of the rows).
@@ -115,16 +101,17 @@ int main(int argc, char** argv) {
                 fmt::print("  component {}: exact {:.6g} estimate {:.6g} se {:.3g}\n", j, exact.gradient[j],
                            estimate.gradient[j], std::sqrt(estimate.covariance[j * p + j]));
             }
-            const double relative = norm(difference) / norm(exact.gradient);
-            const double cosine = dot / (norm(estimate.gradient) * norm(exact.gradient));
+            const double relative = euclidean_norm(difference) / euclidean_norm(exact.gradient);
+            const double cosine = dot / (euclidean_norm(estimate.gradient) * euclidean_norm(exact.gradient));
             fmt::print(
                 "{:<7} {:<9} {:>3} {:>7} {:>4} {:>10.3g} {:>9.2e} {:>8.4f} {:>7.2f} {:>6} {:>8.1f} {:>8.1f} {:>8.1f}\n",
-                name, kernel_name, t, tolerance, seed, norm(exact.gradient), relative, cosine, z_squared,
+                name, kernel_name, t, tolerance, seed, euclidean_norm(exact.gradient), relative, cosine, z_squared,
                 estimate.iterations, exact_seconds, estimate.solve_seconds, estimate.seconds);
             std::fflush(stdout);
             csv << fmt::format("{},{},{},{},{},{},{:.6g},{:.4e},{:.6f},{:.3f},{},{:.2f},{:.2f},{:.2f}\n", name,
-                               kernel_name, y.size(), t, tolerance, seed, norm(exact.gradient), relative, cosine,
-                               z_squared, estimate.iterations, exact_seconds, estimate.solve_seconds, estimate.seconds);
+                               kernel_name, y.size(), t, tolerance, seed, euclidean_norm(exact.gradient), relative,
+                               cosine, z_squared, estimate.iterations, exact_seconds, estimate.solve_seconds,
+                               estimate.seconds);
           }
         }
       }

@@ -9,7 +9,6 @@
 #include "engine/core/context.h"
 #include "engine/hyper/hyperparameter_search.h"
 #include "engine/hyper/vecchia_likelihood.h"
-#include "engine/data/row_source_utilities.h"
 
 #include <fmt/format.h>
 
@@ -20,16 +19,6 @@
 namespace po = boost::program_options;
 using namespace gpstream;
 using namespace gpstream::bench;
-
-namespace {
-
-double norm(const std::vector<double>& v) {
-  double sum = 0;
-  for (const double value : v) sum += value * value;
-  return std::sqrt(sum);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   po::options_description options("bench_vecchia");
@@ -49,16 +38,9 @@ int main(int argc, char** argv) {
              "exact -log p", "vecchia", "rel.err", "grad err", "cosine", "exact s", "vecchia s");
   std::stringstream names(datasets);
   for (std::string name; std::getline(names, name, ',');) {
-    std::vector<double> all_x, all_y;
-    std::size_t d = 0;
-    read_standardised(std::filesystem::path(data) / (name + "_train.csv"), all_x, all_y, d);
-    const std::vector<std::size_t> subset = random_row_subset(all_y.size(), rows, 7);
     std::vector<double> x, y;
-    for (const std::size_t i : subset) {
-      x.insert(x.end(), all_x.begin() + static_cast<std::ptrdiff_t>(i * d),
-               all_x.begin() + static_cast<std::ptrdiff_t>((i + 1) * d));
-      y.push_back(all_y[i]);
-    }
+    std::size_t d = 0;
+    read_standardised_subset(std::filesystem::path(data) / (name + "_train.csv"), rows, x, y, d);
     Context context;
     for (const KernelType type : {KernelType::matern12, KernelType::squared_exponential_ard}) {
       // The hyperparameters a user's subset search would find (2,000 of the rows).
@@ -90,8 +72,8 @@ int main(int argc, char** argv) {
           dot += estimate.gradient[j] * exact.gradient[j];
         }
         const double value_error = std::abs(estimate.value - exact.value) / std::abs(exact.value);
-        const double gradient_error = norm(difference) / norm(exact.gradient);
-        const double cosine = dot / (norm(estimate.gradient) * norm(exact.gradient));
+        const double gradient_error = euclidean_norm(difference) / euclidean_norm(exact.gradient);
+        const double cosine = dot / (euclidean_norm(estimate.gradient) * euclidean_norm(exact.gradient));
         fmt::print("{:<7} {:<9} {:>4} {:>14.2f} {:>14.2f} {:>10.2e} {:>10.2e} {:>8.4f} {:>8.1f} {:>8.2f}\n", name,
                    kernel_type_name(type), count, exact.value, estimate.value, value_error, gradient_error, cosine,
                    exact_seconds, vecchia_seconds);

@@ -150,6 +150,12 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
     if (progress) progress(result.iterations, result.largest_residual);
   }
   result.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (result.largest_residual > options_.tolerance) {
+    context_.warn(
+        fmt::format("the all-rows gradient's solves stopped after {} iterations at a relative residual of "
+                    "{:.2g}, above their tolerance {:g}: this estimate is biased by about as much",
+                    result.iterations, result.largest_residual, options_.tolerance));
+  }
   // Back to U = Ũ N and the residuals R = G N, all rows of U on every rank.
   for (std::size_t i = 0; i < local; ++i) {
     for (std::size_t column = 0; column < c; ++column) {
@@ -165,7 +171,8 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
     solutions_ = std::move(solution);
   }
 
-  // The contraction's factors, W₀ = −½ααᵀ and W_g = (½/t) V_g V_gᵀ for each group g of probes, and per block
+  // The contraction's factors, W₀ = −½ααᵀ and for each group g of probes W_g = (½/t) U_g Z_gᵀ (Hutchinson's) or
+  // (½/t) V_g V_gᵀ (pathwise: V = K̄⁻¹Z for prior draws Z), and per block
   // the dot products σ²'s and s²'s parts take: [uᵀu, uᵀb, uᵀr] summed over its columns (u = α, b = y; or
   // u = v, b = z), r = K̄u − b.
   const std::size_t groups = options_.groups, per_group = t / groups;

@@ -64,6 +64,11 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         subset of 2,000 rows, then on all rows by the Vecchia likelihood where
         it is accurate, else by the exact likelihood on larger subsets up to
         8,000 rows (as `gpstream hyper` does), starting from the ones given.
+    all_rows_steps : int
+        With optimizer='lbfgs': at most this many Newton steps on all rows by
+        the exact likelihood's stochastic gradient after the steps above
+        (`gpstream hyper --all-rows-steps`; each minutes to hours at 10^5
+        rows: docs/model.md). 0 (the default): none.
     mean : {None, 'none', 'constant', 'linear'} or str
         With optimizer='lbfgs': the prior mean, a trend in the inputs fitted
         by least squares that the GP models the residual of ('linear:x1,x3'
@@ -137,6 +142,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         signal_variance=1.0,
         noise_variance=0.1,
         optimizer=None,
+        all_rows_steps=0,
         mean=None,
         basis_size=1000,
         standardise=True,
@@ -160,6 +166,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.signal_variance = signal_variance
         self.noise_variance = noise_variance
         self.optimizer = optimizer
+        self.all_rows_steps = all_rows_steps
         self.mean = mean
         self.basis_size = basis_size
         self.standardise = standardise
@@ -252,8 +259,11 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or int(value) != value or value < 1):
                 raise ValueError(f"{name}={value!r}: give a whole number of at least 1")
-        if self.random_state is not None and (int(self.random_state) != self.random_state or self.random_state < 0):
-            raise ValueError(f"random_state={self.random_state!r}: give a whole number of at least 0, or None")
+        for name in ("random_state", "all_rows_steps"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or int(value) != value or value < 0):
+                raise ValueError(f"{name}={value!r}: give a whole number of at least 0" +
+                                 (", or None" if name == "random_state" else ""))
         if self.memory is not None:
             _gpstream.parse_byte_size(str(self.memory), "memory")
         return scales, wanted
@@ -289,6 +299,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         parameters.learn = learning
         if self.mean is not None:
             parameters.mean = str(self.mean)
+        if self.all_rows_steps and not learning:
+            raise ValueError("all_rows_steps refines learned hyperparameters: it needs optimizer='lbfgs'")
+        parameters.all_rows_steps = int(self.all_rows_steps or 0)
         parameters.standardise = bool(self.standardise)
         if self.max_iter is not None:
             parameters.max_iter = int(self.max_iter)

@@ -317,12 +317,13 @@ struct TrainingParameters {
   std::vector<double> length_scale;
   double signal_variance = 1.0, noise_variance = 0.1;
   bool standardise = true;
-  double tol = 0.0;  // 0: the method's default (gpstream::default_tolerance)
+  double tol = 0.0;            // 0: the method's default (gpstream::default_tolerance)
   std::uint64_t max_iter = 0;  // 0: no limit
   std::size_t basis_size = 1000;
   std::uint64_t seed = 1;
-  bool learn = false;           // the hyperparameters (and the mean) by marginal likelihood first
-  std::string mean = "linear";  // the prior mean learned with them
+  bool learn = false;              // the hyperparameters (and the mean) by marginal likelihood first
+  std::string mean = "linear";     // the prior mean learned with them
+  std::size_t all_rows_steps = 0;  // ModelLearningOptions::stochastic.max_steps
   std::string checkpoint, resume, log;
 };
 
@@ -368,6 +369,7 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
   if (has_lengthscales) options.subset.start.lengthscales = parameters.length_scale;
   options.subset.start.signal_variance = parameters.signal_variance;
   options.subset.start.noise_variance = parameters.noise_variance;
+  options.stochastic.max_steps = parameters.all_rows_steps;
   try {
     options.mean = gpstream::parse_mean_function(parameters.mean, dataset.feature_names);
   } catch (const gpstream::Error& error) {
@@ -512,6 +514,7 @@ PYBIND11_MODULE(_gpstream, module) {
       .def_readwrite("seed", &TrainingParameters::seed)
       .def_readwrite("learn", &TrainingParameters::learn)
       .def_readwrite("mean", &TrainingParameters::mean)
+      .def_readwrite("all_rows_steps", &TrainingParameters::all_rows_steps)
       .def_readwrite("checkpoint", &TrainingParameters::checkpoint)
       .def_readwrite("resume", &TrainingParameters::resume)
       .def_readwrite("log", &TrainingParameters::log);

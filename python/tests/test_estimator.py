@@ -269,6 +269,8 @@ def test_errors_are_python_exceptions():
                                 ({"length_scale": [1.0, 2.0, 3.0]}, "length_scale has 3 values"),
                                 ({"tol": 0}, "tol=0"), ({"max_iter": 0}, "max_iter=0"),
                                 ({"random_state": -2}, "random_state=-2"), ({"memory": "lots"}, "memory: \"lots\""),
+                                ({"optimizer": "lbfgs", "all_rows_steps": -1}, "all_rows_steps=-1"),
+                                ({"all_rows_steps": 2}, "all_rows_steps refines learned hyperparameters"),
                                 ({"kernel": "cubic"}, "kernel='cubic': unknown kernel"),
                                 ({"optimizer": "lbfgs", "mean": "quadratic"}, "mean: unknown mean \"quadratic\"")]:
         with pytest.raises(ValueError, match=re.escape(message)) as raised:

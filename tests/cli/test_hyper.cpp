@@ -192,6 +192,33 @@ std::pair<int, std::string> interrupt_once_checkpointed(const std::vector<std::s
 
 }  // namespace
 
+TEST_CASE("hyper --all-rows-steps refines the ladder's optimum on all rows and says so, in the table and the file") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 1500 --seed 8 -q -o " + quote(data)).exit_code == 0);
+  const std::string ladder = directory.file("ladder.json"), refined = directory.file("refined.json");
+  const std::string options = " --kernel rbf --subset 300 --restarts 0 --neighbours 10 --exact-rows 600 -q";
+  REQUIRE(run_gpstream("hyper " + quote(data) + " -o " + quote(ladder) + options).exit_code == 0);
+  const auto run =
+      run_gpstream("hyper " + quote(data) + " -o " + quote(refined) + options + " --all-rows-steps 3 --probes 8");
+  CAPTURE(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("refined rbf on all 1,500 rows by the exact likelihood's stochastic gradient (8 probes)") !=
+        std::string::npos);
+  const gpstream::HyperparameterFile before = gpstream::read_hyperparameter_file(ladder);
+  const gpstream::HyperparameterFile after = gpstream::read_hyperparameter_file(refined);
+  const std::string file = read_file(refined);
+  CHECK(file.find("refined on all 1500 rows by the exact likelihood's stochastic gradient") != std::string::npos);
+  CHECK(file.find("\"rows\": 1500") != std::string::npos);
+  CHECK(gpstream::log_parameters(after.hyperparameters) != gpstream::log_parameters(before.hyperparameters));
+  // Probes split into 8 groups: another count is refused in one line naming the option.
+  const auto refused = run_gpstream("hyper " + quote(data) + " -o " + quote(directory.file("x.json")) + options +
+                                    " --all-rows-steps 2 --probes 12");
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--probes must be a multiple of 8") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(directory.file("x.json")));
+}
+
 TEST_CASE("an interrupted hyperparameter search resumes from its checkpoint to the uninterrupted answer") {
   ScratchDirectory directory;
   const std::string data = directory.file("train.h5");
