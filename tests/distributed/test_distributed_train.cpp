@@ -2,7 +2,9 @@
 // single process's, bit for bit; a checkpoint written by P ranks resumes on
 // another number of ranks to the uninterrupted model; what cannot run on
 // several ranks yet says so in one line.
+#include "engine/hyper/marginal_likelihood.h"
 #include "storage/checkpoint/checkpoint_file.h"
+#include "storage/hyper/hyperparameter_file.h"
 #include "storage/model/dense_model_file.h"
 #include "storage/model/sparse_model_file.h"
 #include "mpirun_support.h"
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 using gpstream::testing::column_of;
 using gpstream::testing::CommandResult;
@@ -78,6 +81,35 @@ TEST_CASE("train --learn-hyper on 2 and 3 ranks learns the single process's hype
     CHECK(distributed.hyperparameters.noise_variance == reference.hyperparameters.noise_variance);
     CHECK(same_bits(distributed.alpha, reference.alpha));
     CHECK(std::filesystem::exists(hyper));
+  }
+}
+
+TEST_CASE("train --learn-hyper --all-rows-steps on 2 ranks refines to the single process's hyperparameters") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 1200 --seed 8 -q -o " + quote(train)).exit_code == 0);
+  const std::string common =
+      " --learn-hyper --kernel rbf --subset 300 --restarts 0 --neighbours 10 --exact-rows 600 "
+      "--all-rows-steps 2 --probes 8 --max-iter 20 --threads 1 --force -q";
+  const std::string alone = directory.file("alone.json"), ranks = directory.file("ranks.json");
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(directory.file("alone.h5")) + " --save-hyper " +
+                       quote(alone) + common)
+              .exit_code == 0);
+  // The probes' solves are the single process's bit for bit (GBCD's selection is); the all-pairs contraction
+  // and the dot products add the ranks' sums in another order.
+  const CommandResult run = run_on_ranks(2, "train " + quote(train) + " -o " + quote(directory.file("ranks.h5")) +
+                                                " --save-hyper " + quote(ranks) + common);
+  CAPTURE(run.err);
+  REQUIRE(run.exit_code == 0);
+  const std::string file = gpstream::testing::read_file(ranks);
+  CHECK(file.find("refined on all 1200 rows by the exact likelihood's stochastic gradient") != std::string::npos);
+  const std::vector<double> expected =
+      gpstream::log_parameters(gpstream::read_hyperparameter_file(alone).hyperparameters);
+  const std::vector<double> got = gpstream::log_parameters(gpstream::read_hyperparameter_file(ranks).hyperparameters);
+  REQUIRE(got.size() == expected.size());
+  for (std::size_t p = 0; p < got.size(); ++p) {
+    CAPTURE(p);
+    CHECK(got[p] == doctest::Approx(expected[p]).epsilon(1e-7).scale(1.0));
   }
 }
 
