@@ -12,13 +12,14 @@
 #   SAMPLE=2000 (test rows with variances)  CONFIGS="old rbf ... all" to choose rows
 #   VARIANCE="--variance-method nearest" (predict's variance options; sgemm's exact
 #   variances do not fit this machine: docs/variance.md)
+#   TRAIN="--tol 1e-2" (more options of train)  GPSTREAM=path (another gpstream binary)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 data="${GPSTREAM_DATA:-$root/../shared/data}"
 out="$root/out/bench/model"
 mkdir -p "$out"
-[ -x "$root/build/tools/gpstream" ] || BUILD_TARGET=gpstream "$root/scripts/build.sh" "$root/build"
-gpstream="$root/build/tools/gpstream"
+gpstream="${GPSTREAM:-$root/build/tools/gpstream}"
+[ -x "$gpstream" ] || BUILD_TARGET=gpstream "$root/scripts/build.sh" "$root/build"
 sample="${SAMPLE:-2000}"
 configs="${CONFIGS:-old rbf matern52 matern32 matern12 auto-subset all}"
 datasets=("$@")
@@ -50,8 +51,8 @@ for dataset in "${datasets[@]}"; do
   fi
   for config in $configs; do
     log="$work/$config.log"
-    # shellcheck disable=SC2046
-    /usr/bin/time -f "peak %M KB" "$gpstream" train "$work/train.h5" --learn-hyper $(options_of "$config") \
+    # shellcheck disable=SC2046,SC2086
+    /usr/bin/time -f "peak %M KB" "$gpstream" train "$work/train.h5" --learn-hyper $(options_of "$config") ${TRAIN:-} \
       -o "$work/$config.h5" --save-hyper "$work/$config.json" --force >"$log" 2>&1
     "$gpstream" predict "$work/$config.h5" "$work/test.h5" -o "$work/$config.csv" --force >>"$log" 2>&1
     "$gpstream" predict "$work/$config.h5" "$work/sample.csv" -o "$work/$config.sample.csv" --variance ${VARIANCE:-} --force \
