@@ -49,7 +49,9 @@ StochasticGradient::StochasticGradient(Context& context, RowSource& rows, const 
   GPSTREAM_CHECK(options.groups >= 2 && options.probes % options.groups == 0,
                  "{} probe vectors do not split into {} groups of equal size (at least 2 groups)", options.probes,
                  options.groups);
-  GPSTREAM_CHECK(options.tolerance > 0.0, "the solves' tolerance must be positive, not {}", options.tolerance);
+  GPSTREAM_CHECK(options.tolerance > 0.0 && options.alpha_tolerance > 0.0,
+                 "the solves' tolerances must be positive, not {} and {} (α's)", options.tolerance,
+                 options.alpha_tolerance);
   GPSTREAM_CHECK(options.features > 0, "the probes need at least one random feature");
   GPSTREAM_CHECK(rows.has_targets(), "the training rows have no targets to learn hyperparameters from");
   memory_ = context.memory().reserve(
@@ -105,7 +107,8 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
   KernelMatrix matrix(context_, rows_, partition_, *kernel);
   Communicator& ranks = context_.communicator();
 
-  // B = [y Z], each column scaled to unit norm: B̃ = B N⁻¹, solved for Ũ = U N⁻¹.
+  // B = [y Z], each probe's column scaled to unit norm and y's to tolerance / alpha_tolerance: B̃ = B N⁻¹,
+  // solved for Ũ = U N⁻¹ until every column of G̃ = K̄Ũ − B̃ has norm ≤ tolerance.
   const std::vector<double> sides = right_hand_sides(hyperparameters);
   std::vector<double> norms = column_squared_norms(sides, local, c);
   ranks.sum(norms);
@@ -114,6 +117,7 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
     GPSTREAM_CHECK(norm > 0.0 && std::isfinite(norm),
                    "a right-hand side of the all-rows gradient has norm {}: check the targets", norm);
   }
+  norms[0] *= std::min(1.0, options_.alpha_tolerance / options_.tolerance);
   // G = K̄Ũ − B̃, from the last estimate's solutions (all rows, the same on every rank) or from Ũ = 0.
   std::vector<double> gradient(checked_multiply(local, c), 0.0), solution(gradient.size(), 0.0);
   if (!solutions_.empty()) {
@@ -129,7 +133,7 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
   const auto largest_residual = [&] {
     std::vector<double> squares = column_squared_norms(gradient, local, c);
     ranks.sum(squares);
-    return std::sqrt(*std::max_element(squares.begin(), squares.end()));  // each column of unit norm
+    return std::sqrt(*std::max_element(squares.begin(), squares.end()));  // relative to the probes' tolerance
   };
 
   GradientEstimate result;
@@ -152,9 +156,10 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
   result.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (result.largest_residual > options_.tolerance) {
     context_.warn(
-        fmt::format("the all-rows gradient's solves stopped after {} iterations at a relative residual of "
-                    "{:.2g}, above their tolerance {:g}: this estimate is biased by about as much",
-                    result.iterations, result.largest_residual, options_.tolerance));
+        fmt::format("the all-rows gradient's solves stopped after {} iterations at {:.2g} times their relative "
+                    "residuals' tolerance ({:g}; α's {:g}): this estimate is biased by about as much",
+                    result.iterations, result.largest_residual / options_.tolerance, options_.tolerance,
+                    std::min(options_.alpha_tolerance, options_.tolerance)));
   }
   // Back to U = Ũ N and the residuals R = G N, all rows of U on every rank.
   for (std::size_t i = 0; i < local; ++i) {

@@ -2,42 +2,44 @@
 // n×n matrix as iterative GPs do [Gardner18 §4; Lin24] (HYPERPARAMETERS-AT-SCALE.md):
 //
 //   ∂(−log p)/∂θ_p = −½ αᵀ(∂K̄/∂θ_p)α + ½ tr(K̄⁻¹ ∂K̄/∂θ_p),               α = K̄⁻¹y
-//   tr(K̄⁻¹ ∂K̄/∂θ_p) = E[v_zᵀ(∂K̄/∂θ_p)v_z],  v_z = K̄⁻¹z,  z ~ N(0, K̄)
+//   tr(K̄⁻¹ ∂K̄/∂θ_p) = E[u_zᵀ(∂K̄/∂θ_p)z],  u_z = K̄⁻¹z,  z = ±1 entries
 //
-// — the pathwise form of the trace estimator [Lin24]: the probes z are
-// draws of the GP's own prior plus noise, z = f + σε, so that each solve
-// K̄v = z is like the solve for α (y is such a draw under the model),
-// where Hutchinson's white probes (±1) make GBCD's solves many times
-// slower (measured: docs/model.md). f comes from random Fourier features
-// (kernels/random_features.h), whose covariance is k over the draws, so
-// the estimate stays unbiased; each of the t probes has its own features.
-// The estimate's form is the α term's with the other sign, averaged over
-// the probes. No n×n matrix is formed and X streams from its source:
+// — Hutchinson's estimator of the trace [Hutchinson90], the default; or
+// its pathwise form [Lin24], E[v_zᵀ(∂K̄/∂θ_p)v_z] with v_z = K̄⁻¹z for
+// draws z = f + σε of the GP's own prior (f by random Fourier features,
+// kernels/random_features.h, one set per probe), whose solves are as easy
+// as α's but whose features' error makes them noisier for the time
+// (measured: docs/model.md). No n×n matrix is formed and X streams from
+// its source:
 //
-//  1. the t + 1 solves K̄[α V] = [y Z] run as one multi-column GBCD
+//  1. the t + 1 solves K̄[α U] = [y Z] run as one multi-column GBCD
 //     (BlockCoordinateDescent::iterate_columns: each block K̄[:, B] serves
-//     every column), each column scaled to unit norm so that the greedy
-//     selection weighs them alike, until every column's relative residual
-//     ‖K̄v − b‖/‖b‖ is at most `tolerance`; warm-started from the previous
-//     estimate's solutions — the probes' base draws are the same at every
-//     θ (from the seed), so the estimate is a smooth function of θ and a
-//     search's steps are comparable;
+//     every column), each probe's column scaled to unit norm so that the
+//     greedy selection weighs them alike, until every probe's relative
+//     residual ‖K̄u − z‖/‖z‖ is at most `tolerance` and α's at most
+//     `alpha_tolerance` (its column scaled up by their ratio): α's error
+//     enters every component to first order through −½αᵀ(∂K̄/∂θ)α, the
+//     probes' only through their average; warm-started from the previous
+//     estimate's solutions — the probes are the same at every θ (from the
+//     seed), so the estimate is a smooth function of θ and a search's
+//     steps are comparable;
 //  2. one pass over every pair of rows contracts ∂K/∂θ with the weights
-//     −½ααᵀ and (½/t)VVᵀ (KernelMatrix::contract_parameter_gradient); σ²'s
+//     −½ααᵀ and (½/t)UZᵀ (KernelMatrix::contract_parameter_gradient); σ²'s
 //     part, ∂K̄/∂log σ² = σ²I, is dot products, and so is s²'s for a single
-//     kernel (∂K/∂log s² = K̄ − σ²I), taken in a form whose error is second
-//     order in the solves' (the contraction's is first order).
+//     kernel (∂K/∂log s² = K̄ − σ²I), the trace parts taken in a form whose
+//     error is second order in the solves'.
 //
 // The probes are split into `groups` whose estimates are independent:
-// their spread estimates the covariance of the gradient's error, which a
-// search needs to tell a step from noise.
+// their spread estimates the covariance of the gradient's error from the
+// probes, which a search needs to tell a step from noise. The solves'
+// error is not in it: a bias of the order of the tolerances (measured:
+// docs/model.md).
 //
-// Cost per estimate: the t probes' features (n·F·(d + 1) per probe), the
-// BCD iterations of the solves (each m·n kernel entries and an n×m×(t+1)
-// product), and one pass of n² entries with O(d·(groups + 1)) work each;
-// memory O(n·(t + 1)). On ranks each rank holds its rows of the solutions
-// and gradients and the contraction is summed over the ranks: every rank
-// gets the same estimate.
+// Cost per estimate: the BCD iterations of the solves (each m·n kernel
+// entries and an n×m×(t+1) product), and one pass of n² entries with
+// O(d·(groups + 1)) work each; memory O(n·(t + 1)). On ranks each rank
+// holds its rows of the solutions and gradients and the contraction is
+// summed over the ranks: every rank gets the same estimate.
 #pragma once
 
 #include "engine/core/context.h"
@@ -58,7 +60,8 @@ struct StochasticGradientOptions {
   // The probes: z ~ N(0, K̄) by random features (pathwise), or Hutchinson's ±1 (tr(K̄⁻¹A) ≈ uᵀAz, u = K̄⁻¹z).
   enum class Probes { pathwise, rademacher } probe_kind = Probes::rademacher;
   std::size_t features = 2048;            // F random Fourier features per pathwise probe
-  double tolerance = 1e-2;                // each solve's relative residual
+  double tolerance = 1e-2;                // each probe's solve's relative residual
+  double alpha_tolerance = 1e-4;          // α's (at most `tolerance`)
   std::size_t active_set_size = 500;      // m [BoSminchisescu08 §3]
   std::size_t candidates = 60;            // κ
   std::uint64_t max_iterations = 100000;  // BCD iterations per estimate
@@ -66,10 +69,11 @@ struct StochasticGradientOptions {
 };
 
 struct GradientEstimate {
-  std::vector<double> gradient;               // ∂(−log p)/∂θ, θ = log_parameters(kernel)
-  std::vector<double> covariance;             // of the estimate's error, p×p row-major (from the probe groups)
-  std::uint64_t iterations = 0;               // BCD iterations of the solves
-  double largest_residual = 0.0;              // max over the t + 1 columns of ‖K̄u − b‖/‖b‖ at the end
+  std::vector<double> gradient;    // ∂(−log p)/∂θ, θ = log_parameters(kernel)
+  std::vector<double> covariance;  // of the estimate's error, p×p row-major (from the probe groups)
+  std::uint64_t iterations = 0;    // BCD iterations of the solves
+  double largest_residual = 0.0;   // max over the t + 1 columns of ‖K̄u − b‖/‖b‖ at the end, α's scaled by
+                                   // tolerance / alpha_tolerance (the solves are done when it is ≤ tolerance)
   double solve_seconds = 0.0, seconds = 0.0;  // the solves', and all of it
 };
 
