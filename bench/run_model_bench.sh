@@ -10,6 +10,7 @@
 #
 #   bench/run_model_bench.sh [DATASET ...]          (default: bcef sgemm kin40k)
 #   SAMPLE=2000 (test rows with variances)  CONFIGS="old rbf ... all" to choose rows
+#   (and all-refined, not by default: the default then --all-rows-steps 4, ~40 minutes on bcef)
 #   VARIANCE="--variance-method nearest" (predict's variance options; sgemm's exact
 #   variances do not fit this machine: docs/variance.md)
 #   TRAIN="--tol 1e-2" (more options of train)  GPSTREAM=path (another gpstream binary)
@@ -33,6 +34,7 @@ options_of() {
     old) echo "--kernel rbf --mean none --learn-on subset" ;;
     auto-subset) echo "--learn-on subset" ;;
     all) echo "" ;;  # the defaults: auto, linear mean by least squares, all rows
+    all-refined) echo "--all-rows-steps 4" ;;  # and 4 Newton steps on the exact likelihood's stochastic gradient
     *) echo "--kernel $1 --learn-on subset" ;;
   esac
 }

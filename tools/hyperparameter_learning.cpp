@@ -90,7 +90,7 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
       ("exact-rows", po::value(&exact_rows)->default_value(exact_rows), "--learn-on all, where the Vecchia likelihood is not accurate enough: refine the chosen kernel by the exact likelihood on random subsets of twice the rows each time, up to this many (O(rows^3) time, 16 rows^2 bytes; --subset or less: off)")
       ("all-rows-steps", po::value(&stochastic.max_steps)->default_value(stochastic.max_steps), "--learn-on all: refine on all rows by Newton steps on the exact likelihood's stochastic gradient, at most this many gradient estimates (each t + 1 GBCD solves and a pass over all pairs of rows; 0: off)")
       ("probes", po::value(&stochastic.gradient.probes)->default_value(stochastic.gradient.probes), "random probe vectors t of each all-rows gradient estimate (Hutchinson's trace estimator; its error falls as 1/sqrt(t); a multiple of 4)")
-      ("all-rows-tol", po::value(&stochastic.gradient.tolerance)->default_value(stochastic.gradient.tolerance, "1e-2"), "relative residual of the all-rows estimates' solves");
+      ("all-rows-tol", po::value(&stochastic.gradient.tolerance)->default_value(stochastic.gradient.tolerance, "1e-2"), "relative residual of the all-rows estimates' probe solves (α's: 1e-4, or this if smaller)");
   // clang-format on
 }
 
