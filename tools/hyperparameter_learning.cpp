@@ -352,8 +352,8 @@ void SearchProgressObserver::on_iteration(const IterationReport& report) {
   if (std::isnan(report.objective)) {  // an all-rows gradient estimate (engine/hyper/stochastic_refinement.h)
     if (report.inner_iteration == 0) return;
     line_.update(fmt::format(
-        "learning on all rows: estimate {} of at most {}, solves at iteration {}, largest "
-        "residual {:.2e}, elapsed {:.0f}s",
+        "learning on all rows: estimate {} of at most {}, solves at iteration {}, residuals {:.3g}x "
+        "their tolerance, elapsed {:.0f}s",
         report.done, report.total, report.inner_iteration, report.convergence_measure, line_.elapsed_seconds()));
     return;
   }

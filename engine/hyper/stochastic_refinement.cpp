@@ -150,7 +150,7 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
       const GradientEstimate estimate = estimator.estimate(h, [&](std::uint64_t iteration, double residual) {
         progress.step({.iteration = result.estimates,
                        .objective = std::numeric_limits<double>::quiet_NaN(),
-                       .convergence_measure = residual,
+                       .convergence_measure = residual / options.gradient.tolerance,
                        .done = result.estimates,
                        .point = values,
                        .inner_iteration = iteration});

@@ -66,8 +66,8 @@ struct StochasticRefinement {
 // Reports each estimate to the Context's observers (iteration and done: the
 // estimate; objective NaN, not estimated; measure: the estimated gradient's
 // largest component; point: the values estimated at), and within it each
-// BCD iteration of its solves (inner_iteration, with the largest relative
-// residual as the measure), honouring the Context's stop request between
+// BCD iteration of its solves (inner_iteration, with the measure their
+// largest relative residual over its tolerance: done at 1), honouring the Context's stop request between
 // them.
 StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& rows, const RowPartition& partition,
                                                    const KernelHyperparameters& start,
