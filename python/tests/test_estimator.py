@@ -29,7 +29,10 @@ def problem(n, d=2, seed=0):
 
 def interrupted_python(script, ready):
     """Runs `script` in another Python, sends it SIGINT 1.5 s after it prints `ready`, and returns what it
-    printed; the script exits with 7 when it caught the KeyboardInterrupt."""
+    printed; the script exits with 7 when it caught the KeyboardInterrupt. Python's own SIGINT handler is
+    installed first: a Python started with SIGINT ignored (a job started with & by a non-interactive shell, as
+    some CI runners start the tests) leaves it ignored, and Ctrl-C would never reach the fit."""
+    script = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n" + textwrap.dedent(script)
     process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=dict(os.environ))
     assert process.stdout.readline().strip() == ready
