@@ -129,7 +129,10 @@ int run_hyper(const std::vector<std::string>& args) {
   std::vector<std::string> gamma;
   for (const double lengthscale : h.lengthscales)
     gamma.push_back(fmt::format("{:.4g}", gamma_from_lengthscale(lengthscale)));
-  fmt::print("gamma [{}]; -log p(y|X) {:.6f}; wrote {}\n", fmt::join(gamma, ", "), best.objective, output);
+  // After all-rows steps the objective is not computed (they estimate its gradient only): the last value is the
+  // one before them, on fewer rows.
+  fmt::print("gamma [{}]; -log p(y|X) {:.6f}{}; wrote {}\n", fmt::join(gamma, ", "), best.objective,
+             learned.stochastic ? " before the all-rows steps (not computed after them)" : "", output);
   for (const std::string& note : learning_notes(learned, options)) fmt::print("note: {}\n", note);
   return 0;
 }

@@ -267,12 +267,18 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
     const KernelHyperparameters& h = refined.hyperparameters;
     double largest = 0.0;  // of the log-values' standard errors: relative errors of the values
     for (const double error : refined.standard_errors) largest = std::max(largest, error);
+    const std::string held = refined.held == 0
+                                 ? std::string()
+                                 : fmt::format(
+                                       ", {} held where the likelihood hardly depends on {} (an irrelevant input's "
+                                       "lengthscale)",
+                                       refined.held, refined.held == 1 ? "it" : "them");
     lines.push_back(fmt::format(
         "refined {} on all {} rows by the exact likelihood's stochastic gradient ({} probes): {} estimates, {} "
-        "solve iterations, {:.1f} s; {}; {:.3g}, {:.3g}; values within {:.1f} % (one standard error); stopped: {}",
+        "solve iterations, {:.1f} s; {}; {:.3g}, {:.3g}; values within {:.1f} % (one standard error){}; stopped: {}",
         learned.best().name, format_count(learned.rows), options.stochastic.gradient.probes, refined.estimates,
         format_count(refined.iterations), refined.seconds, list(h.lengthscales), h.signal_variance, h.noise_variance,
-        100.0 * largest, refined.stop_reason));
+        100.0 * largest, held, refined.stop_reason));
   }
   const Standardisation learned_mean = with_learned_mean(standardisation, learned, options);
   const MeanFunction& mean = learned_mean.mean;

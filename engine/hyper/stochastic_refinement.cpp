@@ -26,6 +26,9 @@ namespace {
 // optimum), far below the curvature's scale.
 constexpr double kDifferenceStep = 1e-4;
 
+// Below this share of the largest curvature a parameter is held (see the header).
+constexpr double kFlatCurvature = 1e-6;
+
 // The Newton model of −log p: its Hessian H (p×p, row-major), factored
 // once, lifted on its diagonal where it is not positive definite (far from
 // an optimum the subset's curvature can be indefinite).
@@ -131,9 +134,22 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
                  "the all-rows refinement needs at least one estimate, a positive step limit and a non-negative "
                  "significance");
   const LogParameterBounds bounds = log_parameter_bounds(start, 0, options.min_noise_variance);
-  CurvatureModel curvature(hessian);
-  StochasticGradient estimator(context, rows, partition, options.gradient);
+  // Held parameters leave the model: their rows and columns of H become the identity's, their gradient and
+  // covariance entries zero, so their steps and standard errors are 0.
+  double steepest = 0.0;
+  for (std::size_t k = 0; k < p; ++k) steepest = std::max(steepest, hessian[k * p + k]);
+  std::vector<bool> held(p, false);
+  std::vector<double> model = hessian;
   StochasticRefinement result;
+  for (std::size_t k = 0; k < p; ++k) {
+    if (!(steepest > 0.0) || std::abs(hessian[k * p + k]) > kFlatCurvature * steepest) continue;
+    held[k] = true;
+    ++result.held;
+    for (std::size_t j = 0; j < p; ++j) model[k * p + j] = model[j * p + k] = 0.0;
+    model[k * p + k] = 1.0;
+  }
+  CurvatureModel curvature(std::move(model));
+  StochasticGradient estimator(context, rows, partition, options.gradient);
   WorkProgress progress(context, options.max_steps);
 
   struct Estimate {
@@ -163,6 +179,11 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
     std::vector<double> point = {static_cast<double>(static_cast<int>(h.type))};
     point.insert(point.end(), at.begin(), at.end());
     SearchJournal::Entry entry = journal != nullptr ? journal->evaluate_entry(point, compute) : compute();
+    for (std::size_t k = 0; k < p; ++k) {
+      if (!held[k]) continue;
+      entry.gradient[k] = 0.0;
+      for (std::size_t j = 0; j < p; ++j) entry.covariance[k * p + j] = entry.covariance[j * p + k] = 0.0;
+    }
     double largest = 0.0;
     for (const double component : entry.gradient) largest = std::max(largest, std::abs(component));
     progress.step({.iteration = result.estimates,

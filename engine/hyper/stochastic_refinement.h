@@ -26,6 +26,12 @@
 // last point estimated, and its standard errors are the estimate's error
 // carried into θ: how far the answer may be from the exact optimum.
 //
+// A parameter the likelihood hardly depends on — its curvature below
+// 1e-6 of the largest, as an irrelevant input's lengthscale on its upper
+// bound — is held where it starts: the gradient cannot place it, and its
+// Newton step, the estimate's noise over a vanishing curvature, would
+// otherwise take up the step limit that the others need.
+//
 // Each estimate goes through the search journal, with the solves' solutions
 // as its warm start, so that a checkpointed refinement resumes to the same
 // bits (a checkpoint is written per estimate: an interrupted one is redone).
@@ -52,8 +58,9 @@ struct StochasticRefinementOptions {
 
 struct StochasticRefinement {
   KernelHyperparameters hyperparameters;
-  // Of each log-parameter at the answer: the estimate's error through H⁻¹.
+  // Of each log-parameter at the answer: the estimate's error through H⁻¹ (0 for a held one).
   std::vector<double> standard_errors;
+  std::size_t held = 0;  // parameters held where they started (flat: see the header)
   std::size_t estimates = 0;
   std::uint64_t iterations = 0;  // BCD iterations of all the solves
   double seconds = 0.0;
@@ -67,8 +74,8 @@ struct StochasticRefinement {
 // estimate; objective NaN, not estimated; measure: the estimated gradient's
 // largest component; point: the values estimated at), and within it each
 // BCD iteration of its solves (inner_iteration, with the measure their
-// largest relative residual over its tolerance: done at 1), honouring the Context's stop request between
-// them.
+// largest relative residual over its tolerance: done at 1), honouring the
+// Context's stop request between them.
 StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& rows, const RowPartition& partition,
                                                    const KernelHyperparameters& start,
                                                    const std::vector<double>& hessian,

@@ -133,11 +133,11 @@ inline Problem draw_from_gp(const KernelHyperparameters& h, std::size_t n, std::
   std::uniform_real_distribution<double> uniform(-2.0, 2.0);
   std::normal_distribution<double> normal(0.0, 1.0);
   Problem p;
-  p.d = 2;
-  for (std::size_t i = 0; i < 2 * n; ++i) p.x.push_back(uniform(random));
+  p.d = h.lengthscales.size();
+  for (std::size_t i = 0; i < p.d * n; ++i) p.x.push_back(uniform(random));
   std::vector<double> k = reference_kernel_matrix({h.type, h.lengthscales, h.signal_variance, 1e-8}, [&] {
     Problem shape;
-    shape.d = 2;
+    shape.d = p.d;
     shape.x = p.x;
     shape.y.assign(n, 0.0);
     return shape;

@@ -156,10 +156,28 @@ TEST_CASE("warm-started estimates equal cold ones to the solves' tolerance, and 
     CHECK(from_warm.gradient[k] == doctest::Approx(from_cold.gradient[k]).epsilon(1e-5).scale(1.0));
 }
 
+namespace {
+
+// `start` refined on all of p's rows by at most `steps` estimates of `probes` probes whose solves run to
+// rounding, with the curvature of `curvature_rows` random rows.
+StochasticRefinement refine_solved_to_rounding(const Problem& p, const KernelHyperparameters& start, std::size_t probes,
+                                               std::size_t steps, std::size_t curvature_rows) {
+  InMemoryRowSource rows = p.source();
+  const RowPartition whole = RowPartition::whole(p.rows());
+  Context context({.seed = 4});
+  StochasticRefinementOptions options;
+  options.gradient.probes = probes;
+  options.gradient.tolerance = 1e-6;
+  options.max_steps = steps;
+  const std::vector<double> hessian = subset_hessian(context, rows, whole, start, curvature_rows);
+  return refine_by_stochastic_gradient(context, rows, whole, start, hessian, options);
+}
+
+}  // namespace
+
 TEST_CASE("the all-rows refinement moves a subset's optimum to the exact optimum over all rows") {
   const Problem p = draw_from_gp(kGenerating, 600, 11);
   InMemoryRowSource rows = p.source();
-  const RowPartition whole = RowPartition::whole(p.rows());
   SubsetLearningOptions subset;
   subset.restarts = 0;
   subset.subset = 150;
@@ -170,12 +188,7 @@ TEST_CASE("the all-rows refinement moves a subset's optimum to the exact optimum
   const KernelHyperparameters optimum =
       learn_on_subset(context, rows, KernelType::squared_exponential_ard, subset).search.hyperparameters;
 
-  StochasticRefinementOptions options;
-  options.gradient.probes = 32;
-  options.gradient.tolerance = 1e-6;
-  options.max_steps = 8;
-  const std::vector<double> hessian = subset_hessian(context, rows, whole, start, 150);
-  const StochasticRefinement refined = refine_by_stochastic_gradient(context, rows, whole, start, hessian, options);
+  const StochasticRefinement refined = refine_solved_to_rounding(p, start, 32, 8, 150);
   const std::vector<double> from = log_parameters(start), to = log_parameters(refined.hyperparameters),
                             target = log_parameters(optimum);
   double before = 0.0, after = 0.0;
@@ -190,7 +203,21 @@ TEST_CASE("the all-rows refinement moves a subset's optimum to the exact optimum
   CAPTURE(refined.estimates);
 
   CHECK(std::sqrt(after) < 0.35 * std::sqrt(before));
-  CHECK(refined.estimates <= options.max_steps);
+  CHECK(refined.estimates <= 8);
+  CHECK(refined.held == 0);
+}
+
+TEST_CASE("a lengthscale the likelihood does not depend on (on its upper bound) is held, the others refined") {
+  // The third input does not enter the GP that drew y; the start puts its lengthscale on the search's bound.
+  const Problem p = draw_from_gp({KernelType::squared_exponential_ard, {0.8, 1.1, 1e5}, 1.0, 0.05}, 500, 11);
+  const KernelHyperparameters start = {KernelType::squared_exponential_ard, {1.2, 0.8, 1e5}, 0.7, 0.1};
+  const StochasticRefinement refined = refine_solved_to_rounding(p, start, 16, 4, 200);
+  CHECK(refined.held == 1);
+  CHECK(refined.standard_errors[2] == 0.0);
+  CHECK(refined.hyperparameters.lengthscales[2] == doctest::Approx(start.lengthscales[2]).epsilon(1e-12));
+  // The others moved towards the data's values (each a factor 1.4–1.5 off at the start).
+  CHECK(std::abs(std::log(refined.hyperparameters.lengthscales[0] / 0.8)) < std::abs(std::log(1.2 / 0.8)));
+  CHECK(std::abs(std::log(refined.hyperparameters.lengthscales[1] / 1.1)) < std::abs(std::log(0.8 / 1.1)));
 }
 
 TEST_CASE("an all-rows refinement resumed from its journal ends where the uninterrupted one does, bit for bit") {
