@@ -78,6 +78,15 @@ class IncrementalCholesky {
   const double* last_forward() const { return forward_.data(); }
   double last_pivot() const { return pivot_; }
 
+  // Adds `count` rows and columns at once, given K̄[S, B] (count×size(),
+  // row-major) and K̄_SS (count×count, row-major, lower triangle read): the
+  // new rows' part beside L is one BLAS-3 triangular solve instead of
+  // `count` BLAS-2 ones. Returns how many were added — fewer than `count`
+  // when the next squared pivot is not above `relative_floor` × its K̄_ss,
+  // as append() refuses it; the factor then holds the ones before.
+  std::size_t append_block(const double* k_sb, const double* k_ss, std::size_t count,
+                           double relative_floor = kSingularRelativeFloor);
+
   // B = L⁻¹ B (or L⁻ᵀ B with `transpose`) in place for B size()×r, row-major:
   // many right-hand sides in one BLAS-3 call.
   void solve_columns(double* b, std::size_t r, bool transpose) const;
@@ -100,7 +109,7 @@ class IncrementalCholesky {
   std::size_t capacity_;
   std::size_t size_ = 0;
   std::vector<double> factor_;  // capacity×capacity row-major, lower triangle (rows < size() valid)
-  std::vector<double> forward_;
+  std::vector<double> forward_, block_;
   double pivot_ = 0.0;
 };
 

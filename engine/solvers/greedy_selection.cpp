@@ -1,6 +1,7 @@
 // GBCD's greedy selection (BoSminchisescu08 §3, Algorithm 2): m steps, each
 // adding the candidate of a random κ-subset that most decreases the
-// objective, with the active-set factor grown as it goes.
+// objective, taken a chunk of steps at a time (block_coordinate_descent.h),
+// with the active-set factor grown by one block per chunk.
 #include "engine/solvers/block_coordinate_descent.h"
 
 #include "engine/core/error.h"
@@ -40,18 +41,10 @@ struct Score {
   std::size_t index = 0;
 };
 
-// GBCD's selection runs its steps in chunks: the candidates of all steps of
-// a chunk are evaluated against B in one parallel block, computed in the
-// background during the previous chunk (a candidate of step t needs K(x, b_j)
-// for every b_j chosen before it, and most of those are known long before
-// step t); each step then adds only the columns of variables chosen since. A single step (~30 µs) is
-// too small to share between cores: scoring each step's candidates in
-// parallel was measured no faster, with twice the CPU time. Chunks of 16
-// steps were about 2 % faster than chunks of 32 on kin40k (m = 500; the
-// fastest of 3 alternating runs, 1 and 2 threads): fewer late columns are
-// evaluated a few at a time; 8 was no faster again. Fixed chunk and tile
-// sizes keep the arithmetic independent of the thread count.
-constexpr std::size_t kStepsPerChunk = 16;
+// Each chunk's candidates are scored against B in tiles of this many rows,
+// one tile per task: a tile's K_OB (64 × |B|) stays in cache for its
+// product with Δα_B. Fixed tiles keep the arithmetic independent of the
+// thread count.
 constexpr std::size_t kChunkTileRows = 64;
 
 // The higher score; ties go to the smaller index, so the choice is deterministic.
@@ -247,116 +240,89 @@ void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
   b.assign(1, first);
   x_b.assign(pool_.rows.begin() + static_cast<std::ptrdiff_t>(first_position * d),
              pool_.rows.begin() + static_cast<std::ptrdiff_t>((first_position + 1) * d));
-  // X_B prepared once and grown by one row per step.
+  // X_B prepared once and grown as variables are chosen.
   active_.count = 0;
   active_.values.clear();
   active_.squared_norms.clear();
   active_.append(pool_.prepared, first_position, d);
   factor.append(nullptr, diagonal[first_position]);
-  // ΔU_B (t×r) and G_B (t×r), one row per chosen variable; step 4 at t = 0.
-  g_b_.assign(g + first_position * r, g + (first_position + 1) * r);
-  delta_.resize(r);
-  for (std::size_t c = 0; c < r; ++c) delta_[c] = -g_b_[c] / diagonal[first_position];
+  g_b_.assign(g + first_position * r, g + (first_position + 1) * r);  // G_B, one row per chosen variable
 
   std::unordered_set<std::size_t> in_b(b.begin(), b.end());
   in_b.reserve(2 * m);
-  // K(candidates of a chunk's steps, B as it stood when the block was
-  // started). The block of chunk c+1 is computed by a background task while
-  // the steps of chunk c run, against B at the start of chunk c — rows of
-  // active_ that are never written again (its storage is reserved below, so
-  // appends do not move them).
   active_.values.reserve(m * d);
   active_.squared_norms.reserve(m);
-  auto compute_block = [this, &covariance, d](ChunkBlock& block, std::size_t chunk_first, std::size_t chunk_last,
-                                              PreparedView columns) {
-    block.row0 = (chunk_first - 1) * candidates_;
-    block.rows = (chunk_last - chunk_first) * candidates_;
-    block.columns = columns.count;
-    block.values.resize(block.rows * block.columns);
+  std::uint64_t evaluations = 0;
+  for (std::size_t chunk_first = 1; chunk_first < m; chunk_first += steps_per_chunk_) {
+    const std::size_t chunk_last = std::min(m, chunk_first + steps_per_chunk_);
+    const std::size_t t = b.size();
+    // Δα_B = −K̄_BB⁻¹ G_B for B as it stands (eq. 13 for every column at once).
+    delta_.resize(t * r);
+    for (std::size_t k = 0; k < t * r; ++k) delta_[k] = -g_b_[k];
+    factor.solve_columns(delta_.data(), r, false);
+    factor.solve_columns(delta_.data(), r, true);
+    // E_O = K̄_OB Δα_B + G_O for the chunk's candidates (step 6; O ∩ B = ∅,
+    // so K̄_OB = K_OB: no noise term), a tile of rows at a time on all
+    // cores: each tile's K_OB is used once, while it is in cache, and not kept.
+    const std::size_t row_first = (chunk_first - 1) * candidates_;
+    const std::size_t rows = (chunk_last - chunk_first) * candidates_;
+    e_o_.assign(g + row_first * r, g + (row_first + rows) * r);
+    const PreparedView chosen_so_far = active_.view(d);
     tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, block.rows, kChunkTileRows),
+        tbb::blocked_range<std::size_t>(0, rows, kChunkTileRows),
         [&](const tbb::blocked_range<std::size_t>& range) {
-          covariance.evaluate(pool_.prepared.view(d, block.row0 + range.begin(), range.size()), columns,
-                              block.values.data() + range.begin() * block.columns);
+          std::vector<double>& block = tile_blocks_.local();
+          block.resize(range.size() * t);
+          covariance.evaluate(pool_.prepared.view(d, row_first + range.begin(), range.size()), chosen_so_far,
+                              block.data());
+          add_product(range.size(), t, block.data(), t, delta_.data(), r, e_o_.data() + range.begin() * r);
         },
         tbb::simple_partitioner());
-  };
-  std::uint64_t evaluations = 0;
-  tbb::task_group next_block;
-  compute_block(chunks_[0], 1, std::min(m, 1 + kStepsPerChunk), active_.view(d));
-  for (std::size_t chunk = 0, chunk_first = 1; chunk_first < m; ++chunk, chunk_first += kStepsPerChunk) {
-    const std::size_t chunk_last = std::min(m, chunk_first + kStepsPerChunk);
-    const ChunkBlock& current = chunks_[chunk % 2];
-    evaluations += current.rows * current.columns;
-    if (chunk_last < m) {
-      ChunkBlock& following = chunks_[(chunk + 1) % 2];
-      const PreparedView columns = active_.view(d);
-      const std::size_t following_last = std::min(m, chunk_last + kStepsPerChunk);
-      next_block.run(
-          [&, columns, chunk_last, following_last] { compute_block(following, chunk_last, following_last, columns); });
-    }
-    const std::size_t t0 = current.columns;
-    const std::size_t chunk_row0 = current.row0;
+    evaluations += rows * t;
+    // Step 3 for each step of the chunk: s = argmin_i −e_i² / (2 K̄_ii) over
+    // its κ candidates, eq. (10), with E_O as of the chunk's start; members
+    // of B and this chunk's earlier choices are skipped, ties go to the
+    // first candidate.
+    chosen_.clear();
     for (std::size_t step = chunk_first; step < chunk_last; ++step) {
-      // The candidates of this step are κ consecutive rows of the pool, so
-      // they are scored as one slice; members of B are skipped at the argmax.
       const std::size_t row0 = (step - 1) * candidates_;
-      const std::size_t t = b.size();
-      // Columns t0 … t−1 of K_OB: variables chosen since the block was started.
-      const std::size_t late = t - t0;
-      late_block_.resize(candidates_ * late);
-      covariance.evaluate(pool_.prepared.view(d, row0, candidates_), active_.view(d, t0, late), late_block_.data());
-      evaluations += candidates_ * late;
-      // E_O = K̄_OB ΔU_B + G_O (O ∩ B = ∅, so K̄_OB = K_OB: no noise term).
-      const double* early_block = current.values.data() + (row0 - chunk_row0) * t0;
-      e_o_.resize(candidates_ * r);
-      std::copy_n(g + row0 * r, candidates_ * r, e_o_.data());
-      add_product(candidates_, t0, early_block, t0, delta_.data(), r, e_o_.data());
-      add_product(candidates_, late, late_block_.data(), late, delta_.data() + t0 * r, r, e_o_.data());
-      // Step 3: s = argmin_i −e_i² / (2 K̄_ii), eq. (10); ties to the first candidate.
       std::size_t best = candidates_;
       double best_score = -1.0;
       for (std::size_t k = 0; k < candidates_; ++k) {
-        const std::size_t index = draws[row0 + k];
-        if (in_b.count(index) != 0) continue;
-        const double score = squared_norm(e_o_.data() + k * r, r) / diagonal[row0 + k];
+        if (in_b.count(draws[row0 + k]) != 0) continue;
+        const double score = squared_norm(e_o_.data() + (row0 - row_first + k) * r, r) / diagonal[row0 + k];
         if (score > best_score) best_score = score, best = k;
       }
       if (best == candidates_) continue;  // every candidate is already in B
-      const std::size_t s = draws[row0 + best];
-      // K̄[B, s], assembled from the chunk block and the late columns.
-      k_s_.resize(t);
-      std::copy_n(early_block + best * t0, t0, k_s_.begin());
-      std::copy_n(late_block_.data() + best * late, late, k_s_.begin() + static_cast<std::ptrdiff_t>(t0));
-      // The Schur complement of K̄ = K + σ²I is at least σ², so a pivot below
-      // 1e-12·K̄_ss means σ² is lost in rounding and K̄ is singular to working
-      // precision (duplicate rows with a negligible noise variance): the
-      // system has no well-defined solution, and descent would go on for ever.
-      if (!factor.append(k_s_.data(), diagonal[row0 + best])) {
-        throw_not_positive_definite(
-            "K̄", fmt::format("gbcd's factor of K̄_BB failed at column {} of {}: pivot² ≤ {:.0e}·K̄_ss", t + 1, m,
-                             kSingularRelativeFloor));
-      }
-
-      // Eq. (13) with β = K̄_BB⁻¹ k̄_s = L⁻ᵀ (L⁻¹ k̄_s) and η = 1 / (K̄_ss − k̄_sᵀβ) = 1 / pivot²,
-      // for every column: c = η (G_Bᵀβ − g_s), ΔU_B −= β cᵀ, and c becomes the new row of ΔU_B.
-      beta_.resize(t);
-      factor.back_substitute(factor.last_forward(), beta_.data(), t);
-      const double eta = 1.0 / (factor.last_pivot() * factor.last_pivot());
-      coefficients_.assign(g + (row0 + best) * r, g + (row0 + best + 1) * r);
-      cblas_dgemv(CblasRowMajor, CblasTrans, static_cast<int>(t), static_cast<int>(r), eta, g_b_.data(),
-                  static_cast<int>(r), beta_.data(), 1, -eta, coefficients_.data(), 1);
-      cblas_dger(CblasRowMajor, static_cast<int>(t), static_cast<int>(r), -1.0, beta_.data(), 1, coefficients_.data(),
-                 1, delta_.data(), static_cast<int>(r));
-      delta_.insert(delta_.end(), coefficients_.begin(), coefficients_.end());
-      b.push_back(s);
-      in_b.insert(s);
-      g_b_.insert(g_b_.end(), g + (row0 + best) * r, g + (row0 + best + 1) * r);
-      x_b.insert(x_b.end(), pool_.rows.begin() + static_cast<std::ptrdiff_t>((row0 + best) * d),
-                 pool_.rows.begin() + static_cast<std::ptrdiff_t>((row0 + best + 1) * d));
-      active_.append(pool_.prepared, row0 + best, d);
+      chosen_.push_back(row0 + best);
+      in_b.insert(draws[row0 + best]);
     }
-    next_block.wait();
+    // S joins B: K̄[S, B] and K̄_SS from their rows, and the factor of K̄_BB
+    // grown by S in one block.
+    const std::size_t count = chosen_.size();
+    for (const std::size_t position : chosen_) {
+      b.push_back(draws[position]);
+      x_b.insert(x_b.end(), pool_.rows.begin() + static_cast<std::ptrdiff_t>(position * d),
+                 pool_.rows.begin() + static_cast<std::ptrdiff_t>((position + 1) * d));
+      g_b_.insert(g_b_.end(), g + position * r, g + (position + 1) * r);
+      active_.append(pool_.prepared, position, d);
+    }
+    k_sb_.resize(count * t);
+    k_ss_.resize(count * count);
+    covariance.evaluate(active_.view(d, t, count), active_.view(d, 0, t), k_sb_.data());
+    covariance.evaluate(active_.view(d, t, count), active_.view(d, t, count), k_ss_.data());
+    evaluations += count * (t + count);
+    for (std::size_t j = 0; j < count; ++j) k_ss_[j * count + j] = diagonal[chosen_[j]];
+    // The Schur complement of K̄ = K + σ²I is at least σ², so a pivot below
+    // 1e-12·K̄_ss means σ² is lost in rounding and K̄ is singular to working
+    // precision (duplicate rows with a negligible noise variance): the
+    // system has no well-defined solution, and descent would go on for ever.
+    const std::size_t appended = factor.append_block(k_sb_.data(), k_ss_.data(), count);
+    if (appended < count) {
+      throw_not_positive_definite(
+          "K̄", fmt::format("gbcd's factor of K̄_BB failed at column {} of {}: pivot² ≤ {:.0e}·K̄_ss", t + appended + 1, m,
+                           kSingularRelativeFloor));
+    }
   }
   kernel.count_kernel_evaluations(evaluations);
   factor.copy_factor(out.cholesky);

@@ -108,8 +108,9 @@ TEST_CASE("no command writes over any file it reads, directly or through the mod
   CHECK(gpstream::testing::read_file(hyper) == hyper_bytes);
   // A checkpoint being resumed is read: no other output may replace it (its own --checkpoint continues it).
   const std::string checkpoint = directory.file("c.h5");
-  REQUIRE(run_gpstream("train " + quote(data) + " --hyper " + quote(hyper) + " --max-iter 2 -q --checkpoint " +
-                       quote(checkpoint) + " -o " + quote(directory.file("m4.h5")))
+  REQUIRE(run_gpstream("train " + quote(data) + " --hyper " + quote(hyper) +
+                       " --active-set 50 --max-iter 2 -q --checkpoint " + quote(checkpoint) + " -o " +
+                       quote(directory.file("m4.h5")))
               .exit_code == 0);
   refused("train --resume " + quote(checkpoint) + " --checkpoint " + quote(directory.file("c2.h5")) + " --log " +
               quote(checkpoint),
@@ -162,8 +163,9 @@ TEST_CASE("a K̄ too ill-conditioned for the tolerance is an error that says wha
   REQUIRE(run_gpstream("convert " + quote(csv) + " -q -o " + quote(data)).exit_code == 0);
   for (const char* solver : {"gbcd", "bcd-cyclic", "bcd-gradient", "cg", "smo", "cholesky"}) {
     CAPTURE(solver);
-    const auto run = run_gpstream("train " + quote(data) + " --lengthscales 0.5 --noise-var 1e-12 --tol 1e-6 --solver " +
-                                  solver + " -o " + quote(directory.file("m.h5")) + " --time-limit 60");
+    const auto run =
+        run_gpstream("train " + quote(data) + " --lengthscales 0.5 --noise-var 1e-12 --tol 1e-6 --solver " + solver +
+                     " -o " + quote(directory.file("m.h5")) + " --time-limit 60");
     CAPTURE(run.err);
     CHECK(run.exit_code == 1);
     CHECK(gpstream::testing::count_lines(run.err) <= 4);  // the announcement, then the one-line error

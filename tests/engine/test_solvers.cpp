@@ -255,6 +255,124 @@ TEST_CASE("the greedy selection's own Cholesky factor is that of K̄_BB") {
     }
 }
 
+TEST_CASE(
+    "a Cholesky factor grown a block at a time is the one grown a column at a time, and stops at a dependent column") {
+  const Problem problem = make_problem(70, 2, 21);
+  const std::vector<double> dense = reference_kernel_matrix(se_ard(2, 0.7, 0.05), problem);
+  const std::size_t n = 70;
+  IncrementalCholesky by_column(n), by_block(n);
+  std::vector<double> column;
+  for (std::size_t s = 0; s < n; ++s) {
+    column.assign(dense.begin() + static_cast<std::ptrdiff_t>(s * n),
+                  dense.begin() + static_cast<std::ptrdiff_t>(s * n + s));
+    REQUIRE(by_column.append(column.data(), dense[s * n + s]));
+  }
+  // Blocks of 1, 5, 16 and 20 rows (more than the 16 solved side by side), then the rest.
+  std::size_t size = 0;
+  for (const std::size_t count : {1, 5, 16, 20, 28}) {
+    std::vector<double> k_sb(count * size), k_ss(count * count);
+    for (std::size_t j = 0; j < count; ++j) {
+      for (std::size_t i = 0; i < size; ++i) k_sb[j * size + i] = dense[(size + j) * n + i];
+      for (std::size_t i = 0; i < count; ++i) k_ss[j * count + i] = dense[(size + j) * n + size + i];
+    }
+    REQUIRE(by_block.append_block(k_sb.data(), k_ss.data(), count) == count);
+    size += count;
+  }
+  REQUIRE(by_block.size() == n);
+  std::vector<double> expected, actual;
+  by_column.copy_factor(expected);
+  by_block.copy_factor(actual);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j <= i; ++j)
+      REQUIRE(actual[i * n + j] == doctest::Approx(expected[i * n + j]).epsilon(1e-12).scale(1.0));
+
+  // Row 3 again as the third row of a block, with no noise: its pivot is
+  // zero, so the block stops there and the factor keeps the two before it.
+  Problem copied = make_problem(12, 2, 22);
+  copied.x[10 * 2] = copied.x[3 * 2];
+  copied.x[10 * 2 + 1] = copied.x[3 * 2 + 1];
+  const std::vector<double> singular = reference_kernel_matrix(se_ard(2, 0.7, 0.0), copied);
+  IncrementalCholesky factor(12);
+  std::vector<double> k_sb(8 * 0), k_ss(8 * 8);
+  for (std::size_t j = 0; j < 8; ++j)
+    for (std::size_t i = 0; i < 8; ++i) k_ss[j * 8 + i] = singular[j * 12 + i];
+  REQUIRE(factor.append_block(k_sb.data(), k_ss.data(), 8) == 8);
+  std::vector<double> rest_sb(4 * 8), rest_ss(4 * 4);
+  for (std::size_t j = 0; j < 4; ++j) {
+    for (std::size_t i = 0; i < 8; ++i) rest_sb[j * 8 + i] = singular[(8 + j) * 12 + i];
+    for (std::size_t i = 0; i < 4; ++i) rest_ss[j * 4 + i] = singular[(8 + j) * 12 + 8 + i];
+  }
+  CHECK(factor.append_block(rest_sb.data(), rest_ss.data(), 4) == 2);
+  CHECK(factor.size() == 10);
+}
+
+// Algorithm 2 a chunk of steps at a time, on the dense K̄: every candidate of
+// a chunk scored against B as the chunk started, Δα_B by a dense solve.
+std::vector<std::size_t> reference_greedy_selection(const std::vector<double>& dense, std::span<const double> g,
+                                                    std::mt19937_64 random, std::size_t m, std::size_t candidates,
+                                                    std::size_t steps_per_chunk) {
+  const std::size_t n = g.size();
+  std::size_t first = 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if (g[i] * g[i] / dense[i * n + i] > g[first] * g[first] / dense[first * n + first]) first = i;
+  std::uniform_int_distribution<std::size_t> uniform(0, n - 1);
+  std::vector<std::size_t> draws((m - 1) * candidates);
+  for (std::size_t& draw : draws) draw = uniform(random);
+  std::vector<std::size_t> b{first};
+  for (std::size_t chunk_first = 1; chunk_first < m; chunk_first += steps_per_chunk) {
+    const std::size_t t = b.size();
+    std::vector<double> k_bb(t * t), delta(t);
+    for (std::size_t i = 0; i < t; ++i) {
+      delta[i] = -g[b[i]];
+      for (std::size_t j = 0; j < t; ++j) k_bb[i * t + j] = dense[b[i] * n + b[j]];
+    }
+    cholesky_factor(k_bb.data(), t, "K̄_BB");
+    cholesky_solve(k_bb.data(), t, delta.data(), 1);
+    const std::vector<std::size_t> chunk_start = b;
+    for (std::size_t step = chunk_first; step < std::min(m, chunk_first + steps_per_chunk); ++step) {
+      double best_score = -1.0;
+      std::size_t best = n;
+      for (std::size_t k = 0; k < candidates; ++k) {
+        const std::size_t i = draws[(step - 1) * candidates + k];
+        if (std::find(b.begin(), b.end(), i) != b.end()) continue;
+        double e = g[i];
+        for (std::size_t j = 0; j < t; ++j) e += dense[i * n + chunk_start[j]] * delta[j];
+        const double score = e * e / dense[i * n + i];
+        if (score > best_score) best_score = score, best = i;
+      }
+      if (best != n) b.push_back(best);
+    }
+  }
+  return b;
+}
+
+TEST_CASE(
+    "the greedy selection chooses what Algorithm 2 chooses, a chunk of steps at a time (one step per chunk: as written)") {
+  const Problem problem = make_problem(400, 2, 23);
+  const KernelHyperparameters h = se_ard(2, 0.5, 0.1);
+  InMemoryRowSource rows = problem.source();
+  const auto kernel = make_kernel(h, 2);
+  Context run_context;
+  KernelMatrix matrix(run_context, rows, *kernel);
+  std::vector<double> diagonal(400);
+  matrix.diagonal(diagonal.data());
+  const std::vector<double> dense = reference_kernel_matrix(h, problem);
+  for (const std::size_t steps_per_chunk : {1, 7, 16}) {
+    CAPTURE(steps_per_chunk);
+    SolverState state = initial_solver_state(problem.y, 3);
+    // A gradient part of the way to the solution, as in a running solve.
+    for (std::size_t i = 0; i < 400; ++i) state.gradient[i] *= 1.0 + 0.5 * std::sin(0.1 * static_cast<double>(i));
+    const std::vector<std::size_t> expected =
+        reference_greedy_selection(dense, state.gradient, state.random, 60, 25, steps_per_chunk);
+    GreedySelection greedy(25, steps_per_chunk);
+    SelectionContext context{matrix, diagonal, 60, state.gradient.data(), 1, state.random, state.auxiliary};
+    ActiveSet set;
+    greedy.select(context, set);
+    CHECK(set.indices == expected);
+    CHECK(set.indices.size() > 50);  // few candidates were all in B already
+  }
+}
+
 TEST_CASE("the Cholesky reference refuses a K̄ larger than the memory budget and says what to do") {
   const Problem problem = make_problem(300, 2, 15);
   InMemoryRowSource rows = problem.source();
