@@ -149,7 +149,7 @@ void throughput(std::ofstream& csv) {
       gemm += seconds_since(start);
       start = Clock::now();
       for (int i = 0; i < tile_count; ++i) {
-        vector_math::squared_exponential_row(block.data() + i * m, m, norms[i], column_norms.data(), 1.0);
+        vector_math::squared_exponential_row<double>(block.data() + i * m, m, norms[i], column_norms.data(), 1.0);
       }
       exp_pass += seconds_since(start);
       start = Clock::now();

@@ -40,14 +40,10 @@ class StationaryKernel final : public Kernel {
 
   using Kernel::evaluate;
   void evaluate(const PreparedView& a, const PreparedView& b, double* block) const override {
-    if (a.count == 0 || b.count == 0) return;
-    const int d = static_cast<int>(dimension());
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(a.count), static_cast<int>(b.count), d, -2.0,
-                a.values, d, b.values, d, 0.0, block, static_cast<int>(b.count));
-    const double signal = hyperparameters().signal_variance;
-    for (std::size_t i = 0; i < a.count; ++i) {
-      profile_(block + i * b.count, b.count, a.squared_norms[i], b.squared_norms, signal);
-    }
+    evaluate_with(profile_, a, b, block);
+  }
+  void evaluate_rounded(const PreparedView& a, const PreparedView& b, double* block) const override {
+    evaluate_with(family_.rounded_row, a, b, block);
   }
 
   // The same expansion as evaluate(), −2 ã·b̃ + ‖ã‖² + ‖b̃‖², with each dot
@@ -142,6 +138,18 @@ class StationaryKernel final : public Kernel {
   }
 
  private:
+  // −2ÃB̃ᵀ by one GEMM, then each row through the profile `row`.
+  void evaluate_with(decltype(StationaryProfile::row) row, const PreparedView& a, const PreparedView& b,
+                     double* block) const {
+    if (a.count == 0 || b.count == 0) return;
+    const int d = static_cast<int>(dimension());
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(a.count), static_cast<int>(b.count), d, -2.0,
+                a.values, d, b.values, d, 0.0, block, static_cast<int>(b.count));
+    const double signal = hyperparameters().signal_variance;
+    for (std::size_t i = 0; i < a.count; ++i)
+      row(block + i * b.count, b.count, a.squared_norms[i], b.squared_norms, signal);
+  }
+
   std::vector<double> scale_;
   const StationaryProfile& family_;
   decltype(StationaryProfile::row) profile_;
@@ -149,12 +157,15 @@ class StationaryKernel final : public Kernel {
 
 }  // namespace
 
-const StationaryProfile kSquaredExponentialProfile = {&vector_math::squared_exponential_row,
-                                                      &vector_math::squared_exponential_slope, true,
-                                                      std::numeric_limits<double>::infinity()};
-const StationaryProfile kMatern12Profile = {&vector_math::matern12_row, &vector_math::matern12_slope, false, 0.5};
-const StationaryProfile kMatern32Profile = {&vector_math::matern32_row, &vector_math::matern32_slope, false, 1.5};
-const StationaryProfile kMatern52Profile = {&vector_math::matern52_row, &vector_math::matern52_slope, false, 2.5};
+const StationaryProfile kSquaredExponentialProfile = {
+    &vector_math::squared_exponential_row<double>, &vector_math::squared_exponential_row<float>,
+    &vector_math::squared_exponential_slope, true, std::numeric_limits<double>::infinity()};
+const StationaryProfile kMatern12Profile = {&vector_math::matern12_row<double>, &vector_math::matern12_row<float>,
+                                            &vector_math::matern12_slope, false, 0.5};
+const StationaryProfile kMatern32Profile = {&vector_math::matern32_row<double>, &vector_math::matern32_row<float>,
+                                            &vector_math::matern32_slope, false, 1.5};
+const StationaryProfile kMatern52Profile = {&vector_math::matern52_row<double>, &vector_math::matern52_row<float>,
+                                            &vector_math::matern52_slope, false, 2.5};
 
 std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension,
                                                const StationaryProfile& profile) {

@@ -34,10 +34,13 @@ class SumKernel final : public Kernel {
 
   using Kernel::evaluate;
   void evaluate(const PreparedView& a, const PreparedView& b, double* block) const override {
-    accumulate(a, b, block, false);
+    accumulate(a, b, block, &Kernel::evaluate);
   }
   void evaluate_entrywise(const PreparedView& a, const PreparedView& b, double* block) const override {
-    accumulate(a, b, block, true);
+    accumulate(a, b, block, &Kernel::evaluate_entrywise);
+  }
+  void evaluate_rounded(const PreparedView& a, const PreparedView& b, double* block) const override {
+    accumulate(a, b, block, &Kernel::evaluate_rounded);
   }
 
   double self_covariance(const double* x) const override {
@@ -79,7 +82,9 @@ class SumKernel final : public Kernel {
   }
 
  private:
-  void accumulate(const PreparedView& a, const PreparedView& b, double* block, bool entrywise) const {
+  // Σ_t term_t's block, each by `evaluation` (one of Kernel's block evaluations).
+  void accumulate(const PreparedView& a, const PreparedView& b, double* block,
+                  void (Kernel::*evaluation)(const PreparedView&, const PreparedView&, double*) const) const {
     if (a.count == 0 || b.count == 0) return;
     PreparedRows term_a, term_b;
     std::vector<double> term_block(a.count * b.count);
@@ -87,11 +92,7 @@ class SumKernel final : public Kernel {
       terms_[t]->prepare(a.values, a.count, term_a);
       terms_[t]->prepare(b.values, b.count, term_b);
       double* out = t == 0 ? block : term_block.data();
-      if (entrywise) {
-        terms_[t]->evaluate_entrywise(term_a.view(dimension()), term_b.view(dimension()), out);
-      } else {
-        terms_[t]->evaluate(term_a.view(dimension()), term_b.view(dimension()), out);
-      }
+      ((*terms_[t]).*evaluation)(term_a.view(dimension()), term_b.view(dimension()), out);
       if (t > 0) {
         for (std::size_t k = 0; k < term_block.size(); ++k) block[k] += term_block[k];
       }

@@ -315,6 +315,29 @@ TEST_CASE("entrywise kernel blocks equal the blocks, and each entry does not dep
   }
 }
 
+TEST_CASE("rounded kernel blocks are within 1e-6 of the signal variance of the blocks, for every kernel") {
+  const Problem a = make_problem(45, 6, 23), b = make_problem(67, 6, 24);
+  std::size_t rounded_kernels = 0;
+  for (const KernelHyperparameters& h : every_kernel(6)) {
+    CAPTURE(kernel_type_name(h.type));
+    const auto kernel = make_kernel(h, 6);
+    PreparedRows pa, pb;
+    kernel->prepare(a.x.data(), a.rows(), pa);
+    kernel->prepare(b.x.data(), b.rows(), pb);
+    std::vector<double> block(a.rows() * b.rows()), rounded(block.size());
+    kernel->evaluate(pa, pb, block.data());
+    kernel->evaluate_rounded(pa.view(6), pb.view(6), rounded.data());
+    double largest = 0.0;
+    for (std::size_t q = 0; q < block.size(); ++q) largest = std::max(largest, std::abs(rounded[q] - block[q]));
+    CAPTURE(largest);
+    double signal = h.signal_variance;
+    for (const KernelTerm& term : h.added) signal += term.signal_variance;
+    CHECK(largest <= 1e-6 * signal);
+    rounded_kernels += largest > 0.0 ? 1 : 0;  // zero: a kernel without a single-precision path
+  }
+  CHECK(rounded_kernels >= 8);  // the four stationary families, ARD and isotropic, are rounded
+}
+
 TEST_CASE("the kernel-column cache admits a column on its second request and evicts the least recently used") {
   constexpr std::size_t kRows = 10;
   MemoryBudget budget(1u << 20);
