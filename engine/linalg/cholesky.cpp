@@ -5,6 +5,7 @@
 
 #include <cblas.h>
 #include <lapacke.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cmath>
@@ -111,49 +112,49 @@ std::size_t IncrementalCholesky::append_block(const double* k_sb, const double* 
                  size_, capacity_);
   const std::size_t t = size_;
   // The new rows beside L: X = K̄_SB L⁻ᵀ, i.e. L Xᵀ = K̄_BS, by forward
-  // substitution on all `count` right-hand sides at once: each row of L is
-  // read once, against a few vector registers of X. OpenBLAS's trsm packs L
-  // on every call first, which at these sizes (count ≤ 16) took 4× longer.
-  // GCC's vector extension: one register of 8 doubles with AVX-512, split
-  // into narrower ones where the target has less; two of them hold a row of
-  // Xᵀ, 16 right-hand sides.
+  // substitution — the O(t²·count) part of the block, as many FMAs as
+  // `count` trsv but at the core's FMA rate: the right-hand sides in groups
+  // of 8 (one vector register of doubles with AVX-512, split into narrower
+  // ones where the target has less), the groups on separate cores, and four
+  // rows of L at a time, so that each row of Xᵀ already solved is loaded
+  // once for the four. OpenBLAS's trsm packs L on every call first, which
+  // at these sizes took longer than the solve.
   using Lanes = double __attribute__((vector_size(8 * sizeof(double))));
-  constexpr std::size_t kLanes = 16;
-  block_.assign(t * kLanes, 0.0);  // Xᵀ, t×kLanes
-  for (std::size_t first = 0; first < count; first += kLanes) {
-    const std::size_t lanes = std::min(kLanes, count - first);
-    for (std::size_t i = 0; i < t; ++i) {
-      const double* l = factor_.data() + i * capacity_;
-      // Four partial sums (j mod 4), so that the FMAs do not wait on each other.
-      Lanes low[4] = {}, high[4] = {};
-      std::size_t j = 0;
-      for (; j + 4 <= i; j += 4) {
-        for (std::size_t q = 0; q < 4; ++q) {
-          Lanes x_low, x_high;
-          std::memcpy(&x_low, block_.data() + (j + q) * kLanes, sizeof x_low);
-          std::memcpy(&x_high, block_.data() + (j + q) * kLanes + 8, sizeof x_high);
-          low[q] += l[j + q] * x_low;
-          high[q] += l[j + q] * x_high;
-        }
+  constexpr std::size_t kLanes = 8, kRows = 4;
+  const std::size_t groups = (count + kLanes - 1) / kLanes;
+  block_.assign(groups * t * kLanes, 0.0);  // per group, its Xᵀ: t×kLanes
+  tbb::parallel_for(std::size_t{0}, groups, [&](std::size_t group) {
+    const std::size_t first = group * kLanes, lanes = std::min(kLanes, count - first);
+    double* solved = block_.data() + group * t * kLanes;
+    auto load = [solved, kLanes](std::size_t row) {
+      Lanes values;
+      std::memcpy(&values, solved + row * kLanes, sizeof values);
+      return values;
+    };
+    for (std::size_t i0 = 0; i0 < t; i0 += kRows) {
+      const std::size_t rows = std::min(kRows, t - i0);
+      const double* l[kRows];
+      for (std::size_t r = 0; r < kRows; ++r) l[r] = factor_.data() + std::min(i0 + r, t - 1) * capacity_;
+      // Σ_{j < i0} L_ij x_j for the four rows, each in one accumulator, in
+      // the order j = 0, 1, … (a missing fourth row repeats the last: unused).
+      Lanes sum[kRows] = {};
+      for (std::size_t j = 0; j < i0; ++j) {
+        const Lanes x = load(j);
+        for (std::size_t r = 0; r < kRows; ++r) sum[r] += l[r][j] * x;
       }
-      for (; j < i; ++j) {
-        Lanes x_low, x_high;
-        std::memcpy(&x_low, block_.data() + j * kLanes, sizeof x_low);
-        std::memcpy(&x_high, block_.data() + j * kLanes + 8, sizeof x_high);
-        low[0] += l[j] * x_low;
-        high[0] += l[j] * x_high;
+      // The triangle inside the four rows, then each row's solution.
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t i = i0 + r;
+        for (std::size_t j = i0; j < i; ++j) sum[r] += l[r][j] * load(j);
+        double* x = solved + i * kLanes;
+        for (std::size_t s = 0; s < lanes; ++s) x[s] = (k_sb[(first + s) * t + i] - sum[r][s]) / l[r][i];
       }
-      const Lanes sum_low = (low[0] + low[1]) + (low[2] + low[3]);
-      const Lanes sum_high = (high[0] + high[1]) + (high[2] + high[3]);
-      double* x = block_.data() + i * kLanes;
-      for (std::size_t s = 0; s < lanes; ++s)
-        x[s] = (k_sb[(first + s) * t + i] - (s < 8 ? sum_low[s] : sum_high[s - 8])) / l[i];
     }
     for (std::size_t s = 0; s < lanes; ++s) {
       double* row = factor_.data() + (t + first + s) * capacity_;
-      for (std::size_t i = 0; i < t; ++i) row[i] = block_[i * kLanes + s];
+      for (std::size_t i = 0; i < t; ++i) row[i] = solved[i * kLanes + s];
     }
-  }
+  });
   // The block's own lower triangle, row by row: the Cholesky factor of the
   // Schur complement K̄_SS − X Xᵀ (count is small; dot products suffice).
   for (std::size_t j = 0; j < count; ++j) {
