@@ -230,31 +230,6 @@ TEST_CASE("GBCD decreases the objective at every iteration (Theorem 1)") {
   CHECK(recorder.objectives.back() == doctest::Approx(exact.run.last.objective).epsilon(1e-9));
 }
 
-TEST_CASE("the greedy selection's own Cholesky factor is that of K̄_BB") {
-  const Problem problem = make_problem(400, 2, 14);
-  const KernelHyperparameters h = se_ard(2, 0.5, 0.1);
-  InMemoryRowSource rows = problem.source();
-  const auto kernel = make_kernel(h, 2);
-  Context run_context;
-  KernelMatrix matrix(run_context, rows, *kernel);
-  std::vector<double> diagonal(400);
-  matrix.diagonal(diagonal.data());
-  SolverState state = initial_solver_state(problem.y, 3);
-  GreedySelection greedy(60);
-  SelectionContext context{matrix, diagonal, 40, state.gradient.data(), 1, state.random, state.auxiliary};
-  ActiveSet set;
-  greedy.select(context, set);
-  const std::size_t m = set.indices.size();
-  CHECK(m == 40);
-  const std::vector<double> dense = reference_kernel_matrix(h, problem);
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j <= i; ++j) {
-      double product = 0.0;
-      for (std::size_t k = 0; k <= j; ++k) product += set.cholesky[i * m + k] * set.cholesky[j * m + k];
-      REQUIRE(product == doctest::Approx(dense[set.indices[i] * 400 + set.indices[j]]).epsilon(1e-10));
-    }
-}
-
 TEST_CASE(
     "a Cholesky factor grown a block at a time is the one grown a column at a time, and stops at a dependent column") {
   const Problem problem = make_problem(70, 2, 21);
@@ -347,7 +322,8 @@ std::vector<std::size_t> reference_greedy_selection(const std::vector<double>& d
 }
 
 TEST_CASE(
-    "the greedy selection chooses what Algorithm 2 chooses, a chunk of steps at a time (one step per chunk: as written)") {
+    "the greedy selection chooses what Algorithm 2 chooses, a chunk of steps at a time (one step per chunk: as "
+    "written), and its Cholesky factor is that of K̄_BB") {
   const Problem problem = make_problem(400, 2, 23);
   const KernelHyperparameters h = se_ard(2, 0.5, 0.1);
   InMemoryRowSource rows = problem.source();
@@ -370,6 +346,14 @@ TEST_CASE(
     greedy.select(context, set);
     CHECK(set.indices == expected);
     CHECK(set.indices.size() > 50);  // few candidates were all in B already
+    // Its own factor is that of K̄_BB.
+    const std::size_t m = set.indices.size();
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j <= i; ++j) {
+        double product = 0.0;
+        for (std::size_t k = 0; k <= j; ++k) product += set.cholesky[i * m + k] * set.cholesky[j * m + k];
+        REQUIRE(product == doctest::Approx(dense[set.indices[i] * 400 + set.indices[j]]).epsilon(1e-10));
+      }
   }
 }
 
