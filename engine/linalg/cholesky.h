@@ -82,9 +82,10 @@ class IncrementalCholesky {
   // row-major) and K̄_SS (count×count, row-major, lower triangle read): the
   // new rows' part beside L is one forward substitution on all `count`
   // right-hand sides, at the core's FMA rate and on up to count/8 cores,
-  // instead of `count` memory-bound trsv. Returns how many were added — fewer than `count`
-  // when the next squared pivot is not above `relative_floor` × its K̄_ss,
-  // as append() refuses it; the factor then holds the ones before.
+  // instead of `count` memory-bound trsv. Returns how many were added —
+  // fewer than `count` when the next squared pivot is not above
+  // `relative_floor` × its K̄_ss, as append() refuses it; the factor then
+  // holds the ones before.
   std::size_t append_block(const double* k_sb, const double* k_ss, std::size_t count,
                            double relative_floor = kSingularRelativeFloor);
 
