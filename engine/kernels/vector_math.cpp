@@ -6,10 +6,6 @@
 
 namespace gpstream::vector_math {
 
-// Each row pass forms D in double; `Real` is the precision of the
-// transcendental part after it (double: the kernel's values; float: the
-// rounded ones of Kernel::evaluate_rounded, 16 exponentials per AVX-512 call
-// instead of 8).
 // e^{−x} for x ≥ 0. In single precision x is capped at 80 (e^{−80} ≈ 2e-35,
 // zero next to s² for any use of rounded values): beyond ~87 expf
 // underflows, and libmvec then takes a scalar path for the lane — it made
@@ -20,6 +16,10 @@ inline Real decay(Real x) {
   return std::exp(-x);
 }
 
+// Each row pass forms D in double; `Real` is the precision of the
+// transcendental part after it (double: the kernel's values; float: the
+// rounded ones of Kernel::evaluate_rounded, 16 exponentials per AVX-512 call
+// instead of 8).
 template <typename Real>
 void squared_exponential_row(double* row, std::size_t count, double row_norm, const double* column_norms,
                              double signal_variance) {

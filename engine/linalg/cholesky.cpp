@@ -98,10 +98,9 @@ bool IncrementalCholesky::append(const double* k, double diagonal, double relati
   // Relative threshold: below it the pivot is rounding noise, and the system
   // it would define is singular to working precision.
   if (!(squared_pivot > relative_floor * diagonal)) return false;
-  pivot_ = std::sqrt(squared_pivot);
   double* row = factor_.data() + size_ * capacity_;
   std::copy(forward_.begin(), forward_.begin() + t, row);
-  row[size_] = pivot_;
+  row[size_] = std::sqrt(squared_pivot);
   ++size_;
   return true;
 }
@@ -167,8 +166,7 @@ std::size_t IncrementalCholesky::append_block(const double* k_sb, const double* 
     const double diagonal = k_ss[j * count + j];
     const double squared_pivot = diagonal - cblas_ddot(static_cast<int>(t + j), row, 1, row, 1);
     if (!(squared_pivot > relative_floor * diagonal)) return j;
-    pivot_ = std::sqrt(squared_pivot);
-    row[t + j] = pivot_;
+    row[t + j] = std::sqrt(squared_pivot);
     ++size_;
   }
   return count;

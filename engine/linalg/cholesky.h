@@ -73,10 +73,7 @@ class IncrementalCholesky {
   // Adds row/column s given k = K̄[B, s] (size() values) and K̄_ss. Returns
   // false, leaving the factor unchanged, when the new squared pivot is not
   // above `relative_floor` × K̄_ss (s is (nearly) in the span of B).
-  // On success, forward() holds l = L⁻¹ k, the new row of L.
   bool append(const double* k, double diagonal, double relative_floor = kSingularRelativeFloor);
-  const double* last_forward() const { return forward_.data(); }
-  double last_pivot() const { return pivot_; }
 
   // Adds `count` rows and columns at once, given K̄[S, B] (count×size(),
   // row-major) and K̄_SS (count×count, row-major, lower triangle read): the
@@ -110,9 +107,8 @@ class IncrementalCholesky {
  private:
   std::size_t capacity_;
   std::size_t size_ = 0;
-  std::vector<double> factor_;  // capacity×capacity row-major, lower triangle (rows < size() valid)
-  std::vector<double> forward_, block_;
-  double pivot_ = 0.0;
+  std::vector<double> factor_;           // capacity×capacity row-major, lower triangle (rows < size() valid)
+  std::vector<double> forward_, block_;  // scratch: l = L⁻¹k of append(), Xᵀ of append_block()
 };
 
 }  // namespace gpstream
