@@ -25,8 +25,20 @@ BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique
   kernel_.diagonal(diagonal_.data());
 }
 
-void BlockCoordinateDescent::start(SolverState& state, std::span<const double> /*y*/) {
-  if (subspace_) subspace_->start(state);
+void BlockCoordinateDescent::start(SolverState& state, std::span<const double> y) {
+  if (!subspace_) return;
+  // The error bound starts at 0 only from the state start() promises, checked.
+  bool exact = state.alpha.size() == y.size() && state.gradient.size() == y.size();
+  for (std::size_t i = 0; exact && i < y.size(); ++i) exact = state.alpha[i] == 0.0 && state.gradient[i] == -y[i];
+  subspace_->start(state, !kernel_.context().communicator().any(!exact));
+}
+
+void BlockCoordinateDescent::gradient_refreshed(SolverState& state) {
+  if (subspace_) subspace_->forget_error_bound(state);
+}
+
+std::optional<double> BlockCoordinateDescent::gradient_error_bound(const SolverState& state) const {
+  return subspace_ ? subspace_->gradient_error_bound(state) : std::nullopt;
 }
 
 void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double> /*y*/) {

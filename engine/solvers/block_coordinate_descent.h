@@ -81,6 +81,9 @@ class BlockCoordinateDescent final : public DenseSolver {
   std::string name() const override { return policy_->name(); }
   void start(SolverState& state, std::span<const double> y) override;
   void iterate(SolverState& state, std::span<const double> y) override;
+  void gradient_refreshed(SolverState& state) override;
+  // Kept by the subspace step (subspace_acceleration.h); plain BCD keeps none.
+  std::optional<double> gradient_error_bound(const SolverState& state) const override;
 
   // One iteration on r right-hand sides: chooses B for the gradient columns
   // G (n×r, row-major), sets Δ = −K̄_BB⁻¹ G_B (|B|×r) and G += K̄[:, B] Δ

@@ -6,6 +6,7 @@
 
 #include "engine/solvers/solver_state.h"
 
+#include <optional>
 #include <span>
 #include <string>
 
@@ -37,6 +38,13 @@ class DenseSolver {
   virtual void iterate(SolverState& state, std::span<const double> y) = 0;
   // True for direct methods, whose one iteration is the exact solution.
   virtual bool is_direct() const { return false; }
+  // A bound on max_i |g_i − (K̂α − y)_i| over all n rows — how far the
+  // maintained gradient can be from the residual of the stored α, K̂ being
+  // the kernel values the updates compute — accumulated from every update's
+  // rounding since a fresh start; the same on every rank. nullopt when the
+  // solver keeps none (or lost it at a refresh): then a convergence claim
+  // costs an exact product (DenseSolverRun::certify).
+  virtual std::optional<double> gradient_error_bound(const SolverState& /*state*/) const { return std::nullopt; }
 };
 
 }  // namespace gpstream

@@ -3,9 +3,13 @@
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace gpstream {
 namespace {
@@ -17,6 +21,17 @@ constexpr const char* kSteps = "subspace_steps";
 constexpr const char* kProducts = "subspace_products";
 constexpr const char* kGram = "subspace_gram";
 constexpr const char* kCount = "subspace_count";
+// The gradient's error bound (subspace_acceleration.h): {β ≥ max_i |g_i − (K̂α − y)_i|, A ≥ ‖α‖₁}, and per
+// slot {E_j ≥ max_i |(K̄D_j)_i − (K̂D_j)_i|, L_j ≥ ‖D_j‖₁} (2k values), for the stored D_j and K̄D_j.
+constexpr const char* kErrorBound = "gradient_error_bound";
+constexpr const char* kStepBounds = "subspace_step_bounds";
+
+constexpr double kUnitRoundoff = std::numeric_limits<double>::epsilon() / 2;
+// γ_k = ku/(1 − ku): a sum of k products is within γ_k Σ|terms| of its exact value [Higham02 Lemma 3.1].
+double gamma(std::size_t k) {
+  const double ku = static_cast<double>(k) * kUnitRoundoff;
+  return ku / (1.0 - ku);
+}
 
 // A past step whose part outside the span of p and the newer steps holds
 // less than this fraction of its K̄-norm² is left out: its weight would be
@@ -37,19 +52,78 @@ std::vector<double>& saved_values(SolverState& state, const char* name, std::siz
 SubspaceAcceleration::SubspaceAcceleration(KernelMatrix& kernel, std::size_t steps)
     : kernel_(kernel), steps_(steps), factor_(steps + 1) {
   GPSTREAM_CHECK(steps > 0, "the subspace acceleration needs at least one past step");
+  // |K̂_ij| ≤ s² for a stationary family (the computed k(x, z) exceeds its value at 0 by a few ulps at most:
+  // the margin is 1e-10) and ≤ s² + σ² with the noise on the diagonal.
+  if (const std::optional<double> diagonal = kernel.kernel().constant_self_covariance())
+    entry_bound_ = *diagonal * (1.0 + 1e-10) + kernel.kernel().noise_variance();
 }
 
-void SubspaceAcceleration::start(SolverState& state) const {
+void SubspaceAcceleration::start(SolverState& state, bool exact_gradient) const {
   const std::size_t n = kernel_.partition().global_rows;
   state.auxiliary[kSteps].assign(checked_multiply(steps_, n), 0.0);
   state.auxiliary[kProducts].assign(checked_multiply(steps_, n), 0.0);
   state.auxiliary[kGram].assign(steps_ * steps_, 0.0);
   state.auxiliary[kCount] = {0.0};
+  forget_error_bound(state);
+  if (exact_gradient && entry_bound_) {
+    state.auxiliary[kErrorBound] = {0.0, 0.0};
+    state.auxiliary[kStepBounds].assign(2 * steps_, 0.0);
+  }
+}
+
+std::optional<double> SubspaceAcceleration::gradient_error_bound(const SolverState& state) const {
+  const auto found = state.auxiliary.find(kErrorBound);
+  if (found == state.auxiliary.end() || found->second.size() != 2) return std::nullopt;
+  return found->second[0];
+}
+
+void SubspaceAcceleration::forget_error_bound(SolverState& state) const {
+  state.auxiliary.erase(kErrorBound);
+  state.auxiliary.erase(kStepBounds);
+}
+
+// With p = Δα on B, q = fl(K̂p), the step s = fl(w₀p + Σ w_j D_j) and its product P = fl(w₀q + Σ w_j K̄D_j):
+//   |q − K̂p| ≤ c_q = γ_{m+1} k̄ ‖p‖₁  (m products and the σ² term, k̄ ≥ every |K̂_ij|),
+//   P − K̂s = w₀(q − K̂p) + Σ w_j (K̄D_j − K̂D_j) + (P's rounding) − K̂(s's rounding), both roundings
+//   within γ_{k+2} of their terms, so with T = |w₀|‖p‖₁ + Σ|w_j|L_j:
+//   E_new = (1 + γ)(|w₀|c_q + Σ|w_j|E_j) + 2γ k̄ T,  L_new = (1 + γ) T;
+// then α += s and g += P, each sum rounded once: α's roundings δ (|δ_i| ≤ u|α_i|) move K̂α by ≤ k̄ u ‖α‖₁ and
+// g's by ≤ u max|g_i|, so β_new = β + E_new + u G + k̄ u A_new, A_new = (1 + u)(A + L_new).
+void SubspaceAcceleration::bound_step(SolverState& state, std::span<const double> delta, std::uint64_t count,
+                                      std::size_t held, double gradient_bound) const {
+  const auto bound = state.auxiliary.find(kErrorBound);
+  const auto step_bounds = state.auxiliary.find(kStepBounds);
+  if (bound == state.auxiliary.end() || step_bounds == state.auxiliary.end() || bound->second.size() != 2 ||
+      step_bounds->second.size() != 2 * steps_ || !entry_bound_) {
+    forget_error_bound(state);  // a state without a (whole) bound keeps none
+    return;
+  }
+  const double entry = *entry_bound_, combination = gamma(held + 2);
+  double delta_norm = 0.0;
+  for (const double value : delta) delta_norm += std::abs(value);
+  delta_norm *= 1.0 + gamma(delta.size());
+  std::vector<double>& slots = step_bounds->second;
+  double carried = std::abs(weights_[0]) * gamma(delta.size() + 1) * entry * delta_norm;
+  double spread = std::abs(weights_[0]) * delta_norm;
+  for (std::size_t j = 1; j <= held; ++j) {
+    const std::size_t slot = static_cast<std::size_t>((count - j) % steps_);
+    carried += std::abs(weights_[j]) * slots[2 * slot];
+    spread += std::abs(weights_[j]) * slots[2 * slot + 1];
+  }
+  const double product_error = (1.0 + combination) * carried + 2.0 * combination * entry * spread;
+  const double step_norm = (1.0 + combination) * spread;
+  const std::size_t target = static_cast<std::size_t>(count % steps_);
+  slots[2 * target] = product_error;
+  slots[2 * target + 1] = step_norm;
+  double& error = bound->second[0];
+  double& alpha_norm = bound->second[1];
+  alpha_norm = (1.0 + kUnitRoundoff) * (alpha_norm + step_norm);
+  error += product_error + kUnitRoundoff * gradient_bound + entry * kUnitRoundoff * alpha_norm;
 }
 
 void SubspaceAcceleration::step(SolverState& state, std::span<const std::size_t> b, std::span<const double> delta,
                                 std::span<const double> block_product) {
-  if (state.auxiliary.find(kCount) == state.auxiliary.end()) start(state);
+  if (state.auxiliary.find(kCount) == state.auxiliary.end()) start(state, /*exact_gradient=*/false);
   const RowPartition& own = kernel_.partition();
   const std::size_t n = own.global_rows;
   Communicator& ranks = kernel_.context().communicator();
@@ -110,15 +184,24 @@ void SubspaceAcceleration::step(SolverState& state, std::span<const std::size_t>
   const std::size_t target = static_cast<std::size_t>(count % k);
   double* new_step = past.data() + target * n;
   double* new_product = products.data() + target * n;
-  tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
-    double step = 0.0, product = weights_[0] * q[i];
-    for (std::size_t j = 1; j <= held; ++j) {
-      step += weights_[j] * past[offsets_[j] + i];
-      product += weights_[j] * products[offsets_[j] + i];
-    }
-    new_step[i] = step;
-    new_product[i] = product;
-  });
+  // Also max_i (|g_i| + |P_i|) over all n, ≥ every |g_i| after the step but for its rounding (a maximum:
+  // the same bits in any order).
+  const double gradient_bound = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, n), 0.0,
+      [&](const tbb::blocked_range<std::size_t>& range, double largest) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          double step = 0.0, product = weights_[0] * q[i];
+          for (std::size_t j = 1; j <= held; ++j) {
+            step += weights_[j] * past[offsets_[j] + i];
+            product += weights_[j] * products[offsets_[j] + i];
+          }
+          new_step[i] = step;
+          new_product[i] = product;
+          largest = std::max(largest, std::abs(g[i]) + std::abs(product));
+        }
+        return largest;
+      },
+      [](double left, double right) { return std::max(left, right); });
   for (std::size_t t = 0; t < b.size(); ++t) new_step[b[t]] += weights_[0] * delta[t];
   tbb::parallel_for(std::size_t{0}, own.count, [&](std::size_t i) {
     state.alpha[i] += new_step[own.first + i];
@@ -127,6 +210,7 @@ void SubspaceAcceleration::step(SolverState& state, std::span<const std::size_t>
 
   // Its row of the Gram matrix, against every step now held.
   count_entry[0] = static_cast<double>(count + 1);
+  bound_step(state, delta, count, held, (1.0 + kUnitRoundoff) * gradient_bound);
   const std::size_t now_held = std::min<std::size_t>(held + 1, k);
   for (std::size_t s = 0; s < now_held; ++s) {
     const double value = deterministic_dot(std::span(new_step, n), std::span(products.data() + s * n, n));

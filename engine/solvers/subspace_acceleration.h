@@ -20,12 +20,23 @@
 // whoever opens the training rows, with α and g (training/training_method.h,
 // vectors_held): k is what was asked, never shortened to fit, so α does not
 // depend on --memory.
+//
+// The step also keeps a bound on how far the maintained g can be from
+// K̂α − y (K̂: the kernel values as the products compute them, the same bits
+// wherever an entry is computed or cached), accumulated from each update's
+// rounding by the standard model |fl(a ∘ b) − a ∘ b| ≤ u|a ∘ b| and
+// γ_k = ku/(1 − ku) for sums of k terms [Higham02 §3.1]: the block
+// product's, the combination S c and K̄S c, and the additions to α and g.
+// It lets a convergence claim stand without an exact product over all n²
+// entries (DenseSolver::gradient_error_bound); only kernels with a constant
+// diagonal s² have one, since every |K̂_ij| ≤ s² + σ² is what it rests on.
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/linalg/cholesky.h"
 #include "engine/solvers/solver_state.h"
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -38,8 +49,14 @@ class SubspaceAcceleration {
 
   std::size_t steps() const { return steps_; }
 
-  // The empty history of a fresh run, in state.auxiliary.
-  void start(SolverState& state) const;
+  // The empty history of a fresh run, in state.auxiliary; with
+  // `exact_gradient` (α = 0 and g = −y exactly) the error bound starts at 0.
+  void start(SolverState& state, bool exact_gradient) const;
+
+  // The bound on max_i |g_i − (K̂α − y)_i|, when the run keeps one.
+  std::optional<double> gradient_error_bound(const SolverState& state) const;
+  // After g was recomputed by another product (other bits than K̂'s): no bound.
+  void forget_error_bound(SolverState& state) const;
 
   // Replaces the plain update α_B += Δα_B, g += K̄[:, B] Δα_B by the
   // subspace step, given B, Δα_B (|B| values, on every rank) and this
@@ -49,8 +66,14 @@ class SubspaceAcceleration {
             std::span<const double> block_product);
 
  private:
+  // The error bound after the step with weights `weights_` over p and `held` past steps, the history having
+  // held `count` steps before it; `gradient_bound` ≥ |g_i| + |(K̄S c)_i| for every i.
+  void bound_step(SolverState& state, std::span<const double> delta, std::uint64_t count, std::size_t held,
+                  double gradient_bound) const;
+
   KernelMatrix& kernel_;
   std::size_t steps_;
+  std::optional<double> entry_bound_;  // ≥ every |K̂_ij| (s² + σ², with a margin for the rounding of k)
   IncrementalCholesky factor_;
   std::vector<double> every_gradient_, every_product_;  // all n rows, when the rows are shared among ranks
   std::vector<double> right_side_, column_, weights_;

@@ -136,3 +136,77 @@ TEST_CASE("the past steps are in the state a checkpoint holds, and a state that 
   context.execute([&] { solver.iterate(plain, y); });
   CHECK(plain.auxiliary.at("subspace_count").at(0) == 1.0);
 }
+
+TEST_CASE(
+    "the subspace step's error bound covers the maintained gradient's drift, and a claim it proves needs no "
+    "product") {
+  // A small noise variance makes α large (‖α‖∞ ~ 1e3 here), so that rounding accumulates in g.
+  Setup setup;
+  setup.h = se_ard(3, 0.5, 1e-5);
+  InMemoryRowSource rows = setup.problem.source();
+  const std::size_t n = setup.problem.rows(), d = setup.problem.d;
+  const auto kernel = make_kernel(setup.h, d);
+  Context context;
+  KernelMatrix matrix(context, rows, *kernel);
+  const std::span<const double> y(setup.problem.y);
+  // K̂: the kernel values as the block products compute them (entrywise), for residuals summed in long double.
+  PreparedRows prepared;
+  kernel->prepare(setup.problem.x.data(), n, prepared);
+  std::vector<double> entries(n * n);
+  kernel->evaluate_entrywise(prepared.view(d), prepared.view(d), entries.data());
+  auto drift = [&](const SolverState& state) {
+    double largest = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      long double residual = static_cast<long double>(setup.h.noise_variance) * state.alpha[i] - y[i];
+      for (std::size_t j = 0; j < n; ++j) residual += static_cast<long double>(entries[i * n + j]) * state.alpha[j];
+      largest = std::max(largest, static_cast<double>(std::abs(residual - state.gradient[i])));
+    }
+    return largest;
+  };
+  BlockCoordinateDescent solver(matrix, make_active_set_policy("gbcd", 20), setup.active_set_size, 4);
+  SolverState state = initial_solver_state(y, 2);
+  solver.start(state, y);
+  REQUIRE(solver.gradient_error_bound(state) == 0.0);
+  double largest_alpha = 0.0;
+  context.execute([&] {
+    for (int t = 1; t <= 300; ++t) {
+      solver.iterate(state, y);
+      if (t % 100 != 0 && t != 10) continue;
+      CAPTURE(t);
+      const std::optional<double> bound = solver.gradient_error_bound(state);
+      REQUIRE(bound.has_value());
+      const double measured = drift(state);
+      CHECK(measured > 0.0);  // rounding did accumulate
+      CHECK(measured <= *bound);
+      // and the bound stays far below what a tolerance needs (‖y‖∞ ≈ 1.6): useful, not vacuous
+      CHECK(*bound < 1e-8);
+    }
+  });
+  for (const double value : state.alpha) largest_alpha = std::max(largest_alpha, std::abs(value));
+  CHECK(largest_alpha > 100.0);
+
+  // A claim the bound proves is certified without a product; once g is recomputed (by other bits) there is no
+  // bound, and the claim costs one product over all n² entries.
+  DenseSolverRun run(solver, matrix, state, y);
+  const double measure = run.convergence_measure();
+  const std::uint64_t before = matrix.kernel_evaluations();
+  std::optional<Certificate> certificate = run.certify(2.0 * measure);
+  REQUIRE(certificate.has_value());
+  CHECK(certificate->measure == measure);
+  CHECK(certificate->error_bound >= 0.0);
+  CHECK(certificate->error_bound < 1e-6 * measure);
+  CHECK(matrix.kernel_evaluations() == before);
+  solver.gradient_refreshed(state);
+  CHECK_FALSE(solver.gradient_error_bound(state).has_value());
+  certificate = context.execute([&] { return run.certify(2.0 * measure); });
+  CHECK(certificate->error_bound == -1.0);
+  CHECK(certificate->measure == doctest::Approx(measure).epsilon(1e-6));
+  CHECK(matrix.kernel_evaluations() == before + n * n);
+  // Plain BCD keeps no bound; nor does a state that did not start at α = 0, g = −y.
+  BlockCoordinateDescent plain(matrix, make_active_set_policy("gbcd", 20), setup.active_set_size, 0);
+  CHECK_FALSE(plain.gradient_error_bound(state).has_value());
+  SolverState started = initial_solver_state(y, 2);
+  started.gradient[0] += 1.0;
+  solver.start(started, y);
+  CHECK_FALSE(solver.gradient_error_bound(started).has_value());
+}
