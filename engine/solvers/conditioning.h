@@ -14,8 +14,9 @@
 // convergence that is not there. Two checks keep that from passing silently:
 // a sample of rows solved exactly before an iterative run (the sample's K̄ is
 // a principal submatrix, whose condition number bounds K̄'s from below), and
-// the exact residual that every convergence claim is checked against
-// (IterativeMethod::certify, solver_driver.h).
+// the check of every convergence claim (IterativeMethod::certify,
+// solver_driver.h): by the maintained gradient's error bound, which grows
+// with ‖α‖ and so fails to prove a claim there, or else by the exact residual.
 #pragma once
 
 #include "engine/kernels/kernel_matrix.h"

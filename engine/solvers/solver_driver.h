@@ -48,8 +48,10 @@ struct Certificate {
   double rounding_floor = 0.0;  // below which that computation is rounding (solvers/conditioning.h)
   double largest_weight = 0.0;  // ‖α‖∞, for the message when the floor defeats the tolerance
   double drift = 0.0;           // |maintained − exact|, reported as a gradient refresh's
-  // When no product was needed: √n·β/‖y‖₂, β the method's bound on max_i |g_i − (K̂α − y)_i|
-  // (DenseSolver::gradient_error_bound), so that the exact measure is at most measure + this; −1 otherwise.
+  // Without a product: √n·β/‖y‖₂, β the method's bound on max_i |g_i − (K̂α − y)_i|
+  // (DenseSolver::gradient_error_bound), so that the exact measure is at most measure + this. The
+  // claim holds when that sum meets the tolerance; otherwise the run goes on until it does. −1: the
+  // measure was computed exactly.
   double error_bound = -1.0;
 };
 
@@ -88,10 +90,12 @@ class IterativeMethod {
   // Called after each iteration; returns a drift to report, or −1.
   virtual double after_iteration(const StoppingRule& /*rule*/) { return -1.0; }
   // When convergence_measure() meets the tolerance (or a direct method has
-  // solved): the measure computed exactly, which replaces a maintained one;
+  // solved): the measure computed exactly, which replaces a maintained one,
+  // or the maintained one with a bound on its error (Certificate::error_bound);
   // nullopt for methods whose measure is exact already. The driver reports
-  // convergence only when the exact measure meets the tolerance too; the
-  // rounding floor is needed (and computed) only when it does not.
+  // convergence only when the exact measure (or the maintained one plus its
+  // bound) meets the tolerance too; the rounding floor is needed (and
+  // computed) only when an exact one does not.
   virtual std::optional<Certificate> certify(double /*tolerance*/) { return std::nullopt; }
 };
 
@@ -104,7 +108,8 @@ struct SolverRun {
 // the kernel evaluations `kernel` makes, inside the kernel's Context: its
 // threads, its observers (told of every iteration) and its stop request
 // (polled between iterations: the current iteration always completes).
-// A convergence claim is certified first (IterativeMethod::certify): when
+// A convergence claim is certified first (IterativeMethod::certify): a
+// claim its bound does not prove yet goes on quietly; when
 // the exact measure misses the tolerance, the run goes on from it (the
 // maintained gradient had drifted), unless the exact measure is rounding
 // (its floor above the tolerance), a direct method made the claim, or
@@ -127,7 +132,8 @@ class DenseSolverRun final : public IterativeMethod {
   // Iterative solvers: a sample of K̄ solved exactly first (solvers/conditioning.h).
   void check_tolerance(double tolerance) override;
   // ‖K̄α − y‖₂/‖y‖₂ ≤ `tolerance` shown without a product when the
-  // solver's error bound β does it (‖g‖₂/‖y‖₂ + √n·β/‖y‖₂ ≤ tolerance);
+  // solver's error bound β can (√n·β/‖y‖₂ ≤ tolerance/2: the claim holds
+  // once ‖g‖₂/‖y‖₂ + √n·β/‖y‖₂ ≤ tolerance, a few iterations later at most);
   // otherwise by one exact product (g refreshed), and when that misses
   // `tolerance`, its rounding floor by a second one (at 1M rows each costs
   // as much as ~2,000 GBCD iterations, so a met claim pays only the first).

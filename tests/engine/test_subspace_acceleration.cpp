@@ -196,6 +196,11 @@ TEST_CASE(
   CHECK(certificate->error_bound >= 0.0);
   CHECK(certificate->error_bound < 1e-6 * measure);
   CHECK(matrix.kernel_evaluations() == before);
+  // Met but not yet proved (the measure is the tolerance itself): the driver goes on iterating, still no product.
+  certificate = run.certify(measure);
+  CHECK(certificate->error_bound > 0.0);
+  CHECK(certificate->measure + certificate->error_bound > measure);
+  CHECK(matrix.kernel_evaluations() == before);
   solver.gradient_refreshed(state);
   CHECK_FALSE(solver.gradient_error_bound(state).has_value());
   certificate = context.execute([&] { return run.certify(2.0 * measure); });
