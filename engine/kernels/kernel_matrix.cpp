@@ -386,19 +386,22 @@ CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, 
   return result;
 }
 
-void KernelMatrix::multiply(const double* v, std::size_t r, double* out) {
+bool KernelMatrix::multiply_panels(const double* v, std::size_t r, double* out, bool stoppable) {
   const std::size_t n = partition_.global_rows;
   const std::size_t d = rows_.columns();
   const std::size_t panel = std::min(options_.panel_columns, n);
   std::vector<double> x_panel(checked_multiply(panel, d));
   std::vector<std::size_t> indices(panel);
   for (std::size_t first = 0; first < n; first += panel) {
+    // Every rank runs the same panels, so all see the request at the same one.
+    if (stoppable && context_.communicator().any(context_.stop_requested())) return false;
     const std::size_t count = std::min(panel, n - first);
     std::iota(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(count), first);
     read_global_rows(first, count, x_panel.data());
     multiply_columns(std::span<const std::size_t>(indices.data(), count), x_panel.data(), v + first * r, r, out,
                      first > 0);
   }
+  return true;
 }
 
 std::vector<double> KernelMatrix::contract_parameter_gradient(const double* left, const double* right, std::size_t c,

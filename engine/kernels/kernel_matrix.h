@@ -119,7 +119,14 @@ class KernelMatrix {
   // rank's rows, the single process's bits for them (the same panels).
   void multiply(const double* v, double* out) { multiply(v, 1, out); }
   // The same for r vectors at once: V (all n rows × r, row-major), out this rank's rows × r.
-  void multiply(const double* v, std::size_t r, double* out);
+  void multiply(const double* v, std::size_t r, double* out) { (void)multiply_panels(v, r, out, false); }
+  // multiply(v, out) for a product its caller can drop whole (a CG
+  // iteration, the exact residual at a convergence claim): a pass over all
+  // n² entries, 13 minutes at 1M rows on two cores, which would hold a
+  // Ctrl-C that long. A stop request (Context::stop_requested, on any rank;
+  // every rank decides alike) ends it between panels of columns: false
+  // then, and `out` partial.
+  [[nodiscard]] bool multiply_unless_stopped(const double* v, double* out) { return multiply_panels(v, 1, out, true); }
 
   // The contraction every likelihood gradient over all rows needs, without
   // forming a matrix ∂K/∂θ_p: for weight blocks W_w = L_w R_wᵀ,
@@ -158,6 +165,8 @@ class KernelMatrix {
   void count_kernel_evaluations(std::uint64_t count) { kernel_evaluations_ += count; }
 
  private:
+  // multiply()'s panels; with `stoppable`, false when a stop request ended them.
+  bool multiply_panels(const double* v, std::size_t r, double* out, bool stoppable);
   // Calls block(first_row, count, x) for every block of rows in order: the
   // resident rows as one block, or the blocks of one streamed pass; inside
   // the context's arena, so that every parallel loop of a block uses its threads.

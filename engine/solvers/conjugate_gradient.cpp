@@ -44,7 +44,8 @@ void ConjugateGradient::iterate(SolverState& state, std::span<const double> /*y*
   GPSTREAM_CHECK(p.size() == own.global_rows, "the CG direction has {} values for {} rows", p.size(), own.global_rows);
   const std::size_t n = own.count;
   product_.resize(n);
-  kernel_.multiply(p.data(), product_.data());  // q = K̄p, this rank's rows
+  // q = K̄p, this rank's rows: a pass over all n² entries, dropped on a stop request before anything changed.
+  if (!kernel_.multiply_unless_stopped(p.data(), product_.data())) throw StopRequested();
   // The dot products over all n rows in one fixed order: the same bits on any number of ranks.
   const double curvature = deterministic_dot(p, every_row(product_));
   // pᵀK̄p ≥ σ²‖p‖²: a Rayleigh quotient below the floor means K̄ is singular to working precision.

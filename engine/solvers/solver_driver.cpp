@@ -11,12 +11,17 @@
 
 namespace gpstream {
 
-double refresh_gradient(KernelMatrix& kernel, SolverState& state, std::span<const double> y) {
+double refresh_gradient(KernelMatrix& kernel, SolverState& state, std::span<const double> y, OnStopRequest on_stop) {
   Communicator& ranks = kernel.context().communicator();
   std::vector<double> exact(state.alpha.size());
   // K̄ times every rank's α, for this rank's rows.
   const std::vector<double> alpha = ranks.size() == 1 ? std::vector<double>() : ranks.all_gather(state.alpha);
-  kernel.multiply(ranks.size() == 1 ? state.alpha.data() : alpha.data(), exact.data());
+  const double* weights = ranks.size() == 1 ? state.alpha.data() : alpha.data();
+  if (on_stop == OnStopRequest::finish) {
+    kernel.multiply(weights, exact.data());
+  } else if (!kernel.multiply_unless_stopped(weights, exact.data())) {
+    throw StopRequested();
+  }
   double drift = 0.0;
   for (std::size_t i = 0; i < exact.size(); ++i) {
     exact[i] -= y[i];
@@ -83,7 +88,7 @@ std::optional<Certificate> DenseSolverRun::certify(double tolerance) {
       return certificate;
     }
   }
-  certificate.drift = refresh_gradient(kernel_, state_, y_);
+  certificate.drift = refresh_gradient(kernel_, state_, y_, OnStopRequest::drop);
   solver_.gradient_refreshed(state_);
   certificate.measure = convergence_measure();
   if (certificate.measure <= tolerance) return certificate;
@@ -92,7 +97,7 @@ std::optional<Certificate> DenseSolverRun::certify(double tolerance) {
   std::vector<double> magnitude = ranks.size() == 1 ? state_.alpha : ranks.all_gather(state_.alpha);
   for (double& value : magnitude) value = std::abs(value);
   std::vector<double> products(state_.alpha.size());
-  kernel_.multiply(magnitude.data(), products.data());
+  if (!kernel_.multiply_unless_stopped(magnitude.data(), products.data())) throw StopRequested();
   certificate.rounding_floor = residual_rounding_floor(products, target_norm_, ranks);
   certificate.largest_weight = ranks.max(*std::max_element(magnitude.begin(), magnitude.end()));
   return certificate;
@@ -192,45 +197,52 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
   for (RunObserver* observer : context.observers()) observer->on_start(current);
 
   StopReason reason = StopReason::converged;
-  for (;;) {
-    if (method.converges() && current.convergence_measure <= rule.tolerance && certified(current)) {
-      // Reported with the time the check took: an exact product costs as much as thousands of iterations.
-      current = report(current.gradient_drift);
-      reason = StopReason::converged;
-      break;
+  try {
+    for (;;) {
+      if (method.converges() && current.convergence_measure <= rule.tolerance && certified(current)) {
+        // Reported with the time the check took: an exact product costs as much as thousands of iterations.
+        current = report(current.gradient_drift);
+        reason = StopReason::converged;
+        break;
+      }
+      if (method.complete()) {
+        reason = StopReason::complete;
+        break;
+      }
+      if (current.iteration >= rule.max_iterations) {
+        reason = StopReason::iteration_limit;
+        break;
+      }
+      // Decided alike on every rank: by the slowest rank's clock, and a stop request to any rank stops all.
+      const double job_seconds =
+          before.elapsed_seconds + ranks.max(std::chrono::duration<double>(Clock::now() - run_start).count());
+      if (job_seconds >= rule.time_limit_seconds) {
+        reason = StopReason::time_limit;
+        break;
+      }
+      if (ranks.any(context.stop_requested())) {
+        reason = StopReason::interrupted;
+        break;
+      }
+      method.iterate();
+      RunCounters counters = method.counters();
+      ++counters.iteration;
+      method.set_counters(counters);
+      const double drift = method.after_iteration(rule);
+      current = report(drift);
+      check_finite(current);
+      for (RunObserver* observer : context.observers()) observer->on_iteration(current);
+      if (method.is_direct()) {
+        certified(current);  // a direct method's answer is final: it holds, or the run fails
+        reason = StopReason::solved_directly;
+        break;
+      }
     }
-    if (method.complete()) {
-      reason = StopReason::complete;
-      break;
-    }
-    if (current.iteration >= rule.max_iterations) {
-      reason = StopReason::iteration_limit;
-      break;
-    }
-    // Decided alike on every rank: by the slowest rank's clock, and a stop request to any rank stops all.
-    const double job_seconds =
-        before.elapsed_seconds + ranks.max(std::chrono::duration<double>(Clock::now() - run_start).count());
-    if (job_seconds >= rule.time_limit_seconds) {
-      reason = StopReason::time_limit;
-      break;
-    }
-    if (ranks.any(context.stop_requested())) {
-      reason = StopReason::interrupted;
-      break;
-    }
-    method.iterate();
-    RunCounters counters = method.counters();
-    ++counters.iteration;
-    method.set_counters(counters);
-    const double drift = method.after_iteration(rule);
-    current = report(drift);
-    check_finite(current);
-    for (RunObserver* observer : context.observers()) observer->on_iteration(current);
-    if (method.is_direct()) {
-      certified(current);  // a direct method's answer is final: it holds, or the run fails
-      reason = StopReason::solved_directly;
-      break;
-    }
+  } catch (const StopRequested&) {
+    // A product over all n² entries was dropped part-way (on every rank alike), its iteration or claim undone:
+    // the state is that of the last iteration, as a checkpoint keeps it.
+    current = report(current.gradient_drift);
+    reason = StopReason::interrupted;
   }
   for (RunObserver* observer : context.observers()) observer->on_stop(current, reason);
   return {reason, current};

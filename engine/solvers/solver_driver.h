@@ -107,7 +107,10 @@ struct SolverRun {
 // Runs `method` (fresh when `fresh_start`) until the rule stops it, counting
 // the kernel evaluations `kernel` makes, inside the kernel's Context: its
 // threads, its observers (told of every iteration) and its stop request
-// (polled between iterations: the current iteration always completes).
+// (polled between iterations: the current iteration completes, unless it is
+// a product over all n² entries that can be dropped — a CG iteration, the
+// exact residual at a claim — which ends between panels of columns, the
+// state as before it; StopRequested).
 // A convergence claim is certified first (IterativeMethod::certify): a
 // claim its bound does not prove yet goes on quietly; when
 // the exact measure misses the tolerance, the run goes on from it (the
@@ -137,6 +140,8 @@ class DenseSolverRun final : public IterativeMethod {
   // otherwise by one exact product (g refreshed), and when that misses
   // `tolerance`, its rounding floor by a second one (at 1M rows each costs
   // as much as ~2,000 GBCD iterations, so a met claim pays only the first).
+  // A stop request drops either product (StopRequested): the state is then
+  // as before it, or has the refreshed g.
   std::optional<Certificate> certify(double tolerance) override;
 
  private:
@@ -151,7 +156,14 @@ class DenseSolverRun final : public IterativeMethod {
 SolverRun run_solver(DenseSolver& solver, KernelMatrix& kernel, SolverState& state, std::span<const double> y,
                      const StoppingRule& rule, bool fresh_start);
 
+// What a product over all n² entries does when a stop is requested while it runs.
+enum class OnStopRequest {
+  finish,  // runs to its end (the run stops after it)
+  drop,    // ends at once, changing nothing, and throws StopRequested
+};
+
 // g = K̄α − y by one exact product; returns ‖g_old − g_new‖∞ (over all ranks).
-double refresh_gradient(KernelMatrix& kernel, SolverState& state, std::span<const double> y);
+double refresh_gradient(KernelMatrix& kernel, SolverState& state, std::span<const double> y,
+                        OnStopRequest on_stop = OnStopRequest::finish);
 
 }  // namespace gpstream

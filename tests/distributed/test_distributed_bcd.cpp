@@ -14,6 +14,7 @@
 #include "engine/solvers/solver_state.h"
 #include "engine/training/training_method.h"
 #include "../engine/problems.h"
+#include "../engine/stop_inside.h"
 
 #include <doctest/doctest.h>
 
@@ -71,12 +72,18 @@ namespace {
 
 // α of `iterations` iterations of `solver` on the problem, this rank's rows
 // of it (all of them with `alone`), gathered over the ranks; g refreshed by
-// an exact K̄α every `refresh_every` iterations (0: never).
+// an exact K̄α every `refresh_every` iterations (0: never). With
+// `last_rank_stops`, the last rank alone requests a stop inside the
+// iteration after them (as a Ctrl-C to one process would), and every rank
+// must stop there.
 std::vector<double> solve(const Problem& problem, const KernelHyperparameters& h, const char* solver, bool streamed,
-                          std::size_t iterations, bool alone, MpiCommunicator& world, std::size_t refresh_every = 0) {
+                          std::size_t iterations, bool alone, MpiCommunicator& world, std::size_t refresh_every = 0,
+                          bool last_rank_stops = false) {
   SingleProcess single;
   Communicator& ranks = alone ? static_cast<Communicator&>(single) : world;
   Context context({.threads = 1, .memory_budget_bytes = 64u << 10, .seed = 1, .communicator = &ranks});
+  StopFlag stop;
+  context.set_stop_flag(&stop);
   InMemoryRowSource resident = problem.source();
   StandardisedRowSource streaming(resident, Standardisation::identity());  // no resident copy: streams
   RowSource& all = streamed ? static_cast<RowSource&>(streaming) : resident;
@@ -85,20 +92,37 @@ std::vector<double> solve(const Problem& problem, const KernelHyperparameters& h
   const auto kernel = make_kernel(h, problem.d);
   // Small tiles and panels: K̄v in several panels, each cut among the ranks.
   KernelMatrix matrix(context, rows, partition, *kernel, {.tile_rows = 32, .panel_columns = 64});
-  auto method = make_solver({.name = solver, .active_set_size = 40, .candidates = 30}, matrix);
+  auto chosen = make_solver({.name = solver, .active_set_size = 40, .candidates = 30}, matrix);
+  const bool stopping = last_rank_stops && ranks.rank() + 1 == ranks.size();
+  StopInside method(*chosen, stop, stopping ? iterations : StopInside::kNever);
   const std::vector<double> y(problem.y.begin() + static_cast<std::ptrdiff_t>(partition.first),
                               problem.y.begin() + static_cast<std::ptrdiff_t>(partition.first + partition.count));
   SolverState state = initial_solver_state(y, 7);
   StoppingRule rule;
   rule.tolerance = 1e-12;
-  rule.max_iterations = iterations;
+  rule.max_iterations = last_rank_stops ? iterations + 1 : iterations;
   rule.refresh_every = refresh_every;
-  const SolverRun run = run_solver(*method, matrix, state, y, rule, true);
-  CHECK(run.reason == StopReason::iteration_limit);
+  const SolverRun run = run_solver(method, matrix, state, y, rule, true);
+  CHECK(run.reason == (last_rank_stops ? StopReason::interrupted : StopReason::iteration_limit));
+  CHECK(run.last.iteration == iterations);
   return ranks.all_gather(state.alpha);
 }
 
 }  // namespace
+
+TEST_CASE(
+    "a stop requested on one rank inside CG's product over all of K̄ drops it on every rank: all stop after the "
+    "same iteration, with the alpha of a run of that many") {
+  MpiCommunicator world;
+  const Problem problem = make_problem(300, 3, 12);
+  const KernelHyperparameters h = se_ard(3, 0.7, 0.2);
+  for (const bool streamed : {false, true}) {
+    CAPTURE(streamed);
+    const std::vector<double> limited = solve(problem, h, "cg", streamed, 6, false, world);
+    const std::vector<double> stopped = solve(problem, h, "cg", streamed, 6, false, world, 0, true);
+    CHECK(stopped == limited);
+  }
+}
 
 TEST_CASE(
     "GBCD, cyclic and gradient BCD and CG on rows partitioned among the ranks give the single process's alpha, "

@@ -8,6 +8,7 @@
 #include "engine/solvers/solver_driver.h"
 #include "engine/training/training_method.h"
 #include "dense_reference.h"
+#include "stop_inside.h"
 #include "problems.h"
 
 #include <doctest/doctest.h>
@@ -510,4 +511,66 @@ TEST_CASE("the tolerance bounds the RMS error of the means at the training input
       CHECK(rms_error > 1e-3 * tolerance * rms_y);  // the bound is not met by a run that went on to the solution
     }
   }
+}
+
+TEST_CASE(
+    "a stop request inside a product over all of K̄ drops it: a CG iteration or a claim's exact residual leaves "
+    "the state as it was, and the resumed run is the uninterrupted one bit for bit") {
+  const Problem problem = make_problem(1000, 3, 43);
+  const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
+  InMemoryRowSource rows = problem.source();
+  const auto kernel = make_kernel(h, 3);
+  constexpr std::uint64_t never = StopInside::kNever;
+  // CG from `state`, fresh or resumed, in a Context of its own; a product is 8 panels of 128 columns.
+  auto run_cg = [&](SolverState& state, bool fresh, std::uint64_t stop_after, bool stop_at_claim,
+                    std::uint64_t max_iterations = StopInside::kNever) {
+    StopFlag stop;
+    Context context({.memory_budget_bytes = 64u << 20});
+    context.set_stop_flag(&stop);
+    KernelMatrix matrix(context, rows, *kernel, {.tile_rows = 64, .panel_columns = 128});
+    const auto cg = make_solver({.name = "cg"}, matrix);
+    StopInside solver(*cg, stop, stop_after, stop_at_claim);
+    StoppingRule rule;
+    rule.tolerance = 1e-8;
+    rule.max_iterations = max_iterations;
+    return run_solver(solver, matrix, state, problem.y, rule, fresh);
+  };
+  SolverState reference = initial_solver_state(problem.y, 7);
+  const SolverRun uninterrupted = run_cg(reference, true, never, false);
+  REQUIRE(uninterrupted.reason == StopReason::converged);
+  REQUIRE(uninterrupted.last.iteration > 12);
+  const std::uint64_t pass = 1000 * 1000;  // kernel evaluations of one product over all of K̄
+
+  // Inside the 11th iteration's product: the state and the kernel evaluations of a run of 10 iterations.
+  SolverState ten = initial_solver_state(problem.y, 7);
+  const SolverRun limited = run_cg(ten, true, never, false, 10);
+  SolverState stopped = initial_solver_state(problem.y, 7);
+  const SolverRun interrupted = run_cg(stopped, true, 10, false);
+  CHECK(interrupted.reason == StopReason::interrupted);
+  CHECK(interrupted.last.iteration == 10);
+  CHECK(stopped.alpha == ten.alpha);
+  CHECK(stopped.gradient == ten.gradient);
+  CHECK(stopped.auxiliary == ten.auxiliary);
+  CHECK(interrupted.last.kernel_evaluations == limited.last.kernel_evaluations);  // dropped at its first panel
+  const SolverRun resumed = run_cg(stopped, false, never, false);
+  CHECK(resumed.reason == StopReason::converged);
+  CHECK(resumed.last.iteration == uninterrupted.last.iteration);
+  CHECK(resumed.last.kernel_evaluations == uninterrupted.last.kernel_evaluations);
+  CHECK(stopped.alpha == reference.alpha);
+  CHECK(stopped.gradient == reference.gradient);
+
+  // At the claim: its exact residual is dropped, one product fewer, and the maintained g kept; the resumed
+  // run checks the claim and ends where the uninterrupted one did.
+  SolverState claimed = initial_solver_state(problem.y, 7);
+  const SolverRun at_claim = run_cg(claimed, true, never, true);
+  CHECK(at_claim.reason == StopReason::interrupted);
+  CHECK(at_claim.last.iteration == uninterrupted.last.iteration);
+  CHECK(at_claim.last.kernel_evaluations + pass == uninterrupted.last.kernel_evaluations);
+  CHECK(claimed.alpha == reference.alpha);
+  const SolverRun checked = run_cg(claimed, false, never, false);
+  CHECK(checked.reason == StopReason::converged);
+  CHECK(checked.last.iteration == uninterrupted.last.iteration);
+  CHECK(checked.last.convergence_measure == uninterrupted.last.convergence_measure);
+  CHECK(checked.last.kernel_evaluations == uninterrupted.last.kernel_evaluations);
+  CHECK(claimed.gradient == reference.gradient);
 }
