@@ -28,6 +28,8 @@ bool Model::predicts_from_training_rows() const {
 }
 
 void Model::save(const std::string& path, ExistingOutput existing) const {
+  // A dense model predicts from its training rows: the file it writes must not be them.
+  check_distinct_files({{"the model's training dataset", description().dataset_path}}, {{"the model file", path}});
   if (const DenseModel* model = dense()) {
     write_dense_model(path, *model, existing);
   } else {

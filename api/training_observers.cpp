@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <fstream>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpstream {
@@ -23,9 +25,8 @@ constexpr const char* kLogHeader =
 // the header and the whole rows up to that iteration (rows are in order of
 // iteration; a torn last row, left by a crash mid-write, goes too).
 std::size_t kept_log_length(const std::string& text, std::uint64_t iteration) {
-  std::size_t position = text.find('\n');
-  if (position == std::string::npos) return 0;  // not even a whole header
-  ++position;
+  if (!text.starts_with(kLogHeader)) return 0;  // not a whole header, or not a training log
+  std::size_t position = std::strlen(kLogHeader);
   while (position < text.size()) {
     const std::size_t end = text.find('\n', position);
     if (end == std::string::npos) break;
@@ -40,11 +41,23 @@ std::size_t kept_log_length(const std::string& text, std::uint64_t iteration) {
 
 }  // namespace
 
+bool is_training_log(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::string first(std::strlen(kLogHeader), '\0');
+  return file.read(first.data(), static_cast<std::streamsize>(first.size())) && first == kLogHeader;
+}
+
 TrainingLogObserver::TrainingLogObserver(const std::string& path, std::optional<std::uint64_t> resumed_at,
                                          WarningSink warn)
     : path_(path), warn_(std::move(warn)) {
-  descriptor_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | (resumed_at ? 0 : O_TRUNC), 0666);
+  descriptor_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   GPSTREAM_CHECK(descriptor_ >= 0, "cannot write the training log '{}': {}", path, std::strerror(errno));
+  // A device or FIFO (--log /dev/null) is written as it is: nothing there to cut back.
+  struct stat status {};
+  if (::fstat(descriptor_, &status) == 0 && !S_ISREG(status.st_mode)) {
+    append(kLogHeader);
+    return;
+  }
   std::size_t kept = 0;
   if (resumed_at) {
     std::string text;

@@ -42,6 +42,11 @@ class TrainingLogObserver final : public RunObserver {
   WarningSink warn_;
 };
 
+// Whether `path` begins with the header a TrainingLogObserver writes: a
+// training log, which a resumed run may cut back and continue (any other
+// file is not the run's to cut).
+bool is_training_log(const std::string& path);
+
 // Calls `write` (which writes the run's checkpoint) at the start of a fresh
 // run (so that the resume command printed at launch works from the first
 // instant), every `every_seconds` of wall time, and when the run stops. A

@@ -60,10 +60,7 @@ int run_hyper(const std::vector<std::string>& args) {
   // Validate.
   if (kernel != "auto") parse_kernel_shape(kernel);  // an unknown --kernel fails here, before any file is read
   const bool overwrite = values.count("force") != 0;
-  if (!overwrite && std::filesystem::exists(output)) {
-    throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", output));
-  }
-  check_output_directory(output, "-o");
+  check_new_output(output, "-o", overwrite);
   check_distinct_files({{"the dataset", dataset}, {"--init", learning.init_file}},
                        {{"-o", output}, {"--checkpoint", checkpoint}});
   if (!(checkpoint_every > 0)) throw UsageError("--checkpoint-every must be positive");

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpstream::cli {
@@ -30,7 +31,9 @@ struct TestSet {
   std::optional<std::vector<double>> y;
 };
 
-// The inputs in the model's columns (matched by name in a CSV).
+// The inputs in the model's columns, matched by name in a CSV with a header
+// and in a dataset alike: a dataset converted from a CSV whose columns are in
+// another order predicts the same, and one without the model's columns is refused.
 TestSet read_test_set(const std::string& path, const ModelDescription& model_description) {
   TestSet test;
   if (path.ends_with(".csv") || path == "-") {
@@ -41,13 +44,28 @@ TestSet read_test_set(const std::string& path, const ModelDescription& model_des
     return test;
   }
   Hdf5RowSource source(path);
-  GPSTREAM_CHECK(source.columns() == model_description.columns,
-                 "'{}' has {} inputs but the model was trained on {} (columns {}); use inputs with the same columns",
-                 path, source.columns(), model_description.columns, fmt::join(model_description.feature_names, ", "));
+  const std::vector<std::string>& names = source.description().feature_names;
+  const std::size_t d = model_description.columns, columns = source.columns();
+  std::vector<std::size_t> column_of(d);  // the dataset's column of each of the model's inputs
+  std::vector<std::string> missing;
+  for (std::size_t j = 0; j < d; ++j) {
+    const auto found = std::find(names.begin(), names.end(), model_description.feature_names[j]);
+    if (found == names.end()) missing.push_back(fmt::format("\"{}\"", model_description.feature_names[j]));
+    column_of[j] = static_cast<std::size_t>(found - names.begin());
+  }
+  GPSTREAM_CHECK(missing.empty(),
+                 "'{}' has no input{} named {}, which the model needs (its inputs: {}; the model's: {}); inputs are "
+                 "matched by name: convert the test rows with the training data's column names",
+                 path, missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), fmt::join(names, ", "),
+                 fmt::join(model_description.feature_names, ", "));
   test.rows = source.rows();
-  test.x.resize(test.rows * source.columns());
+  std::vector<double> rows(test.rows * columns);
   test.y.emplace(test.rows);
-  source.read_rows(0, test.rows, test.x.data(), test.y->data());
+  source.read_rows(0, test.rows, rows.data(), test.y->data());
+  test.x.resize(test.rows * d);
+  for (std::size_t i = 0; i < test.rows; ++i) {
+    for (std::size_t j = 0; j < d; ++j) test.x[i * d + j] = rows[i * columns + column_of[j]];
+  }
   return test;
 }
 

@@ -4,6 +4,7 @@
 // run under the driver with its observers, the model written and reported.
 // The options and the configuration made from them: train_options.cpp.
 #include "api/training.h"
+#include "api/training_observers.h"
 #include "engine/core/error.h"
 #include "storage/checkpoint/search_checkpoint.h"
 #include "tools/command_line.h"
@@ -34,15 +35,14 @@ struct OutputLocks {
   std::optional<PathLock> checkpoint, log;
 };
 
+// `continuing`: the checkpoint is this job's own (resumed, or its search replayed from it).
 std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const TrainingJob& job,
-                                           const std::string& checkpoint_path) {
+                                           const std::string& checkpoint_path, bool continuing) {
+  const bool overwrite = job.overwrite_output;
   const std::vector<CommandFile> writes = {{"-o", job.output_path},
                                            {"--checkpoint", checkpoint_path},
                                            {"--log", job.log_path},
                                            {"--save-hyper", options.save_hyper}};
-  for (const CommandFile& output : writes) {
-    if (!output.path.empty()) check_output_directory(output.path, output.role);
-  }
   // A resumed run writes its checkpoint where it read it: the one file both read and written.
   const bool rewrites_resumed = !options.resume.empty() && checkpoint_path == options.resume;
   check_distinct_files({{"the training dataset", options.dataset},
@@ -50,8 +50,30 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
                         {"--init", options.learning.init_file},
                         {"--resume", rewrites_resumed ? std::string() : options.resume}},
                        writes);
-  if (!job.overwrite_output && std::filesystem::exists(job.output_path)) {
-    throw Error(fmt::format("output '{}' already exists (use --force to overwrite it)", job.output_path));
+  // No output replaces a file the job did not make unless --force names it: the job's own
+  // checkpoint and log continue; any other file there is refused.
+  check_new_output(job.output_path, "-o", overwrite);
+  if (!options.save_hyper.empty()) check_new_output(options.save_hyper, "--save-hyper", overwrite);
+  if (!checkpoint_path.empty()) {
+    check_output_directory(checkpoint_path, "--checkpoint");
+    const OutputTarget target = resolve_output(checkpoint_path, "--checkpoint");
+    if (!continuing && !overwrite && target.kind == OutputTarget::Kind::regular) {
+      const bool resumable = is_checkpoint(checkpoint_path) || is_search_checkpoint(checkpoint_path);
+      throw Error(fmt::format(
+          "--checkpoint: '{}' already exists{}; give another path, or --force to replace it", checkpoint_path,
+          resumable
+              ? fmt::format(" and holds a run that gpstream train --resume {} continues", shell_quoted(checkpoint_path))
+              : ""));
+    }
+  }
+  if (!job.log_path.empty()) {
+    check_output_directory(job.log_path, "--log");
+    const bool own_log = !options.resume.empty() && job.log_path == options.resumed_log;
+    const OutputTarget target = resolve_output(job.log_path, "--log");
+    if (!overwrite && target.kind == OutputTarget::Kind::regular && !(own_log && is_training_log(job.log_path))) {
+      throw Error(fmt::format("--log: '{}' already exists{}; give another path, or --force to replace it", job.log_path,
+                              own_log ? " and is not a gpstream training log" : ""));
+    }
   }
   // Two runs may not write the same model, checkpoint or log at once.
   return std::make_unique<OutputLocks>(job.output_path, checkpoint_path, job.log_path);
@@ -248,7 +270,8 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
   Context context(settings);
   const ContextInterrupts interrupts(context);
   // Rank 0 writes the job's files (gathering what the other ranks hold).
-  const auto locks = ranks.is_root() ? claim_outputs(options, job, checkpoint_path) : nullptr;
+  const bool continuing = !options.resume.empty() || !replay.command.empty();
+  const auto locks = ranks.is_root() ? claim_outputs(options, job, checkpoint_path, continuing) : nullptr;
   if (resumed_state && !options.quiet) {
     fmt::print(stderr, "train: resuming {} from '{}' at iteration {}: {}; writing {}{}\n", configuration.solver.name,
                options.resume, resumed_state->iteration,

@@ -250,6 +250,7 @@ Checkpoint configure_resumed(TrainOptions& options, const po::variables_map& val
                  "checkpoint '{}' was written by an older gpstream that did not record the output: give -o MODEL.h5 "
                  "(and --tol, --max-iter, --time-limit as the job was launched)",
                  options.resume);
+  options.resumed_log = configuration.job.log_path;
   set_job(configuration.job, options, values, method_of(configuration), /*fresh=*/false);
   return checkpoint;
 }
@@ -297,7 +298,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "seconds between checkpoints")
       ("resume", po::value(&options.resume), "continue the job saved in this checkpoint: its stopping rule, output, log and checkpoint cadence, unless given again")
       ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, convergence measure (|g|/|y| for the dense solvers), kernel evaluations, gradient drift, cache lookups, hits, hits from disk, bytes read from disk, estimated core-seconds saved)")
-      ("force", "overwrite the model file if it exists")
+      ("force", "overwrite the outputs (-o, --checkpoint, --log, --save-hyper) if they exist; never a file the command reads")
       ("quiet,q", "no progress on stderr");
   // clang-format on
   po::options_description kernel_options(
@@ -326,9 +327,6 @@ void validate(TrainOptions& options, const po::variables_map& values) {
   options.cache.validate(values);
   if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
   if (options.active_set_size == 0) throw UsageError("--active-set must be at least 1");
-  if (values.count("force") == 0 && !options.save_hyper.empty() && std::filesystem::exists(options.save_hyper)) {
-    throw Error(fmt::format("--save-hyper: '{}' already exists (use --force to overwrite it)", options.save_hyper));
-  }
 }
 
 }  // namespace gpstream::cli

@@ -366,18 +366,25 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     # ---- files
 
-    def save(self, path):
+    def save(self, path, overwrite=False):
         """Writes the model as `gpstream train` does (PATH), and the training
         arrays it predicts from, when it was fitted on arrays, beside it as a
-        dataset (PATH.data.h5): `gpstream predict PATH INPUTS` reads both."""
+        dataset (PATH.data.h5): `gpstream predict PATH INPUTS` reads both.
+        An existing PATH or PATH.data.h5 is replaced only with overwrite=True
+        (FileExistsError otherwise), and never the dataset the model was
+        fitted to (ValueError)."""
         check_is_fitted(self, "alpha_")
         path = os.path.abspath(os.fspath(path))
         data = self.training_data_ or ""
+        writes = [path] + ([path + ".data.h5"] if self.X_train_ is not None else [])
+        for written in writes:
+            if os.path.lexists(written) and not overwrite:
+                raise FileExistsError(f"save: {written!r} already exists; pass overwrite=True to replace it")
         if self.X_train_ is not None:
             data = path + ".data.h5"
             names = list(map(str, getattr(self, "feature_names_in_", [f"x{k + 1}" for k in range(self.n_features_in_)])))
-            _gpstream.write_dataset(data, self.X_train_, self.y_train_, names, overwrite=True)
-        self._model.save(path, overwrite=True, dataset_path=data)
+            _gpstream.write_dataset(data, self.X_train_, self.y_train_, names, overwrite=overwrite)
+        self._model.save(path, overwrite=overwrite, dataset_path=data)
 
     @classmethod
     def load(cls, path, **params):

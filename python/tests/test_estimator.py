@@ -168,6 +168,32 @@ def _read_dataset(path):
         return np.asarray(file["X"]), np.asarray(file["y"])
 
 
+def test_save_never_writes_over_the_training_dataset_and_replaces_files_only_when_told(tmp_path, cli):
+    train = tmp_path / "d.h5"
+    cli("generate", "friedman1", "--rows", 200, "--seed", 3, "-q", "-o", train)
+    dataset = train.read_bytes()
+    scales = [float(s) for s in FRIEDMAN1_SCALES.split(",")]
+    gp = gpstream.GaussianProcessRegressor(length_scale=scales, noise_variance=0.039).fit(str(train))
+    # Its own training dataset: refused, and with overwrite=True a ValueError naming it.
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        gp.save(train)
+    with pytest.raises(ValueError, match="training dataset"):
+        gp.save(train, overwrite=True)
+    assert train.read_bytes() == dataset
+    # Fitted on arrays, save writes PATH and PATH.data.h5: an existing one of either is kept unless told.
+    X, y = _read_dataset(train)
+    from_arrays = gpstream.GaussianProcessRegressor(length_scale=scales, noise_variance=0.039).fit(X, y)
+    model, beside = tmp_path / "m.h5", tmp_path / "m.h5.data.h5"
+    beside.write_bytes(b"somebody's file")
+    with pytest.raises(FileExistsError, match="m.h5.data.h5"):
+        from_arrays.save(model)
+    assert beside.read_bytes() == b"somebody's file" and not model.exists()
+    from_arrays.save(model, overwrite=True)
+    np.testing.assert_array_equal(gpstream.GaussianProcessRegressor.load(model).predict(X[:5]), from_arrays.predict(X[:5]))
+    with pytest.raises(FileExistsError):
+        from_arrays.save(model)
+
+
 def test_a_file_larger_than_the_memory_budget_is_streamed_to_the_same_model(tmp_path, cli, capfd):
     train = tmp_path / "train.h5"
     cli("generate", "friedman1", "--rows", 60000, "--seed", 5, "-q", "-o", train)

@@ -1,6 +1,7 @@
 #include "storage/checkpoint/checkpoint_file.h"
 
 #include "engine/core/error.h"
+#include "storage/hdf5/contents_checksum.h"
 #include "storage/hdf5/hdf5_handle.h"
 #include "storage/model/model_attributes.h"
 #include "storage/output/atomic_output_file.h"
@@ -78,8 +79,10 @@ void read_version_2_settings(SolverState& state, TrainingConfiguration& configur
 }
 
 // XXH3 of the run's state — the counters, the RNG and every vector, in a
-// fixed order — stored in the 'checksum' attribute (version 4): a checkpoint
-// edited or damaged after it was written is refused instead of resumed.
+// fixed order — stored in the 'checksum' attribute of version 4, which left
+// the configuration out (an edited noise variance resumed from a gradient of
+// another K̄); version 5 checks all of the file's contents instead
+// (hdf5/contents_checksum.h).
 std::string state_checksum(const SolverState& state) {
   XXH3_state_t* hash = XXH3_createState();
   GPSTREAM_CHECK(hash != nullptr, "out of memory for a checksum");
@@ -165,7 +168,6 @@ void write_checkpoint(const std::string& path, const TrainingConfiguration& conf
       hdf5::write_vector(auxiliary.get(), name, values);
     }
     hdf5::write_attribute(root, kAuxiliaryNames, names);
-    hdf5::write_attribute(root, "checksum", state_checksum(state));
     auxiliary.close("the auxiliary group");
   });
 }
@@ -174,6 +176,9 @@ Checkpoint read_checkpoint(const std::string& path) {
   hdf5::Handle file = hdf5::open_file(path);
   const hid_t root = file.get();
   const std::int64_t version = hdf5::check_format(root, path, kCheckpointFormat, kCheckpointVersion);
+  if (version >= 5) {
+    hdf5::check_contents_checksum(root, path, "checkpoint", "; resume from another checkpoint, or start the run again");
+  }
   Checkpoint checkpoint;
   TrainingConfiguration& configuration = checkpoint.configuration;
   SolverState& state = checkpoint.state;
@@ -232,7 +237,7 @@ Checkpoint read_checkpoint(const std::string& path) {
   for (const std::string& name : hdf5::read_string_array_attribute(root, kAuxiliaryNames, path)) {
     state.auxiliary[name] = hdf5::read_vector(auxiliary.get(), name, path + ": auxiliary");
   }
-  if (version >= 4) {
+  if (version == 4) {
     const std::string saved = hdf5::read_string_attribute(root, "checksum", path);
     GPSTREAM_CHECK(saved == state_checksum(state),
                    "{}: the checkpoint's contents do not match its checksum: it was changed or damaged after it was "
@@ -245,6 +250,15 @@ Checkpoint read_checkpoint(const std::string& path) {
     read_version_2_settings(state, configuration, path);
   }
   return checkpoint;
+}
+
+bool is_checkpoint(const std::string& path) {
+  try {
+    hdf5::Handle file = hdf5::open_file(path);
+    return hdf5::read_format(file.get(), path) == kCheckpointFormat;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 }  // namespace gpstream

@@ -13,8 +13,10 @@
 //     (version 3; version 2 kept them in /auxiliary/settings): cholqr_*,
 //     online_*
 //   /alpha, /gradient   float64 [n] (dense solvers only)
-//   checksum (version 4): XXH3 of the counters, the RNG and every vector,
-//     checked on reading (a checkpoint changed after it was written is refused)
+//   checksum (version 4 only): XXH3 of the counters, the RNG and every vector
+//   contents_checksum (version 5): XXH3 of every attribute and dataset, the
+//     configuration's included, checked on reading (a checkpoint changed
+//     after it was written is refused; hdf5/contents_checksum.h)
 //   /auxiliary/<name>   solver-specific vectors (CG's search direction, …;
 //                       a sparse basis selection's basis, factors and bounds)
 //
@@ -38,7 +40,7 @@
 namespace gpstream {
 
 inline constexpr const char* kCheckpointFormat = "gpstream-checkpoint";
-inline constexpr std::int64_t kCheckpointVersion = 4;
+inline constexpr std::int64_t kCheckpointVersion = 5;
 
 // How the launched job ends and where its results go: kept in the checkpoint
 // so that `train --resume` continues the job that was launched; an option
@@ -95,5 +97,7 @@ inline void write_checkpoint(const std::string& path, const Checkpoint& checkpoi
   write_checkpoint(path, checkpoint.configuration, checkpoint.state, checkpoint.measure);
 }
 Checkpoint read_checkpoint(const std::string& path);
+// Whether `path` is a training checkpoint (of any version), without reading it whole.
+bool is_checkpoint(const std::string& path);
 
 }  // namespace gpstream

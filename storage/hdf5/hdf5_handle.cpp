@@ -1,6 +1,7 @@
 #include "storage/hdf5/hdf5_handle.h"
 
 #include "engine/core/error.h"
+#include "storage/hdf5/contents_checksum.h"
 
 #include <algorithm>
 #include <array>
@@ -140,6 +141,7 @@ void write_file(const std::string& path, ExistingOutput existing, const std::str
     {
       Handle file = create_file(output.temporary_path());
       contents(file.get());
+      write_attribute(file.get(), kContentsChecksum, contents_checksum(file.get(), path));
       file.close("the file");
     }
     output.commit();

@@ -65,7 +65,8 @@ Handle create_file(const std::string& path);
 // closed (HDF5 flushes there) and renamed into place. Any failure is one
 // Error naming what the file is and its path — "cannot write the checkpoint
 // 'ck.h5': HDF5 failed on alpha: No space left on device" — and leaves the
-// previous file, if any, as it was.
+// previous file, if any, as it was. Its last attribute is the checksum of
+// everything `contents` wrote (contents_checksum.h).
 void write_file(const std::string& path, ExistingOutput existing, const std::string& what,
                 const std::function<void(hid_t root)>& contents);
 // Opens an existing file read-only, with a clear message for a missing,

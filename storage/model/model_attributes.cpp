@@ -1,6 +1,7 @@
 #include "storage/model/model_attributes.h"
 
 #include "engine/core/error.h"
+#include "storage/hdf5/contents_checksum.h"
 #include "storage/hdf5/hdf5_handle.h"
 #include "storage/model/dense_model_file.h"
 
@@ -154,7 +155,9 @@ void write_model_header(hid_t object, const std::string& model_type) {
 }
 
 std::string read_model_type(hid_t object, const std::string& context) {
-  hdf5::check_format(object, context, kModelFormat, kModelVersion);
+  if (hdf5::check_format(object, context, kModelFormat, kModelVersion) >= 2) {
+    hdf5::check_contents_checksum(object, context, "model file");
+  }
   return hdf5::read_string_attribute(object, "model_type", context);
 }
 

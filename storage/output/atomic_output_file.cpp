@@ -55,6 +55,35 @@ void sync_path(const std::string& path, bool directory) {
 
 }  // namespace
 
+OutputTarget resolve_output(const std::string& path, const std::string& role) {
+  GPSTREAM_CHECK(!path.empty(), "{}: the path is empty", role);
+  std::error_code error;
+  const fs::file_status followed = fs::status(path, error);
+  if (fs::exists(followed)) {
+    // Opened by its name, a device or FIFO is reached through any link (/dev/stdout's included).
+    if (fs::is_character_file(followed) || fs::is_fifo(followed)) return {path, OutputTarget::Kind::in_place};
+    GPSTREAM_CHECK(!fs::is_directory(followed), "{}: '{}' is a directory", role, path);
+    GPSTREAM_CHECK(fs::is_regular_file(followed),
+                   "{}: '{}' is a {}; gpstream writes regular files, and character devices and FIFOs in place", role,
+                   path,
+                   fs::is_block_file(followed) ? "block device"
+                   : fs::is_socket(followed)   ? "socket"
+                                               : "special file");
+    const fs::path target = fs::canonical(path, error);
+    GPSTREAM_CHECK(!error, "{}: cannot resolve '{}': {}", role, path, error.message());
+    return {target.string(), OutputTarget::Kind::regular};
+  }
+  // Nothing there, or a link to nothing: what the links lead to is created, as the shell's > would.
+  fs::path target = path;
+  for (int depth = 0; fs::is_symlink(fs::symlink_status(target, error)); ++depth) {
+    GPSTREAM_CHECK(depth < 40, "{}: '{}': too many levels of symbolic links", role, path);
+    const fs::path next = fs::read_symlink(target, error);
+    GPSTREAM_CHECK(!error, "{}: cannot read the link '{}': {}", role, target.string(), error.message());
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  return {target.string(), OutputTarget::Kind::absent};
+}
+
 std::size_t remove_stale_temporary_files(const std::string& path) {
   const std::string prefix = temporary_prefix(path);
   std::error_code error;
@@ -74,14 +103,24 @@ std::size_t remove_stale_temporary_files(const std::string& path) {
 }
 
 void check_output_directory(const std::string& path, const std::string& option) {
-  GPSTREAM_CHECK(!path.empty(), "{}: the path is empty", option);
-  const fs::path directory = directory_of(path);
+  const OutputTarget target = resolve_output(path, option);
+  if (target.in_place()) {
+    GPSTREAM_CHECK(::access(target.path.c_str(), W_OK) == 0, "{}: cannot write '{}': {}", option, path,
+                   system_error_text());
+    return;
+  }
+  const fs::path directory = directory_of(target.path);
   std::error_code error;
   GPSTREAM_CHECK(fs::is_directory(directory, error), "{}: cannot write '{}': the directory '{}' does not exist", option,
                  path, directory.string());
   GPSTREAM_CHECK(::access(directory.c_str(), W_OK) == 0, "{}: cannot write '{}': {}", option, path,
                  system_error_text());
-  GPSTREAM_CHECK(!fs::is_directory(path, error), "{}: '{}' is a directory", option, path);
+}
+
+void check_new_output(const std::string& path, const std::string& option, bool overwrite) {
+  check_output_directory(path, option);
+  GPSTREAM_CHECK(overwrite || resolve_output(path, option).kind != OutputTarget::Kind::regular,
+                 "{}: '{}' already exists (use --force to overwrite it)", option, path);
 }
 
 namespace {
@@ -103,38 +142,44 @@ void check_distinct_files(const std::vector<CommandFile>& reads, const std::vect
     const CommandFile& written = writes[k];
     if (!names_a_file(written.path)) continue;
     for (const CommandFile& read : reads) {
-      GPSTREAM_CHECK(!names_a_file(read.path) || !same_file(written.path, read.path),
-                     "{}: '{}' is {} '{}', which this command reads; a command never writes over a file it reads, "
-                     "even with --force",
-                     written.role, written.path, read.role, read.path);
+      if (names_a_file(read.path) && same_file(written.path, read.path)) {
+        throw InvalidArgument(
+            fmt::format("{}: '{}' is {} '{}', which this command reads; a command never writes over a file it "
+                        "reads, even with --force",
+                        written.role, written.path, read.role, read.path));
+      }
     }
     for (std::size_t other = 0; other < k; ++other) {
-      GPSTREAM_CHECK(!names_a_file(writes[other].path) || !same_file(written.path, writes[other].path),
-                     "{} and {} name the same file '{}'", writes[other].role, written.role, written.path);
+      if (names_a_file(writes[other].path) && same_file(written.path, writes[other].path)) {
+        throw InvalidArgument(
+            fmt::format("{} and {} name the same file '{}'", writes[other].role, written.role, written.path));
+      }
     }
   }
 }
 
 AtomicOutputFile::AtomicOutputFile(std::string path, ExistingOutput existing)
-    : path_(std::move(path)), existing_(existing) {
-  GPSTREAM_CHECK(!path_.empty(), "the output path is empty");
-  std::error_code ignored;
-  const fs::file_status status = fs::status(path_, ignored);
-  GPSTREAM_CHECK(!fs::is_directory(status), "output '{}' is a directory", path_);
-  GPSTREAM_CHECK(existing != ExistingOutput::refuse || !fs::exists(status),
-                 "output '{}' already exists (use --force to overwrite it)", path_);
-  remove_stale_temporary_files(path_);
+    : name_(std::move(path)), existing_(existing) {
+  const OutputTarget target = resolve_output(name_, "output");
+  path_ = target.path;
+  in_place_ = target.in_place();
+  GPSTREAM_CHECK(existing != ExistingOutput::refuse || target.kind != OutputTarget::Kind::regular,
+                 "output '{}' already exists (use --force to overwrite it)", name_);
+  // A device's contents are made beside the other temporary files, not in /dev.
+  const std::string directory = in_place_ ? fs::temp_directory_path().string() : directory_of(path_).string();
+  const std::string temporary_name = (fs::path(directory) / fs::path(path_).filename()).string();
+  remove_stale_temporary_files(temporary_name);
 
-  const std::string pattern = (directory_of(path_) / (temporary_prefix(path_) + "XXXXXX")).string();
+  const std::string pattern = (fs::path(directory) / (temporary_prefix(temporary_name) + "XXXXXX")).string();
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  GPSTREAM_CHECK(fd >= 0, "cannot write '{}': {}", path_, system_error_text());
+  GPSTREAM_CHECK(fd >= 0, "cannot write '{}': {}", name_, system_error_text());
   temporary_path_ = name.data();
   if (!try_lock(fd)) {
     ::close(fd);
     std::remove(temporary_path_.c_str());
-    GPSTREAM_THROW("cannot lock the temporary file of '{}': {}", path_, system_error_text());
+    GPSTREAM_THROW("cannot lock the temporary file of '{}': {}", name_, system_error_text());
   }
   lock_descriptor_ = fd;
   // mkstemp creates the file 0600; give the result the permissions a plain
@@ -145,18 +190,52 @@ AtomicOutputFile::AtomicOutputFile(std::string path, ExistingOutput existing)
 }
 
 AtomicOutputFile::~AtomicOutputFile() {
-  if (!committed_) std::remove(temporary_path_.c_str());
+  if (!committed_ || in_place_) std::remove(temporary_path_.c_str());
   if (lock_descriptor_ >= 0) ::close(lock_descriptor_);
 }
 
+namespace {
+
+// Copies the file at `from` into the device or FIFO `to`, opened as it is (not created, not truncated).
+void copy_in_place(const std::string& from, const std::string& to, const std::string& name) {
+  const int source = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  GPSTREAM_CHECK(source >= 0, "cannot read '{}': {}", from, system_error_text());
+  const int destination = ::open(to.c_str(), O_WRONLY | O_CLOEXEC);
+  if (destination < 0) {
+    const std::string why = system_error_text();
+    ::close(source);
+    GPSTREAM_THROW("cannot write '{}': {}", name, why);
+  }
+  char buffer[1 << 16];
+  bool written = true;
+  for (ssize_t got; written && (got = ::read(source, buffer, sizeof buffer)) > 0;) {
+    for (ssize_t done = 0; written && done < got;) {
+      const ssize_t put = ::write(destination, buffer + done, static_cast<std::size_t>(got - done));
+      written = put > 0;
+      done += put;
+    }
+  }
+  const std::string why = written ? std::string() : system_error_text();
+  ::close(source);
+  const bool closed = ::close(destination) == 0;
+  GPSTREAM_CHECK(written && closed, "cannot write '{}': {}", name, written ? system_error_text() : why);
+}
+
+}  // namespace
+
 void AtomicOutputFile::commit() {
-  GPSTREAM_CHECK(!committed_, "'{}' was already committed", path_);
+  GPSTREAM_CHECK(!committed_, "'{}' was already committed", name_);
+  if (in_place_) {
+    copy_in_place(temporary_path_, path_, name_);
+    committed_ = true;
+    return;
+  }
   sync_path(temporary_path_, false);
   if (existing_ == ExistingOutput::replace) {
     GPSTREAM_CHECK(std::rename(temporary_path_.c_str(), path_.c_str()) == 0, "cannot rename '{}' to '{}': {}",
-                   temporary_path_, path_, system_error_text());
+                   temporary_path_, name_, system_error_text());
   } else if (::renameat2(AT_FDCWD, temporary_path_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) != 0) {
-    GPSTREAM_CHECK(errno == EEXIST, "cannot rename '{}' to '{}': {}", temporary_path_, path_, system_error_text());
+    GPSTREAM_CHECK(errno == EEXIST, "cannot rename '{}' to '{}': {}", temporary_path_, name_, system_error_text());
     // Someone else wrote the destination meanwhile: keep both, say where ours is.
     const std::string kept = fmt::format("{}.{}", path_, ::getpid());
     if (::renameat2(AT_FDCWD, temporary_path_.c_str(), AT_FDCWD, kept.c_str(), RENAME_NOREPLACE) == 0) {
@@ -164,19 +243,22 @@ void AtomicOutputFile::commit() {
       GPSTREAM_THROW(
           "output '{}' appeared while this run was working (another run writing it?) and was left as it "
           "is; this run's result is in '{}'",
-          path_, kept);
+          name_, kept);
     }
     GPSTREAM_THROW(
         "output '{}' appeared while this run was working (another run writing it?) and was left as it is; "
         "use --force to replace it",
-        path_);
+        name_);
   }
   committed_ = true;
   sync_path(directory_of(path_).string(), true);
 }
 
-PathLock::PathLock(const std::string& path, const std::string& option)
-    : lock_path_((directory_of(path) / fmt::format(".{}.lock", fs::path(path).filename().string())).string()) {
+PathLock::PathLock(const std::string& path, const std::string& option) {
+  const OutputTarget target = resolve_output(path, option);
+  if (target.in_place()) return;
+  lock_path_ =
+      (directory_of(target.path) / fmt::format(".{}.lock", fs::path(target.path).filename().string())).string();
   for (;;) {
     descriptor_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     GPSTREAM_CHECK(descriptor_ >= 0, "{}: cannot lock '{}': {}", option, path, system_error_text());

@@ -14,6 +14,13 @@
 // Without `overwrite` the rename does not replace: a destination that
 // appeared while the result was being computed (another run writing the
 // same path) is kept, and so is the result, under a name the error gives.
+//
+// What a destination path names is decided once (`OutputTarget`): a
+// symbolic link is written through, as the shell's `>` writes through one
+// (the file it points to is replaced, the link stays); a character device or
+// a FIFO (`-o /dev/null`, `-o /dev/stdout`) is written in place, never
+// replaced, and needs no --force since no file is lost; a block device, a
+// socket or a directory is refused.
 #pragma once
 
 #include <string>
@@ -28,6 +35,24 @@ enum class ExistingOutput {
   replace  // --force
 };
 
+// The file an output path names, links resolved (see above).
+struct OutputTarget {
+  enum class Kind {
+    absent,   // nothing there yet: created
+    regular,  // an existing file: replaced only when the caller may
+    in_place  // a character device or FIFO: written in place, never replaced
+  };
+  std::string path;  // the file written: `path` itself, or what its links lead to
+  Kind kind = Kind::absent;
+
+  bool exists() const { return kind != Kind::absent; }
+  bool in_place() const { return kind == Kind::in_place; }
+};
+
+// What `path` names, for an output given as `role` ("-o", "--log"). Throws
+// for a directory, a block device, a socket, or a loop of links.
+OutputTarget resolve_output(const std::string& path, const std::string& role);
+
 class AtomicOutputFile {
  public:
   // Reserves `path`. Throws if a file cannot be created in its directory, or
@@ -41,7 +66,7 @@ class AtomicOutputFile {
   AtomicOutputFile(const AtomicOutputFile&) = delete;
   AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return name_; }  // as given
   // Where to write the contents; the file exists (empty) from construction on.
   const std::string& temporary_path() const { return temporary_path_; }
 
@@ -50,9 +75,11 @@ class AtomicOutputFile {
   void commit();
 
  private:
-  std::string path_;
+  std::string name_;  // the destination as given, for messages
+  std::string path_;  // the destination, links resolved
   std::string temporary_path_;
   ExistingOutput existing_;
+  bool in_place_ = false;     // a device or FIFO: its contents are copied in at commit
   int lock_descriptor_ = -1;  // holds the temporary file's lock
   bool committed_ = false;
 };
@@ -62,8 +89,14 @@ std::size_t remove_stale_temporary_files(const std::string& path);
 
 // Throws unless a file can be created in `path`'s directory: checked before
 // long work, so that a run does not fail at its end on a missing directory.
-// `option` names the option the path came from, for the message.
+// `option` names the option the path came from, for the message. A device or
+// FIFO passes when it can be opened for writing.
 void check_output_directory(const std::string& path, const std::string& option);
+
+// check_output_directory, and the no-clobber rule checked before long work:
+// throws when `path` names an existing file and `overwrite` is false
+// (devices and FIFOs are written in place and pass).
+void check_new_output(const std::string& path, const std::string& option, bool overwrite);
 
 // A file a command reads or writes, with what the user knows it as: the
 // option it came from ("-o", "--hyper") or its role ("the model's training
@@ -73,7 +106,8 @@ struct CommandFile {
   std::string path;
 };
 
-// The no-self-overwrite rule, with --force or without: throws unless every
+// The no-self-overwrite rule, with --force or without: throws
+// InvalidArgument unless every
 // file in `writes` differs from every file in `reads` (a model's dataset, a
 // hyperparameter file, a checkpoint being resumed, ...) and from every other
 // file in `writes`. Files that exist are compared by identity (links
@@ -82,8 +116,9 @@ struct CommandFile {
 void check_distinct_files(const std::vector<CommandFile>& reads, const std::vector<CommandFile>& writes);
 
 // An exclusive claim on a path for the life of the object (a lock on the
-// hidden file .NAME.lock beside it), so that two runs cannot use the same
-// --checkpoint or -o at once. Throws saying the path is in use.
+// hidden file .NAME.lock beside the file its links lead to), so that two runs
+// cannot use the same --checkpoint or -o at once. Throws saying the path is
+// in use. A device or FIFO is not claimed: writers of /dev/null do not clash.
 class PathLock {
  public:
   PathLock(const std::string& path, const std::string& option);
