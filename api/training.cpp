@@ -2,6 +2,7 @@
 
 #include "api/training_observers.h"
 #include "engine/core/error.h"
+#include "engine/core/human_readable.h"
 #include "engine/data/row_source_utilities.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/sparse/sparse_fit.h"
@@ -91,22 +92,52 @@ Training::Training(Context& context, TrainingData data, TrainingConfiguration co
 Training::~Training() = default;
 
 void Training::open_rows() {
-  const Communicator& ranks = context_.communicator();
+  Communicator& ranks = context_.communicator();
   const StoppingRule& stopping = configuration_.job.stopping;
-  const HeldVectors held = vectors_held(method_, configuration_.solver);
-  rows_.reset();  // its memory back in the budget before the rows are opened again
-  rows_ = open_training_rows(
-      data_, configuration_.standardisation, context_,
-      {.vectors_per_row = held.of_own_rows + (stopping.refresh_every > 0 ? 1 : 0),
-       .vectors_of_every_row = held.of_every_row,
-       .vectors_advice = held.of_every_row == 0 ? ""
-                                                : fmt::format(", or --subspace-steps 0 ({} of the vectors are the past "
-                                                              "steps of --subspace-steps {})",
-                                                              held.of_every_row, configuration_.solver.subspace_steps),
-       .expected_fingerprint = resumed_ ? std::optional<std::string>(configuration_.dataset_fingerprint) : std::nullopt,
-       .expected_by = resumed_from_,
-       .rank = ranks.rank(),
-       .ranks = ranks.size()});
+  const auto open = [&] {
+    const HeldVectors held = vectors_held(method_, configuration_.solver);
+    rows_.reset();  // its memory back in the budget before the rows are opened again
+    rows_ = open_training_rows(
+        data_, configuration_.standardisation, context_,
+        {.vectors_per_row = held.of_own_rows + (stopping.refresh_every > 0 ? 1 : 0),
+         .vectors_of_every_row = held.of_every_row,
+         .vectors_advice = held.of_every_row == 0
+                               ? ""
+                               : fmt::format(", or no past steps ({} of the vectors are the {} past "
+                                             "steps of the subspace acceleration)",
+                                             held.of_every_row, configuration_.solver.subspace_steps),
+         .expected_fingerprint =
+             resumed_ ? std::optional<std::string>(configuration_.dataset_fingerprint) : std::nullopt,
+         .expected_by = resumed_from_,
+         .rank = ranks.rank(),
+         .ranks = ranks.size()});
+  };
+  std::size_t& steps = configuration_.solver.subspace_steps;
+  if (resumed_ || !configuration_.fit_subspace_steps_to_budget || steps == 0) return open();
+  // Default past steps shrink to what the budget holds (every rank alike), rather than refuse the job.
+  const std::size_t wanted = steps;
+  for (;;) {
+    bool fits = true;
+    try {
+      open();
+    } catch (const MemoryBudgetExceeded&) {
+      if (steps == 0) throw;
+      fits = false;
+    }
+    if (!ranks.any(!fits)) break;
+    rows_.reset();
+    --steps;
+  }
+  if (steps < wanted) {
+    SolverOptions asked = configuration_.solver;
+    asked.subspace_steps = wanted;
+    notes_.push_back(fmt::format(
+        "{} past steps of the subspace acceleration instead of the default {}: the {} vectors of {} values the others "
+        "need do not fit the memory budget",
+        steps, wanted,
+        vectors_held(method_, asked).of_every_row - vectors_held(method_, configuration_.solver).of_every_row,
+        format_count(rows_->description().rows)));
+  }
 }
 
 const DatasetDescription& Training::dataset() const { return dataset_; }

@@ -73,6 +73,9 @@ class Training {
   const TrainingConfiguration& configuration() const { return configuration_; }
   const TrainingMethod& method() const { return method_; }
   bool resumed() const { return resumed_.has_value(); }
+  // What the job changed of its configuration to fit, in words (fewer past
+  // steps than the default when they do not fit the memory budget).
+  const std::vector<std::string>& notes() const { return notes_; }
   // Whether X is held in memory (else streamed in blocks), and this rank's rows.
   bool in_memory() const;
   const RowPartition& partition() const;
@@ -120,6 +123,7 @@ class Training {
   std::unique_ptr<DenseSolver> solver_;
   std::unique_ptr<IterativeMethod> iterative_;  // null for a direct sparse model
   SparseTrainingMethod* sparse_ = nullptr;      // the method, when it is an iterative sparse model
+  std::vector<std::string> notes_;
 };
 
 }  // namespace gpstream

@@ -323,6 +323,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
                what, options.dataset, format_count(dataset.rows), dataset.columns, training.kernel().name(),
                training.kernel().noise_variance(), context.memory().describe(),
                training.in_memory() ? "X held in memory" : "X streamed from the file in blocks", cache);
+    for (const std::string& note : training.notes()) fmt::print(stderr, "train: note: {}\n", note);
   }
 
   // Run, with the progress line (the API adds the log and the checkpoints).

@@ -167,6 +167,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
                                    training_method_names(/*dense=*/true)));
     }
     configuration.solver = {options.solver, options.active_set_size, options.candidates, options.subspace_steps};
+    configuration.fit_subspace_steps_to_budget = !given(values, "subspace-steps");
   } else {
     const TrainingMethod* method = find_training_method(options.model);
     if (method == nullptr || method->dense()) {

@@ -335,6 +335,7 @@ gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& pa
   gpstream::TrainingConfiguration configuration;
   configuration.solver.name = parameters.method;
   if (!method->dense()) configuration.solver = {parameters.method, parameters.basis_size, 59};
+  configuration.fit_subspace_steps_to_budget = true;  // the estimator takes the default past steps
   gpstream::KernelHyperparameters& kernel = configuration.hyperparameters;
   if (parameters.kernel != "auto") kernel.type = gpstream::parse_kernel_type(parameters.kernel);
   kernel.lengthscales = parameters.length_scale;
@@ -425,6 +426,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
                             training.configuration().solver.name, described.rows, described.columns,
                             training.kernel().name(), training.kernel().noise_variance(), context.memory().describe(),
                             training.in_memory() ? "X held in memory" : "X streamed from the file in blocks");
+        for (const std::string& note : training.notes()) start += "; " + note;
         result = training.run(parameters.checkpoint, {&reports});
         if (result.run.reason == gpstream::StopReason::interrupted) {
           throw gpstream::Cancelled(fmt::format("interrupted at iteration {}{}", result.run.last.iteration,

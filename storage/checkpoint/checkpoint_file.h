@@ -69,6 +69,10 @@ struct TrainingConfiguration {
   std::string dataset_path;
   std::string dataset_fingerprint;
   std::size_t rows = 0;
+  // A fresh run's past steps are the default, not asked for: fewer are taken
+  // when they do not fit the memory budget (not stored: a resumed run keeps
+  // the steps its state was made with).
+  bool fit_subspace_steps_to_budget = false;
 };
 
 // Where the run stood when the checkpoint was written, for `gpstream info`:

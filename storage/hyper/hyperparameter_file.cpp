@@ -94,8 +94,8 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
       mean.intercept = m.at("intercept").get<bool>();
       for (const Json& column : m.at("inputs")) mean.inputs.push_back(column.get<std::size_t>());
       mean.coefficients = numbers(m, "coefficients", path + " mean");
-      mean.validate(standardisation.x_mean.size(), path);
     }
+    standardisation.validate(path + " standardisation");
     file.standardisation = std::move(standardisation);
   }
   return file;

@@ -8,6 +8,7 @@
 #include "test_support.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 #include <limits>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 using gpstream::testing::quote;
 using gpstream::testing::run_command;
@@ -360,6 +362,60 @@ TEST_CASE("models and checkpoints are checked against what they claim to be: an 
   }
   CHECK(run_gpstream("predict " + quote(model) + " " + quote(data) + " -o " + quote(predictions)).exit_code == 1);
   CHECK(run_gpstream("info " + quote(model)).exit_code == 1);
+}
+
+TEST_CASE("a negative or NaN standard deviation is refused wherever it enters: a --hyper file, a dataset, a model") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("d.h5"), model = directory.file("m.h5"), hyper = directory.file("h.json");
+  REQUIRE(run_gpstream("generate friedman1 --rows 300 --seed 7 -q -o " + quote(data)).exit_code == 0);
+  REQUIRE(run_gpstream("hyper " + quote(data) + " --kernel rbf --subset 100 --restarts 0 -q -o " + quote(hyper))
+              .exit_code == 0);
+  REQUIRE(run_gpstream("train " + quote(data) + " --hyper " + quote(hyper) + " -q -o " + quote(model)).exit_code == 0);
+  const auto refused = [&](const std::string& arguments, const std::string& what) {
+    CAPTURE(arguments);
+    const auto result = run_gpstream(arguments);
+    CAPTURE(result.err);
+    CHECK(result.exit_code == 1);
+    CHECK(result.err.find(what) != std::string::npos);
+  };
+  // A hyperparameter file: a negative y_std would reflect every prediction about the mean.
+  const std::string text = gpstream::testing::read_file(hyper);
+  nlohmann::json json = nlohmann::json::parse(text);
+  json["standardisation"]["y_std"] = -json["standardisation"]["y_std"].get<double>();
+  gpstream::testing::write_file(hyper, json.dump());
+  refused("train " + quote(data) + " --hyper " + quote(hyper) + " -q -o " + quote(directory.file("m2.h5")),
+          "the target \"y\" has a negative standard deviation");
+  json = nlohmann::json::parse(text);
+  json["standardisation"]["x_std"][2] = nullptr;
+  gpstream::testing::write_file(hyper, json.dump());
+  CHECK(run_gpstream("train " + quote(data) + " --hyper " + quote(hyper) + " -q -o " + quote(directory.file("m2.h5")))
+            .exit_code != 0);
+  // A dataset's statistics, edited by another tool.
+  const std::string dataset_bytes = gpstream::testing::read_file(data);
+  for (const auto& [attribute, value, what] : std::vector<std::tuple<std::string, double, std::string>>{
+           {"y_std", -5.0, "has a negative standard deviation"}, {"y_std", std::nan(""), "not a number"}}) {
+    {
+      gpstream::hdf5::Handle file = open_for_editing(data);
+      gpstream::hdf5::write_attribute(file.get(), attribute, value);
+    }
+    refused("train " + quote(data) + kHyper + " -q -o " + quote(directory.file("m3.h5")), what);
+    gpstream::testing::write_file(data, dataset_bytes);
+  }
+  {
+    gpstream::hdf5::Handle file = open_for_editing(data);
+    gpstream::hdf5::write_attribute(file.get(), "x_std", std::vector<double>(10, std::nan("")));
+  }
+  refused("train " + quote(data) + kHyper + " -q -o " + quote(directory.file("m3.h5")), "input column \"x1\" has mean");
+  gpstream::testing::write_file(data, dataset_bytes);
+  // A model, even one whose checksum was made again for the edit.
+  {
+    gpstream::hdf5::Handle file = open_for_editing(model);
+    gpstream::hdf5::write_attribute(file.get(), "y_std", -5.0);
+  }
+  reseal(model);
+  refused("predict " + quote(model) + " " + quote(data) + " -o " + quote(directory.file("p.csv")),
+          "has a negative standard deviation -5");
+  CHECK_FALSE(std::filesystem::exists(directory.file("p.csv")));
 }
 
 TEST_CASE("the resume command printed at launch works from the first instant: a checkpoint is written at the start") {

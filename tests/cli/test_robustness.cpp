@@ -378,13 +378,24 @@ TEST_CASE(
   CHECK(refused.exit_code == 1);
   CHECK(refused.err.find("4 vectors of 200,000 values needs 6.1 MiB, but the memory budget is") != std::string::npos);
   CHECK(refused.err.find("use fewer training rows (or raise --memory)") != std::string::npos);
-  // The past steps of the default (--subspace-steps 4) are ten vectors more, reserved with the others.
-  const auto accelerated = run_gpstream("train " + quote(train) + " --max-iter 2 " + join(kHyper) + " -o " +
-                                        quote(directory.file("c.h5")) + gpstream::testing::memory_above_process(16u << 20));
+  // The past steps of the default (4) are ten vectors more, reserved with the others. Asked for, they are
+  // refused when they do not fit; as the default, fewer are taken, and the run says so.
+  const std::string fourteen_above = gpstream::testing::memory_above_process(14u << 20);
+  const auto accelerated = run_gpstream("train " + quote(train) + " --max-iter 2 --subspace-steps 4 " + join(kHyper) +
+                                        " -o " + quote(directory.file("c.h5")) + fourteen_above);
   CHECK(accelerated.exit_code == 1);
   CHECK(accelerated.err.find("14 vectors of 200,000 values needs 21.4 MiB") != std::string::npos);
-  CHECK(accelerated.err.find("or --subspace-steps 0 (10 of the vectors are the past steps of --subspace-steps 4)") !=
-        std::string::npos);
+  CHECK(
+      accelerated.err.find("or no past steps (10 of the vectors are the 4 past steps of the subspace acceleration)") !=
+      std::string::npos);
+  const auto shrunk = run_gpstream("train " + quote(train) + " --max-iter 2 " + join(kHyper) + " -o " +
+                                   quote(directory.file("e.h5")) + fourteen_above);
+  CAPTURE(shrunk.err);
+  CHECK(shrunk.exit_code == 0);
+  CHECK(shrunk.err.find("train: gbcd with 1 past steps on ") != std::string::npos);
+  CHECK(shrunk.err.find(" for 8 vectors of 200,000 values, ") != std::string::npos);
+  CHECK(shrunk.err.find("train: note: 1 past steps of the subspace acceleration instead of the default 4: the 6 "
+                        "vectors of 200,000 values the others need do not fit the memory budget") != std::string::npos);
   const auto roomy = run_gpstream("train " + quote(train) + " --max-iter 2 " + join(kHyper) + " -o " +
                                   quote(directory.file("d.h5")) + " --memory 256M");
   CHECK(roomy.exit_code == 0);
