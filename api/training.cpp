@@ -153,7 +153,7 @@ LearnedModel Training::learn(const ModelLearningOptions& options, SearchJournal*
   GPSTREAM_CHECK(!resumed_ && kernel_ == nullptr, "hyperparameters are learned by a fresh run, before prepare()");
   LearnedModel learned = learn_model(context_, rows_->rows(), rows_->partition(), options, journal);
   configuration_.hyperparameters = learned.best().hyperparameters;
-  configuration_.standardisation = with_learned_mean(configuration_.standardisation, learned, options);
+  configuration_.standardisation = with_learned_mean(configuration_.standardisation, learned);
   // The targets the solver sees are the residuals of the learned mean.
   if (!configuration_.standardisation.mean.coefficients.empty()) open_rows();
   return learned;

@@ -113,7 +113,9 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   model.subset = learning.learning;
   const SubsetLearningOptions& options = model.subset;
   if (options.subset < 2) throw UsageError(fmt::format("--subset must be at least 2, not {}", options.subset));
-  if (options.subset > rows) {
+  if (options.subset > rows && !given(values, "subset")) {
+    model.subset.subset = rows;  // the default subset of a small dataset: all of its rows
+  } else if (options.subset > rows) {
     throw UsageError(fmt::format("--subset {} is larger than the {} rows of '{}'; give --subset {} or less",
                                  options.subset, rows, dataset, rows));
   }
@@ -142,6 +144,8 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
     if (!(gradient.tolerance > 0 && gradient.tolerance < 1))
       throw UsageError(fmt::format("--all-rows-tol must lie in (0, 1), not {}", gradient.tolerance));
   }
+  model.leave_out_redundant_mean_inputs = !given(values, "mean");
+  model.input_names = feature_names;
   try {
     model.mean = parse_mean_function(learning.mean, feature_names);
   } catch (const Error& error) {
@@ -280,8 +284,17 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
         format_count(refined.iterations), refined.seconds, list(h.lengthscales), h.signal_variance, h.noise_variance,
         100.0 * largest, held, refined.stop_reason));
   }
-  const Standardisation learned_mean = with_learned_mean(standardisation, learned, options);
+  const Standardisation learned_mean = with_learned_mean(standardisation, learned);
   const MeanFunction& mean = learned_mean.mean;
+  if (!learned.mean_inputs_left_out.empty()) {
+    std::vector<std::string> names;
+    for (const std::size_t l : learned.mean_inputs_left_out) {
+      names.push_back(l < feature_names.size() ? feature_names[l] : fmt::format("{}", l + 1));
+    }
+    lines.push_back(
+        fmt::format("mean: {} left out of the linear trend (constant, or a combination of the other inputs)",
+                    fmt::join(names, ", ")));
+  }
   if (!mean.empty()) {
     // In the target's units: y = y_mean + y_std (β₀ + Σ β_l (x_l − x_mean_l) / x_std_l).
     const double y_std = standardisation.y_std;
@@ -350,8 +363,8 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
   provenance.seconds = learned.seconds;
   provenance.dataset_path = std::filesystem::absolute(dataset).string();
   provenance.dataset_fingerprint = fingerprint;
-  write_hyperparameter_file(path, best.hyperparameters, with_learned_mean(standardisation, learned, options),
-                            provenance, overwrite);
+  write_hyperparameter_file(path, best.hyperparameters, with_learned_mean(standardisation, learned), provenance,
+                            overwrite);
 }
 
 void SearchProgressObserver::on_iteration(const IterationReport& report) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 
 namespace gpstream {
 
@@ -51,12 +52,12 @@ void MeanFunction::validate(std::size_t d, const std::string& source) const {
   }
 }
 
-std::vector<double> least_squares_coefficients(Communicator& ranks, RowSource& rows, const RowPartition& partition,
-                                               const MeanFunction& basis,
-                                               const std::vector<std::string>& feature_names) {
+namespace {
+
+// HᵀH (p×p, row-major) followed by Hᵀy (p), over blocks of global rows in order.
+std::vector<double> normal_equations(Communicator& ranks, RowSource& rows, const RowPartition& partition,
+                                     const MeanFunction& basis) {
   const std::size_t p = basis.basis_size(), d = rows.columns(), n = partition.global_rows;
-  if (p == 0) return {};
-  // HᵀH (p×p) and Hᵀy, over blocks of global rows in order.
   std::vector<double> sums(p * p + p, 0.0);
   constexpr std::size_t kBlockRows = 4096;
   std::vector<double> x(kBlockRows * d), y(kBlockRows), h(p);
@@ -78,38 +79,99 @@ std::vector<double> least_squares_coefficients(Communicator& ranks, RowSource& r
       }
     }
   }
-  // Cholesky of HᵀH (p is a handful): a zero pivot is an input the trend cannot use.
-  std::vector<double> l(sums.begin(), sums.begin() + static_cast<std::ptrdiff_t>(p * p)),
-      beta(sums.end() - static_cast<std::ptrdiff_t>(p), sums.end());
-  for (std::size_t j = 0; j < p; ++j) {
-    double pivot = l[j * p + j];
-    for (std::size_t k = 0; k < j; ++k) pivot -= l[j * p + k] * l[j * p + k];
+  return sums;
+}
+
+// Solves the normal equations restricted to the basis functions `kept` (indices into p) by Cholesky (p is a
+// handful). A basis function whose pivot is below 1e-10 of its diagonal is dependent on those kept before
+// it: `on_dependent(j)` is told, and it is left out when that returns (`kept` loses it).
+std::vector<double> solve_normal_equations(const std::vector<double>& sums, std::size_t p,
+                                           std::vector<std::size_t>& kept,
+                                           const std::function<void(std::size_t)>& on_dependent) {
+  std::vector<std::size_t> used;
+  std::vector<double> l;  // the factor of the kept rows and columns, row-major, used.size() wide
+  for (const std::size_t j : kept) {
+    const std::size_t q = used.size();
+    std::vector<double> row(q + 1);
+    for (std::size_t i = 0; i < q; ++i) {
+      double value = sums[j * p + used[i]];
+      for (std::size_t k = 0; k < i; ++k) value -= row[k] * l[i * q + k];
+      row[i] = value / l[i * q + i];
+    }
+    double pivot = sums[j * p + j];
+    for (std::size_t k = 0; k < q; ++k) pivot -= row[k] * row[k];
+    if (!(pivot > 1e-10 * std::max(sums[j * p + j], 1e-300))) {
+      on_dependent(j);
+      continue;
+    }
+    row[q] = std::sqrt(pivot);
+    // Widen the factor by one column (the rows so far get a zero) and append the row.
+    std::vector<double> wider((q + 1) * (q + 1), 0.0);
+    for (std::size_t i = 0; i < q; ++i)
+      std::copy_n(l.begin() + static_cast<std::ptrdiff_t>(i * q), i + 1,
+                  wider.begin() + static_cast<std::ptrdiff_t>(i * (q + 1)));
+    std::copy(row.begin(), row.end(), wider.begin() + static_cast<std::ptrdiff_t>(q * (q + 1)));
+    l = std::move(wider);
+    used.push_back(j);
+  }
+  kept = used;
+  const std::size_t q = used.size();
+  std::vector<double> beta(q);
+  for (std::size_t i = 0; i < q; ++i) beta[i] = sums[p * p + used[i]];
+  for (std::size_t i = 0; i < q; ++i) {
+    for (std::size_t k = 0; k < i; ++k) beta[i] -= l[i * q + k] * beta[k];
+    beta[i] /= l[i * q + i];
+  }
+  for (std::size_t i = q; i-- > 0;) {
+    for (std::size_t k = i + 1; k < q; ++k) beta[i] -= l[k * q + i] * beta[k];
+    beta[i] /= l[i * q + i];
+  }
+  return beta;
+}
+
+// The input behind basis function j (the intercept, when there is one, is function 0).
+std::size_t input_of(const MeanFunction& basis, std::size_t j) { return basis.inputs[j - (basis.intercept ? 1 : 0)]; }
+
+}  // namespace
+
+std::vector<double> least_squares_coefficients(Communicator& ranks, RowSource& rows, const RowPartition& partition,
+                                               const MeanFunction& basis,
+                                               const std::vector<std::string>& feature_names) {
+  const std::size_t p = basis.basis_size();
+  if (p == 0) return {};
+  const std::vector<double> sums = normal_equations(ranks, rows, partition, basis);
+  std::vector<std::size_t> kept(p);
+  for (std::size_t j = 0; j < p; ++j) kept[j] = j;
+  return solve_normal_equations(sums, p, kept, [&](std::size_t j) {
     const bool intercept_column = basis.intercept && j == 0;
-    const std::size_t input =
-        basis.inputs.empty() || intercept_column ? 0 : basis.inputs[j - (basis.intercept ? 1 : 0)];
-    GPSTREAM_CHECK(
-        pivot > 1e-10 * std::max(sums[j * p + j], 1e-300),
-        "the mean's {} is {}: the least-squares trend cannot use it; leave it out of --mean",
+    const std::size_t input = intercept_column ? 0 : input_of(basis, j);
+    GPSTREAM_THROW(
+        "the mean's {} is {}: the least-squares trend cannot use it; leave it out of the mean",
         intercept_column
             ? std::string("intercept")
             : "input \"" + (input < feature_names.size() ? feature_names[input] : std::to_string(input + 1)) + "\"",
         intercept_column ? "redundant" : "constant, or a combination of the others");
-    l[j * p + j] = std::sqrt(pivot);
-    for (std::size_t i = j + 1; i < p; ++i) {
-      double value = l[i * p + j];
-      for (std::size_t k = 0; k < j; ++k) value -= l[i * p + k] * l[j * p + k];
-      l[i * p + j] = value / l[j * p + j];
-    }
+  });
+}
+
+LeastSquaresTrend least_squares_trend(Communicator& ranks, RowSource& rows, const RowPartition& partition,
+                                      const MeanFunction& basis) {
+  LeastSquaresTrend trend;
+  const std::size_t p = basis.basis_size();
+  if (p == 0) return trend;
+  const std::vector<double> sums = normal_equations(ranks, rows, partition, basis);
+  std::vector<std::size_t> kept(p);
+  for (std::size_t j = 0; j < p; ++j) kept[j] = j;
+  std::vector<double> beta = solve_normal_equations(sums, p, kept, [&](std::size_t j) {
+    GPSTREAM_CHECK(!(basis.intercept && j == 0), "the trend's intercept cannot be fitted: no rows");
+    trend.left_out.push_back(input_of(basis, j));
+  });
+  trend.mean.intercept = basis.intercept;
+  for (const std::size_t j : kept) {
+    if (!(basis.intercept && j == 0)) trend.mean.inputs.push_back(input_of(basis, j));
   }
-  for (std::size_t i = 0; i < p; ++i) {
-    for (std::size_t k = 0; k < i; ++k) beta[i] -= l[i * p + k] * beta[k];
-    beta[i] /= l[i * p + i];
-  }
-  for (std::size_t i = p; i-- > 0;) {
-    for (std::size_t k = i + 1; k < p; ++k) beta[i] -= l[k * p + i] * beta[k];
-    beta[i] /= l[i * p + i];
-  }
-  return beta;
+  trend.mean.coefficients = std::move(beta);
+  return trend;
 }
 
 void MeanResidualRowSource::transform(double* x, double* y, std::size_t count) const {

@@ -52,6 +52,18 @@ std::vector<double> least_squares_coefficients(Communicator& ranks, RowSource& r
                                                const MeanFunction& basis,
                                                const std::vector<std::string>& feature_names);
 
+// The least-squares trend of a default basis, which must not fail where the
+// data are merely redundant: an input that is constant, or a combination of
+// the intercept and the inputs before it (its pivot in the Cholesky factor of
+// HᵀH below 1e-10 of its diagonal), is left out instead of refused, in the
+// same pass. `mean` holds the basis kept and its coefficients.
+struct LeastSquaresTrend {
+  MeanFunction mean;
+  std::vector<std::size_t> left_out;  // the inputs left out, in order
+};
+LeastSquaresTrend least_squares_trend(Communicator& ranks, RowSource& rows, const RowPartition& partition,
+                                      const MeanFunction& basis);
+
 // The rows of another source with the targets' trend taken off: y − h(x)ᵀβ.
 class MeanResidualRowSource final : public TransformedRowSource {
  public:

@@ -141,15 +141,33 @@ void refine_by_stochastic_gradient_on_all_rows(Context& context, RowSource& rows
 LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
                          const ModelLearningOptions& options, SearchJournal* journal) {
   GPSTREAM_CHECK(!options.kernels.empty(), "no kernel to learn");
-  if (options.mean_fit == ModelLearningOptions::MeanFit::least_squares && !options.mean.empty()) {
-    // β first, by least squares; then the kernel on the residual, with no mean left to fit.
-    MeanFunction fitted = options.mean;
-    fitted.coefficients = least_squares_coefficients(context.communicator(), rows, partition, options.mean, {});
-    MeanResidualRowSource residual(rows, fitted);
-    ModelLearningOptions on_residual = options;
-    on_residual.mean = {};
-    LearnedModel learned = learn_model(context, residual, partition, on_residual, journal);
-    for (CandidateFit& fit : learned.candidates) fit.mean_coefficients = fitted.coefficients;
+  const bool least_squares = options.mean_fit == ModelLearningOptions::MeanFit::least_squares;
+  if (!options.mean.empty() && (least_squares || options.leave_out_redundant_mean_inputs)) {
+    // β by least squares, first (one pass): the basis the trend can use, and, for OLS, its coefficients.
+    LeastSquaresTrend trend;
+    if (options.leave_out_redundant_mean_inputs) {
+      trend = least_squares_trend(context.communicator(), rows, partition, options.mean);
+    } else {
+      trend.mean = options.mean;
+      trend.mean.coefficients =
+          least_squares_coefficients(context.communicator(), rows, partition, options.mean, options.input_names);
+    }
+    ModelLearningOptions reduced = options;
+    reduced.leave_out_redundant_mean_inputs = false;
+    reduced.mean = trend.mean;
+    reduced.mean.coefficients.clear();
+    LearnedModel learned;
+    if (least_squares) {  // the kernel on the residual, with no mean left to fit
+      MeanResidualRowSource residual(rows, trend.mean);
+      reduced.mean = {};
+      learned = learn_model(context, residual, partition, reduced, journal);
+      for (CandidateFit& fit : learned.candidates) fit.mean_coefficients = trend.mean.coefficients;
+    } else {  // jointly with the kernel, on the basis it can use
+      learned = learn_model(context, rows, partition, reduced, journal);
+    }
+    learned.mean = trend.mean;
+    learned.mean.coefficients.clear();
+    learned.mean_inputs_left_out = trend.left_out;
     return learned;
   }
   const auto started = std::chrono::steady_clock::now();
@@ -226,13 +244,13 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
       !exact_already) {
     refine_by_stochastic_gradient_on_all_rows(context, rows, partition, options, journal, learned);
   }
+  learned.mean = options.mean;
   learned.seconds = seconds_since(started);
   return learned;
 }
 
-Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned,
-                                  const ModelLearningOptions& options) {
-  standardisation.mean = options.mean;
+Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned) {
+  standardisation.mean = learned.mean;
   standardisation.mean.coefficients = learned.best().mean_coefficients;
   if (standardisation.mean.empty()) standardisation.mean = {};
   return standardisation;

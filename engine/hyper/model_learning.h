@@ -52,6 +52,10 @@ struct ModelLearningOptions {
   // The kernels' shapes (types; sums have added terms), their values learned: one, or the candidates of `auto`.
   std::vector<KernelHyperparameters> kernels = {KernelHyperparameters{}};
   MeanFunction mean;  // the prior mean's basis
+  // The default trend: inputs that are constant or a combination of the others are left out (and said
+  // which) instead of refused, as an explicitly named input is (data/mean_function.h).
+  bool leave_out_redundant_mean_inputs = false;
+  std::vector<std::string> input_names;  // for messages ("the mean's input \"x7\" is constant")
   // How β is fitted: by ordinary least squares first, the kernel then learned on the residual (restricted spatial
   // regression, data/mean_function.h), or jointly with the kernel by maximum likelihood (generalised least squares).
   enum class MeanFit { least_squares, generalised_least_squares } mean_fit = MeanFit::least_squares;
@@ -112,6 +116,8 @@ struct LearnedModel {
   // its objective stays the last rung's: the steps estimate the gradient, not the value).
   std::optional<StochasticRefinement> stochastic;
   std::size_t rows = 0;  // the rows the chosen candidate's hyperparameters were learned on
+  MeanFunction mean;     // the prior mean's basis learned (the options', less the inputs left out)
+  std::vector<std::size_t> mean_inputs_left_out;
   double seconds = 0.0;
   std::size_t evaluations = 0;
 
@@ -128,7 +134,6 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
 
 // The dataset's standardisation with the learned mean (its basis and coefficients): the targets the
 // solver then sees are the residuals of the mean.
-Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned,
-                                  const ModelLearningOptions& options);
+Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned);
 
 }  // namespace gpstream

@@ -322,7 +322,7 @@ struct TrainingParameters {
   std::size_t basis_size = 1000;
   std::uint64_t seed = 1;
   bool learn = false;              // the hyperparameters (and the mean) by marginal likelihood first
-  std::string mean = "linear";     // the prior mean learned with them
+  std::string mean;                // the prior mean learned with them ("": the default linear trend)
   std::size_t all_rows_steps = 0;  // ModelLearningOptions::stochastic.max_steps
   std::string checkpoint, resume, log;
 };
@@ -371,8 +371,11 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
   options.subset.start.signal_variance = parameters.signal_variance;
   options.subset.start.noise_variance = parameters.noise_variance;
   options.stochastic.max_steps = parameters.all_rows_steps;
+  options.leave_out_redundant_mean_inputs = parameters.mean.empty();
+  options.input_names = dataset.feature_names;
   try {
-    options.mean = gpstream::parse_mean_function(parameters.mean, dataset.feature_names);
+    options.mean =
+        gpstream::parse_mean_function(parameters.mean.empty() ? "linear" : parameters.mean, dataset.feature_names);
   } catch (const gpstream::Error& error) {
     throw py::value_error(fmt::format("mean: {}", error.what()));
   }

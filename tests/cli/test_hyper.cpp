@@ -6,9 +6,11 @@
 #include "test_support.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
@@ -299,4 +301,46 @@ TEST_CASE("an interrupted hyperparameter search resumes from its checkpoint to t
     CHECK(gpstream::log_parameters(a.hyperparameters) == gpstream::log_parameters(b.hyperparameters));
     CHECK(a.alpha == b.alpha);
   }
+}
+
+TEST_CASE(
+    "the default trend leaves out constant and collinear inputs and says which, an explicit --mean naming one is "
+    "refused") {
+  ScratchDirectory directory;
+  // Two constant inputs and one the sum of two others, as in the naval propulsion set (two constant columns).
+  std::string text = "a,b,still,c,flat,y\n";
+  for (int i = 0; i < 400; ++i) {
+    const double a = std::fmod(i * 0.6180339887, 1.0), b = std::fmod(i * 0.4142135623, 1.0);
+    text += fmt::format("{},{},3,{},-1,{}\n", a, b, a + b, std::sin(3 * a) + b * b + 0.01 * std::cos(7.0 * i));
+  }
+  gpstream::testing::write_file(directory.file("d.csv"), text);
+  const std::string data = directory.file("d.h5"), hyper = directory.file("h.json");
+  REQUIRE(run_gpstream("convert " + quote(directory.file("d.csv")) + " -q -o " + quote(data)).exit_code == 0);
+  const auto learned = run_gpstream("hyper " + quote(data) + " --kernel matern52 --restarts 0 -o " + quote(hyper));
+  CAPTURE(learned.err);
+  REQUIRE(learned.exit_code == 0);
+  CHECK(learned.out.find("mean: still, c, flat left out of the linear trend (constant, or a combination of the other "
+                         "inputs)") != std::string::npos);
+  CHECK(learned.out.find("mean (linear in a, b): ") != std::string::npos);
+  const nlohmann::json json = nlohmann::json::parse(read_file(hyper));
+  CHECK(json["mean"]["inputs"] == nlohmann::json::array({0, 1}));
+  // The model it learned trains and predicts its rows.
+  const auto trained =
+      run_gpstream("train " + quote(data) + " --hyper " + quote(hyper) + " -q -o " + quote(directory.file("m.h5")));
+  CHECK(trained.exit_code == 0);
+  const auto predicted = run_gpstream("predict " + quote(directory.file("m.h5")) + " " + quote(data) + " -o " +
+                                      quote(directory.file("p.csv")));
+  CHECK(predicted.exit_code == 0);
+  CHECK(predicted.err.find("RMSE ") != std::string::npos);
+  // train --learn-hyper, the newcomer's path, as well.
+  CHECK(run_gpstream("train " + quote(data) + " --learn-hyper --kernel matern52 --restarts 0 -q -o " +
+                     quote(directory.file("m2.h5")))
+            .exit_code == 0);
+  // Named by the user, such an input is refused, naming it.
+  const auto refused = run_gpstream("hyper " + quote(data) + " --kernel matern52 --mean linear:a,still -o " +
+                                    quote(directory.file("h2.json")));
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.err.find("the mean's input \"still\" is constant, or a combination of the others") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(directory.file("h2.json")));
 }
