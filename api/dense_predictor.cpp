@@ -2,6 +2,7 @@
 // (RW06 eq. 2.25), the variances k** − k*ᵀK̄⁻¹k* by the route plan_variances
 // picks (engine/dense/dense_variance.h), each batch sent as it finishes.
 #include "api/predictor_implementations.h"
+#include "api/rank_agreement.h"
 #include "engine/core/error.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/dense/dense_prediction.h"
@@ -41,6 +42,8 @@ class DensePredictor final : public Predictor {
     const RowPartition& own = training_->partition();
     PredictionReport report;
     const auto start = std::chrono::steady_clock::now();
+    check_ranks_agree(ranks, {{"the model's weights", digest_of(alpha_.data(), alpha_.size() * sizeof(double))},
+                              {"the inputs to predict", digest_of(x, rows * description().columns * sizeof(double))}});
     const std::vector<double> mean = predict_mean(*matrix_, std::span(alpha_).subspan(own.first, own.count), x, rows);
     sink.means(mean);
     report.how = fmt::format("means in {:.2f} s", seconds_since(start));

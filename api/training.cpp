@@ -1,5 +1,6 @@
 #include "api/training.h"
 
+#include "api/rank_agreement.h"
 #include "api/training_observers.h"
 #include "engine/core/error.h"
 #include "engine/core/human_readable.h"
@@ -9,6 +10,7 @@
 #include "engine/sparse/sparse_training_method.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <filesystem>
@@ -42,6 +44,38 @@ void take_own_rows(SolverState& state, const RowPartition& partition) {
   };
   own(state.alpha);
   own(state.gradient);
+}
+
+// Text that changes whenever a number of the kernel or the standardisation does (hex floats: exact).
+std::string model_text(const TrainingConfiguration& configuration) {
+  const KernelHyperparameters& h = configuration.hyperparameters;
+  const Standardisation& s = configuration.standardisation;
+  std::string text = fmt::format("{} {:a} {:a} [{:a}]", kernel_name(h), h.signal_variance, h.noise_variance,
+                                 fmt::join(h.lengthscales, " "));
+  for (const KernelTerm& term : h.added)
+    text += fmt::format(" + {:a} [{:a}]", term.signal_variance, fmt::join(term.lengthscales, " "));
+  text += fmt::format("; [{:a}] [{:a}] {:a} {:a} {} [{}] [{:a}]", fmt::join(s.x_mean, " "), fmt::join(s.x_std, " "),
+                      s.y_mean, s.y_std, s.mean.intercept, fmt::join(s.mean.inputs, " "),
+                      fmt::join(s.mean.coefficients, " "));
+  return text;
+}
+
+// What the ranks of a distributed job must share (api/rank_agreement.h).
+std::vector<AgreedPart> training_job_parts(const TrainingConfiguration& configuration,
+                                           const DatasetDescription& dataset) {
+  const StoppingRule& stop = configuration.job.stopping;
+  const SolverOptions& solver = configuration.solver;
+  return {
+      {"the training data (a dataset of other contents)",
+       digest_of(fmt::format("{} {} {}", dataset.fingerprint, dataset.rows, dataset.columns))},
+      {"the kernel and the standardisation", digest_of(model_text(configuration))},
+      {"the method, the seed and the stopping rule",
+       digest_of(fmt::format("{} {} {} {} {} {:a} {} {:a} {} {} {:a} {}", solver.name, solver.active_set_size,
+                             solver.candidates, solver.subspace_steps, configuration.seed, stop.tolerance,
+                             stop.max_iterations, stop.time_limit_seconds, stop.refresh_every,
+                             configuration.cholqr.information_pivots, configuration.online.novelty,
+                             configuration.online.passes))},
+  };
 }
 
 }  // namespace
@@ -86,6 +120,7 @@ Training::Training(Context& context, TrainingData data, TrainingConfiguration co
     throw InvalidArgument(fmt::format("a basis of {} rows is larger than the {} training rows; give at most {}",
                                       configuration_.solver.active_set_size, dataset.rows, dataset.rows));
   }
+  check_ranks_agree(context_.communicator(), training_job_parts(configuration_, dataset));
   if (resumed_ && context_.communicator().size() > 1) take_own_rows(*resumed_, rows_->partition());
 }
 
@@ -162,6 +197,8 @@ LearnedModel Training::learn(const ModelLearningOptions& options, SearchJournal*
 std::string Training::prepare(const ColumnCacheSettings& cache) {
   GPSTREAM_CHECK(kernel_ == nullptr, "Training::prepare() called twice");
   const DatasetDescription& dataset = dataset_;
+  // The learned configuration too.
+  check_ranks_agree(context_.communicator(), training_job_parts(configuration_, dataset));
   kernel_ = make_kernel(configuration_.hyperparameters, dataset.columns);
   // Before any work: a model whose variances overflow in the target's units could not predict.
   validate_model_description(describe_model(configuration_, dataset, {}), "the model of " + data_.name());

@@ -221,7 +221,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
                    options.hyper_file, lengthscales, options.dataset, description.columns);
   }
   if (values.count("no-standardise") != 0) {
-    configuration.standardisation = Standardisation::identity();
+    configuration.standardisation = unstandardised(description, configuration.hyperparameters);
   } else if (file_standardisation) {
     GPSTREAM_CHECK(file_standardisation->x_mean.size() == description.columns,
                    "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper_file,

@@ -1,5 +1,7 @@
 #include "engine/core/error.h"
 #include "engine/kernels/kernel.h"
+
+#include <algorithm>
 #include "engine/kernels/kernel_implementations.h"
 
 #include <tbb/parallel_for.h>
@@ -79,6 +81,12 @@ double spectral_smoothness(KernelType type) {
   GPSTREAM_CHECK(family.stationary != nullptr, "the {} kernel is not stationary: it has no spectral density",
                  family.names[0]);
   return family.stationary->smoothness;
+}
+
+bool is_stationary(const KernelHyperparameters& hyperparameters) {
+  if (detail::kernel_family(hyperparameters.type).stationary == nullptr) return false;
+  return std::all_of(hyperparameters.added.begin(), hyperparameters.added.end(),
+                     [](const KernelTerm& term) { return detail::kernel_family(term.type).stationary != nullptr; });
 }
 
 std::size_t default_lengthscale_count(KernelType type, std::size_t d) {

@@ -82,6 +82,9 @@ struct KernelHyperparameters {
 
 // "matern12", or "matern12+rbf" for a sum.
 std::string kernel_name(const KernelHyperparameters& hyperparameters);
+// Whether every term of the kernel is a function of x − z alone (the
+// stationary families and their sums; not hik).
+bool is_stationary(const KernelHyperparameters& hyperparameters);
 // Parses a kernel name or a sum of them ("matern12+rbf"); the terms' values are left empty.
 KernelHyperparameters parse_kernel_shape(const std::string& name);
 

@@ -1,11 +1,24 @@
 // Stationary kernels: functions of the scaled squared distance
 //   D(x, z) = Σ_l ((x_l − z_l) · scale_l)² = ‖x̃‖² + ‖z̃‖² − 2 x̃·z̃,   x̃ = x ⊙ scale,
 // so a block K(A, B) is one GEMM (−2 Ã B̃ᵀ) plus one vectorised pass.
+//
+// The expansion cancels where the norms are large against D: its rounding
+// error is at most (2d + 4)·u·(‖x̃‖² + ‖z̃‖²) [Higham02 §3.1: a dot product of
+// d terms, two norms, two additions]. Inputs far from the origin against the
+// lengthscale (raw coordinates, time stamps) or lengthscales of 1e-6 and
+// below made K̂ another matrix: a diagonal of e^{−35}·s² instead of s², and a
+// convergence claimed for it. An entry whose bound exceeds
+// kExpansionDistanceError is computed from the differences instead — decided
+// by the pair's own norms, so an entry has the same bits in every block it
+// is computed in. Standardised inputs at the lengthscales data give never
+// take that path (kin40k, bcef, sgemm: norms 1e3–1e4 below the limit).
 #include "engine/core/error.h"
 #include "engine/kernels/kernel_implementations.h"
 #include "engine/kernels/vector_math.h"
 
 #include <cblas.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +28,11 @@
 
 namespace gpstream::detail {
 namespace {
+
+// The largest error in D an entry may carry from the expansion (D is in
+// squared lengthscales: k changes by at most |dk/dD| times this, 1e-8·s² for
+// the squared exponential).
+constexpr double kExpansionDistanceError = 1e-8;
 
 class StationaryKernel final : public Kernel {
  public:
@@ -34,6 +52,11 @@ class StationaryKernel final : public Kernel {
         out.values[i * d + l] = scaled;
         norm += scaled * scaled;
       }
+      GPSTREAM_CHECK(
+          std::isfinite(norm),
+          "the inputs of a row divided by the lengthscales ({}) overflow a double: give longer lengthscales, "
+          "or standardise the inputs",
+          fmt::join(hyperparameters().lengthscales, ", "));
       out.squared_norms[i] = norm;
     }
   }
@@ -48,6 +71,7 @@ class StationaryKernel final : public Kernel {
     for (std::size_t i = 0; i < a.count; ++i) {
       profile_(block + i * b.count, b.count, a.squared_norms[i], b.squared_norms, signal);
     }
+    from_differences_where_cancelled(profile_, a, b, block);
   }
   void evaluate_entrywise(const PreparedView& a, const PreparedView& b, double* block) const override {
     entrywise_with(profile_, a, b, block);
@@ -150,9 +174,34 @@ class StationaryKernel final : public Kernel {
         std::copy_n(values, count, block + (first + r) * count);
       }
     }
+    from_differences_where_cancelled(row, a, b, block);
+  }
+
+  // The entries whose expansion may have lost more than kExpansionDistanceError of D (see the top of the
+  // file), computed again from Σ_l (ã_l − b̃_l)²: one comparison per row of a where none does.
+  void from_differences_where_cancelled(decltype(StationaryProfile::row) row, const PreparedView& a,
+                                        const PreparedView& b, double* block) const {
+    const std::size_t d = dimension(), count = b.count;
+    const double largest = *std::max_element(b.squared_norms, b.squared_norms + count);
+    const double signal = hyperparameters().signal_variance, zero = 0.0;
+    for (std::size_t i = 0; i < a.count; ++i) {
+      if (a.squared_norms[i] + largest <= norm_limit_) continue;
+      const double* x = a.values + i * d;
+      for (std::size_t j = 0; j < count; ++j) {
+        if (a.squared_norms[i] + b.squared_norms[j] <= norm_limit_) continue;
+        const double* z = b.values + j * d;
+        double distance = 0.0;
+        for (std::size_t l = 0; l < d; ++l) distance += (x[l] - z[l]) * (x[l] - z[l]);
+        row(&distance, 1, 0.0, &zero, signal);  // the family's pass from D itself: zero norms
+        block[i * count + j] = distance;
+      }
+    }
   }
 
   std::vector<double> scale_;
+  // ‖ã‖² + ‖b̃‖² above which the expansion's bound exceeds kExpansionDistanceError.
+  double norm_limit_ = kExpansionDistanceError /
+                       ((2.0 * static_cast<double>(dimension()) + 4.0) * std::numeric_limits<double>::epsilon() / 2);
   const StationaryProfile& family_;
   decltype(StationaryProfile::row) profile_;
 };

@@ -342,7 +342,7 @@ gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& pa
   kernel.signal_variance = parameters.signal_variance;
   kernel.noise_variance = parameters.noise_variance;
   configuration.standardisation =
-      parameters.standardise ? gpstream::dataset_standardisation(dataset) : gpstream::Standardisation::identity();
+      parameters.standardise ? gpstream::dataset_standardisation(dataset) : gpstream::unstandardised(dataset, kernel);
   configuration.seed = parameters.seed;
   gpstream::StoppingRule& stopping = configuration.job.stopping;
   // sggp stops at the gap of its bounds (gpstream train --gap's default); the others at `tol`.

@@ -22,6 +22,14 @@ Standardisation dataset_standardisation(const DatasetDescription& description) {
   return standardisation;
 }
 
+Standardisation unstandardised(const DatasetDescription& description, const KernelHyperparameters& kernel) {
+  Standardisation standardisation = Standardisation::identity();
+  if (!is_stationary(kernel)) return standardisation;
+  standardisation.x_mean = description.x_mean;
+  standardisation.x_std.assign(description.x_mean.size(), 1.0);
+  return standardisation;
+}
+
 std::string TrainingData::name() const {
   return from_arrays() ? fmt::format("the arrays ({} rows)", format_count(arrays.rows)) : "'" + path + "'";
 }
@@ -90,11 +98,11 @@ TrainingRows::TrainingRows(const TrainingData& data, const Standardisation& stan
   }
   const std::size_t rows = partition_.count;
   const std::size_t own = options.vectors_per_row, every = options.vectors_of_every_row;
-  const std::string vectors =
-      every == 0 ? fmt::format("{} vectors of {} values", own, format_count(rows))
-      : rows == dataset.rows
-          ? fmt::format("{} vectors of {} values", own + every, format_count(rows))
-          : fmt::format("{} vectors of {} values and {} of {}", own, format_count(rows), every, format_count(dataset.rows));
+  const std::string vectors = every == 0 ? fmt::format("{} vectors of {} values", own, format_count(rows))
+                              : rows == dataset.rows
+                                  ? fmt::format("{} vectors of {} values", own + every, format_count(rows))
+                                  : fmt::format("{} vectors of {} values and {} of {}", own, format_count(rows), every,
+                                                format_count(dataset.rows));
   vectors_ = context.memory().reserve(
       vectors,
       checked_add(checked_multiply(rows, own, sizeof(double)), checked_multiply(dataset.rows, every, sizeof(double))),

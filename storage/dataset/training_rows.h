@@ -10,6 +10,7 @@
 #include "engine/data/row_partition.h"
 #include "engine/data/row_source.h"
 #include "engine/data/standardisation.h"
+#include "engine/kernels/kernel.h"
 #include "storage/dataset/hdf5_row_source.h"
 
 #include <memory>
@@ -100,5 +101,11 @@ inline std::unique_ptr<TrainingRows> open_training_rows(const std::string& path,
 
 // The dataset's own statistics as a standardisation.
 Standardisation dataset_standardisation(const DatasetDescription& description);
+// Inputs and targets in their own units (--no-standardise): for a
+// stationary kernel the inputs are still centred on their means, which
+// changes no distance x − z but keeps the kernel's expansion of D from
+// cancelling where raw inputs lie far from the origin against the
+// lengthscale (coordinates in metres, time stamps: stationary_kernel.cpp).
+Standardisation unstandardised(const DatasetDescription& description, const KernelHyperparameters& kernel);
 
 }  // namespace gpstream

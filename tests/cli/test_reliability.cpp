@@ -418,6 +418,60 @@ TEST_CASE("a negative or NaN standard deviation is refused wherever it enters: a
   CHECK_FALSE(std::filesystem::exists(directory.file("p.csv")));
 }
 
+TEST_CASE("squared distances do not cancel: a lengthscale of 1e-8, raw inputs far from the origin") {
+  ScratchDirectory directory;
+  std::string near = "a,b,y\n", far = "a,b,y\n";
+  for (int i = 0; i < 300; ++i) {
+    const double a = std::fmod(i * 0.6180339887, 1.0), b = std::fmod(i * 0.4142135623, 1.0);
+    const double y = std::sin(6 * a) + std::cos(4 * b) + 0.05 * std::sin(17.0 * i);
+    near += fmt::format("{:.17g},{:.17g},{:.17g}\n", a, b, y);
+    far += fmt::format("{:.17g},{:.17g},{:.17g}\n", 3e5 + a, 3e5 + b, y);
+  }
+  for (const auto& [name, text] : {std::pair{"near", near}, std::pair{"far", far}}) {
+    gpstream::testing::write_file(directory.file(std::string(name) + ".csv"), text);
+    REQUIRE(run_gpstream("convert " + quote(directory.file(std::string(name) + ".csv")) + " -q -o " +
+                         quote(directory.file(std::string(name) + ".h5")))
+                .exit_code == 0);
+  }
+  const auto predictions = [&](const std::string& data, const std::string& options) {
+    const std::string model = directory.file("m.h5"), output = directory.file("p.csv");
+    std::filesystem::remove(model);
+    std::filesystem::remove(output);
+    const auto trained = run_gpstream("train " + quote(data) + " " + options + " -q -o " + quote(model));
+    CAPTURE(trained.err);
+    REQUIRE(trained.exit_code == 0);
+    REQUIRE(
+        run_gpstream("predict " + quote(model) + " " + quote(data) + " --variance -q -o " + quote(output)).exit_code ==
+        0);
+    return gpstream::testing::read_numbers(output);
+  };
+  // ℓ = 1e-8: K = s²I to double precision, so the means at the training rows are s²/(s² + σ²) of the (standardised)
+  // targets and every variance s² + σ² − s⁴/(s² + σ²), in closed form (the sweep: means 53 % off, variances 50x).
+  const gpstream::DatasetDescription description = gpstream::read_dataset_description(directory.file("near.h5"));
+  const auto targets = gpstream::testing::read_numbers(directory.file("near.csv"));
+  for (const char* kernel : {"rbf", "matern52", "matern12"}) {
+    CAPTURE(kernel);
+    const auto tiny = predictions(directory.file("near.h5"),
+                                  std::string("--kernel ") + kernel + " --lengthscales 1e-8 --noise-var 0.25");
+    const double shrink = 1.0 / 1.25, y_std = description.y_std;
+    for (std::size_t i = 0; i < tiny.size(); ++i) {
+      const double expected = description.y_mean + shrink * (targets[i][2] - description.y_mean);
+      REQUIRE(tiny[i][0] == doctest::Approx(expected).epsilon(1e-9).scale(y_std));
+      REQUIRE(tiny[i][1] == doctest::Approx(y_std * y_std * (1.25 - shrink)).epsilon(1e-9));
+    }
+  }
+  // Raw inputs at 3e5 + U[0, 1] (no standardisation) with ℓ = 0.3: the exact (Cholesky) answer of the same rows
+  // without the offset, to the offset's rounding of the stored inputs (the sweep: variances 4.5 % off).
+  const std::string raw = "--no-standardise --solver cholesky --kernel matern32 --lengthscales 0.3 --noise-var 0.01";
+  const auto at_origin = predictions(directory.file("near.h5"), raw);
+  const auto offset = predictions(directory.file("far.h5"), raw);
+  REQUIRE(offset.size() == at_origin.size());
+  for (std::size_t i = 0; i < offset.size(); ++i) {
+    CHECK(offset[i][0] == doctest::Approx(at_origin[i][0]).epsilon(1e-6));
+    CHECK(offset[i][1] == doctest::Approx(at_origin[i][1]).epsilon(1e-6));
+  }
+}
+
 TEST_CASE("the resume command printed at launch works from the first instant: a checkpoint is written at the start") {
   ScratchDirectory directory;
   const std::string data = directory.file("d.h5"), checkpoint = directory.file("c.h5");

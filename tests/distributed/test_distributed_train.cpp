@@ -293,3 +293,47 @@ TEST_CASE("mpirun -np 2, 3 predict by the Bayesian committee machine as the sing
     }
   }
 }
+
+TEST_CASE("ranks are cross-checked: other data, another noise variance, tolerance or model on one rank is refused") {
+  ScratchDirectory directory;
+  const std::string first = directory.file("first.h5"), second = directory.file("second.h5");
+  // The same shape, other rows: node-local copies that differ.
+  REQUIRE(run_gpstream("generate friedman1 --rows 1000 --seed 7 -q -o " + quote(first)).exit_code == 0);
+  REQUIRE(run_gpstream("generate friedman1 --rows 1000 --seed 8 -q -o " + quote(second)).exit_code == 0);
+  const std::string model = directory.file("m.h5");
+  // An MPMD launch: rank 0 runs one command line, rank 1 another.
+  const auto launch = [&](const std::string& rank0, const std::string& rank1) {
+    return gpstream::testing::run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" MPIRUN
+                                          "' --oversubscribe -np 1 '" GPSTREAM_BINARY "' " +
+                                          rank0 + " : -np 1 '" GPSTREAM_BINARY "' " + rank1);
+  };
+  const std::string scales = " --lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --active-set 100 ";
+  const std::string common = scales + " --max-iter 20 -q -o " + quote(model);
+  const std::string same = "train " + quote(first) + common + " --noise-var 0.039";
+  REQUIRE(launch(same, same).exit_code == 0);  // the check passes where the ranks agree
+  std::filesystem::remove(model);              // (the refusals below must leave none)
+  const auto refused = [&](const std::string& rank1, const std::string& what) {
+    const CommandResult run = launch(same, rank1);
+    CAPTURE(run.err);
+    CHECK(run.exit_code != 0);
+    CHECK(run.err.find("rank 1 of 2 does not agree with rank 0 on " + what) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(model));
+  };
+  refused("train " + quote(second) + common + " --noise-var 0.039", "the training data");
+  refused("train " + quote(first) + common + " --noise-var 0.05", "the kernel and the standardisation");
+  refused("train " + quote(first) + common + " --noise-var 0.039 --tol 1e-4", "the method, the seed");
+  refused("train " + quote(first) + common + " --noise-var 0.039 --seed 4", "the method, the seed");
+  // predict: another model on one rank.
+  const std::string other = directory.file("other.h5");
+  REQUIRE(run_gpstream("train " + quote(first) + common + " --noise-var 0.039").exit_code == 0);
+  REQUIRE(run_gpstream("train " + quote(first) + scales + " --max-iter 20 -q --noise-var 0.05 -o " + quote(other))
+              .exit_code == 0);
+  const std::string predict = " " + quote(second) + " -q -o " + quote(directory.file("p.csv"));
+  REQUIRE(launch("predict " + quote(model) + predict, "predict " + quote(model) + predict).exit_code == 0);
+  std::filesystem::remove(directory.file("p.csv"));
+  const CommandResult mixed = launch("predict " + quote(model) + predict, "predict " + quote(other) + predict);
+  CAPTURE(mixed.err);
+  CHECK(mixed.exit_code != 0);
+  CHECK(mixed.err.find("rank 1 of 2 does not agree with rank 0 on the model's weights") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(directory.file("p.csv")));
+}

@@ -41,6 +41,50 @@ TEST_CASE("kernel blocks equal the formulas evaluated pair by pair, for every ke
   }
 }
 
+TEST_CASE("kernel blocks do not cancel: inputs far from the origin and lengthscales of 1e-8 give the pairwise values") {
+  // ‖x̃‖² + ‖z̃‖² − 2 x̃·z̃ loses u·‖x̃‖² of D: at 3e5 + U[0, 1] with ℓ = 0.3 that is 1e-5 of D, at ℓ = 1e-8 it is
+  // 1e1 — the diagonal was e^{-35}·s². Every stationary family, every evaluation path.
+  const Problem near = make_problem(29, 3, 11);
+  for (const double offset : {0.0, 3e5, 1e8}) {
+    for (const double scale : {0.3, 1e-8}) {
+      CAPTURE(offset);
+      CAPTURE(scale);
+      Problem far = near;
+      for (double& value : far.x) value = offset + value;
+      for (KernelHyperparameters h : every_kernel(3)) {
+        if (h.type == KernelType::histogram_intersection) continue;
+        CAPTURE(kernel_name(h));
+        for (double& lengthscale : h.lengthscales) lengthscale *= scale;
+        for (KernelTerm& term : h.added)
+          for (double& lengthscale : term.lengthscales) lengthscale *= scale;
+        const auto kernel = make_kernel(h, 3);
+        PreparedRows prepared;
+        kernel->prepare(far.x.data(), far.rows(), prepared);
+        const std::size_t n = far.rows();
+        std::vector<double> gemm(n * n), entrywise(n * n), rounded(n * n);
+        kernel->evaluate(prepared.view(3), prepared.view(3), gemm.data());
+        kernel->evaluate_entrywise(prepared.view(3), prepared.view(3), entrywise.data());
+        kernel->evaluate_rounded(prepared.view(3), prepared.view(3), rounded.data());
+        double signal = h.signal_variance;
+        for (const KernelTerm& term : h.added) signal += term.signal_variance;
+        for (std::size_t i = 0; i < n; ++i) {
+          for (std::size_t j = 0; j < n; ++j) {
+            // The pairwise formula on the differences of the unshifted rows (distances do not change with the
+            // offset; the stored inputs differ from them by the offset's rounding, 1e-8 at 1e8).
+            const double exact = reference_kernel(h, &near.x[i * 3], &near.x[j * 3], 3);
+            const double stored_rounding = offset * 2.3e-16 / (scale * 0.6);  // of r, at the shortest lengthscale
+            const double allowed = 1e-8 * signal + 4 * signal * stored_rounding;
+            REQUIRE(std::abs(gemm[i * n + j] - exact) <= allowed);
+            REQUIRE(std::abs(entrywise[i * n + j] - exact) <= allowed);
+            REQUIRE(std::abs(rounded[i * n + j] - exact) <= 1e-6 * signal + allowed);
+          }
+          CHECK(gemm[i * n + i] == doctest::Approx(signal).epsilon(1e-13));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("the parameter gradient contraction equals finite differences of the weighted kernel sum, for every kernel") {
   const Problem a = make_problem(23, 4, 5), b = make_problem(19, 4, 6);
   std::vector<double> weights(a.rows() * b.rows());
