@@ -4,6 +4,7 @@
 #include "engine/core/human_readable.h"
 #include "engine/training/training_method.h"
 #include "storage/checkpoint/checkpoint_file.h"
+#include "storage/checkpoint/search_checkpoint.h"
 #include "storage/dataset/dataset_format.h"
 #include "storage/hdf5/hdf5_handle.h"
 #include "storage/hyper/hyperparameter_file.h"
@@ -127,14 +128,26 @@ void describe_checkpoint(Text& out, const std::string& path, const hdf5::FileOri
   const bool dense = !state.alpha.empty();
   std::string measures;
   if (std::isfinite(checkpoint.measure.value))
-    measures += fmt::format(", {} {:.3e} (the stopping rule's measure)", checkpoint.measure.name, checkpoint.measure.value);
+    measures +=
+        fmt::format(", {} {:.3e} (the stopping rule's measure)", checkpoint.measure.name, checkpoint.measure.value);
   if (dense) measures += fmt::format(", |g|inf {:.4g}", gradient_max_norm(state));
-  out.line("reached",
-           fmt::format("iteration {} after {:.1f} s{}", format_count(state.iteration), state.elapsed_seconds, measures));
+  out.line("reached", fmt::format("iteration {} after {:.1f} s{}", format_count(state.iteration), state.elapsed_seconds,
+                                  measures));
   out.line("stops at", describe_stopping_rule(configuration.job.stopping, method));
   out.line("output", configuration.job.output_path.empty() ? std::string("(none)") : configuration.job.output_path);
   if (!configuration.job.log_path.empty()) out.line("log", configuration.job.log_path);
   out.line("resume with", fmt::format("gpstream train --resume {}", shell_quoted(path)));
+}
+
+void describe_search_checkpoint(Text& out, const std::string& path, const hdf5::FileOrigin& origin) {
+  const SearchCheckpoint search = read_search_checkpoint(path);
+  out.line("file", path);
+  out.line("kind", fmt::format("{} of gpstream {} (a hyperparameter search in progress)", kSearchCheckpointFormat,
+                               search.command));
+  print_origin(out, origin);
+  out.line("dataset", fmt::format("fingerprint {}", search.dataset_fingerprint));
+  out.line("reached", fmt::format("{} evaluations of the likelihood", format_count(search.entries.size())));
+  out.line("resume with", search_resume_command(search, path));
 }
 
 void describe_hyperparameters(Text& out, const std::string& path) {
@@ -157,6 +170,13 @@ bool looks_like_json(const std::string& path) {
 
 }  // namespace
 
+std::string search_resume_command(const SearchCheckpoint& search, const std::string& path) {
+  if (search.command == "train") return fmt::format("gpstream train --resume {}", shell_quoted(path));
+  std::string command = "gpstream " + search.command;
+  for (const std::string& argument : search.arguments) command += " " + shell_quoted(argument);
+  return command;
+}
+
 std::string describe_file(const std::string& path) {
   Text out;
   if (looks_like_json(path)) {
@@ -176,6 +196,8 @@ std::string describe_file(const std::string& path) {
     describe_model(out, path, origin);
   } else if (format == kCheckpointFormat) {
     describe_checkpoint(out, path, origin);
+  } else if (format == kSearchCheckpointFormat) {
+    describe_search_checkpoint(out, path, origin);
   } else {
     GPSTREAM_THROW("'{}' is a '{}' file, which this gpstream does not know", path, format);
   }

@@ -3,6 +3,7 @@
 // The run: outputs claimed, hyperparameters learned when asked, the method
 // run under the driver with its observers, the model written and reported.
 // The options and the configuration made from them: train_options.cpp.
+#include "api/file_description.h"
 #include "api/training.h"
 #include "api/training_observers.h"
 #include "engine/core/error.h"
@@ -232,9 +233,8 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
     }
     SearchCheckpoint saved = read_search_checkpoint(options.resume);
     GPSTREAM_CHECK(saved.command == "train",
-                   "'{}' holds a search of gpstream {}, not a training job's: continue it "
-                   "with that command",
-                   options.resume, saved.command);
+                   "'{}' holds the hyperparameter search of gpstream {}, not a training job: continue it with {}",
+                   options.resume, saved.command, search_resume_command(saved, options.resume));
     if (values.count("quiet") != 0) saved.arguments.push_back("-q");
     if (!options.quiet) {
       fmt::print(stderr, "train: resuming the hyperparameter search saved in '{}' ({} evaluations)\n", options.resume,

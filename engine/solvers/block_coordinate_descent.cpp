@@ -1,8 +1,11 @@
 #include "engine/solvers/block_coordinate_descent.h"
 
 #include "engine/core/error.h"
+#include "engine/core/human_readable.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/linalg/cholesky.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -21,6 +24,18 @@ BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique
                                                std::size_t active_set_size, std::size_t subspace_steps)
     : kernel_(kernel), policy_(std::move(policy)), active_set_size_(active_set_size), diagonal_(kernel.size()) {
   GPSTREAM_CHECK(active_set_size > 0, "the active set size m must be at least 1");
+  // A solver's fixed workspace is outside the memory budget (docs/reliability.md: gbcd holds about 30 MiB at
+  // m = 500 on ten inputs); what grows past it with the inputs' width is reserved, so that wide data are refused
+  // up front rather than running out of memory late (300 rows of 100,000 inputs: 72 GB of candidate rows).
+  constexpr std::size_t kFixedWorkspaceBytes = std::size_t{32} << 20;
+  const std::size_t m = std::min(active_set_size, kernel.partition().global_rows), d = kernel.rows().columns();
+  const std::size_t rows = policy_->rows_held(m), bytes = checked_multiply(rows, d, sizeof(double));
+  if (bytes > kFixedWorkspaceBytes) {
+    workspace_ = kernel.context().memory().reserve(
+        fmt::format("the {} selection's {} copies of rows of {} inputs (beyond its fixed {})", policy_->name(),
+                    format_count(rows), format_count(d), format_bytes(static_cast<double>(kFixedWorkspaceBytes))),
+        bytes - kFixedWorkspaceBytes, "use fewer candidates or a smaller active set");
+  }
   if (subspace_steps > 0) subspace_ = std::make_unique<SubspaceAcceleration>(kernel, subspace_steps);
   kernel_.diagonal(diagonal_.data());
 }

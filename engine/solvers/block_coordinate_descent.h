@@ -64,6 +64,9 @@ class ActiveSetPolicy {
   virtual ~ActiveSetPolicy() = default;
   virtual std::string name() const = 0;
   virtual void select(SelectionContext& context, ActiveSet& out) = 0;
+  // The rows the policy holds while it selects m variables of d inputs, as
+  // copies of one row (what grows with d: the memory budget reserves it).
+  virtual std::size_t rows_held(std::size_t m) const { return 2 * m; }  // B's rows, stored and prepared
 };
 
 // The BCD policies by solver name: "gbcd", "bcd-cyclic", "bcd-gradient";
@@ -109,6 +112,7 @@ class BlockCoordinateDescent final : public DenseSolver {
 
   KernelMatrix& kernel_;
   std::unique_ptr<ActiveSetPolicy> policy_;
+  MemoryReservation workspace_;  // the policy's rows beyond the fixed workspace (see the constructor)
   std::size_t active_set_size_;
   std::unique_ptr<SubspaceAcceleration> subspace_;  // null: plain BCD
   std::vector<double> diagonal_;
@@ -152,6 +156,9 @@ class GreedySelection final : public ActiveSetPolicy {
   ~GreedySelection() noexcept override;
   std::string name() const override { return "gbcd"; }
   void select(SelectionContext& context, ActiveSet& out) override;
+  // (m − 1)κ candidate rows, stored and prepared, this iteration's pool and the next's, and one more copy
+  // while they are shared: 5 copies (measured: 1.46 GB at m = 300, κ = 60, d = 2,000).
+  std::size_t rows_held(std::size_t m) const override { return 5 * (m > 0 ? m - 1 : 0) * candidates_ + 2 * m; }
 
  private:
   // The κ-subsets of one iteration, the first variable last.

@@ -62,6 +62,11 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
   std::unordered_map<std::string, std::size_t> first_seen;
   for (std::size_t k = 0; k < field_count; ++k) {
     names[k] = has_header && !fields[k].empty() ? std::string(fields[k]) : unnamed_column(k + 1);
+    // A name is stored as UTF-8 text (HDF5, JSON, Python read it so): another encoding would be garbled there.
+    GPSTREAM_CHECK(is_utf8(names[k]),
+                   "{}:{}:{}: the column name is not UTF-8 text (a Latin-1 or Windows-1252 file?); convert the file "
+                   "to UTF-8 (for example with iconv -f LATIN1 -t UTF-8)",
+                   file, csv.line_number(), k + 1);
     const auto [where, inserted] = first_seen.emplace(names[k], k);
     GPSTREAM_CHECK(inserted, "{}:{}:{}: duplicate column name {} (also column {})", file, csv.line_number(), k + 1,
                    quoted(names[k]), where->second + 1);

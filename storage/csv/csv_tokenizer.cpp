@@ -28,6 +28,37 @@ std::string_view trim(std::string_view text, char delimiter) {
 
 }  // namespace
 
+bool is_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    std::size_t length = 0;
+    char32_t code = 0;
+    if (byte < 0x80) {
+      ++i;
+      continue;
+    } else if (byte >= 0xC2 && byte <= 0xDF) {
+      length = 2, code = byte & 0x1Fu;
+    } else if (byte >= 0xE0 && byte <= 0xEF) {
+      length = 3, code = byte & 0x0Fu;
+    } else if (byte >= 0xF0 && byte <= 0xF4) {
+      length = 4, code = byte & 0x07u;
+    } else {
+      return false;
+    }
+    if (i + length > text.size()) return false;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0u) != 0x80u) return false;
+      code = (code << 6) | (next & 0x3Fu);
+    }
+    const char32_t smallest = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000;
+    if (code < smallest || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += length;
+  }
+  return true;
+}
+
 CsvTokenizer::CsvTokenizer(const std::string& path, char delimiter)
     : name_(path == "-" ? "<stdin>" : path), delimiter_(delimiter), buffer_(kInitialBufferBytes) {
   GPSTREAM_CHECK(delimiter != '"' && delimiter != '\n' && delimiter != '\r', "--delimiter: '{}' cannot separate fields",
@@ -74,9 +105,19 @@ bool CsvTokenizer::refill() {
 
 bool CsvTokenizer::next(std::vector<std::string_view>& fields) {
   fields.clear();
+  if (line_end_ == 0) {
+    // Lines end at '\n', unless the first '\r' comes before any '\n' and is not followed by one.
+    if (begin_ == end_) refill();
+    const char* start = buffer_.data() + begin_;
+    const auto* return_at = static_cast<const char*>(std::memchr(start, '\r', end_ - begin_));
+    const auto* newline_at = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
+    const bool classic = return_at != nullptr && (newline_at == nullptr || return_at < newline_at) &&
+                         return_at + 1 < buffer_.data() + end_ && return_at[1] != '\n';
+    line_end_ = classic ? '\r' : '\n';
+  }
   for (;;) {
     const char* start = buffer_.data() + begin_;
-    const void* newline = std::memchr(start, '\n', end_ - begin_);
+    const void* newline = std::memchr(start, line_end_, end_ - begin_);
     std::size_t length = 0;
     std::size_t consumed = 0;
     if (newline != nullptr) {
@@ -96,6 +137,12 @@ bool CsvTokenizer::next(std::vector<std::string_view>& fields) {
     std::string_view line(start, length);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line_number_ == 1 && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
+    if (line_number_ == 1 && line.starts_with("\x89HDF")) {
+      GPSTREAM_THROW(
+          "{}: an HDF5 file (a gpstream dataset or model?), not CSV text; a dataset needs no conversion: train, "
+          "predict and info read it as it is",
+          name_);
+    }
     if (line_number_ == 1 && (line.starts_with("\xFF\xFE") || line.starts_with("\xFE\xFF"))) {
       GPSTREAM_THROW(
           "{}: the file is UTF-16 text, which is not supported; convert it to UTF-8 (for example with "

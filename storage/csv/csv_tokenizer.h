@@ -1,7 +1,7 @@
 // CsvTokenizer: splits a delimited text file into records of fields, reading
 // it in fixed-size buffers so memory stays constant whatever the file size.
 //
-// Accepts LF and CRLF line ends, a UTF-8 byte-order mark, blank lines
+// Accepts LF, CRLF and CR (classic Mac) line ends, a UTF-8 byte-order mark, blank lines
 // (skipped), spaces around fields, and RFC 4180 quoted fields ("a,b",
 // "say ""hi"""), except line breaks inside quotes, which numeric data
 // never needs.
@@ -14,6 +14,9 @@
 #include <vector>
 
 namespace gpstream {
+
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool is_utf8(std::string_view text);
 
 class CsvTokenizer {
  public:
@@ -54,6 +57,9 @@ class CsvTokenizer {
   std::optional<std::uint64_t> size_bytes_;
   std::string_view line_;
   std::string unquoted_;  // storage for fields whose quotes were removed
+  // What ends a line: '\n' (a "\r\n" loses its '\r'), or '\r' in a file of classic Mac line ends, decided
+  // on the first line; 0 until then.
+  char line_end_ = 0;
 };
 
 }  // namespace gpstream

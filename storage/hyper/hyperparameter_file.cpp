@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 
 namespace gpstream {
@@ -36,6 +37,8 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
 }  // namespace
 
 HyperparameterFile read_hyperparameter_file(const std::string& path) {
+  std::error_code ignored;
+  GPSTREAM_CHECK(!std::filesystem::is_directory(path, ignored), "'{}' is a directory, not a hyperparameter file", path);
   std::ifstream stream(path);
   GPSTREAM_CHECK(stream.good(), "cannot read hyperparameter file '{}'", path);
   try {
@@ -43,6 +46,8 @@ HyperparameterFile read_hyperparameter_file(const std::string& path) {
   } catch (const Json::exception& error) {
     // A number beyond a double's range (1e400), a string where a number belongs, ...
     GPSTREAM_THROW("{}: not a valid hyperparameter file ({})", path, error.what());
+  } catch (const std::ios_base::failure& error) {
+    GPSTREAM_THROW("cannot read hyperparameter file '{}': {}", path, error.what());
   }
 }
 
