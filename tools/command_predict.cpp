@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace gpstream::cli {
@@ -79,30 +80,38 @@ struct PredictOptions {
   ColumnCacheOptions cache;  // the gbcd variance route
   std::string variance_method = "auto";
   double time_limit = 0;
+  double checkpoint_every = 60;
   bool with_variance = false, latent = false, quiet = false, resume = false;
 
   bool committee_machine() const { return model == "bcm"; }
   bool transductive() const { return model == "srm-trans" || committee_machine(); }
 };
 
-// Writes the prediction rows in order, in the target's units, and keeps them
-// for the summary. A dense model's variances arrive a batch at a time after
-// the means (write_variances); a stopped run ends the file with the rows it
-// did not reach, means only (finish_with_means). A resumed run starts from
+// Holds the predictions in the target's units and publishes them to -o as a
+// whole table: a dense model's variances arrive a batch at a time after the
+// means; the rows with their variances so far, the others with means only,
+// are published every --checkpoint-every seconds (a run killed at any
+// instant, SIGKILL too, leaves the last such table, which --resume
+// continues), when the run stops, and at its end. A resumed run starts from
 // the rows of the file it continues (set_means checks that they are this
-// model's on these inputs).
+// model's on these inputs). Standard output ("-") gets the table once, at the end.
 class PredictionWriter {
  public:
   // `x`: the test rows' standardised inputs, which the mean function's trend needs.
-  PredictionWriter(CsvWriter& csv, const ModelDescription& model, const PredictOptions& options,
-                   std::optional<PredictionTable> resumed, const double* x)
-      : csv_(csv), model_(model), options_(options), resumed_(std::move(resumed)), x_(x) {}
+  PredictionWriter(const ModelDescription& model, const PredictOptions& options, std::optional<PredictionTable> resumed,
+                   const double* x, bool overwrite)
+      : model_(model),
+        options_(options),
+        resumed_(std::move(resumed)),
+        x_(x),
+        overwrite_(overwrite),
+        last_published_(std::chrono::steady_clock::now()) {}
 
   std::size_t written() const { return written_; }  // rows with everything asked for
   std::size_t rows() const { return distribution_.mean.size(); }
   const PredictiveDistribution& distribution() const { return distribution_; }
 
-  // The standardised means of every row; writes the rows of the run resumed.
+  // The standardised means of every row; the rows of the run resumed.
   void set_means(std::span<const double> mean) {
     distribution_ =
         in_target_units(model_.standardisation, model_.hyperparameters.noise_variance, options_.latent, mean, {}, x_);
@@ -118,12 +127,9 @@ class PredictionWriter {
                      "--resume: the mean of row {} in '{}' is {} but this model predicts {} there: the file is not "
                      "from this model and these inputs; predict to another file",
                      i + 1, options_.output, table.mean[i], distribution_.mean[i]);
+      distribution_.mean[i] = table.mean[i];  // the file's, to the bit
     }
-    for (std::size_t i = 0; i < table.variance.size(); ++i) {
-      distribution_.variance[i] = table.variance[i];
-      const double row[3] = {table.mean[i], table.variance[i], std::sqrt(table.variance[i])};
-      csv_.write_row(row);
-    }
+    std::copy(table.variance.begin(), table.variance.end(), distribution_.variance.begin());
     written_ = table.variance.size();
   }
 
@@ -132,30 +138,35 @@ class PredictionWriter {
     GPSTREAM_CHECK(first == written_, "variances arrived for row {} after row {}", first + 1, written_);
     const PredictiveDistribution batch = in_target_units(model_.standardisation, model_.hyperparameters.noise_variance,
                                                          options_.latent, {}, latent, nullptr, first);
-    for (std::size_t j = 0; j < latent.size(); ++j) {
-      const std::size_t i = first + j;
-      distribution_.variance[i] = batch.variance[j];
-      const double row[3] = {distribution_.mean[i], batch.variance[j], std::sqrt(batch.variance[j])};
-      csv_.write_row(row);
-    }
+    std::copy(batch.variance.begin(), batch.variance.end(), distribution_.variance.begin() + static_cast<long>(first));
     written_ += latent.size();
-    csv_.flush();  // into the temporary file: what a crash leaves
+    const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_published_).count();
+    if (options_.output != "-" && written_ < rows() && since >= options_.checkpoint_every) publish();
   }
 
-  // The rows not written yet, means only (empty variance and std when asked for).
-  void finish_with_means() {
-    for (std::size_t i = written_; i < rows(); ++i) {
-      csv_.write_row(std::span<const double>(&distribution_.mean[i], 1), options_.with_variance ? 2 : 0);
+  // The table as it stands: the rows done, the others with means only (empty variance and std when asked for).
+  void publish() {
+    CsvWriter csv(options_.output, prediction_header(options_.with_variance, options_.latent), overwrite_);
+    for (std::size_t i = 0; i < rows(); ++i) {
+      if (i < written_ && options_.with_variance) {
+        const double row[3] = {distribution_.mean[i], distribution_.variance[i], std::sqrt(distribution_.variance[i])};
+        csv.write_row(row);
+      } else {
+        csv.write_row(std::span<const double>(&distribution_.mean[i], 1), options_.with_variance ? 2 : 0);
+      }
     }
-    csv_.finish();
+    csv.finish();
+    overwrite_ = true;  // from here on the file is this run's own
+    last_published_ = std::chrono::steady_clock::now();
   }
 
  private:
-  CsvWriter& csv_;
   const ModelDescription& model_;
   const PredictOptions& options_;
   std::optional<PredictionTable> resumed_;
   const double* x_;
+  bool overwrite_;
+  std::chrono::steady_clock::time_point last_published_;
   PredictiveDistribution distribution_;
   std::size_t written_ = 0;
 };
@@ -173,6 +184,7 @@ void validate(PredictOptions& options, const po::variables_map& values) {
   } catch (const Error& error) {
     throw UsageError(fmt::format("--variance-method: {}", error.what()));
   }
+  if (!(options.checkpoint_every > 0)) throw UsageError("--checkpoint-every must be positive");
   if (options.time_limit < 0) {
     throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
   }
@@ -401,6 +413,7 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("candidates", po::value(&options.variance.candidates)->default_value(60), "gbcd: random candidates kappa per greedy step")
       ("time-limit", po::value(&options.time_limit)->default_value(0), "dense models: stop the variances after this many seconds, publishing the rows done (0: no limit)")
       ("resume", "dense models: continue the variances of a stopped run in the -o file (same model, inputs and options)")
+      ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "dense models with --variance: seconds between writes of the rows done to the -o file, which --resume continues after a crash or a kill")
       ("seed", po::value(&options.variance.seed)->default_value(1), "dense models: random seed of the variance solves; bcm: of the k-means");
   // clang-format on
   po::options_description cache_options("Kernel-column cache (dense models, the gbcd variance route)");
@@ -471,13 +484,16 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
                    options.output, resumed->latent ? "f* (--latent)" : "y*", options.latent ? "f* (--latent)" : "y*");
     options.variance.first_row = resumed->variance.size();
   }
-  // Rank 0 writes the predictions.
-  std::optional<CsvWriter> csv;
+  // Rank 0 writes the predictions: the output claimed here, before any work.
   std::optional<PredictionWriter> output;
+  std::optional<PathLock> output_lock;
   if (ranks.is_root()) {
-    csv.emplace(options.output, prediction_header(options.with_variance, options.latent),
-                values.count("force") != 0 || options.resume);
-    output.emplace(*csv, model_description, options, std::move(resumed), test.x.data());
+    const bool overwrite = values.count("force") != 0 || options.resume;
+    if (options.output != "-") {
+      check_new_output(options.output, "-o", overwrite);
+      output_lock.emplace(options.output, "-o");
+    }
+    output.emplace(model_description, options, std::move(resumed), test.x.data(), overwrite);
   }
   model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
   options.variance.cache = options.cache.settings(options.output, "output file", context);
@@ -494,7 +510,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
     if (!output) throw;
     PredictionWriter& writer = *output;
     if (writer.rows() == 0) throw;  // stopped before the means: nothing to publish
-    writer.finish_with_means();
+    writer.publish();
     throw Cancelled(stopped_variances_message(options, writer, args, "interrupted", ranks.size()));
   }
   if (!output) return 0;  // another rank than 0: rank 0 writes and reports
@@ -505,7 +521,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
                predictions.unconverged_rows, predictions.largest_error_bound);
   }
   if (predictions.stopped_at_time_limit) {
-    writer.finish_with_means();
+    writer.publish();
     fmt::print(stderr, "predict: {}\n",
                stopped_variances_message(options, writer, args, "stopped at --time-limit", ranks.size()));
     return 0;
@@ -513,7 +529,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
 
   // Report, then publish: a report that fails leaves no output behind.
   report(options, test, model_description, predictions, writer.distribution());
-  writer.finish_with_means();
+  writer.publish();
   return 0;
 }
 

@@ -53,3 +53,12 @@ class Cancelled : public Error {
       GPSTREAM_THROW(__VA_ARGS__);     \
     }                                  \
   } while (false)
+
+// Throws gpstream::InvalidArgument (a value the caller gave: Python's
+// ValueError) with the formatted message unless `condition` holds.
+#define GPSTREAM_CHECK_ARGUMENT(condition, ...)                                          \
+  do {                                                                                   \
+    if (!(condition)) {                                                                  \
+      throw ::gpstream::InvalidArgument(::fmt::format(__VA_ARGS__), __FILE__, __LINE__); \
+    }                                                                                    \
+  } while (false)

@@ -10,23 +10,25 @@ Standardisation Standardisation::identity() { return Standardisation{}; }
 
 void Standardisation::validate(const std::string& source, const std::vector<std::string>& feature_names,
                                const std::string& target_name, bool constant_target_allowed) const {
-  GPSTREAM_CHECK(x_mean.size() == x_std.size(), "{}: {} input means but {} standard deviations", source, x_mean.size(),
-                 x_std.size());
+  GPSTREAM_CHECK_ARGUMENT(x_mean.size() == x_std.size(), "{}: {} input means but {} standard deviations", source,
+                          x_mean.size(), x_std.size());
   // What is wrong with a column's mean and standard deviation, if anything: a NaN or a negative spread
   // is a damaged or hand-edited file (a negative y_std would reflect every prediction about the mean),
   // an infinite one values whose squares overflow.
   const auto check_column = [&](const std::string& what, double mean_value, double spread, const char* rescale) {
-    GPSTREAM_CHECK(!std::isnan(mean_value) && !std::isnan(spread),
-                   "{}: {} has mean {} and standard deviation {}: not a number (a damaged file, or one written by "
-                   "another tool)",
-                   source, what, mean_value, spread);
-    GPSTREAM_CHECK(spread >= 0,
-                   "{}: {} has a negative standard deviation {} (a damaged file, or one written by another tool)",
-                   source, what, spread);
-    GPSTREAM_CHECK(std::isfinite(mean_value) && std::isfinite(spread * spread),
-                   "{}: {} has mean {} and standard deviation {}: its values are too large for their squares to fit "
-                   "a double (|x| below about 1e150 do); rescale {}",
-                   source, what, mean_value, spread, rescale);
+    GPSTREAM_CHECK_ARGUMENT(
+        !std::isnan(mean_value) && !std::isnan(spread),
+        "{}: {} has mean {} and standard deviation {}: not a number (a damaged file, or one written by "
+        "another tool)",
+        source, what, mean_value, spread);
+    GPSTREAM_CHECK_ARGUMENT(
+        spread >= 0, "{}: {} has a negative standard deviation {} (a damaged file, or one written by another tool)",
+        source, what, spread);
+    GPSTREAM_CHECK_ARGUMENT(
+        std::isfinite(mean_value) && std::isfinite(spread * spread),
+        "{}: {} has mean {} and standard deviation {}: its values are too large for their squares to fit "
+        "a double (|x| below about 1e150 do); rescale {}",
+        source, what, mean_value, spread, rescale);
   };
   for (std::size_t l = 0; l < x_mean.size(); ++l) {
     const std::string column =
@@ -34,13 +36,13 @@ void Standardisation::validate(const std::string& source, const std::vector<std:
     check_column("input column " + column, x_mean[l], x_std[l], "the column");
   }
   mean.validate(x_mean.empty() ? static_cast<std::size_t>(-1) : x_mean.size(), source);
-  GPSTREAM_CHECK(mean.coefficients.empty() || mean.inputs.empty() || !x_mean.empty(),
-                 "{}: a linear mean needs standardised inputs", source);
+  GPSTREAM_CHECK_ARGUMENT(mean.coefficients.empty() || mean.inputs.empty() || !x_mean.empty(),
+                          "{}: a linear mean needs standardised inputs", source);
   check_column(fmt::format("the target \"{}\"", target_name), y_mean, y_std, "the target");
   const double variance = y_std * y_std;
-  GPSTREAM_CHECK(variance > 0 || constant_target_allowed,
-                 "{}: the target \"{}\" is constant ({} in every row){}: a GP has nothing to learn from it", source,
-                 target_name, y_mean, y_std > 0 ? " to double precision" : "");
+  GPSTREAM_CHECK_ARGUMENT(variance > 0 || constant_target_allowed,
+                          "{}: the target \"{}\" is constant ({} in every row){}: a GP has nothing to learn from it",
+                          source, target_name, y_mean, y_std > 0 ? " to double precision" : "");
 }
 
 void Standardisation::apply_to_rows(double* x, std::size_t rows, std::size_t columns) const {

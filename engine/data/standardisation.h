@@ -24,7 +24,7 @@ struct Standardisation {
   MeanFunction mean;  // of the standardised target, in the standardised inputs (empty: none)
 
   bool standardises_inputs() const { return !x_mean.empty(); }
-  // Throws, naming `source` (the dataset or model it came from) and the
+  // Throws InvalidArgument, naming `source` (the dataset or model it came from) and the
   // column, unless every statistic is finite and the targets' variance y_std²
   // is positive and finite: targets whose squares overflow a double (|y| ≳
   // 1e154) would turn every prediction into NaN, and constant targets leave

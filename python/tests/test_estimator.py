@@ -305,6 +305,11 @@ def test_errors_are_python_exceptions():
         with pytest.raises(ValueError, match=re.escape(message)) as raised:
             gpstream.GaussianProcessRegressor(**parameters).fit(X, y)
         assert "--" not in str(raised.value)
+    # Targets a GP cannot use are bad arguments too, as the docs promise.
+    with pytest.raises(ValueError, match="is constant"):
+        gpstream.GaussianProcessRegressor().fit(X, np.ones(len(y)))
+    with pytest.raises(ValueError, match="too large for their squares"):
+        gpstream.GaussianProcessRegressor().fit(X, 1e200 * y)
     with pytest.raises(MemoryError, match="raise memory="):
         gpstream.GaussianProcessRegressor(solver="cholesky", memory="64K").fit(*problem(3000))
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <sstream>
 
@@ -300,6 +301,27 @@ TEST_CASE("a variance run stopped by --time-limit or Ctrl-C publishes its finish
       CHECK(read_file(part) == read_file(whole));
     }
   }
+  SUBCASE("SIGKILL: the rows published before it are kept, and --resume continues them") {
+    // Published after every batch (--checkpoint-every 0.01); killed without a chance to write anything more.
+    const std::string part = run.directory.file("part.csv");
+    const std::string command = std::string("'") + GPSTREAM_BINARY + "' " + run.predict(part) +
+                                " --checkpoint-every 0.01 2>/dev/null & pid=$!; sleep 1.5; kill -KILL $pid; wait $pid";
+    const int status = std::system(command.c_str());
+    if (WEXITSTATUS(status) == 0) {
+      MESSAGE("the run finished before the signal; nothing to check");  // a machine 10x faster than CI's
+    } else {
+      CHECK(WEXITSTATUS(status) == 128 + SIGKILL);
+      REQUIRE(std::filesystem::exists(part));
+      const std::size_t done = rows_with_variance(read_file(part), 200);
+      CHECK(done > 0);
+      CHECK(done < 200);
+      const auto resumed = run_gpstream(run.predict(part) + " --resume");
+      CAPTURE(resumed.err);
+      REQUIRE(resumed.exit_code == 0);
+      CHECK(resumed.err.find(fmt::format("resuming: rows 1-{} of 200", done)) != std::string::npos);
+      CHECK(read_file(part) == read_file(whole));
+    }
+  }
   SUBCASE("a file from other inputs is refused, and left as it was") {
     const std::string other_inputs = run.directory.file("other.h5"), other = run.directory.file("other.csv");
     REQUIRE(run_gpstream("generate friedman1 --rows 200 --seed 20 -q -o " + quote(other_inputs)).exit_code == 0);
@@ -340,12 +362,13 @@ TEST_CASE("predict --variance-method nearest writes upper bounds of the exact va
   const std::string common = "predict " + quote(model) + " " + quote(test) + " --variance --latent --batch-rows 25";
   REQUIRE(run_gpstream(common + " --variance-method cholesky -q -o " + quote(directory.file("exact.csv"))).exit_code ==
           0);
-  const auto bound = run_gpstream(common + " --variance-method nearest --neighbours 50 -o " +
-                                  quote(directory.file("bound.csv")));
+  const auto bound =
+      run_gpstream(common + " --variance-method nearest --neighbours 50 -o " + quote(directory.file("bound.csv")));
   CAPTURE(bound.err);
   REQUIRE(bound.exit_code == 0);
-  CHECK(bound.err.find("variances by nearest: as asked: an upper bound, each row conditioned on its 50 training rows") !=
-        std::string::npos);
+  CHECK(
+      bound.err.find("variances by nearest: as asked: an upper bound, each row conditioned on its 50 training rows") !=
+      std::string::npos);
   REQUIRE(run_gpstream(common + " --variance-method nearest --neighbours 500 -q -o " + quote(directory.file("all.csv")))
               .exit_code == 0);
   const auto exact = read_numbers(directory.file("exact.csv")), bounds = read_numbers(directory.file("bound.csv")),
