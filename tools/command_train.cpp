@@ -51,12 +51,17 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
                         {"--init", options.learning.init_file},
                         {"--resume", rewrites_resumed ? std::string() : options.resume}},
                        writes);
+  for (const CommandFile& output : writes) {
+    if (!output.path.empty()) check_output_directory(output.path, output.role);
+  }
+  // Two runs may not write the same model, checkpoint or log at once (said first: a run that holds
+  // the path may well have written it already).
+  auto locks = std::make_unique<OutputLocks>(job.output_path, checkpoint_path, job.log_path);
   // No output replaces a file the job did not make unless --force names it: the job's own
   // checkpoint and log continue; any other file there is refused.
   check_new_output(job.output_path, "-o", overwrite);
   if (!options.save_hyper.empty()) check_new_output(options.save_hyper, "--save-hyper", overwrite);
   if (!checkpoint_path.empty()) {
-    check_output_directory(checkpoint_path, "--checkpoint");
     const OutputTarget target = resolve_output(checkpoint_path, "--checkpoint");
     if (!continuing && !overwrite && target.kind == OutputTarget::Kind::regular) {
       const bool resumable = is_checkpoint(checkpoint_path) || is_search_checkpoint(checkpoint_path);
@@ -68,7 +73,6 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
     }
   }
   if (!job.log_path.empty()) {
-    check_output_directory(job.log_path, "--log");
     const bool own_log = !options.resume.empty() && job.log_path == options.resumed_log;
     const OutputTarget target = resolve_output(job.log_path, "--log");
     if (!overwrite && target.kind == OutputTarget::Kind::regular && !(own_log && is_training_log(job.log_path))) {
@@ -76,8 +80,7 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
                               own_log ? " and is not a gpstream training log" : ""));
     }
   }
-  // Two runs may not write the same model, checkpoint or log at once.
-  return std::make_unique<OutputLocks>(job.output_path, checkpoint_path, job.log_path);
+  return locks;
 }
 
 // --learn-hyper: learns the model as `gpstream hyper` does (the kernel, its

@@ -15,7 +15,8 @@ void Standardisation::validate(const std::string& source, const std::vector<std:
   // What is wrong with a column's mean and standard deviation, if anything: a NaN or a negative spread
   // is a damaged or hand-edited file (a negative y_std would reflect every prediction about the mean),
   // an infinite one values whose squares overflow.
-  const auto check_column = [&](const std::string& what, double mean_value, double spread, const char* rescale) {
+  // Inputs need finite statistics; the target's variance is used too (a variance of y*), so its square must fit.
+  const auto check_column = [&](const std::string& what, double mean_value, double spread, bool target) {
     GPSTREAM_CHECK_ARGUMENT(
         !std::isnan(mean_value) && !std::isnan(spread),
         "{}: {} has mean {} and standard deviation {}: not a number (a damaged file, or one written by "
@@ -25,20 +26,20 @@ void Standardisation::validate(const std::string& source, const std::vector<std:
         spread >= 0, "{}: {} has a negative standard deviation {} (a damaged file, or one written by another tool)",
         source, what, spread);
     GPSTREAM_CHECK_ARGUMENT(
-        std::isfinite(mean_value) && std::isfinite(spread * spread),
+        std::isfinite(mean_value) && std::isfinite(target ? spread * spread : spread),
         "{}: {} has mean {} and standard deviation {}: its values are too large for their squares to fit "
         "a double (|x| below about 1e150 do); rescale {}",
-        source, what, mean_value, spread, rescale);
+        source, what, mean_value, spread, target ? "the target" : "the column");
   };
   for (std::size_t l = 0; l < x_mean.size(); ++l) {
     const std::string column =
         l < feature_names.size() ? fmt::format("\"{}\"", feature_names[l]) : fmt::format("{}", l + 1);
-    check_column("input column " + column, x_mean[l], x_std[l], "the column");
+    check_column("input column " + column, x_mean[l], x_std[l], false);
   }
   mean.validate(x_mean.empty() ? static_cast<std::size_t>(-1) : x_mean.size(), source);
   GPSTREAM_CHECK_ARGUMENT(mean.coefficients.empty() || mean.inputs.empty() || !x_mean.empty(),
                           "{}: a linear mean needs standardised inputs", source);
-  check_column(fmt::format("the target \"{}\"", target_name), y_mean, y_std, "the target");
+  check_column(fmt::format("the target \"{}\"", target_name), y_mean, y_std, true);
   const double variance = y_std * y_std;
   GPSTREAM_CHECK_ARGUMENT(variance > 0 || constant_target_allowed,
                           "{}: the target \"{}\" is constant ({} in every row){}: a GP has nothing to learn from it",

@@ -261,9 +261,8 @@ TEST_CASE("a shared --log is refused while its run lives, and a resumed run's lo
   for (int wait = 0; wait < 4000 && !std::filesystem::exists(lock); ++wait) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  // --force: an existing log is refused without it, even when no run holds it.
   const auto second = run_gpstream("train " + quote(data) + kHyper + " --max-iter 3 -o " +
-                                   quote(directory.file("other.h5")) + " --log " + quote(log) + " --force");
+                                   quote(directory.file("other.h5")) + " --log " + quote(log));
   CHECK(second.exit_code == 1);
   CHECK(second.err.find("--log: '" + log + "' is in use by another gpstream run") != std::string::npos);
   std::this_thread::sleep_for(std::chrono::milliseconds(900));
