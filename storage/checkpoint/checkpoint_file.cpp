@@ -252,13 +252,6 @@ Checkpoint read_checkpoint(const std::string& path) {
   return checkpoint;
 }
 
-bool is_checkpoint(const std::string& path) {
-  try {
-    hdf5::Handle file = hdf5::open_file(path);
-    return hdf5::read_format(file.get(), path) == kCheckpointFormat;
-  } catch (const Error&) {
-    return false;
-  }
-}
+bool is_checkpoint(const std::string& path) { return hdf5::has_format(path, kCheckpointFormat); }
 
 }  // namespace gpstream

@@ -131,13 +131,6 @@ SearchCheckpoint read_search_checkpoint(const std::string& path) {
   return checkpoint;
 }
 
-bool is_search_checkpoint(const std::string& path) {
-  try {
-    hdf5::Handle file = hdf5::open_file(path);
-    return hdf5::read_format(file.get(), path) == kSearchCheckpointFormat;
-  } catch (const Error&) {
-    return false;
-  }
-}
+bool is_search_checkpoint(const std::string& path) { return hdf5::has_format(path, kSearchCheckpointFormat); }
 
 }  // namespace gpstream

@@ -295,6 +295,15 @@ std::int64_t check_format(hid_t file, const std::string& path, const char* forma
   return version;
 }
 
+bool has_format(const std::string& path, const char* format) {
+  try {
+    Handle file = open_file(path);
+    return read_format(file.get(), path) == format;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 bool has_attribute(hid_t object, const std::string& name) { return H5Aexists(object, name.c_str()) > 0; }
 
 void write_attribute(hid_t object, const std::string& name, const std::string& value) {

@@ -100,6 +100,9 @@ std::vector<double> read_vector(hid_t parent, const std::string& name, const std
 // The root 'format' attribute of an HDF5 file ("gpstream-dataset", …);
 // throws naming the file when it has none.
 std::string read_format(hid_t file, const std::string& path);
+// Whether `path` is an HDF5 file whose format is `format` (false for
+// anything else, a missing or unreadable file included).
+bool has_format(const std::string& path, const char* format);
 
 // Who made a gpstream file and when: root attributes 'created_by'
 // ("gpstream 0.1.0") and 'created_at' (UTC, ISO 8601). Older files may lack
