@@ -87,6 +87,7 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
       ("mean-fit", po::value(&mean_fit)->default_value(mean_fit), "ols: the trend by least squares, the kernel learned on its residual (restricted spatial regression: the trend keeps the covariates' effect far from the training rows); gls: jointly with the kernel by maximum likelihood")
       ("learn-on", po::value(&learn_on)->default_value(learn_on), "all: refine the subset's optimum on every row by the Vecchia likelihood (nearest-neighbour conditionals); subset: the subset's exact likelihood only")
       ("neighbours", po::value(&neighbours)->default_value(neighbours), "--learn-on all: conditioning rows per row of the Vecchia likelihood")
+      ("max-terms", po::value(&max_terms)->default_value(max_terms), "--kernel auto, --learn-on all: after the single kernels, sums of the chosen one's family at separated scales (a longer or a shorter term beside it, then a third), refined on all rows and kept where the evidence over all rows says so; up to this many terms (1: single kernels only)")
       ("exact-rows", po::value(&exact_rows)->default_value(exact_rows), "--learn-on all, where the Vecchia likelihood is not accurate enough: refine the chosen kernel by the exact likelihood on random subsets of twice the rows each time, up to this many (O(rows^3) time, 16 rows^2 bytes; --subset or less: off)")
       ("all-rows-steps", po::value(&stochastic.max_steps)->default_value(stochastic.max_steps), "--learn-on all: refine on all rows by Newton steps on the exact likelihood's stochastic gradient, at most this many gradient estimates (each t + 1 GBCD solves and a pass over all pairs of rows; 0: off)")
       ("probes", po::value(&stochastic.gradient.probes)->default_value(stochastic.gradient.probes), "random probe vectors t of each all-rows gradient estimate (Hutchinson's trace estimator; its error falls as 1/sqrt(t); a multiple of 4)")
@@ -191,10 +192,13 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
     origins.push_back("--init " + learning.init_file);
   }
   const bool compare = automatic && (learning.init_file.empty() || given(values, "kernel"));
+  if (learning.max_terms < 1) throw UsageError("--max-terms must be at least 1");
   if (compare) {
     model.kernels.clear();
     for (const KernelType type : kAutoKernelCandidates) model.kernels.push_back({.type = type});
+    model.max_terms = learning.max_terms;
   } else {
+    if (given(values, "max-terms")) throw UsageError("--max-terms is for --kernel auto");
     model.kernels = {shape};
   }
   const StartingPoint command_line = kernel_values.given(values);
@@ -229,8 +233,8 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
   const std::string whole = learned.all_rows ? fmt::format("all {} rows (Vecchia, m = {})", format_count(learned.rows),
                                                            options.vecchia.neighbours)
                                              : std::string("all rows: not used");
-  lines.push_back(fmt::format("{:<14} {:>16} {:>24}  {}", "kernel", "-log p (subset)", "-log p (" + whole + ")",
-                              "lengthscales; signal, noise variance"));
+  lines.push_back(fmt::format("{:<24} {:>16} {:>24} {:>6} {:>8}  {}", "kernel", "-log p (subset)",
+                              "-log p (" + whole + ")", "params", "seconds", "lengthscales; signal, noise variance"));
   const auto list = [](const std::vector<double>& values) {
     std::vector<std::string> words;
     for (const double value : values) words.push_back(fmt::format("{:.3g}", value));
@@ -242,9 +246,15 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
     std::string values = fmt::format("{}; {:.3g}, {:.3g}", list(h.lengthscales), h.signal_variance, h.noise_variance);
     for (const KernelTerm& term : h.added)
       values += fmt::format(" + {}; {:.3g}", list(term.lengthscales), term.signal_variance);
-    lines.push_back(fmt::format("{:<14} {:>16.2f} {:>24}  {}{}", fit.name, fit.subset.search.objective,
-                                learned.all_rows ? fmt::format("{:.2f}", fit.objective) : std::string("-"), values,
-                                learned.candidates.size() > 1 && c == learned.chosen ? "  <- chosen" : ""));
+    const std::string mark =
+        !fit.compared ? fmt::format("  (not compared: Vecchia off by {:.2g} nats per row)", fit.check.error_per_row)
+        : learned.candidates.size() > 1 && c == learned.chosen ? "  <- chosen"
+                                                               : "";
+    lines.push_back(fmt::format("{:<24} {:>16} {:>24} {:>6} {:>8.1f}  {}{}", fit.name,
+                                fit.composed ? std::string("-") : fmt::format("{:.2f}", fit.subset.search.objective),
+                                learned.all_rows ? fmt::format("{:.2f}", fit.objective) : std::string("-"),
+                                log_parameters(h).size() + fit.mean_coefficients.size(),
+                                fit.subset.seconds + fit.all_rows_seconds, values, mark));
   }
   if (learned.declined) {
     std::vector<std::string> checks;

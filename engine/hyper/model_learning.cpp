@@ -3,6 +3,7 @@
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/core/work_progress.h"
+#include "engine/data/nearest_neighbours.h"
 #include "engine/data/partitioned_rows.h"
 #include "engine/data/row_source_utilities.h"
 
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <limits>
 #include <numeric>
 
 namespace gpstream {
@@ -136,6 +138,136 @@ void refine_by_stochastic_gradient_on_all_rows(Context& context, RowSource& rows
   learned.rows = n;
 }
 
+// The criterion candidates are compared on: −log p plus ½ (parameters) log(rows) [Schwarz78].
+double information_criterion(const CandidateFit& fit, double rows) {
+  const std::size_t parameters = log_parameters(fit.hyperparameters).size() + fit.mean_coefficients.size();
+  return fit.objective + 0.5 * static_cast<double>(parameters) * std::log(rows);
+}
+
+// Terms of one sum, each (lengthscales, signal variance), the shortest first: the Vecchia likelihood's
+// conditioning sets follow the first term's lengthscales.
+struct Scales {
+  KernelType type;
+  std::vector<std::pair<std::vector<double>, double>> terms;
+  KernelHyperparameters with_noise(double noise) const {
+    KernelHyperparameters h{type, terms.front().first, terms.front().second, noise};
+    for (std::size_t t = 1; t < terms.size(); ++t) h.added.push_back({type, terms[t].first, terms[t].second});
+    return h;
+  }
+};
+
+Scales scales_of(const KernelHyperparameters& h) {
+  Scales scales{h.type, {{h.lengthscales, h.signal_variance}}};
+  for (const KernelTerm& term : h.added) scales.terms.emplace_back(term.lengthscales, term.signal_variance);
+  return scales;
+}
+
+// `scales` with one more term at `ratio` times its longest (ratio > 1) or shortest (ratio < 1) term's
+// lengthscales — no longer than twice the rows' extent in each input, where a term is flat — taking a third of
+// the signal variance from the others.
+Scales with_term(Scales scales, double ratio, const std::vector<double>& extent) {
+  auto& from = ratio > 1 ? scales.terms.back() : scales.terms.front();
+  std::vector<double> lengthscales = from.first;
+  for (std::size_t l = 0; l < lengthscales.size(); ++l) {
+    lengthscales[l] *= ratio;
+    if (lengthscales.size() == extent.size()) lengthscales[l] = std::min(lengthscales[l], 2 * extent[l]);
+  }
+  double signal = 0.0;
+  for (auto& term : scales.terms) {
+    term.second *= 2.0 / 3.0;
+    signal += term.second / 2.0;
+  }
+  if (ratio > 1) {
+    scales.terms.emplace_back(std::move(lengthscales), signal);
+  } else {
+    scales.terms.insert(scales.terms.begin(), {std::move(lengthscales), signal});
+  }
+  return scales;
+}
+
+// The median over up to 1,000 rows (an even spread of them) of the distance to the nearest other row, in units
+// of `lengthscales`.
+double median_neighbour_distance(const std::vector<double>& x, std::size_t d, const std::vector<double>& lengthscales) {
+  const std::size_t n = x.size() / d;
+  if (n < 2) return std::numeric_limits<double>::infinity();
+  std::vector<double> scale(d);
+  for (std::size_t l = 0; l < d; ++l) scale[l] = 1.0 / lengthscales[lengthscales.size() == 1 ? 0 : l];
+  const NeighbourIndex index(x.data(), n, d, scale);
+  const std::size_t samples = std::min<std::size_t>(n, 1000);
+  std::vector<double> distances;
+  std::vector<std::uint32_t> found;
+  for (std::size_t k = 0; k < samples; ++k) {
+    const std::size_t i = k * n / samples;
+    index.nearest_before(i, 2, n, found);
+    for (const std::uint32_t j : found) {
+      if (j == i) continue;
+      double squared = 0.0;
+      for (std::size_t l = 0; l < d; ++l) {
+        const double difference = (x[i * d + l] - x[j * d + l]) * scale[l];
+        squared += difference * difference;
+      }
+      distances.push_back(std::sqrt(squared));
+      break;
+    }
+  }
+  if (distances.empty()) return std::numeric_limits<double>::infinity();
+  std::nth_element(distances.begin(), distances.begin() + static_cast<std::ptrdiff_t>(distances.size() / 2),
+                   distances.end());
+  return distances[distances.size() / 2];
+}
+
+// Step 3: sums of the chosen family at separated scales. Two starts of two terms — a longer term beside the
+// chosen fit's, or a shorter one — then, from the better of them where it beats the chosen fit, a third term
+// on the same side; each refined on all rows from its start and compared on the same criterion. Bounded:
+// at most 3 fits.
+void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& objective, const std::vector<double>& x,
+                  const std::vector<double>& y, std::size_t d, const ModelLearningOptions& options,
+                  LearnedModel& learned) {
+  const CandidateFit base = learned.best();
+  if (options.max_terms < 2 || !base.hyperparameters.added.empty() || !is_stationary(base.hyperparameters) ||
+      base.hyperparameters.lengthscales.empty()) {
+    return;
+  }
+  const std::size_t n = y.size();
+  std::vector<double> extent(d, 0.0);  // each input's range over the rows
+  for (std::size_t l = 0; l < d; ++l) {
+    double low = x[l], high = x[l];
+    for (std::size_t i = 1; i < n; ++i) low = std::min(low, x[i * d + l]), high = std::max(high, x[i * d + l]);
+    extent[l] = high - low;
+  }
+  const double noise = base.hyperparameters.noise_variance;
+  const auto fit_from = [&](const Scales& start, std::size_t index) {
+    CandidateFit fit;
+    fit.composed = true;
+    fit.hyperparameters = start.with_noise(noise);
+    fit.name = kernel_name(fit.hyperparameters);
+    fit.mean_coefficients = base.mean_coefficients;
+    fit.subset.subset_size = base.subset.subset_size;  // the precision the search asks for per row
+    refine_on_all_rows(context, vecchia, objective, index, options, fit);
+    learned.evaluations += fit.all_rows_evaluations;
+    fit.check = check_vecchia(context, x, y, d, options, fit);
+    fit.compared = fit.check.trusted;
+    fit.criterion =
+        fit.compared ? information_criterion(fit, static_cast<double>(n)) : std::numeric_limits<double>::infinity();
+    learned.candidates.push_back(fit);
+    return learned.candidates.size() - 1;
+  };
+  const Scales single = scales_of(base.hyperparameters);
+  const double ratio = options.scale_ratio;
+  std::size_t index = learned.candidates.size();
+  const std::size_t longer = fit_from(with_term(single, ratio, extent), index++);
+  // A shorter term only where the rows resolve it: the median distance between nearest rows, in the chosen
+  // fit's lengthscales, below 1/ratio (else the term would see its neighbours at more than one lengthscale,
+  // and act as noise).
+  const bool resolved = median_neighbour_distance(x, d, base.hyperparameters.lengthscales) * ratio < 1.0;
+  const std::size_t shorter = resolved ? fit_from(with_term(single, 1 / ratio, extent), index++) : longer;
+  const bool long_side = learned.candidates[longer].criterion <= learned.candidates[shorter].criterion;
+  const CandidateFit& pair = learned.candidates[long_side ? longer : shorter];
+  if (options.max_terms >= 3 && pair.criterion < base.criterion) {
+    fit_from(with_term(scales_of(pair.hyperparameters), long_side ? ratio : 1 / ratio, extent), index++);
+  }
+}
+
 }  // namespace
 
 LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
@@ -222,9 +354,7 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
       refine_on_all_rows(context, *vecchia, *all_rows_objective, c, options, fit);
       learned.evaluations += fit.all_rows_evaluations;
     }
-    const std::size_t parameters = log_parameters(fit.hyperparameters).size() + fit.mean_coefficients.size();
-    const double rows_compared = static_cast<double>(trusted ? n : fit.subset.subset_size);
-    fit.criterion = fit.objective + 0.5 * static_cast<double>(parameters) * std::log(rows_compared);
+    fit.criterion = information_criterion(fit, static_cast<double>(trusted ? n : fit.subset.subset_size));
   }
   const auto best = [&] {
     std::size_t chosen = 0;
@@ -234,6 +364,10 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
     return chosen;
   };
   learned.chosen = best();
+  if (trusted) {  // step 3: on the same all-rows objective only
+    compose_sums(context, *vecchia, *all_rows_objective, x, y, d, options, learned);
+    learned.chosen = best();
+  }
   learned.all_rows = trusted;
   learned.declined = all_rows && !trusted;
   learned.rows = trusted ? n : learned.candidates.front().subset.subset_size;

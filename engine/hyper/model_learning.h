@@ -73,6 +73,12 @@ struct ModelLearningOptions {
   // subset of at most this many rows (of the last rung's).
   StochasticRefinementOptions stochastic;
   std::size_t curvature_rows = 4000;
+  // Step 3, after step 2 on all rows: sums of up to this many terms of the chosen family at separated scales,
+  // each started from the chosen fit and refined on all rows, compared with it on the same objective
+  // (compose_sums in model_learning.cpp; 1: none). The search of [Duvenaud13] restricted to sums of one
+  // family across scales, where real fields with gaps need more than one roughness.
+  std::size_t max_terms = 1;
+  double scale_ratio = 5;  // between the lengthscales a new term starts at and its neighbour's
 };
 
 // The Vecchia likelihood against the exact one on as many random rows as
@@ -102,6 +108,10 @@ struct CandidateFit {
   double criterion = 0.0;
   std::size_t all_rows_evaluations = 0, rounds = 0;
   double all_rows_seconds = 0.0;
+  // Step 3's sums have no subset fit (their start is the chosen fit's, split across scales); one whose Vecchia
+  // check fails at its optimum is not compared (criterion +inf: the rows' objective cannot be trusted for it).
+  bool composed = false;
+  bool compared = true;
 };
 
 struct LearnedModel {

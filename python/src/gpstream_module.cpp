@@ -363,6 +363,7 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
   options.kernels.clear();
   if (parameters.kernel == "auto") {
     for (const gpstream::KernelType type : gpstream::kAutoKernelCandidates) options.kernels.push_back({.type = type});
+    options.max_terms = 3;  // gpstream hyper's default: sums across scales where the evidence says so
   } else {
     options.kernels.push_back(gpstream::parse_kernel_shape(parameters.kernel));
   }

@@ -135,7 +135,9 @@ inline Problem draw_from_gp(const KernelHyperparameters& h, std::size_t n, std::
   Problem p;
   p.d = h.lengthscales.size();
   for (std::size_t i = 0; i < p.d * n; ++i) p.x.push_back(uniform(random));
-  std::vector<double> k = reference_kernel_matrix({h.type, h.lengthscales, h.signal_variance, 1e-8}, [&] {
+  KernelHyperparameters noise_free = h;  // a sum keeps its terms
+  noise_free.noise_variance = 1e-8;
+  std::vector<double> k = reference_kernel_matrix(noise_free, [&] {
     Problem shape;
     shape.d = p.d;
     shape.x = p.x;

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <random>
 
@@ -259,4 +261,76 @@ TEST_CASE("a learning resumed from its journal ends where the uninterrupted one 
   CHECK(log_parameters(resumed.best().hyperparameters) == log_parameters(uninterrupted.best().hyperparameters));
   CHECK(resumed.best().mean_coefficients == uninterrupted.best().mean_coefficients);
   CHECK(resumed.best().objective == uninterrupted.best().objective);
+}
+
+TEST_CASE("auto composes: a sum of a short and a long term from a two-scale field, a single kernel from one scale") {
+  // A field of a short and a long Matérn 3/2 term, and one of a single scale; 1,500 rows on [−2, 2]².
+  const KernelHyperparameters two_scales{
+      KernelType::matern32, {0.15, 0.15}, 0.5, 0.01, {{KernelType::matern32, {1.5, 1.5}, 1.0}}};
+  const KernelHyperparameters one_scale{KernelType::matern32, {0.4, 0.4}, 1.0, 0.01};
+  for (const bool two : {true, false}) {
+    CAPTURE(two);
+    const Problem p = draw_from_gp(two ? two_scales : one_scale, 1500, 23);
+    InMemoryRowSource rows = p.source();
+    ModelLearningOptions options = compare_kernels(400, /*all_rows=*/true);
+    options.max_terms = 3;
+    Context context({.seed = 5});
+    const LearnedModel learned = learn_model(context, rows, RowPartition::whole(p.rows()), options);
+    REQUIRE(learned.all_rows);
+    const auto composed = std::count_if(learned.candidates.begin(), learned.candidates.end(),
+                                        [](const CandidateFit& fit) { return fit.composed; });
+    CHECK(composed >= 2);  // a longer and a shorter term were tried (and a third where a pair won)
+    const CandidateFit& best = learned.best();
+    CAPTURE(best.name);
+    CAPTURE(best.criterion);
+    for (const CandidateFit& fit : learned.candidates) {
+      CAPTURE(fit.name);
+      CAPTURE(fit.criterion);
+      CHECK(fit.criterion >= best.criterion);
+      if (fit.composed) CHECK(fit.hyperparameters.added.size() >= 1);
+    }
+    if (two) {
+      REQUIRE(best.hyperparameters.added.size() >= 1);
+      // Its terms span the two scales: the shortest near 0.15, the longest beyond 0.6.
+      std::vector<double> scales = {best.hyperparameters.lengthscales[0]};
+      for (const KernelTerm& term : best.hyperparameters.added) scales.push_back(term.lengthscales[0]);
+      const auto [shortest, longest] = std::minmax_element(scales.begin(), scales.end());
+      CHECK(*shortest < 0.3);
+      CHECK(*longest > 0.6);
+    } else {
+      CHECK(best.hyperparameters.added.empty());
+    }
+  }
+}
+
+TEST_CASE("a composed search resumed from its journal ends where the uninterrupted one does, bit for bit") {
+  const KernelHyperparameters two_scales{
+      KernelType::matern32, {0.15, 0.15}, 0.5, 0.01, {{KernelType::matern32, {1.5, 1.5}, 1.0}}};
+  const Problem p = draw_from_gp(two_scales, 800, 29);
+  InMemoryRowSource rows = p.source();
+  ModelLearningOptions options = compare_kernels(300, /*all_rows=*/true);
+  options.kernels = {{.type = KernelType::matern32}};
+  options.max_terms = 3;
+  Context whole_context;
+  SearchJournal whole;
+  const LearnedModel uninterrupted = learn_model(whole_context, rows, RowPartition::whole(p.rows()), options, &whole);
+  REQUIRE(uninterrupted.candidates.size() >= 3);
+  // Cut inside the composed fits: the journal of the single kernel and part of the sums.
+  const std::size_t single_evaluations =
+      uninterrupted.candidates.front().subset.evaluations + uninterrupted.candidates.front().all_rows_evaluations;
+  REQUIRE(whole.entries().size() > single_evaluations + 10);
+  std::vector<SearchJournal::Entry> recorded(whole.entries().begin(),
+                                             whole.entries().begin() + static_cast<long>(single_evaluations + 10));
+  SearchJournal replay(std::move(recorded));
+  Context resumed_context;
+  const LearnedModel resumed = learn_model(resumed_context, rows, RowPartition::whole(p.rows()), options, &replay);
+  CHECK(replay.entries().size() == whole.entries().size());
+  REQUIRE(resumed.candidates.size() == uninterrupted.candidates.size());
+  CHECK(resumed.chosen == uninterrupted.chosen);
+  for (std::size_t c = 0; c < resumed.candidates.size(); ++c) {
+    CAPTURE(c);
+    CHECK(log_parameters(resumed.candidates[c].hyperparameters) ==
+          log_parameters(uninterrupted.candidates[c].hyperparameters));
+    CHECK(resumed.candidates[c].objective == uninterrupted.candidates[c].objective);
+  }
 }
