@@ -247,7 +247,8 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
     for (const KernelTerm& term : h.added)
       values += fmt::format(" + {}; {:.3g}", list(term.lengthscales), term.signal_variance);
     const std::string mark =
-        !fit.compared ? fmt::format("  (not compared: Vecchia off by {:.2g} nats per row)", fit.check.error_per_row)
+        !fit.resolved   ? std::string("  (not compared: a term shorter than the rows' spacing)")
+        : !fit.compared ? fmt::format("  (not compared: Vecchia off by {:.2g} nats per row)", fit.check.error_per_row)
         : learned.candidates.size() > 1 && c == learned.chosen ? "  <- chosen"
                                                                : "";
     lines.push_back(fmt::format("{:<24} {:>16} {:>24} {:>6} {:>8.1f}  {}{}", fit.name,

@@ -216,6 +216,16 @@ double median_neighbour_distance(const std::vector<double>& x, std::size_t d, co
   return distances[distances.size() / 2];
 }
 
+// Each input's shortest lengthscale over a sum's terms.
+std::vector<double> shortest_lengthscales(const KernelHyperparameters& h) {
+  std::vector<double> shortest = h.lengthscales;
+  for (const KernelTerm& term : h.added) {
+    if (term.lengthscales.size() != shortest.size()) continue;
+    for (std::size_t l = 0; l < shortest.size(); ++l) shortest[l] = std::min(shortest[l], term.lengthscales[l]);
+  }
+  return shortest;
+}
+
 // Step 3: sums of the chosen family at separated scales. Two starts of two terms — a longer term beside the
 // chosen fit's, or a shorter one — then, from the better of them where it beats the chosen fit, a third term
 // on the same side; each refined on all rows from its start and compared on the same criterion. Bounded:
@@ -246,7 +256,11 @@ void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& obje
     refine_on_all_rows(context, vecchia, objective, index, options, fit);
     learned.evaluations += fit.all_rows_evaluations;
     fit.check = check_vecchia(context, x, y, d, options, fit);
-    fit.compared = fit.check.trusted;
+    // A term whose lengthscales the rows do not resolve (the median nearest row beyond one of them) is noise by
+    // another name: its sum would lower the noise variance without describing the field (bcef: a third term
+    // at 0.0016, 1.3 of them between nearest rows, took the noise from 0.044 to 0.0045).
+    fit.resolved = median_neighbour_distance(x, d, shortest_lengthscales(fit.hyperparameters)) < 1.0;
+    fit.compared = fit.check.trusted && fit.resolved;
     fit.criterion =
         fit.compared ? information_criterion(fit, static_cast<double>(n)) : std::numeric_limits<double>::infinity();
     learned.candidates.push_back(fit);

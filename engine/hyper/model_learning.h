@@ -110,7 +110,10 @@ struct CandidateFit {
   double all_rows_seconds = 0.0;
   // Step 3's sums have no subset fit (their start is the chosen fit's, split across scales); one whose Vecchia
   // check fails at its optimum is not compared (criterion +inf: the rows' objective cannot be trusted for it).
+  // Not compared either where a term's lengthscales are shorter than the rows resolve (the median distance
+  // between nearest rows beyond one lengthscale): such a term acts as noise.
   bool composed = false;
+  bool resolved = true;
   bool compared = true;
 };
 

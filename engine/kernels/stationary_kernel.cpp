@@ -178,22 +178,31 @@ class StationaryKernel final : public Kernel {
   }
 
   // The entries whose expansion may have lost more than kExpansionDistanceError of D (see the top of the
-  // file), computed again from Σ_l (ã_l − b̃_l)²: one comparison per row of a where none does.
+  // file), computed again from Σ_l (ã_l − b̃_l)²: one comparison per row of a where none does. A row that has
+  // some gets all its D from the differences in one vectorised pass, padded to whole vectors as
+  // entrywise_with's rows are (an entry then takes the same instructions wherever it is), and keeps them for
+  // those entries alone.
   void from_differences_where_cancelled(decltype(StationaryProfile::row) row, const PreparedView& a,
                                         const PreparedView& b, double* block) const {
+    constexpr std::size_t kLanes = 8;
     const std::size_t d = dimension(), count = b.count;
     const double largest = *std::max_element(b.squared_norms, b.squared_norms + count);
-    const double signal = hyperparameters().signal_variance, zero = 0.0;
+    const double signal = hyperparameters().signal_variance;
+    const std::size_t padded = (count + kLanes - 1) / kLanes * kLanes;
+    std::vector<double> columns, distance, zeros;  // b coordinate-major, made at the first such row
     for (std::size_t i = 0; i < a.count; ++i) {
       if (a.squared_norms[i] + largest <= norm_limit_) continue;
-      const double* x = a.values + i * d;
+      if (columns.empty()) {
+        columns.assign(d * padded, 0.0);
+        for (std::size_t j = 0; j < count; ++j)
+          for (std::size_t l = 0; l < d; ++l) columns[l * padded + j] = b.values[j * d + l];
+        distance.resize(padded);
+        zeros.assign(padded, 0.0);
+      }
+      vector_math::squared_distances(a.values + i * d, columns.data(), d, padded, distance.data());
+      row(distance.data(), padded, 0.0, zeros.data(), signal);  // the family's pass from D itself: zero norms
       for (std::size_t j = 0; j < count; ++j) {
-        if (a.squared_norms[i] + b.squared_norms[j] <= norm_limit_) continue;
-        const double* z = b.values + j * d;
-        double distance = 0.0;
-        for (std::size_t l = 0; l < d; ++l) distance += (x[l] - z[l]) * (x[l] - z[l]);
-        row(&distance, 1, 0.0, &zero, signal);  // the family's pass from D itself: zero norms
-        block[i * count + j] = distance;
+        if (a.squared_norms[i] + b.squared_norms[j] > norm_limit_) block[i * count + j] = distance[j];
       }
     }
   }
