@@ -21,7 +21,7 @@ namespace gpstream {
 namespace {
 
 // Bounds and restart box in standardised units (see the header).
-constexpr double kLengthscaleBounds[2] = {1e-3, 1e5};
+constexpr double kLengthscaleBounds[2] = {1e-3, kLongestLengthscale};
 constexpr double kSignalBounds[2] = {1e-3, 1e3};
 constexpr double kNoiseUpperBound = 10.0;
 constexpr double kRestartLengthscale[2] = {0.1, 10.0};

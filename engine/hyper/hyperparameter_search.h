@@ -37,6 +37,10 @@
 
 namespace gpstream {
 
+// The longest lengthscale a search reaches (standardised units): an input whose lengthscale sits there is one
+// the kernel ignores.
+inline constexpr double kLongestLengthscale = 1e5;
+
 // Values of the first start given by the user (standardised units); what is
 // left empty comes from the data. One lengthscale stands for every input of
 // an ARD kernel; otherwise there must be as many as the kernel has.

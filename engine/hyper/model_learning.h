@@ -105,6 +105,7 @@ struct CandidateFit {
   double objective = 0.0;
   // What candidates are compared on: the objective plus ½ (parameters) log(rows) — the Bayesian information
   // criterion's penalty [Schwarz78]; the same for the four families of `auto`, which have as many parameters.
+  // A sum of step 3 adds the Vecchia likelihood's trusted error over the rows: it must win by more than that.
   double criterion = 0.0;
   std::size_t all_rows_evaluations = 0, rounds = 0;
   double all_rows_seconds = 0.0;
