@@ -281,12 +281,9 @@ void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& obje
     // at 0.0016, 1.3 of them between nearest rows, took the noise from 0.044 to 0.0045).
     fit.resolved = median_neighbour_distance(x, d, shortest_lengthscales(fit.hyperparameters)) < 1.0;
     fit.compared = fit.check.trusted && fit.resolved;
-    // A sum must also win by more than the objective is trusted to: the Vecchia likelihood is within
-    // trusted_error_per_row of the exact one per row, and a smaller gain may be its error (bcef's two-scale
-    // sum gained 0.0036 nats per row and predicted the test set worse, 6.96 m against 6.64 m; the satellite
-    // set's gained 0.011 and predicted 25 % better).
+    // A sum must also win by options.sum_margin_per_row nats a row beyond the BIC (see the option).
     fit.criterion = fit.compared ? information_criterion(fit, static_cast<double>(n)) +
-                                       options.trusted_error_per_row * static_cast<double>(n)
+                                       options.sum_margin_per_row * static_cast<double>(n)
                                  : std::numeric_limits<double>::infinity();
     learned.candidates.push_back(fit);
     return learned.candidates.size() - 1;
