@@ -1,72 +1,108 @@
 #!/usr/bin/env bash
-# How a GBCD iteration scales with cores (issue 31): the seconds per
-# iteration at --threads 1 and 2 (from the training log, after the first
-# iteration), on kin40k (30,000 rows, shared hyperparameters; when
-# ../shared/data is there) and on Friedman1 1M rows; from the two, Amdahl's
-# serial fraction f (T1/T2 = 1 / (f + (1 − f)/2)) and the time per
-# iteration it projects at 16 and 64 cores, T1·(f + (1 − f)/p). The same
-# iterations run at both thread counts (the result is independent of the
-# thread count, bit for bit). Prints the table and writes
-# out/bench/thread_scaling.csv.
-# Each figure is the fastest of REPEATS (default 3) alternating runs.
-# Usage: [REPEATS=3] bench/run_thread_scaling.sh [ITERATIONS_KIN40K [ITERATIONS_1M]]
+# How training scales with cores (issue 48): the default `train` timed once
+# at every thread count from 1 to all cores — kin40k to convergence (30,000
+# rows, shared hyperparameters; when ../shared/data is there) and Friedman1
+# 1M rows for ITERATIONS_1M iterations — each run whole (wall time) and
+# phase by phase (`train --profile`: engine/core/phase_times.h). Amdahl's
+# law T(p) = s + w/p is fitted by least squares through every point (not
+# two), for the run and for each phase: s is the serial time no core count
+# removes, s/(s + w) the serial fraction, s + w/16 and s + w/64 the
+# projections. α is the same bits at every thread count (tested), so every
+# run does the same iterations.
+#
+# Prints the table and writes out/bench/thread_scaling.csv (one row per run)
+# and out/bench/thread_scaling_fit.csv (one row per dataset and phase).
+#
+# Usage: [THREADS="1 2 4 8 16"] [GPSTREAM=path] [GPSTREAM_DATA=dir] [OUT_DIR=dir]
+#        bench/run_thread_scaling.sh [ITERATIONS_1M]
+# (GPSTREAM: a gpstream binary to time instead of building one — the portable
+# build bench/pack_portable.sh makes, on another machine; GPSTREAM_DATA: where
+# kin40k_train.csv and hyper/kin40k.json are, default ../shared/data.)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-iterations_kin40k="${1:-300}"
-iterations_1m="${2:-40}"
-repeats="${REPEATS:-3}"
-"$root/scripts/install-deps.sh"
-BUILD_TARGET=gpstream "$root/scripts/build.sh"
-gpstream="$root/build/tools/gpstream"
-out="$root/out/bench"
+iterations_1m="${1:-40}"
+gpstream="${GPSTREAM:-}"
+if [ -z "$gpstream" ]; then
+  "$root/scripts/install-deps.sh"
+  BUILD_TARGET=gpstream "$root/scripts/build.sh"
+  gpstream="$root/build/tools/gpstream"
+fi
+cores="$(nproc)"
+threads="${THREADS:-$(seq -s ' ' 1 "$cores")}"
+out="${OUT_DIR:-$root/out/bench}"
 data="$out/scale-data"  # shared with run_scale_bench.sh
 mkdir -p "$data"
 csv="$out/thread_scaling.csv"
+fit_csv="$out/thread_scaling_fit.csv"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB; $(date -u +%F)"
-echo "dataset,rows,iterations,seconds_per_iteration_1_thread,seconds_per_iteration_2_threads,speedup,serial_fraction,projected_16_cores,projected_64_cores" >"$csv"
+echo "machine: $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB; $("$gpstream" --version); $(date -u +%F)"
+echo "dataset,threads,iterations,seconds,ms_per_iteration,phases" >"$csv"
+echo "dataset,phase,serial_ms,parallel_ms_at_1,serial_fraction,projected_16_ms,projected_64_ms" >"$fit_csv"
 
-# per_iteration DATASET ITERATIONS THREADS [train options...]: seconds per iteration after the first.
-per_iteration() {
-  local dataset="$1" iterations="$2" threads="$3"
-  shift 3
-  "$gpstream" train "$dataset" -o "$work/model.h5" --force -q --threads "$threads" --max-iter "$iterations" \
-    --log "$work/log.csv" "$@"
-  awk -F, 'NR == 3 { first = $2 } NR > 1 { iterations = $1; seconds = $2 }
-    END { printf "%.6f\n", (seconds - first) / (iterations - 1) }' "$work/log.csv"
+# run DATASET_LABEL THREADS [train options...]: one whole run, timed; a line of the CSV.
+run() {
+  local label="$1" count="$2"
+  shift 2
+  local start end
+  start="$(date +%s.%N)"
+  "$gpstream" train -o "$work/model.h5" --force -q --profile --threads "$count" "$@" 2>"$work/err.txt"
+  end="$(date +%s.%N)"
+  # "train: profile, ms per iteration over N iterations: a 0.1, b 0.2; the rest 0.3; in all 4.5"
+  awk -v label="$label" -v threads="$count" -v start="$start" -v end="$end" '
+    /^train: profile/ {
+      match($0, /over [0-9]+ iterations/); iterations = substr($0, RSTART + 5, RLENGTH - 16)
+      line = $0; sub(/^[^:]*: [^:]*: /, "", line); gsub(/; /, ", ", line); gsub(/in all/, "all", line)
+      n = split(line, parts, ", ")
+      phases = ""
+      for (k = 1; k <= n; ++k) {
+        value = parts[k]; sub(/.* /, "", value); name = parts[k]; sub(/ [^ ]*$/, "", name); gsub(/ /, "_", name)
+        phases = phases (k > 1 ? ";" : "") name "=" value
+        if (name == "all") all = value
+      }
+      printf "%s,%d,%d,%.2f,%s,%s\n", label, threads, iterations, end - start, all, phases
+    }' "$work/err.txt" | tee -a "$csv"
 }
 
-# scaling LABEL DATASET ROWS ITERATIONS [train options...]: one row of the table.
-scaling() {
-  local label="$1" dataset="$2" rows="$3" iterations="$4"
-  shift 4
-  per_iteration "$dataset" 2 1 "$@" >/dev/null  # the dataset into the page cache
-  # The fastest of $repeats runs at each thread count, alternating: other
-  # work on the machine only ever slows a run down.
-  local one="" two="" time
-  for _ in $(seq "$repeats"); do
-    time="$(per_iteration "$dataset" "$iterations" 1 "$@")"
-    one="$(awk -v a="$one" -v b="$time" 'BEGIN { print (a == "" || b < a) ? b : a }')"
-    time="$(per_iteration "$dataset" "$iterations" 2 "$@")"
-    two="$(awk -v a="$two" -v b="$time" 'BEGIN { print (a == "" || b < a) ? b : a }')"
+# fit LABEL: Amdahl through every run of LABEL, for the iteration and for each phase.
+fit() {
+  awk -F, -v label="$1" '
+    $1 == label {
+      p = $2; x = 1 / p
+      add("iteration", x, $5)
+      n = split($6, parts, ";")
+      for (k = 1; k <= n; ++k) { split(parts[k], pair, "="); if (pair[1] != "all") add(pair[1], x, pair[2]) }
+    }
+    function add(name, x, y) {
+      if (!(name in count)) order[++names] = name
+      count[name]++; sx[name] += x; sy[name] += y; sxx[name] += x * x; sxy[name] += x * y
+    }
+    END {
+      for (k = 1; k <= names; ++k) {
+        name = order[k]; c = count[name]
+        den = c * sxx[name] - sx[name] * sx[name]
+        w = den > 0 ? (c * sxy[name] - sx[name] * sy[name]) / den : 0
+        s = (sy[name] - w * sx[name]) / c
+        if (s < 0) { s = 0; w = sxy[name] / sxx[name] }
+        if (w < 0) { w = 0; s = sy[name] / c }
+        printf "%s,%s,%.4f,%.4f,%.3f,%.4f,%.4f\n", label, name, s, s + w, (s + w > 0 ? s / (s + w) : 0), s + w / 16, s + w / 64
+      }
+    }' "$csv" | tee -a "$fit_csv"
+}
+
+shared="${GPSTREAM_DATA:-$root/../shared/data}"
+if [ -f "$shared/kin40k_train.csv" ]; then
+  [ -f "$data/kin40k.h5" ] || "$gpstream" convert "$shared/kin40k_train.csv" -o "$data/kin40k.h5" -q
+  for count in $threads; do
+    run kin40k "$count" "$data/kin40k.h5" --hyper "$shared/hyper/kin40k.json"
   done
-  awk -v label="$label" -v rows="$rows" -v iterations="$iterations" -v one="$one" -v two="$two" 'BEGIN {
-    speedup = one / two
-    f = 2 / speedup - 1  # Amdahl with p = 2
-    if (f < 0) f = 0
-    if (f > 1) f = 1
-    printf "%s,%d,%d,%.4f,%.4f,%.2f,%.3f,%.4f,%.4f\n", label, rows, iterations, one, two, speedup, f,
-      one * (f + (1 - f) / 16), one * (f + (1 - f) / 64)
-  }' | tee -a "$csv"
-}
-
-if [ -f "$root/../shared/data/kin40k_train.csv" ]; then
-  [ -f "$data/kin40k.h5" ] || "$gpstream" convert "$root/../shared/data/kin40k_train.csv" -o "$data/kin40k.h5" -q
-  scaling kin40k "$data/kin40k.h5" 30000 "$iterations_kin40k" --hyper "$root/../shared/data/hyper/kin40k.json"
+  fit kin40k
 fi
 [ -f "$data/friedman1_1m.h5" ] || "$gpstream" generate friedman1 --rows 1000000 --seed 3 -q -o "$data/friedman1_1m.h5"
-scaling friedman1_1m "$data/friedman1_1m.h5" 1000000 "$iterations_1m" \
-  --lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039
-echo "wrote $csv"
+for count in $threads; do
+  run friedman1_1m "$count" "$data/friedman1_1m.h5" --max-iter "$iterations_1m" \
+    --lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039
+done
+fit friedman1_1m
+echo "wrote $csv and $fit_csv"

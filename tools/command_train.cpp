@@ -195,6 +195,23 @@ void write_and_report(const TrainingResult& trained, const TrainingMethod& metho
   }
 }
 
+// --profile: each phase's milliseconds per iteration, and what is left of the iteration's wall time.
+void report_phases(const PhaseTimes& times, const SolverRun& run) {
+  const double iterations = static_cast<double>(std::max<std::uint64_t>(run.last.iteration, 1));
+  std::string phases;
+  double timed = 0.0;
+  for (std::size_t k = 0; k < kPhaseCount; ++k) {
+    const auto phase = static_cast<Phase>(k);
+    if (times.entries(phase) == 0) continue;
+    timed += times.seconds(phase);
+    phases += fmt::format("{}{} {:.3f}", phases.empty() ? "" : ", ", phase_name(phase),
+                          1e3 * times.seconds(phase) / iterations);
+  }
+  fmt::print(stderr, "train: profile, ms per iteration over {} iterations: {}; the rest {:.3f}; in all {:.3f}\n",
+             run.last.iteration, phases, 1e3 * (run.last.elapsed_seconds - timed) / iterations,
+             1e3 * run.last.elapsed_seconds / iterations);
+}
+
 // What a distributed run can do so far: the methods whose products and
 // sums each rank forms over its own rows (TrainingMethod::runs_on_ranks).
 void check_distributable(const TrainingMethod& method) {
@@ -270,6 +287,8 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
   // (installed before the outputs are claimed: whoever sees the claim may signal at once).
   Context::Settings settings = options.compute.context_settings(configuration.seed);
   settings.communicator = &ranks;
+  PhaseTimes phase_times;
+  if (options.profile) settings.phase_times = &phase_times;
   Context context(settings);
   const ContextInterrupts interrupts(context);
   // Rank 0 writes the job's files (gathering what the other ranks hold).
@@ -341,6 +360,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
 
   // Report.
   if (ranks.is_root()) write_and_report(result, method, trained, options);
+  if (options.profile && ranks.is_root()) report_phases(phase_times, result.run);
   if (distributed && !options.quiet) {
     const CommunicationStatistics communication = ranks.statistics();
     const double iterations = static_cast<double>(std::max<std::uint64_t>(result.run.last.iteration, 1));

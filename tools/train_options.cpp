@@ -300,7 +300,8 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("resume", po::value(&options.resume), "continue the job saved in this checkpoint: its stopping rule, output, log and checkpoint cadence, unless given again")
       ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, convergence measure (|g|/|y| for the dense solvers), kernel evaluations, gradient drift, cache lookups, hits, hits from disk, bytes read from disk, estimated core-seconds saved)")
       ("force", "overwrite the outputs (-o, --checkpoint, --log, --save-hyper) if they exist; never a file the command reads")
-      ("quiet,q", "no progress on stderr");
+      ("quiet,q", "no progress on stderr")
+      ("profile", "print where an iteration's time goes, phase by phase (GBCD's selection, the block solve and product, the past steps), at the end");
   // clang-format on
   po::options_description kernel_options(
       "Kernel values (standardised units; over a --hyper file's, or with --learn-hyper the search's start)");
@@ -318,6 +319,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
 
 void validate(TrainOptions& options, const po::variables_map& values) {
   options.quiet = values.count("quiet") != 0;
+  options.profile = values.count("profile") != 0;
   if (options.resume.empty() && options.output.empty())
     throw UsageError("give the model file to write with -o MODEL.h5");
   if (values.count("tol") != 0 && !(options.tolerance > 0))

@@ -26,6 +26,7 @@ struct TrainOptions {
   KernelValueOptions kernel_values;
   HyperparameterLearningOptions learning;
   bool quiet = false;
+  bool profile = false;  // --profile: the time of each phase of an iteration, printed at the end
 };
 
 // The command's synopsis, description and options, bound to `options`.

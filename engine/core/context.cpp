@@ -98,7 +98,8 @@ Context::Context(const Settings& settings)
       single_process_(settings.communicator == nullptr ? std::make_unique<SingleProcess>() : nullptr),
       communicator_(settings.communicator != nullptr ? settings.communicator : single_process_.get()),
       memory_(settings.memory_budget_bytes),
-      arena_(std::make_unique<tbb::task_arena>(static_cast<int>(threads_))) {
+      arena_(std::make_unique<tbb::task_arena>(static_cast<int>(threads_))),
+      phase_times_(settings.phase_times) {
   // BLAS runs single-threaded inside the arena's tasks, and uses the run's
   // threads only inside parallel_blas(): without this, the first run of a
   // process ran its BLAS calls on every core and rounded differently from

@@ -13,6 +13,7 @@
 
 #include "engine/core/communicator.h"
 #include "engine/core/error.h"
+#include "engine/core/phase_times.h"
 #include "engine/core/progress.h"
 #include "engine/core/stop_flag.h"
 #include "engine/core/blas_threads.h"
@@ -115,6 +116,9 @@ class Context {
     // refused. Thread stacks and BLAS's per-thread buffers (a few MiB) that
     // appear later are not counted.
     bool include_process_memory = false;
+    // Where the phases of an iteration are timed (engine/core/phase_times.h); null: not timed. Must outlive
+    // the Context.
+    PhaseTimes* phase_times = nullptr;
   };
 
   explicit Context(const Settings& settings);
@@ -124,6 +128,7 @@ class Context {
   ~Context();
 
   unsigned threads() const { return threads_; }
+  PhaseTimes* phase_times() const { return phase_times_; }
   // The ranks this run's training rows are partitioned among (one, unless distributed).
   Communicator& communicator() const { return *communicator_; }
   std::uint64_t seed() const { return seed_; }
@@ -175,6 +180,7 @@ class Context {
   std::unique_ptr<tbb::task_arena> arena_;
   const StopFlag* stop_ = nullptr;
   std::vector<RunObserver*> observers_;
+  PhaseTimes* phase_times_;
 };
 
 }  // namespace gpstream

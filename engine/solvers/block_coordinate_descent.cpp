@@ -58,11 +58,16 @@ std::optional<double> BlockCoordinateDescent::gradient_error_bound(const SolverS
 
 void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double> /*y*/) {
   const Columns columns{state.gradient.data(), 1};
+  PhaseTimes* times = kernel_.context().phase_times();
   if (subspace_) {
     const ActiveSet& active = solve_on_active_set(columns, state.random, state.auxiliary, delta_, nullptr);
     block_product_.resize(kernel_.size());
     if (active.indices.empty()) return;
-    kernel_.multiply_columns(active.indices, active.rows.data(), delta_.data(), 1, block_product_.data());
+    {
+      const ScopedPhase phase(times, Phase::block_product);
+      kernel_.multiply_columns(active.indices, active.rows.data(), delta_.data(), 1, block_product_.data());
+    }
+    const ScopedPhase phase(times, Phase::subspace_step);
     subspace_->step(state, active.indices, delta_, block_product_);
     return;
   }
@@ -78,6 +83,7 @@ const ActiveSet& BlockCoordinateDescent::iterate_columns(const Columns& columns,
                                                          std::vector<double>* gradient_on_b) {
   const ActiveSet& active = solve_on_active_set(columns, random, auxiliary, delta, gradient_on_b);
   if (!active.indices.empty()) {
+    const ScopedPhase phase(kernel_.context().phase_times(), Phase::block_product);
     kernel_.multiply_columns(active.indices, active.rows.data(), delta.data(), columns.r, columns.gradient, true);
   }
   return active;
@@ -97,6 +103,7 @@ const ActiveSet& BlockCoordinateDescent::solve_on_active_set(const Columns& colu
                            auxiliary};
   active_set_.has_cholesky = false;
   policy_->select(context, active_set_);
+  const ScopedPhase phase(kernel_.context().phase_times(), Phase::block_solve);
   const std::vector<std::size_t>& b = active_set_.indices;
   const std::size_t m = b.size();
   delta.resize(checked_multiply(m, r));

@@ -16,6 +16,7 @@
 #include <tbb/task_group.h>
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <numeric>
 #include <unordered_set>
@@ -203,8 +204,15 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
   // The κ-subsets O of steps t = 1 … m−1 (step 6): draw k of step t at
   // position (t − 1)κ + k of the pool, the first variable last. Every rank
   // draws the same.
-  const std::size_t first = best_first_variable(context);
-  fill_pool(context, checked_multiply(context.active_set_size - 1, candidates_), first);
+  PhaseTimes* times = context.kernel.context().phase_times();
+  const std::size_t first = [&] {
+    const ScopedPhase phase(times, Phase::first_variable);
+    return best_first_variable(context);
+  }();
+  {
+    const ScopedPhase phase(times, Phase::candidate_pool);
+    fill_pool(context, checked_multiply(context.active_set_size - 1, candidates_), first);
+  }
   // The next pool's task is waited for here, inside the task arena that runs
   // it: a wait from outside (a destructor) could find no thread to run it.
   try {
@@ -217,11 +225,13 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
     next_.ready = false;
     throw;
   }
+  const ScopedPhase phase(times, Phase::candidate_pool);
   preparing_.wait();
 }
 
 void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
   KernelMatrix& kernel = context.kernel;
+  PhaseTimes* times = kernel.context().phase_times();
   const Kernel& covariance = kernel.kernel();
   const std::size_t d = kernel.rows().columns();
   const std::size_t m = context.active_set_size;
@@ -257,10 +267,12 @@ void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
     const std::size_t chunk_last = std::min(m, chunk_first + steps_per_chunk_);
     const std::size_t t = b.size();
     // Δα_B = −K̄_BB⁻¹ G_B for B as it stands (eq. 13 for every column at once).
+    std::optional<ScopedPhase> phase(std::in_place, times, Phase::chunk_solves);
     delta_.resize(t * r);
     for (std::size_t k = 0; k < t * r; ++k) delta_[k] = -g_b_[k];
     factor.solve_columns(delta_.data(), r, false);
     factor.solve_columns(delta_.data(), r, true);
+    phase.emplace(times, Phase::candidate_scores);
     // E_O = K̄_OB Δα_B + G_O for the chunk's candidates (step 6; O ∩ B = ∅,
     // so K̄_OB = K_OB: no noise term), a tile of rows at a time on all
     // cores: each tile's K_OB is used once, while it is in cache, and not
@@ -282,6 +294,7 @@ void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
         },
         tbb::simple_partitioner());
     evaluations += rows * t;
+    phase.emplace(times, Phase::greedy_steps);
     // Step 3 for each step of the chunk: s = argmin_i −e_i² / (2 K̄_ii) over
     // its κ candidates, eq. (10), with E_O as of the chunk's start; members
     // of B and this chunk's earlier choices are skipped, ties go to the
@@ -302,6 +315,7 @@ void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
     }
     // S joins B: K̄[S, B] and K̄_SS from their rows, and the factor of K̄_BB
     // grown by S in one block.
+    phase.emplace(times, Phase::factor_block);
     const std::size_t count = chosen_.size();
     for (const std::size_t position : chosen_) {
       b.push_back(draws[position]);

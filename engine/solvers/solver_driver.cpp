@@ -61,6 +61,7 @@ double DenseSolverRun::objective() const {
 }
 
 double DenseSolverRun::convergence_measure() const {
+  const ScopedPhase phase(kernel_.context().phase_times(), Phase::convergence);
   return relative_residual(state_.gradient, target_norm_, kernel_.context().communicator());
 }
 

@@ -369,3 +369,28 @@ TEST_CASE("a dataset's inputs are matched by name as a CSV's are: columns in ano
   CHECK(refused.err.find("no inputs named \"a\", \"b\", \"c\", which the model needs") != std::string::npos);
   CHECK(!std::filesystem::exists(directory.file("no.csv")));
 }
+
+TEST_CASE("train --profile says where an iteration's time goes, phase by phase, and the phases add up to no more") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("d.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 3000 --seed 5 -q -o " + quote(data)).exit_code == 0);
+  const auto run = run_gpstream("train " + quote(data) + " " + kHyper +
+                                " --max-iter 20 --active-set 100 -q --profile -o " + quote(directory.file("m.h5")));
+  CAPTURE(run.err);
+  REQUIRE(run.exit_code == 0);
+  const std::size_t at = run.err.find("train: profile, ms per iteration over 20 iterations: ");
+  REQUIRE(at != std::string::npos);
+  double phases = 0.0;
+  for (const char* phase : {"first variable", "candidate pool", "chunk solves", "candidate scores", "greedy steps",
+                            "factor block", "block solve", "block product", "subspace step", "convergence"}) {
+    CAPTURE(phase);
+    const std::size_t found = run.err.find(std::string(phase) + " ", at);
+    REQUIRE(found != std::string::npos);
+    const double milliseconds = std::stod(run.err.substr(found + std::strlen(phase) + 1));
+    CHECK(milliseconds >= 0.0);
+    phases += milliseconds;
+  }
+  const double all = std::stod(run.err.substr(run.err.find("in all ", at) + 7));
+  CHECK(phases > 0.0);
+  CHECK(phases <= all * 1.001 + 0.01);
+}
