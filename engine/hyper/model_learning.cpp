@@ -247,9 +247,9 @@ std::optional<Scales> split_by_inputs(const KernelHyperparameters& h) {
 }
 
 // Step 3: sums of the chosen family at separated scales. Two starts of two terms — a longer term beside the
-// chosen fit's, or a shorter one — then, from the better of them where it beats the chosen fit, a third term
-// on the same side; each refined on all rows from its start and compared on the same criterion. Bounded:
-// at most 3 fits.
+// chosen fit's, or a shorter one where the rows resolve it — and a term over the coordinates plus one over the
+// covariates where the inputs split so; then, from the better pair where it beats the chosen fit, a third term
+// on the same side. Each refined on all rows from its start and compared on the same criterion: at most 4 fits.
 void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& objective, const std::vector<double>& x,
                   const std::vector<double>& y, std::size_t d, const ModelLearningOptions& options,
                   LearnedModel& learned) {
