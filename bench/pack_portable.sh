@@ -21,7 +21,7 @@ rm -rf "$pack"
 mkdir -p "$pack/bin" "$pack/lib" "$pack/data/hyper" "$pack/bench"
 cp "$build/tools/gpstream" "$pack/bin/gpstream.real"
 # Every library the binary loads, from where this machine resolves it; the loader is run by name.
-ldd "$build/tools/gpstream" | awk '/=> \// { print $3 } /^\s*\/.*ld-linux/ { print $1 }' | sort -u |
+ldd "$build/tools/gpstream" | awk '/=> \// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }' | sort -u |
   while read -r library; do cp -L "$library" "$pack/lib/"; done
 loader="$(basename "$(ldd "$build/tools/gpstream" | awk '/ld-linux/ { print $1 }' | tail -1)")"
 cat >"$pack/bin/gpstream" <<WRAPPER
