@@ -106,8 +106,7 @@ void describe_model(Text& out, const std::string& path, const hdf5::FileOrigin& 
                                      training.stop_reason, format_count(training.iterations), training.seconds,
                                      format_count(training.kernel_evaluations)));
   const TrainingMethod* method = find_training_method(training.solver);
-  const bool measured = method == nullptr ||
-                        (method->tolerance != ToleranceMeaning::none && method->tolerance != ToleranceMeaning::direct);
+  const bool measured = method == nullptr || method->stops_at_tolerance();
   if (measured) {
     out.line("convergence", fmt::format("{:.4g} (tolerance {:g}){}", training.convergence_measure, training.tolerance,
                                         training.convergence_measure <= training.tolerance ? "" : ", not converged"));

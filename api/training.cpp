@@ -288,13 +288,11 @@ TrainingResult Training::run(const std::string& checkpoint_path, std::vector<Run
   }
 
   const SolverRun& run = result.run;
-  const bool has_tolerance =
-      method_.tolerance == ToleranceMeaning::relative_residual || method_.tolerance == ToleranceMeaning::gap;
   const TrainingSummary summary{configuration_.solver.name,
                                 describe(run.reason),
                                 run.last.iteration,
                                 run.last.convergence_measure,
-                                has_tolerance ? job.stopping.tolerance : 0.0,
+                                method_.stops_at_tolerance() ? job.stopping.tolerance : 0.0,
                                 run.last.elapsed_seconds,
                                 run.last.kernel_evaluations};
   if (sparse) {

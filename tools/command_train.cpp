@@ -181,7 +181,7 @@ void write_and_report(const TrainingResult& trained, const TrainingMethod& metho
                  model.basis_size(), configuration.solver.active_set_size, configuration.online.novelty);
     }
     const double gap = configuration.job.stopping.tolerance;
-    if (stops_at_gap(method) && diagnostics.at("gap") > gap) {
+    if (method.stops_at_gap() && diagnostics.at("gap") > gap) {
       fmt::print(stderr,
                  "train: the gap {:.3g} is above --gap {:g}: the model is further from the exact GP than asked\n",
                  diagnostics.at("gap"), gap);

@@ -95,10 +95,7 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
 }
 
 // Which option sets a method's tolerance, from what the engine says it means.
-bool stops_at_tol(const TrainingMethod& method) {
-  return method.tolerance == ToleranceMeaning::relative_residual ||
-         method.tolerance == ToleranceMeaning::relative_decrease;
-}
+bool stops_at_tol(const TrainingMethod& method) { return method.stops_at_tolerance() && !method.stops_at_gap(); }
 
 // The job's stopping rule, output, log and checkpoint cadence: all from the
 // options for a fresh run; on resume, only those given again replace the
@@ -108,10 +105,10 @@ void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_
   auto set = [&](const char* option) { return fresh || given(values, option); };
   if (given(values, "tol") && !stops_at_tol(method)) {
     throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}",
-                                 stops_at_gap(method) ? std::string(method.name) + " stops at --gap"
+                                 method.stops_at_gap() ? std::string(method.name) + " stops at --gap"
                                                       : fmt::format("--model {} runs to --basis", method.name)));
   }
-  if (given(values, "gap") && !stops_at_gap(method)) throw UsageError("--gap is for --model sggp");
+  if (given(values, "gap") && !method.stops_at_gap()) throw UsageError("--gap is for --model sggp");
   if (stops_at_tol(method) && set("tol")) {
     job.stopping.tolerance = given(values, "tol") ? options.tolerance : default_tolerance(method.tolerance);
   }
@@ -138,8 +135,6 @@ const TrainingMethod& method_of(const TrainingConfiguration& configuration) {
   GPSTREAM_CHECK(method != nullptr, "unknown training method \"{}\"", configuration.solver.name);
   return *method;
 }
-
-bool stops_at_gap(const TrainingMethod& method) { return method.tolerance == ToleranceMeaning::gap; }
 
 TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables_map& values) {
   if (options.dataset.empty()) throw UsageError("give the training dataset (or --resume CHECKPOINT)");

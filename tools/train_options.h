@@ -41,7 +41,5 @@ Checkpoint configure_resumed(TrainOptions& options, const po::variables_map& val
 
 // The registry's entry of a configuration's method (a checkpoint's name is checked when it is read).
 const TrainingMethod& method_of(const TrainingConfiguration& configuration);
-// Whether the method's tolerance is sggp's gap (--gap) rather than --tol.
-bool stops_at_gap(const TrainingMethod& method);
 
 }  // namespace gpstream::cli

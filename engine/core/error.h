@@ -55,10 +55,14 @@ class Cancelled : public Error {
   } while (false)
 
 // Throws gpstream::InvalidArgument (a value the caller gave: Python's
-// ValueError) with the formatted message unless `condition` holds.
-#define GPSTREAM_CHECK_ARGUMENT(condition, ...)                                          \
-  do {                                                                                   \
-    if (!(condition)) {                                                                  \
-      throw ::gpstream::InvalidArgument(::fmt::format(__VA_ARGS__), __FILE__, __LINE__); \
-    }                                                                                    \
+// ValueError) with a fmt-formatted message and the source location.
+#define GPSTREAM_THROW_ARGUMENT(...) \
+  throw ::gpstream::InvalidArgument(::fmt::format(__VA_ARGS__), __FILE__, __LINE__)
+
+// Throws gpstream::InvalidArgument unless `condition` holds.
+#define GPSTREAM_CHECK_ARGUMENT(condition, ...) \
+  do {                                          \
+    if (!(condition)) {                         \
+      GPSTREAM_THROW_ARGUMENT(__VA_ARGS__);     \
+    }                                           \
   } while (false)

@@ -146,7 +146,7 @@ KMeansResult k_means(Context& context, RowSource& rows, const RowPartition& part
 
 std::vector<std::vector<std::size_t>> clusters_as_modules(const std::vector<std::uint32_t>& labels,
                                                           std::size_t clusters, std::size_t target_size) {
-  GPSTREAM_CHECK(target_size > 0, "the module size must be at least 1");
+  GPSTREAM_CHECK_ARGUMENT(target_size > 0, "the module size must be at least 1");
   std::vector<std::vector<std::size_t>> members(clusters);
   for (std::size_t i = 0; i < labels.size(); ++i) members.at(labels[i]).push_back(i);
   std::vector<std::vector<std::size_t>> modules;

@@ -98,7 +98,7 @@ VarianceMethod parse_variance_method(const std::string& text) {
   if (text == "cholesky") return VarianceMethod::cholesky;
   if (text == "gbcd") return VarianceMethod::gbcd;
   if (text == "nearest") return VarianceMethod::nearest;
-  GPSTREAM_THROW("unknown variance method \"{}\" (choose auto, cholesky, gbcd or nearest)", text);
+  GPSTREAM_THROW_ARGUMENT("unknown variance method \"{}\" (choose auto, cholesky, gbcd or nearest)", text);
 }
 
 const char* to_string(VarianceMethod method) {
@@ -218,7 +218,7 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
 VariancePrediction predict_latent_variance(KernelMatrix& training, const double* test_rows, std::size_t count,
                                            const VarianceOptions& options, const VariancePlan& plan,
                                            const VarianceBatchSink& sink) {
-  GPSTREAM_CHECK(options.tolerance > 0.0, "the variance tolerance must be positive, not {}", options.tolerance);
+  GPSTREAM_CHECK_ARGUMENT(options.tolerance > 0.0, "the variance tolerance must be positive, not {}", options.tolerance);
   GPSTREAM_CHECK(plan.method != VarianceMethod::automatic, "plan_variances chooses the variance route");
   const std::size_t n = training.size();
   VariancePrediction result;

@@ -50,7 +50,7 @@ class NearestVariances final : public VarianceRoute {
                              checked_add(checked_multiply(neighbours_, neighbours_),
                                          checked_multiply(neighbours_, training.rows().columns() + 1)),
                              sizeof(double)),
-            "ask for fewer --neighbours")) {}
+            "ask for fewer neighbours")) {}
 
   void iterate() override {
     const std::size_t n = training_.size(), d = training_.rows().columns(), r = cursor_.rows(), m = neighbours_;
@@ -145,7 +145,7 @@ class NearestVariances final : public VarianceRoute {
 std::unique_ptr<IterativeMethod> make_nearest_variances(KernelMatrix& training, const double* test_rows,
                                                         BatchCursor cursor, std::size_t neighbours,
                                                         VariancePrediction& result, const VarianceBatchSink& sink) {
-  GPSTREAM_CHECK(neighbours > 0, "the nearest variance route needs at least one neighbour");
+  GPSTREAM_CHECK_ARGUMENT(neighbours > 0, "the nearest variance route needs at least one neighbour");
   return std::make_unique<NearestVariances>(training, test_rows, cursor, neighbours, result, sink);
 }
 

@@ -52,12 +52,12 @@ StochasticGradient::StochasticGradient(Context& context, RowSource& rows, const 
   GPSTREAM_CHECK(options.tolerance > 0.0 && options.alpha_tolerance > 0.0,
                  "the solves' tolerances must be positive, not {} and {} (α's)", options.tolerance,
                  options.alpha_tolerance);
-  GPSTREAM_CHECK(options.features > 0, "the probes need at least one random feature");
+  GPSTREAM_CHECK_ARGUMENT(options.features > 0, "the probes need at least one random feature");
   GPSTREAM_CHECK(rows.has_targets(), "the training rows have no targets to learn hyperparameters from");
   memory_ = context.memory().reserve(
       fmt::format("the all-rows gradient's {} solves of {} rows", columns(), partition.global_rows),
       bytes(partition.global_rows, options.probes),
-      "use fewer probe vectors, or learn on subsets only (--learn-on subset)");
+      "use fewer probe vectors, or learn on subsets only");
   targets_ = read_all_targets(rows);
 }
 

@@ -91,7 +91,7 @@ std::vector<double> subset_hessian(Context& context, RowSource& rows, const RowP
   const std::vector<std::size_t> subset = random_row_subset(n, subset_rows, context.seed());
   const MemoryReservation memory =
       context.memory().reserve(fmt::format("the likelihood's curvature on {} rows", subset.size()),
-                               subset_learning_bytes(subset.size(), d), "learn on subsets only (--learn-on subset)");
+                               subset_learning_bytes(subset.size(), d), "learn on subsets only");
   std::vector<double> x, y;
   Communicator& ranks = context.communicator();
   collect_partitioned_rows(ranks, rows, partition, subset, x, nullptr, &y);

@@ -69,7 +69,7 @@ VecchiaLikelihood::VecchiaLikelihood(Context& context, const double* x, std::spa
       m_(std::min(options.neighbours, y.size() > 0 ? y.size() - 1 : 0)),
       mean_(std::move(mean)) {
   GPSTREAM_CHECK(n_ >= 2, "the Vecchia likelihood needs at least 2 rows, not {}", n_);
-  GPSTREAM_CHECK(options.neighbours >= 1, "the Vecchia likelihood needs at least 1 neighbour per row");
+  GPSTREAM_CHECK_ARGUMENT(options.neighbours >= 1, "the Vecchia likelihood needs at least 1 neighbour per row");
   mean_.coefficients.clear();
   const std::size_t p = mean_.basis_size();
   memory_ = context.memory().reserve(

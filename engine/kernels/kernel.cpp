@@ -13,7 +13,7 @@ namespace gpstream {
 namespace {
 
 void check_positive(double value, const char* what) {
-  GPSTREAM_CHECK(std::isfinite(value) && value > 0.0, "the {} must be a positive finite number, not {}", what, value);
+  GPSTREAM_CHECK_ARGUMENT(std::isfinite(value) && value > 0.0, "the {} must be a positive finite number, not {}", what, value);
 }
 
 }  // namespace
@@ -73,7 +73,7 @@ KernelType parse_kernel_type(const std::string& name) {
       if (known != nullptr && name == known) return family.type;
     }
   }
-  GPSTREAM_THROW("unknown kernel \"{}\" (choose {})", name, kernel_names());
+  GPSTREAM_THROW_ARGUMENT("unknown kernel \"{}\" (choose {})", name, kernel_names());
 }
 
 double spectral_smoothness(KernelType type) {
@@ -156,14 +156,14 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
   if (!hyperparameters.added.empty()) return detail::make_sum_kernel(hyperparameters, dimension);
   check_positive(hyperparameters.signal_variance, "signal variance");
   check_positive(hyperparameters.noise_variance, "noise variance");
-  GPSTREAM_CHECK(std::isfinite(hyperparameters.signal_variance + hyperparameters.noise_variance),
+  GPSTREAM_CHECK_ARGUMENT(std::isfinite(hyperparameters.signal_variance + hyperparameters.noise_variance),
                  "the signal variance {} plus the noise variance {} overflows a double",
                  hyperparameters.signal_variance, hyperparameters.noise_variance);
   for (const double lengthscale : hyperparameters.lengthscales) {
     check_positive(lengthscale, "lengthscale");
     // Inputs are scaled by 1/ℓ and squared norms of scaled rows are summed:
     // below 1e-100 they overflow and the kernel values become NaN.
-    GPSTREAM_CHECK(
+    GPSTREAM_CHECK_ARGUMENT(
         lengthscale >= kMinimumLengthscale,
         "the lengthscale {:g} is too small: distances scaled by 1/lengthscale overflow "
         "a double (give lengthscales of at least {:g}; with standardised inputs, useful ones are 1e-3 to 1e5)",
@@ -174,15 +174,15 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
   const char* name = family.names[0];
   switch (family.lengthscales) {
     case detail::Lengthscales::one:
-      GPSTREAM_CHECK(given == 1, "the {} kernel takes one lengthscale for all inputs, but {} were given", name, given);
+      GPSTREAM_CHECK_ARGUMENT(given == 1, "the {} kernel takes one lengthscale for all inputs, but {} were given", name, given);
       break;
     case detail::Lengthscales::per_input:
-      GPSTREAM_CHECK(given == dimension || given == 1,
+      GPSTREAM_CHECK_ARGUMENT(given == dimension || given == 1,
                      "the {} kernel needs {} lengthscales (one per input) or one for all, but {} were given", name,
                      dimension, given);
       break;
     case detail::Lengthscales::none:
-      GPSTREAM_CHECK(given == 0, "the {} kernel has no lengthscales, but {} were given", name, given);
+      GPSTREAM_CHECK_ARGUMENT(given == 0, "the {} kernel has no lengthscales, but {} were given", name, given);
       break;
   }
   return family.stationary != nullptr ? detail::make_stationary_kernel(hyperparameters, dimension, *family.stationary)

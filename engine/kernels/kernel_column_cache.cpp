@@ -30,7 +30,7 @@ ColumnCacheMode parse_column_cache_mode(const std::string& text) {
   if (text == "ram") return ColumnCacheMode::ram;
   if (text == "disk") return ColumnCacheMode::disk;
   if (text == "auto") return ColumnCacheMode::automatic;
-  GPSTREAM_THROW("unknown kernel-column cache \"{}\" (choose off, ram, disk or auto)", text);
+  GPSTREAM_THROW_ARGUMENT("unknown kernel-column cache \"{}\" (choose off, ram, disk or auto)", text);
 }
 
 std::size_t KernelColumnCache::bytes_for(std::size_t rows, std::size_t columns) {

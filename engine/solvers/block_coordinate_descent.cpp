@@ -23,7 +23,7 @@ void collect_gradient(KernelMatrix& kernel, std::span<const std::size_t> indices
 BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique_ptr<ActiveSetPolicy> policy,
                                                std::size_t active_set_size, std::size_t subspace_steps)
     : kernel_(kernel), policy_(std::move(policy)), active_set_size_(active_set_size), diagonal_(kernel.size()) {
-  GPSTREAM_CHECK(active_set_size > 0, "the active set size m must be at least 1");
+  GPSTREAM_CHECK_ARGUMENT(active_set_size > 0, "the active set size m must be at least 1");
   // A solver's fixed workspace is outside the memory budget (docs/reliability.md: gbcd holds about 30 MiB at
   // m = 500 on ten inputs); what grows past it with the inputs' width is reserved, so that wide data are refused
   // up front rather than running out of memory late (300 rows of 100,000 inputs: 72 GB of candidate rows).
@@ -130,12 +130,12 @@ const ActiveSet& BlockCoordinateDescent::solve_on_active_set(const Columns& colu
 
 std::unique_ptr<ActiveSetPolicy> make_active_set_policy(const std::string& name, std::size_t candidates) {
   if (name == "gbcd") {
-    GPSTREAM_CHECK(candidates > 0, "the number of greedy candidates κ must be at least 1");
+    GPSTREAM_CHECK_ARGUMENT(candidates > 0, "the number of greedy candidates κ must be at least 1");
     return std::make_unique<GreedySelection>(candidates);
   }
   if (name == "bcd-cyclic") return std::make_unique<CyclicSelection>();
   if (name == "bcd-gradient") return std::make_unique<GradientSelection>();
-  GPSTREAM_THROW("unknown active-set policy \"{}\" (choose gbcd, bcd-cyclic or bcd-gradient)", name);
+  GPSTREAM_THROW_ARGUMENT("unknown active-set policy \"{}\" (choose gbcd, bcd-cyclic or bcd-gradient)", name);
 }
 
 }  // namespace gpstream

@@ -51,7 +51,7 @@ std::vector<double>& saved_values(SolverState& state, const char* name, std::siz
 
 SubspaceAcceleration::SubspaceAcceleration(KernelMatrix& kernel, std::size_t steps)
     : kernel_(kernel), steps_(steps), factor_(steps + 1) {
-  GPSTREAM_CHECK(steps > 0, "the subspace acceleration needs at least one past step");
+  GPSTREAM_CHECK_ARGUMENT(steps > 0, "the subspace acceleration needs at least one past step");
   // |K̂_ij| ≤ s² for a stationary family (the computed k(x, z) exceeds its value at 0 by a few ulps at most:
   // the margin is 1e-10) and ≤ s² + σ² with the noise on the diagonal.
   if (const std::optional<double> diagonal = kernel.kernel().constant_self_covariance())

@@ -51,7 +51,7 @@ BasisCriterion parse_basis_criterion(const std::string& name) {
   for (BasisCriterion criterion : {BasisCriterion::sgma, BasisCriterion::mpgp, BasisCriterion::sggp}) {
     if (basis_criterion_name(criterion) == name) return criterion;
   }
-  GPSTREAM_THROW("unknown basis selection '{}' (sgma, mpgp or sggp)", name);
+  GPSTREAM_THROW_ARGUMENT("unknown basis selection '{}' (sgma, mpgp or sggp)", name);
 }
 
 GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const double> y,
@@ -66,10 +66,10 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
       kernel_factor_(options.basis_size),
       dual_factor_(options.criterion == BasisCriterion::sggp ? options.basis_size : 0) {
   const std::size_t n = kernel.partition().global_rows;  // basis rows are numbered over all n
-  GPSTREAM_CHECK(options.basis_size > 0, "the basis size must be at least 1");
+  GPSTREAM_CHECK_ARGUMENT(options.basis_size > 0, "the basis size must be at least 1");
   GPSTREAM_CHECK(options.basis_size <= n, "a basis of {} rows is larger than the {} training rows", options.basis_size,
                  n);
-  GPSTREAM_CHECK(options.candidates > 0, "the number of candidates per step must be at least 1");
+  GPSTREAM_CHECK_ARGUMENT(options.candidates > 0, "the number of candidates per step must be at least 1");
   GPSTREAM_CHECK(y.size() == kernel.size(), "{} targets for {} training rows", y.size(), kernel.size());
   const std::size_t capacity = options.basis_size;
   in_basis_.assign(n, 0);

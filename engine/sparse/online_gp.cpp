@@ -43,9 +43,9 @@ OnlineGp::OnlineGp(KernelMatrix& kernel, std::span<const double> y, const Online
       d_(kernel.rows().columns()),
       noise_(kernel.kernel().noise_variance()),
       stride_(checked_add(options.basis_size, 1)) {
-  GPSTREAM_CHECK(options.basis_size > 0, "the online GP needs a budget of at least 1 basis vector");
-  GPSTREAM_CHECK(options.passes > 0, "the online GP needs at least one pass over the data");
-  GPSTREAM_CHECK(options.rows_per_iteration > 0, "the online GP needs at least one row per iteration");
+  GPSTREAM_CHECK_ARGUMENT(options.basis_size > 0, "the online GP needs a budget of at least 1 basis vector");
+  GPSTREAM_CHECK_ARGUMENT(options.passes > 0, "the online GP needs at least one pass over the data");
+  GPSTREAM_CHECK_ARGUMENT(options.rows_per_iteration > 0, "the online GP needs at least one row per iteration");
   GPSTREAM_CHECK(options.novelty >= 0.0 && std::isfinite(options.novelty),
                  "the novelty threshold must be a non-negative number, not {}", options.novelty);
   GPSTREAM_CHECK(y.size() == n_, "{} targets for {} training rows", y.size(), n_);

@@ -22,7 +22,7 @@ namespace {
 // The factories of the entries below.
 
 std::unique_ptr<DenseSolver> make_block_coordinate_descent(const SolverOptions& options, KernelMatrix& kernel) {
-  GPSTREAM_CHECK(options.active_set_size > 0, "the active set size m of {} must be at least 1", options.name);
+  GPSTREAM_CHECK_ARGUMENT(options.active_set_size > 0, "the active set size m of {} must be at least 1", options.name);
   return std::make_unique<BlockCoordinateDescent>(kernel, make_active_set_policy(options.name, options.candidates),
                                                   options.active_set_size, options.subspace_steps);
 }
@@ -93,7 +93,7 @@ constexpr TrainingMethod kMethods[] = {
 };
 
 void check_basis_size(const SparseMethodOptions& options, const KernelMatrix& kernel) {
-  GPSTREAM_CHECK(options.basis_size > 0, "the basis size of {} must be at least 1", options.name);
+  GPSTREAM_CHECK_ARGUMENT(options.basis_size > 0, "the basis size of {} must be at least 1", options.name);
   const std::size_t n = kernel.partition().global_rows;
   GPSTREAM_CHECK(options.basis_size <= n,
                  "the basis size {} of {} is larger than the {} training rows; give at most {}", options.basis_size,
@@ -131,7 +131,7 @@ const TrainingMethod* find_training_method(const std::string& name) {
 
 std::string describe_stopping_rule(const StoppingRule& rule, const std::string& method) {
   const TrainingMethod* found = find_training_method(method);
-  GPSTREAM_CHECK(found != nullptr, "unknown training method \"{}\"", method);
+  GPSTREAM_CHECK_ARGUMENT(found != nullptr, "unknown training method \"{}\"", method);
   std::string text = found->tolerance == ToleranceMeaning::gap ? fmt::format("gap {:g}", rule.tolerance)
                      : found->stops_at_tolerance()             ? fmt::format("tol {:g}", rule.tolerance)
                                                                : std::string("to the basis size");
@@ -162,7 +162,7 @@ std::string training_method_help(bool dense) {
 
 std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMatrix& kernel) {
   const TrainingMethod* method = find_training_method(options.name);
-  GPSTREAM_CHECK(method != nullptr && method->dense(), "unknown solver \"{}\" (choose {})", options.name,
+  GPSTREAM_CHECK_ARGUMENT(method != nullptr && method->dense(), "unknown solver \"{}\" (choose {})", options.name,
                  training_method_names(/*dense=*/true));
   GPSTREAM_CHECK(method->runs_on_ranks || !kernel.distributed(), "{} does not run on rows partitioned among ranks yet",
                  options.name);

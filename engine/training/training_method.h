@@ -74,11 +74,15 @@ struct TrainingMethod {
 
   bool dense() const { return family == MethodFamily::dense_solver; }
   bool iterative() const { return family != MethodFamily::sparse_direct; }
-  // Whether reaching the tolerance ends a run (else it runs to its basis size, its passes or a limit).
+  // Whether reaching the tolerance ends a run (else it runs to its basis size, its passes or a limit):
+  // what every front end, the training summary and `info` decide from, nothing else.
   bool stops_at_tolerance() const {
     return tolerance == ToleranceMeaning::relative_residual || tolerance == ToleranceMeaning::relative_decrease ||
            tolerance == ToleranceMeaning::gap;
   }
+  // Whether the tolerance is the gap of SGGP's bounds (train --gap), not a
+  // residual or a decrease (train --tol, Python's tol).
+  bool stops_at_gap() const { return tolerance == ToleranceMeaning::gap; }
 };
 
 // The O(n) vectors `method` holds with `options`: its own (TrainingMethod::vectors,

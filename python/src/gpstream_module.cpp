@@ -191,7 +191,7 @@ class OpenModel {
     gpstream::VarianceOptions variance_options;
     variance_options.method = gpstream::parse_variance_method(variance_method);
     variance_options.noisy = !latent;
-    GPSTREAM_CHECK(neighbours > 0, "neighbours must be at least 1");
+    GPSTREAM_CHECK_ARGUMENT(neighbours > 0, "neighbours={}: give a whole number of at least 1", neighbours);
     variance_options.neighbours = neighbours;
     std::vector<double> rows = standardised(x);
     const std::size_t count = static_cast<std::size_t>(x.shape(0));
@@ -346,7 +346,7 @@ gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& pa
   configuration.seed = parameters.seed;
   gpstream::StoppingRule& stopping = configuration.job.stopping;
   // sggp stops at the gap of its bounds (gpstream train --gap's default); the others at `tol`.
-  const bool default_tolerance = method->tolerance == gpstream::ToleranceMeaning::gap || parameters.tol == 0.0;
+  const bool default_tolerance = method->stops_at_gap() || parameters.tol == 0.0;
   stopping.tolerance = default_tolerance ? gpstream::default_tolerance(method->tolerance) : parameters.tol;
   if (parameters.max_iter > 0) stopping.max_iterations = parameters.max_iter;
   if (!parameters.log.empty()) configuration.job.log_path = std::filesystem::absolute(parameters.log).string();

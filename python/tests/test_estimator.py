@@ -97,8 +97,11 @@ def test_nearest_variances_bound_scikit_learns_from_above_and_equal_them_with_ev
     assert np.any(bound > expected_std * 1.01)  # 15 of 200 rows: visibly above somewhere
     every = gpstream.GaussianProcessRegressor(variance_method="nearest", neighbours=200, **settings).fit(X, y)
     np.testing.assert_allclose(every.predict(Z, return_std=True)[1], expected_std, rtol=1e-8)
-    with pytest.raises(Exception, match="unknown variance method"):
+    with pytest.raises(ValueError, match="unknown variance method"):
         gpstream.GaussianProcessRegressor(variance_method="closest", **settings).fit(X, y).predict(Z, return_std=True)
+    with pytest.raises(ValueError, match="neighbours=0"):
+        gpstream.GaussianProcessRegressor(variance_method="nearest", neighbours=0, **settings).fit(X, y).predict(
+            Z, return_std=True)
 
 
 def test_kernel_auto_learns_the_model_gpstream_hyper_learns(cli, tmp_path):

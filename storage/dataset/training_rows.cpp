@@ -52,9 +52,9 @@ DatasetDescription describe_arrays(const DatasetArrays& arrays) {
   for (std::size_t i = 0; i < arrays.rows; ++i) {
     const double* row = arrays.x + i * arrays.columns;
     for (std::size_t j = 0; j < arrays.columns; ++j) {
-      GPSTREAM_CHECK(std::isfinite(row[j]), "X[{}, {}] is {}: every input must be a finite number", i, j, row[j]);
+      GPSTREAM_CHECK_ARGUMENT(std::isfinite(row[j]), "X[{}, {}] is {}: every input must be a finite number", i, j, row[j]);
     }
-    GPSTREAM_CHECK(std::isfinite(arrays.y[i]), "y[{}] is {}: every target must be a finite number", i, arrays.y[i]);
+    GPSTREAM_CHECK_ARGUMENT(std::isfinite(arrays.y[i]), "y[{}] is {}: every target must be a finite number", i, arrays.y[i]);
   }
   DatasetSummary summary(arrays.columns);
   if (arrays.rows > 0) summary.add_rows(arrays.rows, arrays.x, arrays.y);

@@ -267,3 +267,47 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
       run_gpstream("predict " + quote(model) + " " + quote(data.test) + " --modules 3 -o " + predictions);
   CHECK(misplaced.err.find("--modules is for --model bcm") != std::string::npos);
 }
+
+TEST_CASE("info reports every method's convergence by the rule its run stopped by") {
+  Data data;
+  struct Case {
+    const char* options;
+    const char* measured;  // "converged", "not converged", or "" (a method that runs to its basis or passes)
+  };
+  const Case cases[] = {
+      {"--solver gbcd", "converged"},
+      {"--solver gbcd --active-set 20 --max-iter 2", "not converged"},
+      {"--solver bcd-cyclic", "converged"},
+      {"--solver bcd-gradient", "converged"},
+      {"--solver cg", "converged"},
+      {"--solver cg --max-iter 1", "not converged"},
+      {"--solver smo", "converged"},
+      {"--solver cholesky", "converged"},
+      {"--model cholqr --basis 60 --info-pivots 8", "converged"},
+      {"--model cholqr --basis 60 --info-pivots 8 --max-iter 1 --tol 1e-12", "not converged"},
+      {"--model sggp --basis 60", "not converged"},  // the basis is used up before the gap closes
+      {"--model sggp --basis 400 --gap 0.05", "converged"},
+      {"--model sd --basis 60", ""},
+      {"--model sr --basis 60", ""},
+      {"--model nystrom --basis 60", ""},
+      {"--model sgma --basis 60", ""},
+      {"--model mpgp --basis 60", ""},
+      {"--model online --basis 60", ""},
+  };
+  for (const Case& run : cases) {
+    const std::string options = run.options;
+    CAPTURE(options);
+    const std::string model = data.directory.file("model.h5");
+    const auto trained = run_gpstream("train " + quote(data.train) + " -o " + quote(model) + " --force -q " +
+                                      run.options + kHyper);
+    CAPTURE(trained.err);
+    REQUIRE(trained.exit_code == 0);
+    const auto described = run_gpstream("info " + quote(model));
+    CAPTURE(described.out);
+    REQUIRE(described.exit_code == 0);
+    const std::string measured = run.measured;
+    CHECK((described.out.find("convergence") != std::string::npos) == !measured.empty());
+    CHECK((described.out.find("not converged") != std::string::npos) == (measured == "not converged"));
+    CHECK(described.out.find("(tolerance 0)") == std::string::npos);
+  }
+}

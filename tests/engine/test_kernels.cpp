@@ -156,19 +156,19 @@ TEST_CASE("kernel hyperparameters are checked") {
   isotropic->evaluate(b, b, isotropic_block);
   for (int k = 0; k < 4; ++k) CHECK(ard_block[k] == doctest::Approx(isotropic_block[k]).epsilon(1e-15));
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential, {1, 2}, 1, 0.1}, 2),
-                       doctest::Contains("takes one lengthscale"), Error);
+                       doctest::Contains("takes one lengthscale"), InvalidArgument);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, -1}, 1, 0.1}, 2),
-                       doctest::Contains("lengthscale must be a positive finite number, not -1"), Error);
+                       doctest::Contains("lengthscale must be a positive finite number, not -1"), InvalidArgument);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::histogram_intersection, {1}, 1, 0.1}, 2),
-                       doctest::Contains("the hik kernel has no lengthscales, but 1 were given"), Error);
+                       doctest::Contains("the hik kernel has no lengthscales, but 1 were given"), InvalidArgument);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::matern12, {1, 1}, 1, 0.1}, 3),
-                       doctest::Contains("matern12 kernel needs 3 lengthscales (one per input) or one for all"), Error);
+                       doctest::Contains("matern12 kernel needs 3 lengthscales (one per input) or one for all"), InvalidArgument);
   CHECK_THROWS_WITH_AS(make_kernel(se_ard(2, 1.0, 0.0), 2), doctest::Contains("noise variance must be a positive"),
-                       Error);
+                       InvalidArgument);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, 1}, -2, 0.1}, 2),
-                       doctest::Contains("signal variance"), Error);
+                       doctest::Contains("signal variance"), InvalidArgument);
   CHECK_THROWS_WITH_AS(parse_kernel_type("matern72"), doctest::Contains("choose rbf (alias se-ard), se, matern12"),
-                       Error);
+                       InvalidArgument);
   // The names users know, and today's names as aliases.
   CHECK(parse_kernel_type("rbf") == KernelType::squared_exponential_ard);
   CHECK(parse_kernel_type("se-ard") == KernelType::squared_exponential_ard);

@@ -3,6 +3,7 @@
 #include "engine/data/standardisation.h"
 #include "engine/kernels/kernel_matrix.h"
 #include "engine/dense/dense_prediction.h"
+#include "engine/dense/dense_variance.h"
 #include "engine/solvers/block_coordinate_descent.h"
 #include "engine/solvers/cholesky_solver.h"
 #include "engine/solvers/solver_driver.h"
@@ -573,4 +574,21 @@ TEST_CASE(
   CHECK(checked.last.convergence_measure == uninterrupted.last.convergence_measure);
   CHECK(checked.last.kernel_evaluations == uninterrupted.last.kernel_evaluations);
   CHECK(claimed.gradient == reference.gradient);
+}
+
+TEST_CASE("a bad name or size given by the caller is an InvalidArgument (Python's ValueError), naming the choices") {
+  const Problem problem = make_problem(50, 2, 3);
+  InMemoryRowSource rows = problem.source();
+  const auto kernel = make_kernel(se_ard(2, 1.0, 0.1), 2);
+  Context context({.memory_budget_bytes = 64u << 20});
+  KernelMatrix matrix(context, rows, *kernel);
+  CHECK_THROWS_WITH_AS(make_solver({.name = "newton"}, matrix), doctest::Contains("choose gbcd"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(make_solver({.name = "gbcd", .active_set_size = 0}, matrix),
+                       doctest::Contains("must be at least 1"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(make_active_set_policy("greedy", 10), doctest::Contains("choose gbcd, bcd-cyclic"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_variance_method("closest"), doctest::Contains("choose auto, cholesky, gbcd or nearest"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_column_cache_mode("disc"), doctest::Contains("choose off, ram, disk or auto"),
+                       InvalidArgument);
 }
