@@ -14,6 +14,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <memory>
 #include <sstream>
 
 using gpstream::testing::quote;
@@ -254,14 +255,32 @@ std::size_t rows_with_variance(const std::string& text, std::size_t rows) {
 
 }  // namespace
 
+// The model and its uninterrupted variances, made once for every subcase
+// below (doctest runs a test case's body once per subcase; under the
+// sanitizers each run takes half a minute).
+const VarianceRun& uninterrupted_variance_run(std::string& whole) {
+  static const std::unique_ptr<VarianceRun> run = [] {
+    auto made = std::make_unique<VarianceRun>();
+    make_variance_run(*made);
+    const auto uninterrupted = run_gpstream(made->predict(made->directory.file("whole.csv")));
+    CAPTURE(uninterrupted.err);
+    REQUIRE(uninterrupted.exit_code == 0);
+    return made;
+  }();
+  whole = run->directory.file("whole.csv");
+  return *run;
+}
+
 TEST_CASE("a variance run stopped by --time-limit or Ctrl-C publishes its finished rows and resumes to the same file") {
-  VarianceRun run;
-  make_variance_run(run);
-  const std::string whole = run.directory.file("whole.csv");
-  const auto uninterrupted = run_gpstream(run.predict(whole));
-  CAPTURE(uninterrupted.err);
-  REQUIRE(uninterrupted.exit_code == 0);
+  std::string whole;
+  const VarianceRun& shared = uninterrupted_variance_run(whole);
   CHECK(rows_with_variance(read_file(whole), 200) == 200);
+  // This subcase's outputs in a directory of their own.
+  struct {
+    gpstream::testing::ScratchDirectory directory;
+    std::string predict(const std::string& output) const { return run->predict(output); }
+    const VarianceRun* run;
+  } run{{}, &shared};
 
   SUBCASE("--time-limit") {
     const std::string part = run.directory.file("part.csv");
@@ -328,13 +347,13 @@ TEST_CASE("a variance run stopped by --time-limit or Ctrl-C publishes its finish
   SUBCASE("a file from other inputs is refused, and left as it was") {
     const std::string other_inputs = run.directory.file("other.h5"), other = run.directory.file("other.csv");
     REQUIRE(run_gpstream("generate friedman1 --rows 200 --seed 20 -q -o " + quote(other_inputs)).exit_code == 0);
-    REQUIRE(run_gpstream("predict " + quote(run.model) + " " + quote(other_inputs) + " -o " + quote(other) + " -q")
+    REQUIRE(run_gpstream("predict " + quote(shared.model) + " " + quote(other_inputs) + " -o " + quote(other) + " -q")
                 .exit_code == 0);
     const std::string before = read_file(other);
     const auto wrong = run_gpstream(run.predict(other) + " --resume");
     CHECK(wrong.exit_code == 1);
     CHECK(wrong.err.find("has no variance column to continue") != std::string::npos);
-    REQUIRE(run_gpstream("predict " + quote(run.model) + " " + quote(other_inputs) + " -o " + quote(other) +
+    REQUIRE(run_gpstream("predict " + quote(shared.model) + " " + quote(other_inputs) + " -o " + quote(other) +
                          " --variance --force --time-limit 1e-9 -q")
                 .exit_code == 0);
     const std::string partial = read_file(other);
