@@ -106,7 +106,7 @@ void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_
   if (given(values, "tol") && !stops_at_tol(method)) {
     throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}",
                                  method.stops_at_gap() ? std::string(method.name) + " stops at --gap"
-                                                      : fmt::format("--model {} runs to --basis", method.name)));
+                                                       : fmt::format("--model {} runs to --basis", method.name)));
   }
   if (given(values, "gap") && !method.stops_at_gap()) throw UsageError("--gap is for --model sggp");
   if (stops_at_tol(method) && set("tol")) {

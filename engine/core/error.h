@@ -56,8 +56,7 @@ class Cancelled : public Error {
 
 // Throws gpstream::InvalidArgument (a value the caller gave: Python's
 // ValueError) with a fmt-formatted message and the source location.
-#define GPSTREAM_THROW_ARGUMENT(...) \
-  throw ::gpstream::InvalidArgument(::fmt::format(__VA_ARGS__), __FILE__, __LINE__)
+#define GPSTREAM_THROW_ARGUMENT(...) throw ::gpstream::InvalidArgument(::fmt::format(__VA_ARGS__), __FILE__, __LINE__)
 
 // Throws gpstream::InvalidArgument unless `condition` holds.
 #define GPSTREAM_CHECK_ARGUMENT(condition, ...) \

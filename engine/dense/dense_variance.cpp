@@ -218,7 +218,8 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
 VariancePrediction predict_latent_variance(KernelMatrix& training, const double* test_rows, std::size_t count,
                                            const VarianceOptions& options, const VariancePlan& plan,
                                            const VarianceBatchSink& sink) {
-  GPSTREAM_CHECK_ARGUMENT(options.tolerance > 0.0, "the variance tolerance must be positive, not {}", options.tolerance);
+  GPSTREAM_CHECK_ARGUMENT(options.tolerance > 0.0, "the variance tolerance must be positive, not {}",
+                          options.tolerance);
   GPSTREAM_CHECK(plan.method != VarianceMethod::automatic, "plan_variances chooses the variance route");
   const std::size_t n = training.size();
   VariancePrediction result;

@@ -161,8 +161,8 @@ KernelHyperparameters first_start(KernelType kernel, const double* x, std::span<
   if (given.signal_variance) h.signal_variance = *given.signal_variance;
   if (given.noise_variance) h.noise_variance = *given.noise_variance;
   const auto check_positive = [](double value, const char* what) {
-    GPSTREAM_CHECK_ARGUMENT(std::isfinite(value) && value > 0, "the starting {} must be positive and finite, not {}", what,
-                   value);
+    GPSTREAM_CHECK_ARGUMENT(std::isfinite(value) && value > 0, "the starting {} must be positive and finite, not {}",
+                            what, value);
   };
   for (const double lengthscale : h.lengthscales) check_positive(lengthscale, "lengthscale");
   check_positive(h.signal_variance, "signal variance");
@@ -304,7 +304,8 @@ SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHy
 HyperparameterSearchResult learn_hyperparameters(Context& context, const double* x, std::span<const double> y,
                                                  std::size_t d, const HyperparameterSearchOptions& options) {
   GPSTREAM_CHECK(y.size() >= 2, "hyperparameter learning needs at least 2 rows, not {}", y.size());
-  GPSTREAM_CHECK_ARGUMENT(options.tolerance > 0.0, "the hyperparameter tolerance must be positive, not {}", options.tolerance);
+  GPSTREAM_CHECK_ARGUMENT(options.tolerance > 0.0, "the hyperparameter tolerance must be positive, not {}",
+                          options.tolerance);
   GPSTREAM_CHECK(options.min_noise_variance > 0.0 && options.min_noise_variance < kNoiseUpperBound,
                  "the minimum noise variance must lie in (0, {}), not {}", kNoiseUpperBound,
                  options.min_noise_variance);

@@ -56,8 +56,7 @@ StochasticGradient::StochasticGradient(Context& context, RowSource& rows, const 
   GPSTREAM_CHECK(rows.has_targets(), "the training rows have no targets to learn hyperparameters from");
   memory_ = context.memory().reserve(
       fmt::format("the all-rows gradient's {} solves of {} rows", columns(), partition.global_rows),
-      bytes(partition.global_rows, options.probes),
-      "use fewer probe vectors, or learn on subsets only");
+      bytes(partition.global_rows, options.probes), "use fewer probe vectors, or learn on subsets only");
   targets_ = read_all_targets(rows);
 }
 

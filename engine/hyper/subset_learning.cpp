@@ -24,7 +24,8 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, const RowPart
                                 const SubsetLearningOptions& options) {
   const std::uint64_t seed = context.seed();
   const std::size_t n = partition.global_rows;
-  GPSTREAM_CHECK_ARGUMENT(options.subset >= 2, "the hyperparameter subset needs at least 2 rows, not {}", options.subset);
+  GPSTREAM_CHECK_ARGUMENT(options.subset >= 2, "the hyperparameter subset needs at least 2 rows, not {}",
+                          options.subset);
   GPSTREAM_CHECK(options.subset <= n, "the hyperparameter subset of {} rows is larger than the {} training rows",
                  options.subset, n);
   GPSTREAM_CHECK(rows.has_targets(), "the training rows have no targets to learn hyperparameters from");

@@ -13,7 +13,8 @@ namespace gpstream {
 namespace {
 
 void check_positive(double value, const char* what) {
-  GPSTREAM_CHECK_ARGUMENT(std::isfinite(value) && value > 0.0, "the {} must be a positive finite number, not {}", what, value);
+  GPSTREAM_CHECK_ARGUMENT(std::isfinite(value) && value > 0.0, "the {} must be a positive finite number, not {}", what,
+                          value);
 }
 
 }  // namespace
@@ -157,8 +158,8 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
   check_positive(hyperparameters.signal_variance, "signal variance");
   check_positive(hyperparameters.noise_variance, "noise variance");
   GPSTREAM_CHECK_ARGUMENT(std::isfinite(hyperparameters.signal_variance + hyperparameters.noise_variance),
-                 "the signal variance {} plus the noise variance {} overflows a double",
-                 hyperparameters.signal_variance, hyperparameters.noise_variance);
+                          "the signal variance {} plus the noise variance {} overflows a double",
+                          hyperparameters.signal_variance, hyperparameters.noise_variance);
   for (const double lengthscale : hyperparameters.lengthscales) {
     check_positive(lengthscale, "lengthscale");
     // Inputs are scaled by 1/ℓ and squared norms of scaled rows are summed:
@@ -174,12 +175,13 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
   const char* name = family.names[0];
   switch (family.lengthscales) {
     case detail::Lengthscales::one:
-      GPSTREAM_CHECK_ARGUMENT(given == 1, "the {} kernel takes one lengthscale for all inputs, but {} were given", name, given);
+      GPSTREAM_CHECK_ARGUMENT(given == 1, "the {} kernel takes one lengthscale for all inputs, but {} were given", name,
+                              given);
       break;
     case detail::Lengthscales::per_input:
       GPSTREAM_CHECK_ARGUMENT(given == dimension || given == 1,
-                     "the {} kernel needs {} lengthscales (one per input) or one for all, but {} were given", name,
-                     dimension, given);
+                              "the {} kernel needs {} lengthscales (one per input) or one for all, but {} were given",
+                              name, dimension, given);
       break;
     case detail::Lengthscales::none:
       GPSTREAM_CHECK_ARGUMENT(given == 0, "the {} kernel has no lengthscales, but {} were given", name, given);

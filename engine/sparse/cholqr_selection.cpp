@@ -44,12 +44,13 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
       d_(kernel.rows().columns()),
       hyperparameters_(kernel.kernel().hyperparameters()) {
   GPSTREAM_CHECK_ARGUMENT(options.basis_size > 0 && options.basis_size <= n_,
-                 "CholQR needs 1 to {} inducing rows (the training rows), not {}", n_, options.basis_size);
+                          "CholQR needs 1 to {} inducing rows (the training rows), not {}", n_, options.basis_size);
   GPSTREAM_CHECK_ARGUMENT(options.information_pivots > 0, "CholQR needs at least one information pivot");
-  GPSTREAM_CHECK_ARGUMENT(hyperparameters_.added.empty() || !options.learn_hyperparameters,
-                 "CholQR learns the hyperparameters of a single kernel, not of the sum {}: give it one kernel, or "
-                 "keep the sum's values fixed",
-                 kernel_name(hyperparameters_));
+  GPSTREAM_CHECK_ARGUMENT(
+      hyperparameters_.added.empty() || !options.learn_hyperparameters,
+      "CholQR learns the hyperparameters of a single kernel, not of the sum {}: give it one kernel, or "
+      "keep the sum's values fixed",
+      kernel_name(hyperparameters_));
   GPSTREAM_CHECK(y.size() == n_, "{} targets for {} training rows", y.size(), n_);
   if (options_.swaps_per_epoch == 0) options_.swaps_per_epoch = std::min<std::size_t>(60, options.basis_size);
   if (options_.hyperparameter_evaluations == 0) {

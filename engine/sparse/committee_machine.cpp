@@ -153,7 +153,8 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
 CommitteePrediction predict_by_committee(KernelMatrix& training, std::span<const double> y, const double* test_rows,
                                          std::size_t count, const CommitteeOptions& options, bool with_variance) {
   const std::size_t n = training.partition().global_rows;
-  GPSTREAM_CHECK_ARGUMENT(options.modules > 0 || options.module_size > 0, "the committee's module size must be at least 1");
+  GPSTREAM_CHECK_ARGUMENT(options.modules > 0 || options.module_size > 0,
+                          "the committee's module size must be at least 1");
   const std::size_t clusters =
       options.modules > 0 ? options.modules : (n + options.module_size - 1) / options.module_size;
   GPSTREAM_CHECK(clusters <= n, "{} committee modules are more than the {} training rows", clusters, n);

@@ -298,8 +298,8 @@ TEST_CASE("info reports every method's convergence by the rule its run stopped b
     const std::string options = run.options;
     CAPTURE(options);
     const std::string model = data.directory.file("model.h5");
-    const auto trained = run_gpstream("train " + quote(data.train) + " -o " + quote(model) + " --force -q " +
-                                      run.options + kHyper);
+    const auto trained =
+        run_gpstream("train " + quote(data.train) + " -o " + quote(model) + " --force -q " + run.options + kHyper);
     CAPTURE(trained.err);
     REQUIRE(trained.exit_code == 0);
     const auto described = run_gpstream("info " + quote(model));

@@ -162,7 +162,8 @@ TEST_CASE("kernel hyperparameters are checked") {
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::histogram_intersection, {1}, 1, 0.1}, 2),
                        doctest::Contains("the hik kernel has no lengthscales, but 1 were given"), InvalidArgument);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::matern12, {1, 1}, 1, 0.1}, 3),
-                       doctest::Contains("matern12 kernel needs 3 lengthscales (one per input) or one for all"), InvalidArgument);
+                       doctest::Contains("matern12 kernel needs 3 lengthscales (one per input) or one for all"),
+                       InvalidArgument);
   CHECK_THROWS_WITH_AS(make_kernel(se_ard(2, 1.0, 0.0), 2), doctest::Contains("noise variance must be a positive"),
                        InvalidArgument);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, 1}, -2, 0.1}, 2),
