@@ -34,6 +34,11 @@ std::vector<std::vector<double>> read_numbers(const std::string& path);
 // 'path', for a shell command line.
 inline std::string quote(const std::string& path) { return "'" + path + "'"; }
 
+// Friedman1's kernel (generate friedman1's ten inputs, five of them noise),
+// as train options: the model most command-line tests train.
+inline const std::string kFriedman1Kernel =
+    " --lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039";
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;

@@ -17,7 +17,7 @@ using gpstream::testing::write_file;
 
 namespace {
 
-const std::string kHyper = " --lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039";
+const std::string& kHyper = gpstream::testing::kFriedman1Kernel;
 
 void check_message(const gpstream::testing::CommandResult& result, const std::string& message) {
   CAPTURE(result.err);

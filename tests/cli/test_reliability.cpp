@@ -29,7 +29,7 @@ using gpstream::testing::ScratchDirectory;
 
 namespace {
 
-const std::string kHyper = " --lengthscales 1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4 --noise-var 0.039";
+const std::string& kHyper = gpstream::testing::kFriedman1Kernel;
 
 // Opens a gpstream file for editing in place, as another tool (h5py) would.
 gpstream::hdf5::Handle open_for_editing(const std::string& path) {
