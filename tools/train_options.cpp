@@ -198,7 +198,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
       reject_options(values, {"info-pivots", "objective", "fixed-hyper"}, "--model cholqr");
     }
     if (options.basis == 0) throw UsageError("--basis must be at least 1");
-    const std::size_t candidates = values["candidates"].defaulted() ? 59 : options.candidates;
+    const std::size_t candidates = values["candidates"].defaulted() ? kBasisCandidates : options.candidates;
     configuration.solver = {options.model, options.basis, candidates};
     configuration.cholqr.information_pivots = options.information_pivots;
     configuration.cholqr.learn_hyperparameters = values.count("fixed-hyper") == 0;
@@ -278,7 +278,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("novelty", po::value(&options.novelty)->default_value(1e-6, "1e-6"), "online: a row joins the basis when its novelty exceeds this fraction of its prior variance")
       ("passes", po::value(&options.passes)->default_value(1), "online: passes over the data")
       ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
-      ("candidates", po::value(&options.candidates)->default_value(60), "random candidates kappa per greedy step (gbcd 60; sgma, mpgp, sggp 59)")
+      ("candidates", po::value(&options.candidates)->default_value(kGreedyCandidates), fmt::format("random candidates kappa per greedy step (gbcd {}; sgma, mpgp, sggp {})", kGreedyCandidates, kBasisCandidates).c_str())
       ("subspace-steps", po::value(&options.subspace_steps)->default_value(SolverOptions{}.subspace_steps), "gbcd, bcd-*: past steps each iteration re-optimises along with its block (subspace acceleration; 0: the papers' plain BCD)")
       ("seed", po::value(&options.seed)->default_value(1), "random seed")
       ("tol", po::value(&options.tolerance), tolerance_help.c_str())

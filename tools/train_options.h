@@ -17,8 +17,8 @@ struct TrainOptions {
   std::string resumed_log;  // on --resume: the training log the checkpoint's run wrote (absolute; "" for none)
   std::string objective = "var";
   ColumnCacheOptions cache;
-  std::size_t active_set_size = 500, candidates = 60, subspace_steps = SolverOptions{}.subspace_steps, basis = 1000,
-              information_pivots = 16, passes = 1;
+  std::size_t active_set_size = 500, candidates = kGreedyCandidates, subspace_steps = SolverOptions{}.subspace_steps,
+              basis = 1000, information_pivots = 16, passes = 1;
   double novelty = 1e-6;
   std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
   double tolerance = 0, time_limit = 0, checkpoint_every = 60, gap = 0.025;  // tolerance 0: the method's default

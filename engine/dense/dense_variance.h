@@ -85,9 +85,9 @@ const char* to_string(VarianceMethod method);
 struct VarianceOptions {
   VarianceMethod method = VarianceMethod::automatic;
   // The gbcd route:
-  std::string policy = "gbcd";        // active-set policy: gbcd, bcd-cyclic, bcd-gradient
-  std::size_t active_set_size = 500;  // m (GBCD paper §3)
-  std::size_t candidates = 60;        // κ (GBCD paper §3)
+  std::string policy = "gbcd";                 // active-set policy: gbcd, bcd-cyclic, bcd-gradient
+  std::size_t active_set_size = 500;           // m (GBCD paper §3)
+  std::size_t candidates = kGreedyCandidates;  // κ (GBCD paper §3)
   // The bound on each row's relative error (see above).
   double tolerance = 1e-3;
   // The variance the bound is relative to: of y* (noise included), or of f*.

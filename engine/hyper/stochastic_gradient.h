@@ -48,6 +48,7 @@
 #include "engine/data/row_source.h"
 #include "engine/kernels/kernel.h"
 #include "engine/kernels/random_features.h"
+#include "engine/solvers/dense_solver.h"
 
 #include <cstdint>
 #include <functional>
@@ -60,13 +61,13 @@ struct StochasticGradientOptions {
   std::size_t groups = 8;   // of probes, for the error's covariance (divides t)
   // The probes: z ~ N(0, K̄) by random features (pathwise), or Hutchinson's ±1 (tr(K̄⁻¹A) ≈ uᵀAz, u = K̄⁻¹z).
   enum class Probes { pathwise, rademacher } probe_kind = Probes::rademacher;
-  std::size_t features = 2048;            // F random Fourier features per pathwise probe
-  double tolerance = 1e-2;                // each probe's solve's relative residual
-  double alpha_tolerance = 1e-4;          // α's (at most `tolerance`)
-  std::size_t active_set_size = 500;      // m [BoSminchisescu08 §3]
-  std::size_t candidates = 60;            // κ
-  std::uint64_t max_iterations = 100000;  // BCD iterations per estimate
-  std::uint64_t seed = 1;                 // of the probes and of the greedy selection
+  std::size_t features = 2048;                 // F random Fourier features per pathwise probe
+  double tolerance = 1e-2;                     // each probe's solve's relative residual
+  double alpha_tolerance = 1e-4;               // α's (at most `tolerance`)
+  std::size_t active_set_size = 500;           // m [BoSminchisescu08 §3]
+  std::size_t candidates = kGreedyCandidates;  // κ
+  std::uint64_t max_iterations = 100000;       // BCD iterations per estimate
+  std::uint64_t seed = 1;                      // of the probes and of the greedy selection
 };
 
 struct GradientEstimate {

@@ -151,7 +151,8 @@ class BlockCoordinateDescent final : public DenseSolver {
 class GreedySelection final : public ActiveSetPolicy {
  public:
   static constexpr std::size_t kDefaultStepsPerChunk = 16;
-  explicit GreedySelection(std::size_t candidates = 60, std::size_t steps_per_chunk = kDefaultStepsPerChunk)
+  explicit GreedySelection(std::size_t candidates = kGreedyCandidates,
+                           std::size_t steps_per_chunk = kDefaultStepsPerChunk)
       : candidates_(candidates), steps_per_chunk_(steps_per_chunk) {}
   ~GreedySelection() noexcept override;
   std::string name() const override { return "gbcd"; }

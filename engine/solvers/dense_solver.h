@@ -12,13 +12,18 @@
 
 namespace gpstream {
 
+// κ, the random candidates GBCD scores per step of its greedy selection
+// [BoSminchisescu08 §3]: the default wherever gbcd's selection runs (training,
+// the variance route, the all-rows gradient's probes).
+inline constexpr std::size_t kGreedyCandidates = 60;
+
 // The settings of a dense solver, as checkpoints keep them; the solvers
 // themselves are made by name from the method registry
 // (engine/training/training_method.h).
 struct SolverOptions {
-  std::string name = "gbcd";          // gbcd, bcd-cyclic, bcd-gradient, cg, smo, cholesky
-  std::size_t active_set_size = 500;  // m, for the BCD family [BoSminchisescu08 §3]
-  std::size_t candidates = 60;        // κ, for gbcd [BoSminchisescu08 §3]
+  std::string name = "gbcd";                   // gbcd, bcd-cyclic, bcd-gradient, cg, smo, cholesky
+  std::size_t active_set_size = 500;           // m, for the BCD family [BoSminchisescu08 §3]
+  std::size_t candidates = kGreedyCandidates;  // κ, for gbcd
   // Past steps each BCD iteration re-optimises along (solvers/subspace_acceleration.h); 0: plain BCD.
   std::size_t subspace_steps = 4;
 };

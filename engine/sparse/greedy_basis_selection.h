@@ -53,10 +53,15 @@ std::string basis_criterion_name(BasisCriterion criterion);
 // "sgma", "mpgp", "sggp"; throws naming the choices otherwise.
 BasisCriterion parse_basis_criterion(const std::string& name);
 
+// κ of the sparse greedy selections: Smola & Bartlett's 59 random
+// candidates per step [SmolaBartlett01] (the best of 59 is in the top 5 %
+// with probability 0.95).
+inline constexpr std::size_t kBasisCandidates = 59;
+
 struct GreedyBasisOptions {
   BasisCriterion criterion = BasisCriterion::sggp;
-  std::size_t basis_size = 500;  // m, the most rows selected
-  std::size_t candidates = 59;   // κ, random candidates per step
+  std::size_t basis_size = 500;               // m, the most rows selected
+  std::size_t candidates = kBasisCandidates;  // κ, random candidates per step
 };
 
 class GreedyBasisSelection final : public SparseTrainingMethod {

@@ -14,6 +14,7 @@
 #include "engine/solvers/solver_driver.h"
 #include "engine/solvers/solver_state.h"
 #include "engine/sparse/cholqr_selection.h"
+#include "engine/sparse/greedy_basis_selection.h"
 #include "engine/sparse/online_gp.h"
 #include "engine/sparse/sparse_model.h"
 #include "engine/sparse/sparse_training_method.h"
@@ -38,8 +39,8 @@ enum class ToleranceMeaning {
 // The typed settings of a sparse model's training, as a checkpoint keeps them.
 struct SparseMethodOptions {
   std::string name = "sggp";
-  std::size_t basis_size = 1000;  // m
-  std::size_t candidates = 59;    // κ of the greedy selections (Smola & Bartlett's 59)
+  std::size_t basis_size = 1000;              // m
+  std::size_t candidates = kBasisCandidates;  // κ of the greedy selections
   std::uint64_t seed = 1;
   CholQrOptions cholqr;  // its basis size and seed are the ones above
   OnlineGpOptions online;

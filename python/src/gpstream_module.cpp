@@ -334,7 +334,7 @@ gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& pa
   if (method == nullptr) throw py::value_error(fmt::format("unknown method '{}'", parameters.method));
   gpstream::TrainingConfiguration configuration;
   configuration.solver.name = parameters.method;
-  if (!method->dense()) configuration.solver = {parameters.method, parameters.basis_size, 59};
+  if (!method->dense()) configuration.solver = {parameters.method, parameters.basis_size, gpstream::kBasisCandidates};
   configuration.fit_subspace_steps_to_budget = true;  // the estimator takes the default past steps
   gpstream::KernelHyperparameters& kernel = configuration.hyperparameters;
   if (parameters.kernel != "auto") kernel.type = gpstream::parse_kernel_type(parameters.kernel);
