@@ -23,6 +23,7 @@
 #include "engine/kernels/column_cache_setup.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/training/training_method.h"
+#include "engine/training/training_configuration.h"
 #include "storage/checkpoint/checkpoint_file.h"
 #include "storage/dataset/training_rows.h"
 

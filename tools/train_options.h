@@ -4,6 +4,7 @@
 #pragma once
 
 #include "engine/training/training_method.h"
+#include "engine/training/training_configuration.h"
 #include "storage/checkpoint/checkpoint_file.h"
 #include "tools/command_line.h"
 #include "tools/hyperparameter_learning.h"

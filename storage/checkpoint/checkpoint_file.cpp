@@ -111,17 +111,6 @@ std::string state_checksum(const SolverState& state) {
 
 }  // namespace
 
-SparseMethodOptions sparse_method_options(const TrainingConfiguration& configuration) {
-  SparseMethodOptions options;
-  options.name = configuration.solver.name;
-  options.basis_size = configuration.solver.active_set_size;
-  options.candidates = configuration.solver.candidates;
-  options.seed = configuration.seed;
-  options.cholqr = configuration.cholqr;
-  options.online = configuration.online;
-  return options;
-}
-
 void write_checkpoint(const std::string& path, const TrainingConfiguration& configuration, const SolverState& state,
                       const CheckpointMeasure& measure) {
   hdf5::write_file(path, ExistingOutput::replace, "checkpoint", [&](hid_t root) {

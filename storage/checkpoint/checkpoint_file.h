@@ -27,12 +27,8 @@
 // checkpoint: a crash at any instant leaves the previous one intact.
 #pragma once
 
-#include "engine/data/standardisation.h"
-#include "engine/kernels/kernel.h"
-#include "engine/solvers/solver_driver.h"
-#include "engine/solvers/dense_solver.h"
 #include "engine/solvers/solver_state.h"
-#include "engine/training/training_method.h"
+#include "engine/training/training_configuration.h"
 
 #include <limits>
 #include <string>
@@ -41,39 +37,6 @@ namespace gpstream {
 
 inline constexpr const char* kCheckpointFormat = "gpstream-checkpoint";
 inline constexpr std::int64_t kCheckpointVersion = 5;
-
-// How the launched job ends and where its results go: kept in the checkpoint
-// so that `train --resume` continues the job that was launched; an option
-// given again on resume overrides its entry (and the next checkpoint keeps
-// the override). A version-1 checkpoint has none of it: defaults apply.
-struct TrainingJob {
-  // tolerance: ‖g‖∞ for the dense solvers, the gap for sggp, the relative
-  // decrease per epoch for cholqr; iterations and time are totals over the
-  // run and all its resumptions.
-  StoppingRule stopping;
-  std::string output_path;  // absolute
-  bool overwrite_output = false;
-  std::string log_path;  // absolute, or "" for no log
-  double checkpoint_every_seconds = 60;
-};
-
-// What defines a training run: a resumed run must agree on all of it but the job.
-struct TrainingConfiguration {
-  TrainingJob job;
-  SolverOptions solver;    // name: the solver or the sparse model; active_set_size: m, or the basis size
-  CholQrOptions cholqr;    // --model cholqr's settings (basis size and seed are the ones above)
-  OnlineGpOptions online;  // --model online's settings
-  KernelHyperparameters hyperparameters;
-  Standardisation standardisation;
-  std::uint64_t seed = 1;
-  std::string dataset_path;
-  std::string dataset_fingerprint;
-  std::size_t rows = 0;
-  // A fresh run's past steps are the default, not asked for: fewer are taken
-  // when they do not fit the memory budget (not stored: a resumed run keeps
-  // the steps its state was made with).
-  bool fit_subspace_steps_to_budget = false;
-};
 
 // Where the run stood when the checkpoint was written, for `gpstream info`:
 // its stopping rule's measure (a resumed run computes its own). NaN when the
@@ -88,9 +51,6 @@ struct Checkpoint {
   SolverState state;
   CheckpointMeasure measure;
 };
-
-// The sparse model's typed settings of a configuration.
-SparseMethodOptions sparse_method_options(const TrainingConfiguration& configuration);
 
 // Writes straight from the run's own configuration and state: a copy of α
 // and g would double the O(n) vectors at every checkpoint (at 10M rows, 153
