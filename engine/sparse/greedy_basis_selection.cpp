@@ -47,13 +47,6 @@ std::string basis_criterion_name(BasisCriterion criterion) {
   return "unknown";
 }
 
-BasisCriterion parse_basis_criterion(const std::string& name) {
-  for (BasisCriterion criterion : {BasisCriterion::sgma, BasisCriterion::mpgp, BasisCriterion::sggp}) {
-    if (basis_criterion_name(criterion) == name) return criterion;
-  }
-  GPSTREAM_THROW_ARGUMENT("unknown basis selection '{}' (sgma, mpgp or sggp)", name);
-}
-
 GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const double> y,
                                            const GreedyBasisOptions& options, SolverState& state)
     : kernel_(kernel),

@@ -50,8 +50,6 @@ namespace gpstream {
 
 enum class BasisCriterion { sgma, mpgp, sggp };
 std::string basis_criterion_name(BasisCriterion criterion);
-// "sgma", "mpgp", "sggp"; throws naming the choices otherwise.
-BasisCriterion parse_basis_criterion(const std::string& name);
 
 // κ of the sparse greedy selections: Smola & Bartlett's 59 random
 // candidates per step [SmolaBartlett01] (the best of 59 is in the top 5 %

@@ -153,13 +153,10 @@ SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, st
   return model;
 }
 
-SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel, std::span<const double> y,
-                                std::size_t m, std::uint64_t seed) {
+SparseModel fit_on_random_basis(const std::string& method, SubsetFit fit, KernelMatrix& kernel,
+                                std::span<const double> y, std::size_t m, std::uint64_t seed) {
   const std::vector<std::size_t> subset = random_row_subset(kernel.partition().global_rows, m, seed);
-  SparseModel model = method == "sd"   ? fit_subset_of_data(kernel, y, subset)
-                      : method == "sr" ? fit_subset_of_regressors(kernel, y, gather_basis_rows(kernel, subset), subset)
-                      : method == "nystrom" ? fit_reduced_rank(kernel, y, subset)
-                                            : throw Error(fmt::format("'{}' is not sd, sr or nystrom", method));
+  SparseModel model = fit(kernel, y, subset);
   model.method = method;
   model.hyperparameters = kernel.kernel().hyperparameters();
   return model;

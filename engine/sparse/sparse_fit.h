@@ -53,10 +53,13 @@ SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double
 // the method, not of this implementation.
 SparseModel fit_reduced_rank(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> basis);
 
-// sd, sr or nystrom on `m` training rows drawn by random_row_subset(n, m, seed),
-// with the kernel it was fitted with.
-SparseModel fit_on_random_basis(const std::string& method, KernelMatrix& kernel, std::span<const double> y,
-                                std::size_t m, std::uint64_t seed);
+// A sparse model fitted on given training rows: fit_subset_of_data, fit_reduced_rank, …
+using SubsetFit = SparseModel (*)(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> subset);
+
+// `fit` (the method registry's sd, sr or nystrom, named `method`) on `m`
+// training rows drawn by random_row_subset(n, m, seed), with the kernel it was fitted with.
+SparseModel fit_on_random_basis(const std::string& method, SubsetFit fit, KernelMatrix& kernel,
+                                std::span<const double> y, std::size_t m, std::uint64_t seed);
 
 // chol(K(B, B) + diagonal·I) for m rows B (m×d), lower triangle row-major;
 // throws naming `what` when it is not positive definite.

@@ -31,9 +31,10 @@ std::unique_ptr<DenseSolver> make_dense(const SolverOptions&, KernelMatrix& kern
   return std::make_unique<Solver>(kernel);
 }
 
+template <BasisCriterion criterion>
 std::unique_ptr<SparseTrainingMethod> make_greedy_basis(const SparseMethodOptions& options, KernelMatrix& kernel,
                                                         std::span<const double> y, SolverState& state) {
-  const GreedyBasisOptions greedy{parse_basis_criterion(options.name), options.basis_size, options.candidates};
+  const GreedyBasisOptions greedy{criterion, options.basis_size, options.candidates};
   return std::make_unique<GreedyBasisSelection>(kernel, y, greedy, state);
 }
 std::unique_ptr<SparseTrainingMethod> make_cholqr(const SparseMethodOptions& options, KernelMatrix& kernel,
@@ -49,8 +50,12 @@ std::unique_ptr<SparseTrainingMethod> make_online(const SparseMethodOptions& opt
   online.basis_size = options.basis_size;
   return std::make_unique<OnlineGp>(kernel, y, online, state);
 }
+SparseModel regressors_on(KernelMatrix& kernel, std::span<const double> y, std::span<const std::size_t> subset) {
+  return fit_subset_of_regressors(kernel, y, gather_basis_rows(kernel, subset), subset);
+}
+template <SubsetFit fit>
 SparseModel fit_random_basis(const SparseMethodOptions& options, KernelMatrix& kernel, std::span<const double> y) {
-  return fit_on_random_basis(options.name, kernel, y, options.basis_size, options.seed);
+  return fit_on_random_basis(options.name, fit, kernel, y, options.basis_size, options.seed);
 }
 
 using enum MethodFamily;
@@ -72,20 +77,20 @@ constexpr TrainingMethod kMethods[] = {
      make_dense<ConjugateGradient>},
     {"smo", "sequential minimal optimisation: two coordinates a step [Platt98]", dense_solver, relative_residual, 4,
      no_reuse, false, make_dense<SequentialMinimalOptimization>},
-    {"cholesky", "a Cholesky factor of K-bar (n^2 doubles in memory): the exact reference", dense_solver, relative_residual,
-     3, no_reuse, false, make_dense<CholeskySolver>},
+    {"cholesky", "a Cholesky factor of K-bar (n^2 doubles in memory): the exact reference", dense_solver,
+     relative_residual, 3, no_reuse, false, make_dense<CholeskySolver>},
     {"sd", "subset of data: the exact GP on m random rows [RW06 §8.3.1]", sparse_direct, direct, 2, no_reuse, true,
-     nullptr, nullptr, fit_random_basis},
+     nullptr, nullptr, fit_random_basis<fit_subset_of_data>},
     {"sr", "subset of regressors on m random basis rows [RW06 §8.3.2]", sparse_direct, direct, 2, no_reuse, true,
-     nullptr, nullptr, fit_random_basis},
+     nullptr, nullptr, fit_random_basis<regressors_on>},
     {"sgma", "subset of regressors on a basis chosen by sparse greedy matrix approximation [SmolaScholkopf00]",
-     sparse_iterative, none, 2, basis, true, nullptr, make_greedy_basis},
+     sparse_iterative, none, 2, basis, true, nullptr, make_greedy_basis<BasisCriterion::sgma>},
     {"mpgp", "subset of regressors on a matching-pursuit basis [KeerthiChu06]", sparse_iterative, none, 2, basis, true,
-     nullptr, make_greedy_basis},
+     nullptr, make_greedy_basis<BasisCriterion::mpgp>},
     {"sggp", "sparse greedy GP, until the gap of its bounds is below --gap [SmolaBartlett01]", sparse_iterative, gap, 2,
-     basis, true, nullptr, make_greedy_basis},
+     basis, true, nullptr, make_greedy_basis<BasisCriterion::sggp>},
     {"nystrom", "the Nystrom reduced-rank approximation, for comparison [WilliamsSeeger01; SchwaighoferTresp03 §2.1]",
-     sparse_direct, direct, 2, no_reuse, true, nullptr, nullptr, fit_random_basis},
+     sparse_direct, direct, 2, no_reuse, true, nullptr, nullptr, fit_random_basis<fit_reduced_rank>},
     {"cholqr", "inducing set and kernel optimised together [Cao15]", sparse_iterative, relative_decrease, 2, no_reuse,
      false, nullptr, make_cholqr},
     {"online", "the sparse online GP, one streamed pass [CsatoOpper02]", sparse_iterative, none, 2, no_reuse, false,
@@ -163,7 +168,7 @@ std::string training_method_help(bool dense) {
 std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMatrix& kernel) {
   const TrainingMethod* method = find_training_method(options.name);
   GPSTREAM_CHECK_ARGUMENT(method != nullptr && method->dense(), "unknown solver \"{}\" (choose {})", options.name,
-                 training_method_names(/*dense=*/true));
+                          training_method_names(/*dense=*/true));
   GPSTREAM_CHECK(method->runs_on_ranks || !kernel.distributed(), "{} does not run on rows partitioned among ranks yet",
                  options.name);
   return method->make_dense(options, kernel);
