@@ -49,14 +49,20 @@ for noise in $levels; do
       all = $NF; printf "%d %.2f\n", n, n * all / 1000 }' "$work/train.txt")
   "$gpstream" predict "$work/model.h5" "$work/test.csv" -o "$work/predictions.csv" --force --variance \
     --variance-method gbcd --time-limit "$variance_seconds" 2>"$work/predict.txt" >/dev/null
-  # "predict: R rows; means in …, V variances by gbcd in S s (…): …, I iterations, …"
-  read -r done variance_iterations variance_time < <(awk '/variances by gbcd in/ {
-      match($0, /, [0-9,]+ variances by/); v = substr($0, RSTART + 2, RLENGTH - 15); gsub(/,/, "", v)
-      match($0, /by gbcd in [0-9.]+ s/); s = substr($0, RSTART + 11, RLENGTH - 13)
-      match($0, /[0-9,]+ iterations/); i = substr($0, RSTART, RLENGTH - 11); gsub(/,/, "", i)
-      print v, i, s }' "$work/predict.txt")
-  echo "$noise,$iterations,$seconds,$variance_rows,${done:-0},${variance_iterations:-0},${variance_time:-$variance_seconds}" >>"$csv"
-  printf '%-10s %12s %10s %16s %14s %12s\n' "$noise" "$iterations" "$seconds" "${done:-0} of $variance_rows" \
-    "${variance_iterations:-?}" "${variance_time:-$variance_seconds}"
+  # Finished: "predict: R rows; means in …, V variances by gbcd in S s (…): …, I iterations, …"; stopped at
+  # the time limit: "predict: stopped at --time-limit: V of R rows have variances", the iterations from the
+  # last progress line ("variance iter I  …").
+  read -r done variance_iterations variance_time < <(awk -v limit="$variance_seconds" '
+      /^variance iter / { i = $3 }
+      /variances by gbcd in/ {
+        match($0, /, [0-9,]+ variances by/); v = substr($0, RSTART + 2, RLENGTH - 15); gsub(/,/, "", v)
+        match($0, /by gbcd in [0-9.]+ s/); s = substr($0, RSTART + 11, RLENGTH - 13)
+        match($0, /[0-9,]+ iterations/); i = substr($0, RSTART, RLENGTH - 11); gsub(/,/, "", i) }
+      /stopped at --time-limit/ {
+        match($0, /: [0-9,]+ of/); v = substr($0, RSTART + 2, RLENGTH - 5); gsub(/,/, "", v); s = limit " (stopped)" }
+      END { print (v == "" ? 0 : v), (i == "" ? 0 : i), s }' "$work/predict.txt")
+  echo "$noise,$iterations,$seconds,$variance_rows,$done,$variance_iterations,${variance_time% (stopped)}" >>"$csv"
+  printf '%-10s %12s %10s %16s %14s %12s\n' "$noise" "$iterations" "$seconds" "$done of $variance_rows" \
+    "$variance_iterations" "$variance_time"
 done
 echo "wrote $csv"
