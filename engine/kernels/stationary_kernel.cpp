@@ -13,6 +13,7 @@
 // is computed in. Standardised inputs at the lengthscales data give never
 // take that path (kin40k, bcef, sgemm: norms 1e3–1e4 below the limit).
 #include "engine/core/error.h"
+#include "engine/core/vector_width.h"
 #include "engine/kernels/kernel_implementations.h"
 #include "engine/kernels/vector_math.h"
 
@@ -136,9 +137,9 @@ class StationaryKernel final : public Kernel {
   // so that every entry goes through the same instructions wherever it is.
   void entrywise_with(decltype(StationaryProfile::row) row, const PreparedView& a, const PreparedView& b,
                       double* block) const {
-    constexpr std::size_t kRows = 4, kLanes = 8;
-    // GCC's vector extension: one register of 8 doubles with AVX-512, split
-    // into narrower ones where the target has less.
+    // GCC's vector extension, one register of the target wide (core/vector_width.h): 4 rows × 8 lanes with
+    // AVX-512 (the native build here), 8 rows × 4 lanes with AVX2.
+    constexpr std::size_t kLanes = kVectorDoubles, kRows = kAccumulatedDoubles / kVectorDoubles;
     using Lanes = double __attribute__((vector_size(kLanes * sizeof(double))));
     const std::size_t d = dimension(), count = b.count;
     if (a.count == 0 || count == 0) return;

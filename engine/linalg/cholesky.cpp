@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/core/vector_width.h"
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -113,13 +114,13 @@ std::size_t IncrementalCholesky::append_block(const double* k_sb, const double* 
   // The new rows beside L: X = K̄_SB L⁻ᵀ, i.e. L Xᵀ = K̄_BS, by forward
   // substitution — the O(t²·count) part of the block, as many FMAs as
   // `count` trsv but at the core's FMA rate: the right-hand sides in groups
-  // of 8 (one vector register of doubles with AVX-512, split into narrower
-  // ones where the target has less), the groups on separate cores, and four
-  // rows of L at a time, so that each row of Xᵀ already solved is loaded
-  // once for the four. OpenBLAS's trsm packs L on every call first, which
-  // at these sizes took longer than the solve.
-  using Lanes = double __attribute__((vector_size(8 * sizeof(double))));
-  constexpr std::size_t kLanes = 8, kRows = 4;
+  // of one vector register of doubles (core/vector_width.h; the lanes are
+  // independent, so the results do not depend on the width), the groups on
+  // separate cores, and four rows of L at a time, so that each row of Xᵀ
+  // already solved is loaded once for the four. OpenBLAS's trsm packs L on
+  // every call first, which at these sizes took longer than the solve.
+  constexpr std::size_t kLanes = kVectorDoubles, kRows = 4;
+  using Lanes = double __attribute__((vector_size(kLanes * sizeof(double))));
   const std::size_t groups = (count + kLanes - 1) / kLanes;
   block_.assign(groups * t * kLanes, 0.0);  // per group, its Xᵀ: t×kLanes
   tbb::parallel_for(std::size_t{0}, groups, [&](std::size_t group) {
