@@ -24,7 +24,7 @@ struct ComputeSettings {
 Context::Settings context_settings(const ComputeSettings& settings);
 
 // Parses "512M", "2G", "1.5GiB", "1000000" (bytes); throws InvalidArgument
-// naming `what` (the option or parameter, "--memory") when it is not a positive size.
+// naming `what` (the option or parameter, `memory`) when it is not a positive size.
 std::uint64_t parse_byte_size(const std::string& text, const std::string& what);
 
 }  // namespace gpstream

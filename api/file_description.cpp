@@ -113,7 +113,8 @@ void describe_model(Text& out, const std::string& path, const hdf5::FileOrigin& 
   }
 }
 
-void describe_checkpoint(Text& out, const std::string& path, const hdf5::FileOrigin& origin) {
+void describe_checkpoint(Text& out, const std::string& path, const hdf5::FileOrigin& origin,
+                         const ResumeInstruction& resume) {
   const Checkpoint checkpoint = read_checkpoint(path);
   const TrainingConfiguration& configuration = checkpoint.configuration;
   const SolverState& state = checkpoint.state;
@@ -135,10 +136,11 @@ void describe_checkpoint(Text& out, const std::string& path, const hdf5::FileOri
   out.line("stops at", describe_stopping_rule(configuration.job.stopping, method));
   out.line("output", configuration.job.output_path.empty() ? std::string("(none)") : configuration.job.output_path);
   if (!configuration.job.log_path.empty()) out.line("log", configuration.job.log_path);
-  out.line("resume with", fmt::format("gpstream train --resume {}", shell_quoted(path)));
+  out.line("resume with", resume(path, nullptr));
 }
 
-void describe_search_checkpoint(Text& out, const std::string& path, const hdf5::FileOrigin& origin) {
+void describe_search_checkpoint(Text& out, const std::string& path, const hdf5::FileOrigin& origin,
+                                const ResumeInstruction& resume) {
   const SearchCheckpoint search = read_search_checkpoint(path);
   out.line("file", path);
   out.line("kind", fmt::format("{} of gpstream {} (a hyperparameter search in progress)", kSearchCheckpointFormat,
@@ -146,7 +148,7 @@ void describe_search_checkpoint(Text& out, const std::string& path, const hdf5::
   print_origin(out, origin);
   out.line("dataset", fmt::format("fingerprint {}", search.dataset_fingerprint));
   out.line("reached", fmt::format("{} evaluations of the likelihood", format_count(search.entries.size())));
-  out.line("resume with", search_resume_command(search, path));
+  out.line("resume with", resume(path, &search));
 }
 
 void describe_hyperparameters(Text& out, const std::string& path) {
@@ -169,14 +171,7 @@ bool looks_like_json(const std::string& path) {
 
 }  // namespace
 
-std::string search_resume_command(const SearchCheckpoint& search, const std::string& path) {
-  if (search.command == "train") return fmt::format("gpstream train --resume {}", shell_quoted(path));
-  std::string command = "gpstream " + search.command;
-  for (const std::string& argument : search.arguments) command += " " + shell_quoted(argument);
-  return command;
-}
-
-std::string describe_file(const std::string& path) {
+std::string describe_file(const std::string& path, const ResumeInstruction& resume) {
   Text out;
   if (looks_like_json(path)) {
     describe_hyperparameters(out, path);
@@ -194,9 +189,9 @@ std::string describe_file(const std::string& path) {
   } else if (format == kModelFormat) {
     describe_model(out, path, origin);
   } else if (format == kCheckpointFormat) {
-    describe_checkpoint(out, path, origin);
+    describe_checkpoint(out, path, origin, resume);
   } else if (format == kSearchCheckpointFormat) {
-    describe_search_checkpoint(out, path, origin);
+    describe_search_checkpoint(out, path, origin, resume);
   } else {
     GPSTREAM_THROW("'{}' is a '{}' file, which this gpstream does not know", path, format);
   }

@@ -7,16 +7,19 @@
 
 #include "storage/checkpoint/search_checkpoint.h"
 
+#include <functional>
 #include <string>
 
 namespace gpstream {
 
-// Labelled lines, one per fact; an Error naming the file for one that is not a gpstream file.
-std::string describe_file(const std::string& path);
+// How a front end tells its user to continue the job saved at `path`: a
+// training job's checkpoint (`search` null) or a hyperparameter search's.
+// The command line names a command, Python a parameter.
+using ResumeInstruction = std::function<std::string(const std::string& path, const SearchCheckpoint* search)>;
 
-// The command that continues the hyperparameter search saved at `path`: a
-// training job resumes from it (gpstream train --resume), hyper's search is
-// the same command run again.
-std::string search_resume_command(const SearchCheckpoint& search, const std::string& path);
+// Labelled lines, one per fact (a checkpoint's last says how to resume it,
+// as `resume` phrases it); an Error naming the file for one that is not a
+// gpstream file.
+std::string describe_file(const std::string& path, const ResumeInstruction& resume);
 
 }  // namespace gpstream

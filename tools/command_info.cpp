@@ -22,7 +22,7 @@ int run_info(const std::vector<std::string>& args) {
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
 
-  fmt::print("{}", describe_file(path));
+  fmt::print("{}", describe_file(path, resume_command));
   return 0;
 }
 

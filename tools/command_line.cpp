@@ -3,9 +3,12 @@
 #include "storage/column_cache/disk_column_tier.h"
 #include "storage/dataset/dataset_writer.h"
 #include "api/compute.h"
+#include "engine/core/human_readable.h"
+#include "storage/checkpoint/search_checkpoint.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -14,6 +17,24 @@
 #include <limits>
 
 namespace gpstream::cli {
+
+std::string option_spelling(std::string_view parameter) {
+  // The API's names that the command line spells otherwise.
+  if (parameter == "overwrite") return "--force";
+  if (parameter == "compression_level") return "--compress";
+  std::string option = "--" + std::string(parameter);
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
+}
+
+std::string for_command_line(std::string_view message) { return spell_parameters(message, option_spelling); }
+
+std::string resume_command(const std::string& path, const SearchCheckpoint* search) {
+  if (search == nullptr || search->command == "train") return "gpstream train --resume " + shell_quoted(path);
+  std::string command = "gpstream " + search->command;
+  for (const std::string& argument : search->arguments) command += " " + shell_quoted(argument);
+  return command;
+}
 
 bool parse_command_line(CommandSpec& spec, const std::vector<std::string>& args, po::variables_map& values) {
   spec.options.add_options()("help,h", "show this help");

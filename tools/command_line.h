@@ -6,6 +6,7 @@
 #include "engine/core/human_readable.h"
 #include "engine/kernels/column_cache_setup.h"
 #include "engine/solvers/dense_solver.h"
+#include "storage/checkpoint/search_checkpoint.h"
 
 #include <boost/program_options.hpp>
 
@@ -24,6 +25,20 @@ struct DatasetWriterOptions;  // storage/dataset/dataset_writer.h
 namespace gpstream::cli {
 
 namespace po = boost::program_options;
+
+// A parameter as the command line spells it: its option ("--force" for the
+// API's `overwrite`, "--compress" for `compression_level`, else "--" and the
+// name with dashes).
+std::string option_spelling(std::string_view parameter);
+// A message from the libraries (which name parameters in backticks:
+// engine/core/error.h) with each parameter spelt as an option.
+std::string for_command_line(std::string_view message);
+
+// The command that continues the job saved at `path` (api/file_description.h's
+// ResumeInstruction): a training job's checkpoint, or a search's — a
+// training job resumes from it (gpstream train --resume), hyper's search is
+// the same command run again.
+std::string resume_command(const std::string& path, const SearchCheckpoint* search);
 
 // A mistake on the command line: reported with a pointer to --help, exit code 2.
 class UsageError : public std::runtime_error {

@@ -254,7 +254,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
     SearchCheckpoint saved = read_search_checkpoint(options.resume);
     GPSTREAM_CHECK(saved.command == "train",
                    "'{}' holds the hyperparameter search of gpstream {}, not a training job: continue it with {}",
-                   options.resume, saved.command, search_resume_command(saved, options.resume));
+                   options.resume, saved.command, resume_command(options.resume, &saved));
     if (values.count("quiet") != 0) saved.arguments.push_back("-q");
     if (!options.quiet) {
       fmt::print(stderr, "train: resuming the hyperparameter search saved in '{}' ({} evaluations)\n", options.resume,

@@ -206,8 +206,8 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   if (!command_line.lengthscales.empty()) start.lengthscales = command_line.lengthscales;
   if (command_line.signal_variance) start.signal_variance = command_line.signal_variance;
   if (command_line.noise_variance) start.noise_variance = command_line.noise_variance;
-  if (kernel == KernelType::histogram_intersection && !compare && !command_line.lengthscales.empty())
-    throw UsageError("--lengthscales/--gamma: the hik kernel has no lengthscales");
+  if (!compare && default_lengthscale_count(kernel, 1) == 0 && !command_line.lengthscales.empty())
+    throw UsageError(fmt::format("--lengthscales/--gamma: the {} kernel has no lengthscales", kernel_type_name(kernel)));
   plan.start_origin = origins.empty() ? "informed by the data" : fmt::format("{}", fmt::join(origins, " and "));
   const bool lengthscales_missing =
       start.lengthscales.empty() && default_lengthscale_count(kernel, standardisation.x_std.size()) > 0;
@@ -395,7 +395,7 @@ void SearchProgressObserver::on_iteration(const IterationReport& report) {
 
 void SearchProgressObserver::on_warning(const std::string& message) {
   line_.finish();
-  fmt::print(stderr, "learning: warning: {}\n", message);
+  fmt::print(stderr, "learning: warning: {}\n", for_command_line(message));
 }
 
 SearchCheckpoints::SearchCheckpoints(std::string path, double every_seconds, SearchCheckpoint identity, bool root,
@@ -422,7 +422,7 @@ void SearchCheckpoints::write_now() {
     write_search_checkpoint(path_, identity_);
   } catch (const Error& error) {
     // As a training checkpoint: a side file that cannot be written costs a warning, not the run.
-    fmt::print(stderr, "warning: {}; the search goes on\n", error.what());
+    fmt::print(stderr, "warning: {}; the search goes on\n", for_command_line(error.what()));
   }
   last_written_ = std::chrono::steady_clock::now();
 }

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   // A message in one write: the ranks of a job share stderr, and a message written piece by piece
   // interleaves with another rank's.
   const auto say = [](const std::string& message) {
-    const std::string line = message + "\n";
+    const std::string line = gpstream::cli::for_command_line(message) + "\n";
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::fflush(stderr);
   };

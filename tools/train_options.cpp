@@ -39,9 +39,11 @@ KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po
     hyper.noise_variance = *command_line.noise_variance;
     have_noise = true;
   }
-  if (hyper.type == KernelType::histogram_intersection) {
-    if (!command_line.lengthscales.empty())
-      throw UsageError("--lengthscales/--gamma: the hik kernel has no lengthscales");
+  if (default_lengthscale_count(hyper.type, 1) == 0) {
+    if (!command_line.lengthscales.empty()) {
+      throw UsageError(
+          fmt::format("--lengthscales/--gamma: the {} kernel has no lengthscales", kernel_type_name(hyper.type)));
+    }
     hyper.lengthscales.clear();
     have_lengthscales = true;
   }
@@ -268,8 +270,8 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
   spec.options.add_options()
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&options.output), "model file to write (on --resume: the one the job was launched with, unless given)")
-      ("solver", po::value(&options.solver)->default_value("gbcd"), ("the exact GP's solver: " + training_method_help(/*dense=*/true)).c_str())
-      ("model", po::value(&options.model)->default_value("dense"), ("dense (the exact GP, by --solver), or a sparse model (docs/sparse-models.md): " + training_method_help(/*dense=*/false)).c_str())
+      ("solver", po::value(&options.solver)->default_value("gbcd"), for_command_line("the exact GP's solver: " + training_method_help(/*dense=*/true)).c_str())
+      ("model", po::value(&options.model)->default_value("dense"), for_command_line("dense (the exact GP, by --solver), or a sparse model (docs/sparse-models.md): " + training_method_help(/*dense=*/false)).c_str())
       ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
       ("gap", po::value(&options.gap)->default_value(default_tolerance(ToleranceMeaning::gap), fmt::format("{:g}", default_tolerance(ToleranceMeaning::gap))), "sggp: stop when the relative gap of the bounds falls below this")
       ("info-pivots", po::value(&options.information_pivots)->default_value(16), "cholqr: information pivots z ranking the swap candidates")

@@ -112,7 +112,7 @@ void ProgressLineObserver::on_iteration(const IterationReport& report) {
 
 void ProgressLineObserver::on_warning(const std::string& message) {
   line_.finish();
-  fmt::print(stderr, "{}: warning: {}\n", name_, message);
+  fmt::print(stderr, "{}: warning: {}\n", name_, for_command_line(message));
 }
 
 void ProgressLineObserver::on_stop(const IterationReport& report, StopReason) {

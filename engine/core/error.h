@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace gpstream {
 
@@ -40,6 +42,31 @@ class Cancelled : public Error {
  public:
   using Error::Error;
 };
+
+// A message names the caller's parameters by their API names in backticks
+// (`overwrite`, `drop_invalid`), never in one front end's spelling: each
+// front end respells them as its users write them — the command line as its
+// options (--force, --drop-invalid: tools/command_line.h), Python as its
+// keywords. `spelling` maps a name to that spelling; text between other
+// backticks than a parameter's is left as it is.
+inline std::string spell_parameters(std::string_view message,
+                                    const std::function<std::string(std::string_view name)>& spelling) {
+  std::string out;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t open = message.find('`', from);
+    const std::size_t close = open == std::string_view::npos ? open : message.find('`', open + 1);
+    if (close == std::string_view::npos) break;
+    const std::string_view name = message.substr(open + 1, close - open - 1);
+    const bool parameter = !name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") ==
+                                                std::string_view::npos;
+    out.append(message.substr(from, open - from));
+    out += parameter ? spelling(name) : std::string(message.substr(open, close - open + 1));
+    from = close + 1;
+  }
+  out.append(message.substr(from));
+  return out;
+}
 
 }  // namespace gpstream
 

@@ -343,9 +343,7 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
   const auto started = std::chrono::steady_clock::now();
   LearnedModel learned;
   const std::size_t n = partition.global_rows, d = rows.columns();
-  const auto stationary = [](const KernelHyperparameters& shape) {
-    return shape.type != KernelType::histogram_intersection;
-  };
+  const auto stationary = [](const KernelHyperparameters& shape) { return is_stationary(shape); };
   const bool all_rows = options.all_rows && n > options.subset.subset &&
                         std::all_of(options.kernels.begin(), options.kernels.end(), stationary);
   // Step 2's rows, gathered once (the checks sample them).

@@ -21,61 +21,59 @@ void check_positive(double value, const char* what) {
 
 namespace detail {
 
-// The registry: every kernel in one entry (kernel_implementations.h).
-constexpr KernelFamily kFamilies[] = {
-    {KernelType::squared_exponential_ard,
-     {"rbf", "se-ard"},
-     Lengthscales::per_input,
-     &kSquaredExponentialProfile,
-     nullptr},
-    {KernelType::squared_exponential, {"se", nullptr}, Lengthscales::one, &kSquaredExponentialProfile, nullptr},
-    {KernelType::matern12, {"matern12", "exponential"}, Lengthscales::per_input, &kMatern12Profile, nullptr},
-    {KernelType::matern32, {"matern32", nullptr}, Lengthscales::per_input, &kMatern32Profile, nullptr},
-    {KernelType::matern52, {"matern52", nullptr}, Lengthscales::per_input, &kMatern52Profile, nullptr},
-    {KernelType::histogram_intersection,
-     {"hik", nullptr},
-     Lengthscales::none,
-     nullptr,
-     &make_histogram_intersection_kernel},
-};
+// The registry's entries, each defined in its family's file.
+#define GPSTREAM_KERNEL_FAMILY(identifier) extern const KernelFamily identifier##_family;
+#include "engine/kernels/families/kernel_families.def"
+#undef GPSTREAM_KERNEL_FAMILY
 
-std::span<const KernelFamily> kernel_families() { return kFamilies; }
+namespace {
+constexpr const KernelFamily* kFamilies[] = {
+#define GPSTREAM_KERNEL_FAMILY(identifier) &identifier##_family,
+#include "engine/kernels/families/kernel_families.def"
+#undef GPSTREAM_KERNEL_FAMILY
+};
+}  // namespace
+
+std::span<const KernelFamily* const> kernel_families() { return kFamilies; }
 
 const KernelFamily& kernel_family(KernelType type) {
-  for (const KernelFamily& family : kFamilies) {
-    if (family.type == type) return family;
-  }
-  GPSTREAM_THROW("kernel type {} has no entry in the kernel registry", static_cast<int>(type));
+  const auto index = static_cast<std::size_t>(type);
+  GPSTREAM_CHECK(index < std::size(kFamilies), "kernel type {} has no entry in the kernel registry", index);
+  return *kFamilies[index];
 }
 
 }  // namespace detail
 
-std::string kernel_type_name(KernelType type) {
-  for (const detail::KernelFamily& family : detail::kernel_families()) {
-    if (family.type == type) return family.names[0];
-  }
-  return "unknown";
+std::string kernel_type_name(KernelType type) { return detail::kernel_family(type).names[0]; }
+
+std::vector<KernelType> kernel_types() {
+  std::vector<KernelType> types;
+  for (std::size_t index = 0; index < detail::kernel_families().size(); ++index)
+    types.push_back(static_cast<KernelType>(index));
+  return types;
 }
 
 std::string kernel_names() {
   std::string text;
-  const std::span<const detail::KernelFamily> families = detail::kernel_families();
+  const std::span<const detail::KernelFamily* const> families = detail::kernel_families();
   for (std::size_t k = 0; k < families.size(); ++k) {
     if (k > 0) text += k + 1 == families.size() ? " or " : ", ";
-    text += families[k].names[0];
-    if (families[k].names[1] != nullptr) text += fmt::format(" (alias {})", families[k].names[1]);
+    text += families[k]->names[0];
+    if (families[k]->names[1] != nullptr) text += fmt::format(" (alias {})", families[k]->names[1]);
   }
   return text;
 }
 
 KernelType parse_kernel_type(const std::string& name) {
-  for (const detail::KernelFamily& family : detail::kernel_families()) {
-    for (const char* known : family.names) {
-      if (known != nullptr && name == known) return family.type;
+  for (const KernelType type : kernel_types()) {
+    for (const char* known : detail::kernel_family(type).names) {
+      if (known != nullptr && name == known) return type;
     }
   }
   GPSTREAM_THROW_ARGUMENT("unknown kernel \"{}\" (choose {})", name, kernel_names());
 }
+
+bool is_stationary(KernelType type) { return detail::kernel_family(type).stationary != nullptr; }
 
 double spectral_smoothness(KernelType type) {
   const detail::KernelFamily& family = detail::kernel_family(type);
@@ -85,9 +83,9 @@ double spectral_smoothness(KernelType type) {
 }
 
 bool is_stationary(const KernelHyperparameters& hyperparameters) {
-  if (detail::kernel_family(hyperparameters.type).stationary == nullptr) return false;
+  if (!is_stationary(hyperparameters.type)) return false;
   return std::all_of(hyperparameters.added.begin(), hyperparameters.added.end(),
-                     [](const KernelTerm& term) { return detail::kernel_family(term.type).stationary != nullptr; });
+                     [](const KernelTerm& term) { return is_stationary(term.type); });
 }
 
 std::size_t default_lengthscale_count(KernelType type, std::size_t d) {

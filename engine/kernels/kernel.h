@@ -18,43 +18,38 @@
 
 namespace gpstream {
 
-// The covariance families (Rasmussen & Williams 2006, §4.2 [RW06]). The
-// stationary ones are functions of r² = Σ_l (x_l − z_l)² / ℓ_l², with one
-// lengthscale per input (ARD) or one for all; sample paths of a Matérn-ν GP
-// are ⌈ν⌉ − 1 times differentiable, so rough real data usually prefer the
-// Matérn kernels to the infinitely smooth squared exponential. Each type
-// has one entry in the kernel registry (kernel.cpp, kernel_implementations.h):
-// its names, its lengthscales and its implementation.
+// The covariance families [RW06 §4.2]: one per line of
+// families/kernel_families.def, each in its own file of families/ with its
+// formula. The stationary ones are functions of
+// r² = Σ_l (x_l − z_l)² / ℓ_l², with one lengthscale per input (ARD) or one
+// for all; sample paths of a Matérn-ν GP are ⌈ν⌉ − 1 times differentiable,
+// so rough real data usually prefer the Matérn kernels to the infinitely
+// smooth squared exponential.
 enum class KernelType {
-  squared_exponential_ard,  // "rbf" (alias "se-ard"): k = s² exp(−r²/2)  (GBCD paper §3 writes it with γ_l = 1/(2ℓ_l²))
-  squared_exponential,  // "se": the same with one lengthscale for every input
-  matern12,             // "matern12" (alias "exponential"): s² exp(−r), continuous, not differentiable at x = z
-  matern32,             // "matern32": s² (1 + √3 r) exp(−√3 r), once differentiable
-  matern52,             // "matern52": s² (1 + √5 r + 5r²/3) exp(−√5 r), twice differentiable
-  // k = (s²/d) Σ_l min(Φ(x_l), Φ(z_l)), Φ the standard normal CDF: the
-  // histogram intersection kernel (Cao et al. 2015 §4.1.4), not
-  // differentiable in x. min(a, b) is a covariance only for a, b ≥ 0, and
-  // inputs are standardised (so often negative): Φ maps each input
-  // monotonically into (0, 1), which keeps the kernel positive semi-definite
-  // for every input and compares the inputs' quantiles. No lengthscales.
-  histogram_intersection,
+#define GPSTREAM_KERNEL_FAMILY(identifier) identifier,
+#include "engine/kernels/families/kernel_families.def"
+#undef GPSTREAM_KERNEL_FAMILY
 };
 
 // The canonical name ("rbf", "matern32", …), as files and reports write it.
 std::string kernel_type_name(KernelType type);
 // Parses a canonical name or an alias ("se-ard", "exponential"); throws naming the valid choices.
 KernelType parse_kernel_type(const std::string& name);
-// Every kernel of the registry, for help texts and errors: "rbf (alias se-ard), se, …, matern52 or hik".
+// Every kernel of the registry, for help texts and errors: "rbf (alias se-ard), se, …, matern72 or hik".
 std::string kernel_names();
+// Every kernel type of the registry, in its order.
+std::vector<KernelType> kernel_types();
 // The kernels a search over families compares (`--kernel auto`): the
 // stationary ARD ones, smoothest first.
 inline constexpr KernelType kAutoKernelCandidates[] = {KernelType::squared_exponential_ard, KernelType::matern52,
                                                        KernelType::matern32, KernelType::matern12};
 // The smoothness ν of a stationary family's spectral density — Matérn ν
-// (1/2, 3/2, 5/2), infinity for the squared exponential — which random
+// (1/2, 3/2, 5/2, 7/2), infinity for the squared exponential — which random
 // Fourier features sample (kernels/random_features.h); throws for a kernel
 // that is not stationary (hik).
 double spectral_smoothness(KernelType type);
+// Whether a family is a function of x − z alone (hik is not).
+bool is_stationary(KernelType type);
 // How many lengthscales a kernel of this type takes on d inputs by default
 // (one per input for ARD kernels, one for se, none for hik).
 std::size_t default_lengthscale_count(KernelType type, std::size_t d);

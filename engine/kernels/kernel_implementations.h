@@ -1,9 +1,9 @@
-// The kernel registry (kernel.cpp's kFamilies): one entry per kernel — its
-// names, its lengthscales, how it is made — and the implementations the
-// entries point to. make_kernel() validates the hyperparameters against the
-// entry before calling its factory. Adding a kernel: a KernelType, one
-// entry, and its implementation (a stationary one is a StationaryProfile:
-// its vectorised row pass and its slope, both in vector_math).
+// The kernel registry: one KernelFamily per line of
+// families/kernel_families.def, each defined in its own file in families/
+// — its names, its lengthscales and how it is made. make_kernel() validates
+// the hyperparameters against the entry before making the kernel. A
+// stationary family is a StationaryProfile (its vectorised row pass and
+// slope: families/stationary_family.h); any other brings its own Kernel.
 #pragma once
 
 #include "engine/kernels/kernel.h"
@@ -15,10 +15,10 @@
 
 namespace gpstream::detail {
 
-// A stationary family: its vectorised row pass (vector_math.h: the values
-// k from cross terms), its slope h(D) = −2 dk/dD from k and D (what the
-// gradient of every stationary family needs), how a lengthscale scales the
-// inputs, and the smoothness ν of its spectral density (random features).
+// A stationary family: its vectorised row pass (the values k from cross
+// terms), its slope h(D) = −2 dk/dD from k and D (what the gradient of every
+// stationary family needs), how a lengthscale scales the inputs, and the
+// smoothness ν of its spectral density (random features).
 struct StationaryProfile {
   void (*row)(double*, std::size_t, double, const double*, double);
   void (*rounded_row)(double*, std::size_t, double, const double*, double);  // the same in single precision
@@ -26,8 +26,6 @@ struct StationaryProfile {
   bool gamma_scaling;  // D = Σ γ_l (x_l − z_l)², γ = 1/(2ℓ²) (the squared exponential), else D = r²
   double smoothness;   // Matérn ν; infinity for the squared exponential
 };
-// stationary_kernel.cpp
-extern const StationaryProfile kSquaredExponentialProfile, kMatern12Profile, kMatern32Profile, kMatern52Profile;
 
 // How many lengthscales a kernel takes on d inputs.
 enum class Lengthscales {
@@ -37,24 +35,21 @@ enum class Lengthscales {
 };
 
 struct KernelFamily {
-  KernelType type;
   std::array<const char*, 2> names;  // the canonical one, then an alias (nullptr: none)
   Lengthscales lengthscales;
   const StationaryProfile* stationary;  // made by make_stationary_kernel; null: by `make`
   std::unique_ptr<Kernel> (*make)(const KernelHyperparameters& hyperparameters, std::size_t dimension);
 };
 
-std::span<const KernelFamily> kernel_families();
+// The entries, in KernelType's order.
+std::span<const KernelFamily* const> kernel_families();
 const KernelFamily& kernel_family(KernelType type);
 
-// A stationary kernel of `profile`.
+// A stationary kernel of `profile` (stationary_kernel.cpp).
 std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension,
                                                const StationaryProfile& profile);
-// hik.
-std::unique_ptr<Kernel> make_histogram_intersection_kernel(const KernelHyperparameters& hyperparameters,
-                                                           std::size_t dimension);
 
-// k₁ + k₂ + … of stationary kernels (KernelHyperparameters::added).
+// k₁ + k₂ + … of stationary kernels (KernelHyperparameters::added; sum_kernel.cpp).
 std::unique_ptr<Kernel> make_sum_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension);
 
 }  // namespace gpstream::detail

@@ -218,16 +218,6 @@ class StationaryKernel final : public Kernel {
 
 }  // namespace
 
-const StationaryProfile kSquaredExponentialProfile = {
-    &vector_math::squared_exponential_row<double>, &vector_math::squared_exponential_row<float>,
-    &vector_math::squared_exponential_slope, true, std::numeric_limits<double>::infinity()};
-const StationaryProfile kMatern12Profile = {&vector_math::matern12_row<double>, &vector_math::matern12_row<float>,
-                                            &vector_math::matern12_slope, false, 0.5};
-const StationaryProfile kMatern32Profile = {&vector_math::matern32_row<double>, &vector_math::matern32_row<float>,
-                                            &vector_math::matern32_slope, false, 1.5};
-const StationaryProfile kMatern52Profile = {&vector_math::matern52_row<double>, &vector_math::matern52_row<float>,
-                                            &vector_math::matern52_slope, false, 2.5};
-
 std::unique_ptr<Kernel> make_stationary_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension,
                                                const StationaryProfile& profile) {
   const std::size_t given = hyperparameters.lengthscales.size();

@@ -116,7 +116,7 @@ std::unique_ptr<Kernel> make_sum_kernel(const KernelHyperparameters& hyperparame
   }
   for (const auto& term : terms) {
     GPSTREAM_CHECK(term->constant_self_covariance().has_value(),
-                   "a sum kernel's terms must be stationary (rbf, se or Matern), not {}", term->name());
+                   "a sum kernel's terms must be stationary (rbf, se or a Matérn), not {}", term->name());
   }
   return std::make_unique<SumKernel>(hyperparameters, dimension, std::move(terms));
 }

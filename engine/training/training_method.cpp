@@ -87,7 +87,7 @@ constexpr TrainingMethod kMethods[] = {
      sparse_iterative, none, 2, basis, true, nullptr, make_greedy_basis<BasisCriterion::sgma>},
     {"mpgp", "subset of regressors on a matching-pursuit basis [KeerthiChu06]", sparse_iterative, none, 2, basis, true,
      nullptr, make_greedy_basis<BasisCriterion::mpgp>},
-    {"sggp", "sparse greedy GP, until the gap of its bounds is below --gap [SmolaBartlett01]", sparse_iterative, gap, 2,
+    {"sggp", "sparse greedy GP, until the relative gap of its bounds is below `gap` [SmolaBartlett01]", sparse_iterative, gap, 2,
      basis, true, nullptr, make_greedy_basis<BasisCriterion::sggp>},
     {"nystrom", "the Nystrom reduced-rank approximation, for comparison [WilliamsSeeger01; SchwaighoferTresp03 §2.1]",
      sparse_direct, direct, 2, no_reuse, true, nullptr, nullptr, fit_random_basis<fit_reduced_rank>},

@@ -50,7 +50,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         The solver of (K + noise_variance I) alpha = y for model='exact'.
     model : {'exact', 'sd', 'sr', 'sgma', 'mpgp', 'sggp', 'nystrom', 'cholqr', 'online'}
         The exact GP, or a sparse model on `basis_size` basis rows.
-    kernel : {'rbf', 'se', 'matern12', 'matern32', 'matern52', 'hik', 'auto'}
+    kernel : {'rbf', 'se', 'matern12', 'matern32', 'matern52', 'matern72', 'hik', 'auto'}
         (aliases: 'se-ard' for rbf, 'exponential' for matern12); 'auto' (with
         optimizer='lbfgs') fits rbf and the Matern family and keeps the one of
         highest marginal likelihood, as `gpstream hyper --kernel auto`.

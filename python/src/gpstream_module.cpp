@@ -25,6 +25,7 @@
 #include "engine/data/mean_function.h"
 #include "storage/checkpoint/checkpoint_file.h"
 #include "storage/hdf5/hdf5_handle.h"
+#include "storage/output/atomic_output_file.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -44,6 +45,13 @@
 namespace py = pybind11;
 
 namespace {
+
+// A message from the libraries with its parameters (in backticks: engine/core/error.h) spelt as Python's
+// keywords, which are the API's names.
+std::string for_python(std::string_view message) {
+  return gpstream::spell_parameters(message, [](std::string_view name) { return std::string(name); });
+}
+
 
 py::dict describe(const gpstream::ModelDescription& model) {
   py::dict out;
@@ -270,7 +278,7 @@ class QueuedReports final : public gpstream::RunObserver {
   }
   void on_warning(const std::string& message) override {
     const std::lock_guard lock(mutex_);
-    warnings_.push_back(message);
+    warnings_.push_back(for_python(message));
   }
   // Hands what is queued to `callback` (a dict per row; none: dropped) and warnings to Python's warnings.
   void deliver(const py::object& callback) {
@@ -458,7 +466,7 @@ py::list training_methods() {
     py::dict entry;
     entry["name"] = method.name;
     entry["dense"] = method.dense();
-    entry["help"] = method.help;
+    entry["help"] = for_python(method.help);
     out.append(entry);
   }
   return out;
@@ -469,16 +477,21 @@ py::list training_methods() {
 PYBIND11_MODULE(_gpstream, module) {
   module.doc() = "gpstream's API in the Python process (see the gpstream package)";
   gpstream::hdf5::initialise_library();
-  // gpstream's errors as Python's (the others: gpstream::Error and std::exception become RuntimeError).
+  // gpstream's errors as Python's, their parameters spelt as the keywords (the other gpstream::Errors become
+  // RuntimeError).
   py::register_exception_translator([](std::exception_ptr failure) {
     try {
       if (failure) std::rethrow_exception(failure);
+    } catch (const gpstream::OutputExists& error) {
+      PyErr_SetString(PyExc_FileExistsError, for_python(error.what()).c_str());
     } catch (const gpstream::InvalidArgument& error) {
-      PyErr_SetString(PyExc_ValueError, error.what());
+      PyErr_SetString(PyExc_ValueError, for_python(error.what()).c_str());
     } catch (const gpstream::Cancelled& error) {
-      PyErr_SetString(PyExc_KeyboardInterrupt, error.what());
+      PyErr_SetString(PyExc_KeyboardInterrupt, for_python(error.what()).c_str());
     } catch (const gpstream::MemoryBudgetExceeded& error) {
-      PyErr_SetString(PyExc_MemoryError, (std::string(error.what()) + " (or raise memory=)").c_str());
+      PyErr_SetString(PyExc_MemoryError, (for_python(error.what()) + " (or raise memory=)").c_str());
+    } catch (const gpstream::Error& error) {
+      PyErr_SetString(PyExc_RuntimeError, for_python(error.what()).c_str());
     }
   });
   py::class_<PyModel>(module, "Model", "A trained model in memory, dense or sparse (api/model.h).")
@@ -565,7 +578,13 @@ PYBIND11_MODULE(_gpstream, module) {
       "describe_file",
       [](const std::string& path) {
         const py::gil_scoped_release unlocked;
-        return gpstream::describe_file(path);
+        // Python resumes a training job by the estimator's `resume`; a hyperparameter search is the command
+        // line's (gpstream hyper, or train --learn-hyper), continued by the command that wrote it.
+        return gpstream::describe_file(path, [](const std::string& saved, const gpstream::SearchCheckpoint* search) {
+          if (search == nullptr) return fmt::format("GaussianProcessRegressor(resume='{}').fit(...)", saved);
+          return fmt::format("the gpstream {} command that wrote it (gpstream info from a shell prints it)",
+                             search->command);
+        });
       },
       py::arg("path"), "What a gpstream file holds, as `gpstream info` prints it.");
   module.def(
@@ -596,5 +615,22 @@ PYBIND11_MODULE(_gpstream, module) {
       py::arg("kernel"), py::arg("inputs"),
       "How many lengthscales the registry's kernel takes on `inputs` inputs; ValueError for an unknown kernel.");
   module.def("training_methods", &training_methods, "The training methods of the registry: name, dense, help.");
+  module.def(
+      "kernels",
+      [] {
+        py::list out;
+        for (const gpstream::KernelType type : gpstream::kernel_types()) {
+          py::dict entry;
+          entry["name"] = gpstream::kernel_type_name(type);
+          entry["stationary"] = gpstream::is_stationary(type);
+          // Matérn ν (infinity: the squared exponential); None for a kernel that is not stationary.
+          entry["smoothness"] =
+              gpstream::is_stationary(type) ? py::object(py::float_(gpstream::spectral_smoothness(type))) : py::none();
+          entry["lengthscales_on_two_inputs"] = gpstream::default_lengthscale_count(type, 2);
+          out.append(entry);
+        }
+        return out;
+      },
+      "The kernel registry's families: name, stationary, smoothness (Matérn nu; inf for rbf).");
   module.attr("version") = GPSTREAM_VERSION;
 }

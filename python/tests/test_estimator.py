@@ -68,8 +68,14 @@ def test_mean_and_std_equal_scikit_learns_exact_gp(solver):
     assert gp.alpha_.shape == (120,)
 
 
-@pytest.mark.parametrize("kernel, nu", [("matern12", 0.5), ("matern32", 1.5), ("matern52", 2.5), ("exponential", 0.5)])
-def test_the_matern_kernels_equal_scikit_learns(kernel, nu):
+# Every stationary family of the registry with a lengthscale per input (rbf and the Matérn class, whatever ν),
+# against scikit-learn's Matern at the same ν (its RBF as ν → ∞); and an alias.
+_ARD_FAMILIES = [(kernel["name"], kernel["smoothness"]) for kernel in _gpstream.kernels()
+                 if kernel["stationary"] and kernel["lengthscales_on_two_inputs"] == 2]
+
+
+@pytest.mark.parametrize("kernel, nu", _ARD_FAMILIES + [("exponential", 0.5)])
+def test_the_stationary_kernels_equal_scikit_learns(kernel, nu):
     X, y = problem(150)
     Z, _ = problem(40, seed=2)
     gp = gpstream.GaussianProcessRegressor(
@@ -77,7 +83,8 @@ def test_the_matern_kernels_equal_scikit_learns(kernel, nu):
         noise_variance=0.03,
     ).fit(X, y)
     mean, std = gp.predict(Z, return_std=True)
-    reference_kernel = ConstantKernel(1.2, "fixed") * Matern([1.3, 0.7], "fixed", nu=nu) + WhiteKernel(0.03, "fixed")
+    family = RBF([1.3, 0.7], "fixed") if np.isinf(nu) else Matern([1.3, 0.7], "fixed", nu=nu)
+    reference_kernel = ConstantKernel(1.2, "fixed") * family + WhiteKernel(0.03, "fixed")
     reference = ScikitLearnGP(kernel=reference_kernel, optimizer=None, alpha=1e-15).fit(X, y)
     expected_mean, expected_std = reference.predict(Z, return_std=True)
     np.testing.assert_allclose(mean, expected_mean, rtol=0, atol=1e-8)
@@ -447,6 +454,13 @@ def test_convert_and_info(tmp_path):
     assert re.search(r"rows \(n\)\s+40\n", text) and re.search(r"inputs \(d\)\s+2\n", text)
     gp = gpstream.GaussianProcessRegressor(solver="cholesky").fit(tmp_path / "data.h5")
     assert gp.n_features_in_ == 2
+    # The engine's messages name parameters as Python spells them: convert's keywords, not the CLI's options.
+    with pytest.raises(FileExistsError, match=r"already exists \(use overwrite to overwrite it\)"):
+        gpstream.convert(csv, tmp_path / "data.h5")
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\nNaN,3\n")
+    with pytest.raises(RuntimeError, match=r"bad.csv:3:1: .*\(use drop_invalid to skip such rows\)") as failure:
+        gpstream.convert(tmp_path / "bad.csv", tmp_path / "bad.h5")
+    assert "--" not in str(failure.value)
 
 
 def test_ctrl_c_stops_a_fit_with_a_checkpoint_and_resume_finishes_it(tmp_path, cli):

@@ -73,7 +73,7 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
   }
 
   const std::size_t target =
-      options.target.empty() ? field_count - 1 : resolve_column(options.target, names, "--target", file);
+      options.target.empty() ? field_count - 1 : resolve_column(options.target, names, "`target`", file);
   std::vector<std::size_t> inputs;
   if (options.inputs.empty()) {
     for (std::size_t k = 0; k < field_count; ++k) {
@@ -81,11 +81,11 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
     }
   } else {
     for (const std::string& spec : options.inputs) {
-      const std::size_t column = resolve_column(spec, names, "--columns", file);
-      GPSTREAM_CHECK(column != target, "--columns: column {} is the target; it cannot also be an input",
+      const std::size_t column = resolve_column(spec, names, "`columns`", file);
+      GPSTREAM_CHECK(column != target, "`columns`: column {} is the target; it cannot also be an input",
                      quoted(names[column]));
       for (const std::size_t chosen : inputs) {
-        GPSTREAM_CHECK(chosen != column, "--columns: column {} is listed twice", quoted(names[column]));
+        GPSTREAM_CHECK(chosen != column, "`columns`: column {} is listed twice", quoted(names[column]));
       }
       inputs.push_back(column);
     }
@@ -130,7 +130,7 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
         case FieldKind::missing:
         case FieldKind::non_finite:
           GPSTREAM_CHECK(
-              options.drop_invalid, "{}:{}:{}: column {}: {} (use --drop-invalid to skip such rows)", file,
+              options.drop_invalid, "{}:{}:{}: column {}: {} (use `drop_invalid` to skip such rows)", file,
               csv.line_number(), column + 1, quoted(names[column]),
               fields[column].empty() ? std::string("missing value") : "invalid value " + quoted(fields[column]));
           valid = false;
@@ -144,7 +144,7 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
     }
   } while (csv.next(fields));
 
-  GPSTREAM_CHECK(writer.rows_written() > 0, "{}: no valid data rows ({} dropped by --drop-invalid)", file,
+  GPSTREAM_CHECK(writer.rows_written() > 0, "{}: no valid data rows ({} dropped by `drop_invalid`)", file,
                  result.rows_dropped);
   result.bytes_read = csv.bytes_consumed();
   if (progress) progress({csv.bytes_consumed(), csv.size_bytes(), writer.rows_written()});

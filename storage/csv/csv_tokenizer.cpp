@@ -61,7 +61,7 @@ bool is_utf8(std::string_view text) {
 
 CsvTokenizer::CsvTokenizer(const std::string& path, char delimiter)
     : name_(path == "-" ? "<stdin>" : path), delimiter_(delimiter), buffer_(kInitialBufferBytes) {
-  GPSTREAM_CHECK(delimiter != '"' && delimiter != '\n' && delimiter != '\r', "--delimiter: '{}' cannot separate fields",
+  GPSTREAM_CHECK(delimiter != '"' && delimiter != '\n' && delimiter != '\r', "`delimiter`: '{}' cannot separate fields",
                  delimiter);
   if (path == "-") {
     fd_ = STDIN_FILENO;

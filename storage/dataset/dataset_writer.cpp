@@ -64,11 +64,11 @@ DatasetWriter::DatasetWriter(std::string path, std::vector<std::string> feature_
     GPSTREAM_CHECK(seen.insert(name).second, "{}: input column name '{}' appears twice", output_.path(), name);
   }
   GPSTREAM_CHECK(options_.compression_level >= 0 && options_.compression_level <= 9,
-                 "--compress: the deflate level must be 0 to 9, not {}", options_.compression_level);
+                 "`compression_level`: the deflate level must be 0 to 9, not {}", options_.compression_level);
   const std::size_t columns = feature_names_.size();
   if (options_.chunk_rows == 0) options_.chunk_rows = default_chunk_rows(columns);
   GPSTREAM_CHECK(checked_multiply(options_.chunk_rows, columns, sizeof(double)) <= (std::size_t{1} << 31),
-                 "--chunk-rows: {} rows of {} columns exceed HDF5's 4 GiB chunk limit", options_.chunk_rows, columns);
+                 "`chunk_rows`: {} rows of {} columns exceed HDF5's 4 GiB chunk limit", options_.chunk_rows, columns);
 
   const std::size_t row_bytes = checked_multiply(columns, sizeof(double));
   buffer_capacity_rows_ =

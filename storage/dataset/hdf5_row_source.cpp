@@ -57,14 +57,14 @@ void check_finite(const DatasetDescription& description, std::size_t rows, const
       if (!std::isfinite(value)) {
         GPSTREAM_THROW(
             "{}: /X row {} column {} (\"{}\") is {}: a dataset must hold finite numbers (gpstream convert "
-            "refuses NaN and inf, or drops their rows with --drop-invalid)",
+            "refuses NaN and inf, or drops their rows with `drop_invalid`)",
             description.path, row_of(k) + 1, j + 1, description.feature_names[j], value);
       }
     }
     if (y != nullptr && !std::isfinite(y[k])) {
       GPSTREAM_THROW(
           "{}: /y row {} (\"{}\") is {}: a dataset must hold finite numbers (gpstream convert refuses NaN "
-          "and inf, or drops their rows with --drop-invalid)",
+          "and inf, or drops their rows with `drop_invalid`)",
           description.path, row_of(k) + 1, description.target_name, y[k]);
     }
   }

@@ -61,9 +61,9 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
   if (json.contains("kernel_name")) hyper = parse_kernel_shape(json.at("kernel_name").get<std::string>());
   hyper.signal_variance = number(json, "signal_variance", path);
   hyper.noise_variance = number(json, "noise_variance", path);
-  if (hyper.type == KernelType::histogram_intersection) {
+  if (default_lengthscale_count(hyper.type, 1) == 0) {
     GPSTREAM_CHECK(!json.contains("length_scales") || json.at("length_scales").empty(),
-                   "{}: the hik kernel has no lengthscales", path);
+                   "{}: the {} kernel has no lengthscales", path, kernel_type_name(hyper.type));
   } else if (json.contains("length_scales")) {
     hyper.lengthscales = numbers(json, "length_scales", path);
   } else {

@@ -119,8 +119,8 @@ void check_output_directory(const std::string& path, const std::string& option) 
 
 void check_new_output(const std::string& path, const std::string& option, bool overwrite) {
   check_output_directory(path, option);
-  GPSTREAM_CHECK(overwrite || resolve_output(path, option).kind != OutputTarget::Kind::regular,
-                 "{}: '{}' already exists (use --force to overwrite it)", option, path);
+  if (!overwrite && resolve_output(path, option).kind == OutputTarget::Kind::regular)
+    throw OutputExists(fmt::format("{}: '{}' already exists (use `overwrite` to overwrite it)", option, path));
 }
 
 namespace {
@@ -145,7 +145,7 @@ void check_distinct_files(const std::vector<CommandFile>& reads, const std::vect
       if (names_a_file(read.path) && same_file(written.path, read.path)) {
         throw InvalidArgument(
             fmt::format("{}: '{}' is {} '{}', which this command reads; a command never writes over a file it "
-                        "reads, even with --force",
+                        "reads, even with `overwrite`",
                         written.role, written.path, read.role, read.path));
       }
     }
@@ -163,8 +163,8 @@ AtomicOutputFile::AtomicOutputFile(std::string path, ExistingOutput existing)
   const OutputTarget target = resolve_output(name_, "output");
   path_ = target.path;
   in_place_ = target.in_place();
-  GPSTREAM_CHECK(existing != ExistingOutput::refuse || target.kind != OutputTarget::Kind::regular,
-                 "output '{}' already exists (use --force to overwrite it)", name_);
+  if (existing == ExistingOutput::refuse && target.kind == OutputTarget::Kind::regular)
+    throw OutputExists(fmt::format("output '{}' already exists (use `overwrite` to overwrite it)", name_));
   // A device's contents are made beside the other temporary files, not in /dev.
   const std::string directory = in_place_ ? fs::temp_directory_path().string() : directory_of(path_).string();
   const std::string temporary_name = (fs::path(directory) / fs::path(path_).filename()).string();
@@ -247,7 +247,7 @@ void AtomicOutputFile::commit() {
     }
     GPSTREAM_THROW(
         "output '{}' appeared while this run was working (another run writing it?) and was left as it is; "
-        "use --force to replace it",
+        "use `overwrite` to replace it",
         name_);
   }
   committed_ = true;

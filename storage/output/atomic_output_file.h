@@ -23,6 +23,8 @@
 // socket or a directory is refused.
 #pragma once
 
+#include "engine/core/error.h"
+
 #include <string>
 #include <vector>
 
@@ -49,9 +51,16 @@ struct OutputTarget {
   bool in_place() const { return kind == Kind::in_place; }
 };
 
-// What `path` names, for an output given as `role` ("-o", "--log"). Throws
+// What `path` names, for an output known as `role` (the option or parameter it came from). Throws
 // for a directory, a block device, a socket, or a loop of links.
 OutputTarget resolve_output(const std::string& path, const std::string& role);
+
+// An output that exists where the caller did not allow replacing it
+// (`overwrite`): Python's FileExistsError.
+class OutputExists : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
 
 class AtomicOutputFile {
  public:
@@ -99,14 +108,14 @@ void check_output_directory(const std::string& path, const std::string& option);
 void check_new_output(const std::string& path, const std::string& option, bool overwrite);
 
 // A file a command reads or writes, with what the user knows it as: the
-// option it came from ("-o", "--hyper") or its role ("the model's training
+// option or parameter it came from, or its role ("the model's training
 // dataset").
 struct CommandFile {
   std::string role;
   std::string path;
 };
 
-// The no-self-overwrite rule, with --force or without: throws
+// The no-self-overwrite rule, with `overwrite` or without: throws
 // InvalidArgument unless every
 // file in `writes` differs from every file in `reads` (a model's dataset, a
 // hyperparameter file, a checkpoint being resumed, ...) and from every other

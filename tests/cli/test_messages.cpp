@@ -1,6 +1,7 @@
 // Messages that say what is wrong and what to do, one case each (the second
 // adversarial sweep's list, issue 46), as a user meets them.
 #include "test_support.h"
+#include "tools/command_line.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -110,4 +111,24 @@ TEST_CASE("a gbcd workspace that grows past the budget with the inputs' width is
   CHECK(run_gpstream("train " + quote(data) + " --kernel se --lengthscales 50 --noise-var 0.1 --memory 1G " +
                      "--candidates 10 -q -o " + quote(directory.file("m.h5")))
             .exit_code == 0);
+}
+
+TEST_CASE("messages name parameters, which each front end spells its own way") {
+  // The libraries write a parameter by its API name in backticks; the command line spells it as its option.
+  CHECK(gpstream::cli::for_command_line("'a.h5' already exists (use `overwrite` to overwrite it)") ==
+        "'a.h5' already exists (use --force to overwrite it)");
+  CHECK(gpstream::cli::for_command_line("`compression_level`: 12; rows dropped by `drop_invalid`") ==
+        "--compress: 12; rows dropped by --drop-invalid");
+  // Backticks around anything but a name are left alone, and so is an unmatched one.
+  CHECK(gpstream::cli::for_command_line("the column `a b` and `x") == "the column `a b` and `x");
+  CHECK(gpstream::spell_parameters("use `drop_invalid`", [](std::string_view name) { return std::string(name); }) ==
+        "use drop_invalid");
+  // As the user meets it: convert's error for an existing output, and its advice on a NaN.
+  ScratchDirectory directory;
+  write_file(directory.file("a.csv"), "a,b\n1,2\nNaN,3\n");
+  const auto failed = run_gpstream("convert " + quote(directory.file("a.csv")) + " -o " + quote(directory.file("a.h5")));
+  check_message(failed, "(use --drop-invalid to skip such rows)");
+  write_file(directory.file("a.h5"), "");
+  check_message(run_gpstream("convert " + quote(directory.file("a.csv")) + " -o " + quote(directory.file("a.h5"))),
+                "already exists (use --force to overwrite it)");
 }

@@ -168,7 +168,7 @@ TEST_CASE("kernel hyperparameters are checked") {
                        InvalidArgument);
   CHECK_THROWS_WITH_AS(make_kernel({KernelType::squared_exponential_ard, {1, 1}, -2, 0.1}, 2),
                        doctest::Contains("signal variance"), InvalidArgument);
-  CHECK_THROWS_WITH_AS(parse_kernel_type("matern72"), doctest::Contains("choose rbf (alias se-ard), se, matern12"),
+  CHECK_THROWS_WITH_AS(parse_kernel_type("matern92"), doctest::Contains("choose rbf (alias se-ard), se, matern12"),
                        InvalidArgument);
   // The names users know, and today's names as aliases.
   CHECK(parse_kernel_type("rbf") == KernelType::squared_exponential_ard);
@@ -197,10 +197,25 @@ TEST_CASE("the Matérn kernels take their closed forms at known distances, and t
   CHECK(at_one(KernelType::matern52) ==
         doctest::Approx(1.7 * (1 + std::sqrt(5.0) + 5.0 / 3.0) * std::exp(-std::sqrt(5.0))).epsilon(1e-14));
   CHECK(at_one(KernelType::squared_exponential_ard) == doctest::Approx(1.7 * std::exp(-0.5)).epsilon(1e-14));
-  // Smoothness orders the values at r = 1: the rougher the kernel, the faster it decays there.
-  CHECK(at_one(KernelType::matern12) < at_one(KernelType::matern32));
-  CHECK(at_one(KernelType::matern32) < at_one(KernelType::matern52));
-  CHECK(at_one(KernelType::matern52) < at_one(KernelType::squared_exponential_ard));
+  // The general Matérn formula the other kernel tests use as their reference agrees with these closed forms.
+  CHECK(matern_correlation(0.5, 1.0) == doctest::Approx(std::exp(-1.0)).epsilon(1e-13));
+  CHECK(matern_correlation(1.5, 1.0) == doctest::Approx((1 + std::sqrt(3.0)) * std::exp(-std::sqrt(3.0))).epsilon(1e-13));
+  CHECK(matern_correlation(2.5, 1.0) ==
+        doctest::Approx((1 + std::sqrt(5.0) + 5.0 / 3.0) * std::exp(-std::sqrt(5.0))).epsilon(1e-13));
+  // Every stationary family of the registry: its value at r = 1 is the Matérn class's at its smoothness, and
+  // smoothness orders the values there — the rougher the kernel, the faster it decays.
+  std::vector<std::pair<double, double>> by_smoothness;
+  for (const KernelType type : kernel_types()) {
+    if (!is_stationary(type) || default_lengthscale_count(type, 1) == 0) continue;
+    CAPTURE(kernel_type_name(type));
+    const double smoothness = spectral_smoothness(type);
+    CHECK(at_one(type) == doctest::Approx(1.7 * matern_correlation(smoothness, 1.0)).epsilon(1e-13));
+    by_smoothness.emplace_back(smoothness, at_one(type));
+  }
+  std::sort(by_smoothness.begin(), by_smoothness.end());
+  for (std::size_t k = 1; k < by_smoothness.size(); ++k) {
+    if (by_smoothness[k].first > by_smoothness[k - 1].first) CHECK(by_smoothness[k - 1].second < by_smoothness[k].second);
+  }
 }
 
 TEST_CASE("KernelMatrix products equal dense K̄ products, resident and streamed") {

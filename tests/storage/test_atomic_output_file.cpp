@@ -31,8 +31,8 @@ TEST_CASE("an existing file is replaced only when overwriting is allowed, and on
   ScratchDirectory directory;
   const std::string path = directory.file("result.h5");
   gpstream::testing::write_file(path, "old");
-  CHECK_THROWS_WITH_AS(AtomicOutputFile(path, false), doctest::Contains("already exists (use --force"),
-                       gpstream::Error);
+  CHECK_THROWS_WITH_AS(AtomicOutputFile(path, false), doctest::Contains("already exists (use `overwrite`"),
+                       gpstream::OutputExists);
   {
     AtomicOutputFile output(path, true);
     gpstream::testing::write_file(output.temporary_path(), "new");

@@ -1,6 +1,10 @@
-// The histogram intersection kernel k(x, z) = (s²/d) Σ_l min(Φ(x_l), Φ(z_l))
-// (kernel.h): prepare() applies Φ once per row, so a block is d minima per
-// pair — no GEMM, since min() has no product structure.
+// The histogram intersection kernel "hik": k(x, z) = (s²/d) Σ_l min(Φ(x_l), Φ(z_l)),
+// Φ the standard normal CDF [Cao15 §4.1.4]; not differentiable in x.
+// min(a, b) is a covariance only for a, b ≥ 0, and inputs are standardised
+// (so often negative): Φ maps each input monotonically into (0, 1), which
+// keeps the kernel positive semi-definite for every input and compares the
+// inputs' quantiles. No lengthscales. prepare() applies Φ once per row, so a
+// block is d minima per pair — no GEMM, since min() has no product structure.
 #include "engine/kernels/kernel_implementations.h"
 
 #include <cmath>
@@ -69,11 +73,12 @@ class HistogramIntersectionKernel final : public Kernel {
   double scale_;  // s² / d
 };
 
-}  // namespace
-
-std::unique_ptr<Kernel> make_histogram_intersection_kernel(const KernelHyperparameters& hyperparameters,
-                                                           std::size_t dimension) {
+std::unique_ptr<Kernel> make(const KernelHyperparameters& hyperparameters, std::size_t dimension) {
   return std::make_unique<HistogramIntersectionKernel>(hyperparameters, dimension);
 }
+
+}  // namespace
+
+extern const KernelFamily histogram_intersection_family{{"hik", nullptr}, Lengthscales::none, nullptr, &make};
 
 }  // namespace gpstream::detail

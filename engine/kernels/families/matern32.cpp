@@ -1,0 +1,31 @@
+// Matérn ν = 3/2: k = s² (1 + √3 r) exp(−√3 r) [RW06 eq. 4.17]; sample paths once differentiable.
+#include "engine/kernels/families/stationary_family.h"
+
+namespace gpstream::detail {
+namespace {
+
+template <typename Real>
+void row_pass(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance) {
+  const Real sqrt3 = std::sqrt(Real{3});
+#pragma omp simd
+  for (std::size_t j = 0; j < count; ++j) {
+    const double distance = stationary::squared_distance_of_root(row[j], row_norm, column_norms[j]);
+    const Real scaled = sqrt3 * std::sqrt(static_cast<Real>(distance));
+    row[j] = signal_variance * static_cast<double>(Real{1} + scaled) * static_cast<double>(stationary::decay(scaled));
+  }
+}
+
+// k = s² (1 + a) e^{−a}, a = √(3D): h = 3 s² e^{−a} = 3k / (1 + a).
+void slope(const double* value, const double* distance, double* slope, std::size_t count) {
+  const double sqrt3 = std::sqrt(3.0);
+#pragma omp simd
+  for (std::size_t j = 0; j < count; ++j) slope[j] = 3.0 * value[j] / (1.0 + sqrt3 * std::sqrt(distance[j]));
+}
+
+constexpr StationaryProfile kProfile{&row_pass<double>, &row_pass<float>, &slope, /*gamma_scaling=*/false, 1.5};
+
+}  // namespace
+
+extern const KernelFamily matern32_family{{"matern32", nullptr}, Lengthscales::per_input, &kProfile, nullptr};
+
+}  // namespace gpstream::detail
