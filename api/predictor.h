@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -129,5 +130,7 @@ struct TransductiveSettings {
   CommitteeOptions committee;     // bcm
 };
 std::unique_ptr<Predictor> open_transductive_predictor(Context& context, const TransductiveSettings& settings);
+// The transductive route of this name ("srm-trans", "bcm"); nullopt for any other name.
+std::optional<TransductiveSettings::Method> find_transductive_method(std::string_view name);
 
 }  // namespace gpstream

@@ -110,4 +110,16 @@ std::unique_ptr<Predictor> open_transductive_predictor(Context& context, const T
   return std::make_unique<TransductivePredictor>(context, settings);
 }
 
+std::optional<TransductiveSettings::Method> find_transductive_method(std::string_view name) {
+  // The routes by the names the command line and the docs give them.
+  constexpr std::pair<std::string_view, TransductiveSettings::Method> kRoutes[] = {
+      {"srm-trans", TransductiveSettings::Method::srm_trans},
+      {"bcm", TransductiveSettings::Method::committee},
+  };
+  for (const auto& [known, method] : kRoutes) {
+    if (name == known) return method;
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpstream

@@ -83,8 +83,9 @@ struct PredictOptions {
   double checkpoint_every = 60;
   bool with_variance = false, latent = false, quiet = false, resume = false;
 
-  bool committee_machine() const { return model == "bcm"; }
-  bool transductive() const { return model == "srm-trans" || committee_machine(); }
+  bool committee_machine() const { return transductive_method() == TransductiveSettings::Method::committee; }
+  bool transductive() const { return transductive_method().has_value(); }
+  std::optional<TransductiveSettings::Method> transductive_method() const { return find_transductive_method(model); }
 };
 
 // Holds the predictions in the target's units and publishes them to -o as a
@@ -244,8 +245,7 @@ std::unique_ptr<Predictor> open_predictor(Context& context, const PredictOptions
     }
   }
   return open_transductive_predictor(context,
-                                     {.method = options.committee_machine() ? TransductiveSettings::Method::committee
-                                                                            : TransductiveSettings::Method::srm_trans,
+                                     {.method = *options.transductive_method(),
                                       .data_path = options.data_path,
                                       .hyper_path = options.hyper,
                                       .block_rows = options.basis,

@@ -146,10 +146,6 @@ void write_and_report(const TrainingResult& trained, const TrainingMethod& metho
     std::string details;
     const auto& diagnostics = model.diagnostics;
     if (diagnostics.contains("gap")) details += fmt::format(", gap of the bounds {:.3g}", diagnostics.at("gap"));
-    if (diagnostics.contains("relative_trace_residual") && name != "sggp") {
-      details +=
-          fmt::format(", {:.3g} of the kernel's trace left unexplained", diagnostics.at("relative_trace_residual"));
-    }
     if (diagnostics.contains("accepted_swaps"))
       details += fmt::format(", {:.0f} swaps accepted", diagnostics.at("accepted_swaps"));
     if (diagnostics.contains("deleted_basis_vectors")) {
@@ -161,7 +157,7 @@ void write_and_report(const TrainingResult& trained, const TrainingMethod& metho
     }
     const bool short_basis = model.basis_size() < configuration.solver.active_set_size;
     std::string how = describe(run.reason);
-    if (short_basis && name != "online" && method.iterative() && run.reason == StopReason::complete) {
+    if (short_basis && method.basis_ends_at_rank && run.reason == StopReason::complete) {
       how =
           "stopped early: every remaining row is numerically in the span of the basis, the kernel's numerical rank on "
           "these data";
@@ -169,28 +165,15 @@ void write_and_report(const TrainingResult& trained, const TrainingMethod& metho
     fmt::print(stderr, "train: {} model with {} of {} basis rows ({}) in {:.2f} s{}; wrote {}\n", name,
                model.basis_size(), configuration.solver.active_set_size, how, run.last.elapsed_seconds, details,
                job.output_path);
-    if (name == "cholqr") {
-      const KernelHyperparameters& h = model.hyperparameters;
-      fmt::print(stderr, "train: cholqr kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}\n",
-                 fmt::join(h.lengthscales, ", "), h.signal_variance, h.noise_variance);
-    }
-    if (short_basis && name == "online") {
-      fmt::print(stderr,
-                 "train: {} of {} basis vectors used: no other row's novelty exceeded --novelty {} of its prior "
-                 "variance\n",
-                 model.basis_size(), configuration.solver.active_set_size, configuration.online.novelty);
+    if (method.summarise != nullptr) {
+      for (const std::string& line : method.summarise(model, sparse_method_options(configuration)))
+        fmt::print(stderr, "train: {}\n", for_command_line(line));
     }
     const double gap = configuration.job.stopping.tolerance;
     if (method.stops_at_gap() && diagnostics.at("gap") > gap) {
       fmt::print(stderr,
                  "train: the gap {:.3g} is above --gap {:g}: the model is further from the exact GP than asked\n",
                  diagnostics.at("gap"), gap);
-    }
-    if (name == "nystrom") {
-      fmt::print(stderr,
-                 "train: nystrom weights: max |w| {:.4g}, rms {:.4g} (large weights mean the rank-{} "
-                 "approximation underestimates K; Schwaighofer & Tresp 2003 section 4.2)\n",
-                 model.diagnostics.at("max_abs_weight"), model.diagnostics.at("rms_weight"), model.basis_size());
     }
   }
 }

@@ -17,6 +17,9 @@
 namespace gpstream::cli {
 namespace {
 
+// --model's value for the exact GP (whose solver --solver names); the others are the registry's sparse models.
+constexpr const char* kExactModel = "dense";
+
 // The kernel from --hyper, overridden by any hyperparameter given on the command line.
 KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po::variables_map& values,
                                            std::optional<Standardisation>& file_standardisation) {
@@ -50,6 +53,19 @@ KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po
   if (!have_lengthscales) throw UsageError("give the kernel's --lengthscales (or --gamma), or a --hyper file");
   if (!have_noise) throw UsageError("give the --noise-var, or a --hyper file");
   return hyper;
+}
+
+// Each option that belongs to one method (TrainingMethod::parameters), given for another.
+void reject_parameters_of_other_methods(const po::variables_map& values, const TrainingMethod& chosen) {
+  for (const TrainingMethod& method : training_methods()) {
+    if (&method == &chosen) continue;
+    for (const char* parameter : method.parameters) {
+      const std::string option = option_spelling(parameter).substr(2);
+      const bool ours = std::find(chosen.parameters.begin(), chosen.parameters.end(), std::string_view(parameter)) !=
+                        chosen.parameters.end();
+      if (!ours) reject_options(values, {option.c_str()}, "--model " + methods_taking(parameter));
+    }
+  }
 }
 
 // A resumed run keeps the configuration it was started with.
@@ -157,7 +173,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     }
     configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
   }
-  if (options.model == "dense") {
+  if (options.model == kExactModel) {
     const TrainingMethod* solver = find_training_method(options.solver);
     if (solver == nullptr || !solver->dense()) {
       throw UsageError(fmt::format("--solver: unknown solver \"{}\" (choose {})", options.solver,
@@ -180,24 +196,11 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
                       "to checkpoint (sgma, mpgp, sggp, cholqr and online do)",
                       options.model));
     }
-    if (options.model == "online") {
-      if (options.passes == 0) throw UsageError("--passes must be at least 1");
-      // A fraction of the prior variance: at 1 or more no row's novelty could ever exceed it.
-      if (!(options.novelty >= 0 && options.novelty < 1))
-        throw UsageError(fmt::format("--novelty is a fraction of the prior variance, at least 0 and below 1, not {}",
-                                     options.novelty));
-    } else {
-      reject_options(values, {"novelty", "passes"}, "--model online");
-    }
-    if (options.model == "cholqr") {
-      try {
-        configuration.cholqr.objective = parse_inducing_objective(options.objective);
-      } catch (const Error& error) {
-        throw UsageError(fmt::format("--objective: {}", error.what()));
-      }
-      if (options.information_pivots == 0) throw UsageError("--info-pivots must be at least 1");
-    } else {
-      reject_options(values, {"info-pivots", "objective", "fixed-hyper"}, "--model cholqr");
+    reject_parameters_of_other_methods(values, *method);
+    try {
+      configuration.cholqr.objective = parse_inducing_objective(options.objective);
+    } catch (const Error& error) {
+      throw UsageError(fmt::format("--objective: {}", error.what()));
     }
     if (options.basis == 0) throw UsageError("--basis must be at least 1");
     const std::size_t candidates = values["candidates"].defaulted() ? kBasisCandidates : options.candidates;
@@ -271,7 +274,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&options.output), "model file to write (on --resume: the one the job was launched with, unless given)")
       ("solver", po::value(&options.solver)->default_value("gbcd"), for_command_line("the exact GP's solver: " + training_method_help(/*dense=*/true)).c_str())
-      ("model", po::value(&options.model)->default_value("dense"), for_command_line("dense (the exact GP, by --solver), or a sparse model (docs/sparse-models.md): " + training_method_help(/*dense=*/false)).c_str())
+      ("model", po::value(&options.model)->default_value(kExactModel), for_command_line("dense (the exact GP, by --solver), or a sparse model (docs/sparse-models.md): " + training_method_help(/*dense=*/false)).c_str())
       ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
       ("gap", po::value(&options.gap)->default_value(default_tolerance(ToleranceMeaning::gap), fmt::format("{:g}", default_tolerance(ToleranceMeaning::gap))), "sggp: stop when the relative gap of the bounds falls below this")
       ("info-pivots", po::value(&options.information_pivots)->default_value(16), "cholqr: information pivots z ranking the swap candidates")
@@ -315,6 +318,12 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
 }
 
 void validate(TrainOptions& options, const po::variables_map& values) {
+  if (options.passes == 0) throw UsageError("--passes must be at least 1");
+  // A fraction of the prior variance: at 1 or more no row's novelty could ever exceed it.
+  if (!(options.novelty >= 0 && options.novelty < 1))
+    throw UsageError(
+        fmt::format("--novelty is a fraction of the prior variance, at least 0 and below 1, not {}", options.novelty));
+  if (options.information_pivots == 0) throw UsageError("--info-pivots must be at least 1");
   options.quiet = values.count("quiet") != 0;
   options.profile = values.count("profile") != 0;
   if (options.resume.empty() && options.output.empty())

@@ -128,13 +128,34 @@ const ActiveSet& BlockCoordinateDescent::solve_on_active_set(const Columns& colu
   return active_set_;
 }
 
+namespace {
+
+std::unique_ptr<ActiveSetPolicy> make_greedy(std::size_t candidates) {
+  GPSTREAM_CHECK_ARGUMENT(candidates > 0, "the number of greedy candidates κ must be at least 1");
+  return std::make_unique<GreedySelection>(candidates);
+}
+template <class Policy>
+std::unique_ptr<ActiveSetPolicy> make_policy(std::size_t) {
+  return std::make_unique<Policy>();
+}
+
+// The policies, by the names of their solvers in the method registry (engine/training/training_method.cpp).
+struct PolicyEntry {
+  const char* name;
+  std::unique_ptr<ActiveSetPolicy> (*make)(std::size_t candidates);
+};
+constexpr PolicyEntry kPolicies[] = {
+    {"gbcd", make_greedy},
+    {"bcd-cyclic", make_policy<CyclicSelection>},
+    {"bcd-gradient", make_policy<GradientSelection>},
+};
+
+}  // namespace
+
 std::unique_ptr<ActiveSetPolicy> make_active_set_policy(const std::string& name, std::size_t candidates) {
-  if (name == "gbcd") {
-    GPSTREAM_CHECK_ARGUMENT(candidates > 0, "the number of greedy candidates κ must be at least 1");
-    return std::make_unique<GreedySelection>(candidates);
+  for (const PolicyEntry& policy : kPolicies) {
+    if (name == policy.name) return policy.make(candidates);
   }
-  if (name == "bcd-cyclic") return std::make_unique<CyclicSelection>();
-  if (name == "bcd-gradient") return std::make_unique<GradientSelection>();
   GPSTREAM_THROW_ARGUMENT("unknown active-set policy \"{}\" (choose gbcd, bcd-cyclic or bcd-gradient)", name);
 }
 

@@ -58,6 +58,33 @@ SparseModel fit_random_basis(const SparseMethodOptions& options, KernelMatrix& k
   return fit_on_random_basis(options.name, fit, kernel, y, options.basis_size, options.seed);
 }
 
+// The summaries of the entries below (TrainingMethod::summarise).
+std::vector<std::string> summarise_trace(const SparseModel& model, const SparseMethodOptions&) {
+  if (!model.diagnostics.contains("relative_trace_residual")) return {};
+  return {fmt::format("{:.3g} of the kernel's trace is left unexplained by the basis",
+                      model.diagnostics.at("relative_trace_residual"))};
+}
+std::vector<std::string> summarise_nystrom(const SparseModel& model, const SparseMethodOptions&) {
+  return {fmt::format(
+      "nystrom weights: max |w| {:.4g}, rms {:.4g} (large weights mean the rank-{} approximation underestimates K; "
+      "Schwaighofer & Tresp 2003 section 4.2)",
+      model.diagnostics.at("max_abs_weight"), model.diagnostics.at("rms_weight"), model.basis_size())};
+}
+std::vector<std::string> summarise_cholqr(const SparseModel& model, const SparseMethodOptions&) {
+  const KernelHyperparameters& h = model.hyperparameters;
+  return {fmt::format("cholqr kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}",
+                      fmt::join(h.lengthscales, ", "), h.signal_variance, h.noise_variance)};
+}
+std::vector<std::string> summarise_online(const SparseModel& model, const SparseMethodOptions& options) {
+  if (model.basis_size() >= options.basis_size) return {};
+  return {fmt::format("{} of {} basis vectors used: no other row's novelty exceeded `novelty` {} of its prior variance",
+                      model.basis_size(), options.basis_size, options.online.novelty)};
+}
+
+// The parameters of one method alone (TrainingMethod::parameters).
+constexpr const char* kCholQrParameters[] = {"info_pivots", "objective", "fixed_hyper"};
+constexpr const char* kOnlineParameters[] = {"novelty", "passes"};
+
 using enum MethodFamily;
 using enum ToleranceMeaning;
 constexpr ColumnReusePattern no_reuse = ColumnReusePattern::none, reselected = ColumnReusePattern::reselected,
@@ -84,17 +111,19 @@ constexpr TrainingMethod kMethods[] = {
     {"sr", "subset of regressors on m random basis rows [RW06 §8.3.2]", sparse_direct, direct, 2, no_reuse, true,
      nullptr, nullptr, fit_random_basis<regressors_on>},
     {"sgma", "subset of regressors on a basis chosen by sparse greedy matrix approximation [SmolaScholkopf00]",
-     sparse_iterative, none, 2, basis, true, nullptr, make_greedy_basis<BasisCriterion::sgma>},
+     sparse_iterative, none, 2, basis, true, nullptr, make_greedy_basis<BasisCriterion::sgma>, nullptr, {}, true,
+     summarise_trace},
     {"mpgp", "subset of regressors on a matching-pursuit basis [KeerthiChu06]", sparse_iterative, none, 2, basis, true,
-     nullptr, make_greedy_basis<BasisCriterion::mpgp>},
-    {"sggp", "sparse greedy GP, until the relative gap of its bounds is below `gap` [SmolaBartlett01]", sparse_iterative, gap, 2,
-     basis, true, nullptr, make_greedy_basis<BasisCriterion::sggp>},
+     nullptr, make_greedy_basis<BasisCriterion::mpgp>, nullptr, {}, true, summarise_trace},
+    {"sggp", "sparse greedy GP, until the relative gap of its bounds is below `gap` [SmolaBartlett01]",
+     sparse_iterative, gap, 2, basis, true, nullptr, make_greedy_basis<BasisCriterion::sggp>, nullptr, {}, true},
     {"nystrom", "the Nystrom reduced-rank approximation, for comparison [WilliamsSeeger01; SchwaighoferTresp03 §2.1]",
-     sparse_direct, direct, 2, no_reuse, true, nullptr, nullptr, fit_random_basis<fit_reduced_rank>},
+     sparse_direct, direct, 2, no_reuse, true, nullptr, nullptr, fit_random_basis<fit_reduced_rank>, {}, false,
+     summarise_nystrom},
     {"cholqr", "inducing set and kernel optimised together [Cao15]", sparse_iterative, relative_decrease, 2, no_reuse,
-     false, nullptr, make_cholqr},
+     false, nullptr, make_cholqr, nullptr, kCholQrParameters, true, summarise_cholqr},
     {"online", "the sparse online GP, one streamed pass [CsatoOpper02]", sparse_iterative, none, 2, no_reuse, false,
-     nullptr, make_online},
+     nullptr, make_online, nullptr, kOnlineParameters, false, summarise_online},
 };
 
 void check_basis_size(const SparseMethodOptions& options, const KernelMatrix& kernel) {
@@ -147,6 +176,15 @@ std::string describe_stopping_rule(const StoppingRule& rule, const std::string& 
               ? ", no time limit"
               : fmt::format(", at most {:g} s of training in all", rule.time_limit_seconds);
   return text;
+}
+
+std::string methods_taking(std::string_view parameter) {
+  std::vector<std::string> names;
+  for (const TrainingMethod& method : kMethods) {
+    if (std::find(method.parameters.begin(), method.parameters.end(), parameter) != method.parameters.end())
+      names.emplace_back(method.name);
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 std::string training_method_names(bool dense) {

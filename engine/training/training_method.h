@@ -72,6 +72,17 @@ struct TrainingMethod {
   std::unique_ptr<SparseTrainingMethod> (*make_sparse)(const SparseMethodOptions&, KernelMatrix&,
                                                        std::span<const double> y, SolverState&) = nullptr;
   SparseModel (*fit_direct)(const SparseMethodOptions&, KernelMatrix&, std::span<const double> y) = nullptr;
+  // The parameters of this method alone (API names, as messages write them:
+  // `info_pivots`), which every other method refuses.
+  std::span<const char* const> parameters = {};
+  // Whether a basis that ends short of its size means the rows ran out of
+  // rank — every remaining row numerically in the span of the basis (the
+  // greedy and swapping selections) — rather than a rule of the method's own
+  // (the online GP admits only rows novel enough).
+  bool basis_ends_at_rank = false;
+  // What a user should know of a finished model beyond its basis and time,
+  // one line each (parameters in backticks); null: nothing more.
+  std::vector<std::string> (*summarise)(const SparseModel& model, const SparseMethodOptions& options) = nullptr;
 
   bool dense() const { return family == MethodFamily::dense_solver; }
   bool iterative() const { return family != MethodFamily::sparse_direct; }
@@ -85,6 +96,10 @@ struct TrainingMethod {
   // residual or a decrease (train --tol, Python's tol).
   bool stops_at_gap() const { return tolerance == ToleranceMeaning::gap; }
 };
+
+// The methods that take `parameter` (an API name of some entry's
+// `parameters`), as "cholqr" or "sgma, mpgp"; "" for none.
+std::string methods_taking(std::string_view parameter);
 
 // The O(n) vectors `method` holds with `options`: its own (TrainingMethod::vectors,
 // of this rank's rows) and those of all n rows every rank holds whole — for

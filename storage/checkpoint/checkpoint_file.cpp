@@ -55,29 +55,6 @@ void read_method_settings(hid_t root, const std::string& path, TrainingConfigura
   online.rows_per_iteration = read_count(root, "online_rows_per_iteration", path);
 }
 
-// Version 2 kept CholQR's and the online GP's settings as positional vectors in /auxiliary/settings.
-void read_version_2_settings(SolverState& state, TrainingConfiguration& configuration, const std::string& path) {
-  const auto found = state.auxiliary.find("settings");
-  if (found == state.auxiliary.end()) return;
-  const std::vector<double> settings = found->second;
-  state.auxiliary.erase(found);
-  if (configuration.solver.name == "cholqr") {
-    GPSTREAM_CHECK(settings.size() == 6, "{}: the CholQR settings hold {} values, not 6", path, settings.size());
-    configuration.cholqr.information_pivots = static_cast<std::size_t>(settings[0]);
-    configuration.cholqr.objective =
-        settings[1] == 0.0 ? InducingObjective::variational : InducingObjective::likelihood;
-    configuration.cholqr.learn_hyperparameters = settings[2] != 0.0;
-    configuration.cholqr.swaps_per_epoch = static_cast<std::size_t>(settings[3]);
-    configuration.cholqr.hyperparameter_evaluations = static_cast<std::size_t>(settings[4]);
-    configuration.cholqr.swap_inducing_rows = settings[5] != 0.0;
-  } else if (configuration.solver.name == "online") {
-    GPSTREAM_CHECK(settings.size() == 3, "{}: the online GP's settings hold {} values, not 3", path, settings.size());
-    configuration.online.novelty = settings[0];
-    configuration.online.passes = static_cast<std::size_t>(settings[1]);
-    configuration.online.rows_per_iteration = static_cast<std::size_t>(settings[2]);
-  }
-}
-
 // XXH3 of the run's state — the counters, the RNG and every vector, in a
 // fixed order — stored in the 'checksum' attribute of version 4, which left
 // the configuration out (an edited noise variance resumed from a gradient of
@@ -165,6 +142,10 @@ Checkpoint read_checkpoint(const std::string& path) {
   hdf5::Handle file = hdf5::open_file(path);
   const hid_t root = file.get();
   const std::int64_t version = hdf5::check_format(root, path, kCheckpointFormat, kCheckpointVersion);
+  // Version 2 kept the sparse models' settings as unnamed vectors, and nothing checked its contents.
+  GPSTREAM_CHECK(version >= 3,
+                 "{}: a version-{} checkpoint, from a gpstream older than this one reads; start the run again", path,
+                 version);
   if (version >= 5) {
     hdf5::check_contents_checksum(root, path, "checkpoint", "; resume from another checkpoint, or start the run again");
   }
@@ -199,25 +180,23 @@ Checkpoint read_checkpoint(const std::string& path) {
     checkpoint.measure.value = hdf5::read_double_attribute(root, "convergence_measure", path);
     checkpoint.measure.name = hdf5::read_string_attribute(root, "convergence_measure_name", path);
   }
-  if (version >= 2) {
-    TrainingJob& job = configuration.job;
-    job.stopping.tolerance = hdf5::read_double_attribute(root, "tolerance", path);
-    const std::int64_t max_iterations = hdf5::read_integer_attribute(root, "max_iterations", path);
-    GPSTREAM_CHECK(max_iterations >= 0, "{}: invalid max_iterations {}", path, max_iterations);
-    if (max_iterations > 0) job.stopping.max_iterations = static_cast<std::uint64_t>(max_iterations);
-    job.stopping.time_limit_seconds = hdf5::read_double_attribute(root, "time_limit_seconds", path);
-    const std::int64_t refresh_every = hdf5::read_integer_attribute(root, "refresh_every", path);
-    GPSTREAM_CHECK(refresh_every >= 0, "{}: invalid refresh_every {}", path, refresh_every);
-    job.stopping.refresh_every = static_cast<std::uint64_t>(refresh_every);
-    job.output_path = hdf5::read_string_attribute(root, "output_path", path);
-    job.overwrite_output = hdf5::read_integer_attribute(root, "overwrite_output", path) != 0;
-    job.log_path = hdf5::read_string_attribute(root, "log_path", path);
-    job.checkpoint_every_seconds = hdf5::read_double_attribute(root, "checkpoint_every_seconds", path);
-    GPSTREAM_CHECK(std::isfinite(job.stopping.tolerance) && job.stopping.tolerance > 0 &&
-                       job.stopping.time_limit_seconds > 0 && job.checkpoint_every_seconds > 0,
-                   "{}: the saved stopping rule is invalid (tolerance {}, time limit {}, checkpoint every {} s)", path,
-                   job.stopping.tolerance, job.stopping.time_limit_seconds, job.checkpoint_every_seconds);
-  }
+  TrainingJob& job = configuration.job;
+  job.stopping.tolerance = hdf5::read_double_attribute(root, "tolerance", path);
+  const std::int64_t max_iterations = hdf5::read_integer_attribute(root, "max_iterations", path);
+  GPSTREAM_CHECK(max_iterations >= 0, "{}: invalid max_iterations {}", path, max_iterations);
+  if (max_iterations > 0) job.stopping.max_iterations = static_cast<std::uint64_t>(max_iterations);
+  job.stopping.time_limit_seconds = hdf5::read_double_attribute(root, "time_limit_seconds", path);
+  const std::int64_t refresh_every = hdf5::read_integer_attribute(root, "refresh_every", path);
+  GPSTREAM_CHECK(refresh_every >= 0, "{}: invalid refresh_every {}", path, refresh_every);
+  job.stopping.refresh_every = static_cast<std::uint64_t>(refresh_every);
+  job.output_path = hdf5::read_string_attribute(root, "output_path", path);
+  job.overwrite_output = hdf5::read_integer_attribute(root, "overwrite_output", path) != 0;
+  job.log_path = hdf5::read_string_attribute(root, "log_path", path);
+  job.checkpoint_every_seconds = hdf5::read_double_attribute(root, "checkpoint_every_seconds", path);
+  GPSTREAM_CHECK(std::isfinite(job.stopping.tolerance) && job.stopping.tolerance > 0 &&
+                     job.stopping.time_limit_seconds > 0 && job.checkpoint_every_seconds > 0,
+                 "{}: the saved stopping rule is invalid (tolerance {}, time limit {}, checkpoint every {} s)", path,
+                 job.stopping.tolerance, job.stopping.time_limit_seconds, job.checkpoint_every_seconds);
   if (hdf5::has_link(root, "alpha")) {
     state.alpha = hdf5::read_vector(root, "alpha", path, configuration.rows);
     state.gradient = hdf5::read_vector(root, "gradient", path, configuration.rows);
@@ -233,11 +212,7 @@ Checkpoint read_checkpoint(const std::string& path) {
                    "written; resume from another checkpoint, or start the run again",
                    path);
   }
-  if (version >= 3) {
-    read_method_settings(root, path, configuration);
-  } else {
-    read_version_2_settings(state, configuration, path);
-  }
+  read_method_settings(root, path, configuration);
   return checkpoint;
 }
 

@@ -10,8 +10,8 @@
 //     max_iterations (0: none), time_limit_seconds (inf: none),
 //     refresh_every, output_path, overwrite_output, log_path,
 //     checkpoint_every_seconds; CholQR's and the online GP's settings
-//     (version 3; version 2 kept them in /auxiliary/settings): cholqr_*,
-//     online_*
+//     (version 3; version 2 kept them in /auxiliary/settings, and is no
+//     longer read): cholqr_*, online_*
 //   /alpha, /gradient   float64 [n] (dense solvers only)
 //   checksum (version 4 only): XXH3 of the counters, the RNG and every vector
 //   contents_checksum (version 5): XXH3 of every attribute and dataset, the

@@ -268,11 +268,12 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
   CHECK(misplaced.err.find("--modules is for --model bcm") != std::string::npos);
 }
 
-TEST_CASE("info reports every method's convergence by the rule its run stopped by") {
+TEST_CASE("info reports every method's convergence by the rule its run stopped by, and train the summary its entry adds") {
   Data data;
   struct Case {
     const char* options;
-    const char* measured;  // "converged", "not converged", or "" (a method that runs to its basis or passes)
+    const char* measured;     // "converged", "not converged", or "" (a method that runs to its basis or passes)
+    const char* summary = "";  // a line of train's summary the method's registry entry adds
   };
   const Case cases[] = {
       {"--solver gbcd", "converged"},
@@ -283,25 +284,27 @@ TEST_CASE("info reports every method's convergence by the rule its run stopped b
       {"--solver cg --max-iter 1", "not converged"},
       {"--solver smo", "converged"},
       {"--solver cholesky", "converged"},
-      {"--model cholqr --basis 60 --info-pivots 8", "converged"},
+      {"--model cholqr --basis 60 --info-pivots 8", "converged", "train: cholqr kernel: lengthscales ["},
       {"--model cholqr --basis 60 --info-pivots 8 --max-iter 1 --tol 1e-12", "not converged"},
       {"--model sggp --basis 60", "not converged"},  // the basis is used up before the gap closes
       {"--model sggp --basis 400 --gap 0.05", "converged"},
       {"--model sd --basis 60", ""},
       {"--model sr --basis 60", ""},
-      {"--model nystrom --basis 60", ""},
-      {"--model sgma --basis 60", ""},
-      {"--model mpgp --basis 60", ""},
+      {"--model nystrom --basis 60", "", "train: nystrom weights: max |w|"},
+      {"--model sgma --basis 60", "", "of the kernel's trace is left unexplained by the basis"},
+      {"--model mpgp --basis 60", "", "of the kernel's trace is left unexplained by the basis"},
       {"--model online --basis 60", ""},
+      {"--model online --basis 300 --novelty 0.5", "", "basis vectors used: no other row's novelty exceeded --novelty 0.5"},
   };
   for (const Case& run : cases) {
     const std::string options = run.options;
     CAPTURE(options);
     const std::string model = data.directory.file("model.h5");
     const auto trained =
-        run_gpstream("train " + quote(data.train) + " -o " + quote(model) + " --force -q " + run.options + kHyper);
+        run_gpstream("train " + quote(data.train) + " -o " + quote(model) + " --force " + run.options + kHyper);
     CAPTURE(trained.err);
     REQUIRE(trained.exit_code == 0);
+    CHECK(trained.err.find(run.summary) != std::string::npos);
     const auto described = run_gpstream("info " + quote(model));
     CAPTURE(described.out);
     REQUIRE(described.exit_code == 0);
