@@ -92,7 +92,8 @@ int run_hyper(const std::vector<std::string>& args) {
     fmt::print(stderr, "hyper: continuing the search saved in '{}' ({} evaluations)\n", checkpoint,
                replay.entries.size());
   }
-  SearchCheckpoints checkpoints(checkpoint, checkpoint_every, identity, true, std::move(replay));
+  SearchCheckpoints checkpoints =
+      command_line_search_checkpoints(checkpoint, checkpoint_every, identity, true, std::move(replay));
   const auto learned = [&] {
     try {
       return learn_hyperparameters(context, TrainingData::file(dataset), standardisation, options,

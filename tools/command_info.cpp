@@ -1,6 +1,7 @@
 // gpstream info FILE: describes any gpstream file — dataset, model (dense or
 // sparse), checkpoint, hyperparameter JSON — by what it holds (api/file_description.h).
 #include "api/file_description.h"
+#include "api/parameter_schema.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 
@@ -17,10 +18,17 @@ int run_info(const std::vector<std::string>& args) {
       "(dense or sparse: kernel, hyperparameters, training set, solver and its convergence), a checkpoint (the "
       "job, where it stands, its stopping rule) or a hyperparameter file (JSON).";
   std::string path;
-  spec.options.add_options()("file", po::value(&path)->required(), "a gpstream file (.h5 or hyperparameter .json)");
+  spec.options.add_options()("file", po::value(&path), "a gpstream file (.h5 or hyperparameter .json)")(
+      "parameters", "instead: the training parameters of train and of Python's estimator, from their schema, as "
+                    "the markdown table of docs/commands.md");
   spec.positional.add("file", 1);
   po::variables_map values;
   if (!parse_command_line(spec, args, values)) return 0;
+  if (values.count("parameters") != 0) {
+    fmt::print("{}", parameter_table_markdown());
+    return 0;
+  }
+  if (path.empty()) throw UsageError("give the file to describe");
 
   fmt::print("{}", describe_file(path, resume_command));
   return 0;

@@ -19,7 +19,8 @@
 namespace gpstream::cli {
 
 std::string option_spelling(std::string_view parameter) {
-  // The API's names that the command line spells otherwise.
+  if (const Parameter* known = find_parameter(parameter)) return "--" + known->option;
+  // The API's names outside the training schema that the command line spells otherwise.
   if (parameter == "overwrite") return "--force";
   if (parameter == "compression_level") return "--compress";
   std::string option = "--" + std::string(parameter);
@@ -28,6 +29,35 @@ std::string option_spelling(std::string_view parameter) {
 }
 
 std::string for_command_line(std::string_view message) { return spell_parameters(message, option_spelling); }
+
+const Parameter& schema_parameter(std::string_view name) {
+  const Parameter* parameter = find_parameter(name);
+  GPSTREAM_CHECK(parameter != nullptr, "no parameter `{}` in the schema", name);
+  return *parameter;
+}
+
+void add_parameter_switch(po::options_description& options, std::string_view name) {
+  const Parameter& parameter = schema_parameter(name);
+  options.add_options()(parameter.option.c_str(), for_command_line(parameter.help).c_str());
+}
+
+void check_parameters(const po::variables_map& values) {
+  for (const auto& [option, value] : values) {
+    const Parameter* parameter = find_parameter_by_option(option);
+    if (parameter == nullptr || value.defaulted() || value.empty()) continue;
+    std::optional<double> number;
+    const boost::any& held = value.value();
+    if (const auto* real = boost::any_cast<double>(&held)) number = *real;
+    if (const auto* count = boost::any_cast<std::size_t>(&held)) number = static_cast<double>(*count);
+    if (const auto* count = boost::any_cast<unsigned>(&held)) number = static_cast<double>(*count);
+    if (!number) continue;
+    try {
+      check_parameter(*parameter, *number);
+    } catch (const InvalidArgument& error) {
+      throw UsageError(for_command_line(error.what()));
+    }
+  }
+}
 
 std::string resume_command(const std::string& path, const SearchCheckpoint* search) {
   if (search == nullptr || search->command == "train") return "gpstream train --resume " + shell_quoted(path);
@@ -49,6 +79,7 @@ bool parse_command_line(CommandSpec& spec, const std::vector<std::string>& args,
     throw UsageError(error.what());
   }
   check_numeric_options(values);
+  check_parameters(values);
   return true;
 }
 
@@ -102,7 +133,7 @@ DatasetWriterOptions DatasetOutputOptions::writer_options(const po::variables_ma
 void ComputeOptions::add(po::options_description& options) {
   // clang-format off
   options.add_options()
-      ("memory", po::value<std::string>()->notifier([this](const std::string& text) { memory = text; }), "memory budget of the whole process, counted from its own code and libraries (about 20 MiB) up: what a run holds in proportion to the data (vectors, rows, factors, caches, blocks in flight) is reserved in it; a solver's fixed workspace (gbcd: about 30 MiB at --active-set 500), thread stacks and BLAS buffers are not (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit, shared by the MPI ranks on this machine)")
+      ("memory", po::value<std::string>()->notifier([this](const std::string& text) { memory = text; }), for_command_line(schema_parameter("memory").help).c_str())
       ("threads", po::value(&threads)->default_value(threads), "threads (0: all cores)");
   // clang-format on
 }

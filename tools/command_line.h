@@ -2,12 +2,14 @@
 // Boost.Program_options, usage errors, human-readable sizes.
 #pragma once
 
+#include "api/parameter_schema.h"
 #include "engine/core/context.h"
 #include "engine/core/human_readable.h"
 #include "engine/kernels/column_cache_setup.h"
 #include "engine/solvers/dense_solver.h"
 #include "storage/checkpoint/search_checkpoint.h"
 
+#include <boost/lexical_cast.hpp>
 #include <boost/program_options.hpp>
 
 #include <cstdint>
@@ -39,6 +41,16 @@ std::string for_command_line(std::string_view message);
 // training job resumes from it (gpstream train --resume), hyper's search is
 // the same command run again.
 std::string resume_command(const std::string& path, const SearchCheckpoint* search);
+
+// Adds the schema's parameter `name` (api/parameter_schema.h) to `options`,
+// bound to `field`: its option, default and help come from the schema.
+template <class T>
+void add_parameter(po::options_description& options, std::string_view name, T& field);
+// The same for a switch (given or not).
+void add_parameter_switch(po::options_description& options, std::string_view name);
+// Checks every option the user gave that the schema has a range for;
+// UsageError "--basis=0: give a whole number, at least 1" otherwise.
+void check_parameters(const po::variables_map& values);
 
 // A mistake on the command line: reported with a pointer to --help, exit code 2.
 class UsageError : public std::runtime_error {
@@ -115,5 +127,21 @@ void reject_options(const po::variables_map& values, std::initializer_list<const
 
 // Parses "512M", "2G", "1.5GiB", "1000000" (bytes) for an option such as --memory.
 std::uint64_t parse_byte_size(const std::string& text, const std::string& option);
+
+const Parameter& schema_parameter(std::string_view name);
+
+template <class T>
+void add_parameter(po::options_description& options, std::string_view name, T& field) {
+  const Parameter& parameter = schema_parameter(name);
+  auto* value = po::value(&field);
+  if (!parameter.default_text.empty()) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      value->default_value(parameter.default_text);
+    } else {
+      value->default_value(boost::lexical_cast<T>(parameter.default_text), parameter.default_text);
+    }
+  }
+  options.add_options()(parameter.option.c_str(), value, for_command_line(parameter.help).c_str());
+}
 
 }  // namespace gpstream::cli

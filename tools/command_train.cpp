@@ -294,9 +294,10 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
                     "checkpoint '" + options.resume + "'");
   if (values.count("learn-hyper") != 0 && !training.resumed()) {
     // The search checkpoints into --checkpoint until the solver's first checkpoint replaces it.
-    SearchCheckpoints searching(checkpoint_path, job.checkpoint_every_seconds,
-                                {"train", args, training.dataset().fingerprint, {}}, ranks.is_root(),
-                                std::move(replay));
+    SearchCheckpoints searching =
+        command_line_search_checkpoints(checkpoint_path, job.checkpoint_every_seconds,
+                                        {"train", args, training.dataset().fingerprint, {}}, ranks.is_root(),
+                                        std::move(replay));
     try {
       learn_and_report(context, training, options, values, searching.journal());
     } catch (const Cancelled& stopped) {

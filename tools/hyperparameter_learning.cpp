@@ -33,13 +33,10 @@ std::vector<double> parse_number_list(const std::string& text, const char* optio
 }
 
 void KernelValueOptions::add(po::options_description& options) {
-  // clang-format off
-  options.add_options()
-      ("lengthscales", po::value(&lengthscales), "comma-separated lengthscales (one per input, or one for all)")
-      ("gamma", po::value(&gamma), "comma-separated gamma_l = 1/(2 l^2) instead of --lengthscales")
-      ("signal-var", po::value(&signal_variance), "signal variance s^2 (train: 1 unless a --hyper file gives it)")
-      ("noise-var", po::value(&noise_variance), "noise variance sigma^2");
-  // clang-format on
+  add_parameter(options, "length_scale", lengthscales);
+  options.add_options()("gamma", po::value(&gamma), "comma-separated gamma_l = 1/(2 l^2) instead of --lengthscales");
+  add_parameter(options, "signal_variance", signal_variance);
+  add_parameter(options, "noise_variance", noise_variance);
 }
 
 StartingPoint KernelValueOptions::given(const po::variables_map& values) const {
@@ -89,7 +86,7 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
       ("neighbours", po::value(&neighbours)->default_value(neighbours), "--learn-on all: conditioning rows per row of the Vecchia likelihood")
       ("max-terms", po::value(&max_terms)->default_value(max_terms), "--kernel auto, --learn-on all: after the single kernels, sums of the chosen one's family at separated scales (a longer or a shorter term beside it, then a third), refined on all rows and kept where the evidence over all rows says so; up to this many terms (1: single kernels only)")
       ("exact-rows", po::value(&exact_rows)->default_value(exact_rows), "--learn-on all, where the Vecchia likelihood is not accurate enough: refine the chosen kernel by the exact likelihood on random subsets of twice the rows each time, up to this many (O(rows^3) time, 16 rows^2 bytes; --subset or less: off)")
-      ("all-rows-steps", po::value(&stochastic.max_steps)->default_value(stochastic.max_steps), "--learn-on all: refine on all rows by Newton steps on the exact likelihood's stochastic gradient, at most this many gradient estimates (each t + 1 GBCD solves and a pass over all pairs of rows; 0: off)")
+      ("all-rows-steps", po::value(&stochastic.max_steps)->default_value(stochastic.max_steps), for_command_line(schema_parameter("all_rows_steps").help).c_str())
       ("probes", po::value(&stochastic.gradient.probes)->default_value(stochastic.gradient.probes), "random probe vectors t of each all-rows gradient estimate (Hutchinson's trace estimator; its error falls as 1/sqrt(t); a multiple of 4)")
       ("all-rows-tol", po::value(&stochastic.gradient.tolerance)->default_value(stochastic.gradient.tolerance, "1e-2"), "relative residual of the all-rows estimates' probe solves (α's: 1e-4, or this if smaller)");
   // clang-format on
@@ -398,33 +395,12 @@ void SearchProgressObserver::on_warning(const std::string& message) {
   fmt::print(stderr, "learning: warning: {}\n", for_command_line(message));
 }
 
-SearchCheckpoints::SearchCheckpoints(std::string path, double every_seconds, SearchCheckpoint identity, bool root,
-                                     SearchCheckpoint replay)
-    : path_(std::move(path)),
-      every_seconds_(every_seconds),
-      identity_(std::move(identity)),
-      root_(root),
-      replayed_(replay.entries.size()),
-      journal_(std::move(replay.entries), std::move(replay.warm_start)),
-      last_written_(std::chrono::steady_clock::now()) {
-  if (path_.empty()) return;
-  journal_.on_entry = [this](const SearchJournal&) {
-    const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_written_).count();
-    if (since >= every_seconds_) write_now();
-  };
-}
-
-void SearchCheckpoints::write_now() {
-  if (path_.empty() || !root_) return;
-  identity_.entries = journal_.entries();
-  identity_.warm_start = journal_.warm_start;
-  try {
-    write_search_checkpoint(path_, identity_);
-  } catch (const Error& error) {
-    // As a training checkpoint: a side file that cannot be written costs a warning, not the run.
-    fmt::print(stderr, "warning: {}; the search goes on\n", for_command_line(error.what()));
-  }
-  last_written_ = std::chrono::steady_clock::now();
+SearchCheckpoints command_line_search_checkpoints(std::string path, double every_seconds, SearchCheckpoint identity,
+                                                  bool root, SearchCheckpoint replay) {
+  return SearchCheckpoints(std::move(path), every_seconds, std::move(identity), root, std::move(replay),
+                           [](const std::string& message) {
+                             fmt::print(stderr, "warning: {}\n", for_command_line(message));
+                           });
 }
 
 std::string describe_hyperparameters(const KernelHyperparameters& h) {

@@ -9,6 +9,7 @@
 #include "engine/data/standardisation.h"
 #include "engine/hyper/model_learning.h"
 #include "engine/hyper/subset_learning.h"
+#include "api/search_checkpoints.h"
 #include "storage/checkpoint/search_checkpoint.h"
 #include "tools/command_line.h"
 #include "tools/progress_line.h"
@@ -117,28 +118,10 @@ class SearchProgressObserver final : public RunObserver {
   std::size_t evaluations_ = 0;
 };
 
-// A learning run's checkpoints (storage/checkpoint/search_checkpoint.h):
-// its journal written to `path` every `every_seconds` of wall time (by rank
-// 0 of a distributed run) and by write_now() when the run is interrupted;
-// `replay` the evaluations of the run it continues (its entries and warm
-// start). No path: no checkpoints.
-class SearchCheckpoints {
- public:
-  SearchCheckpoints(std::string path, double every_seconds, SearchCheckpoint identity, bool root,
-                    SearchCheckpoint replay = {});
-  SearchJournal& journal() { return journal_; }
-  void write_now();
-  std::size_t replayed() const { return replayed_; }
-
- private:
-  std::string path_;
-  double every_seconds_;
-  SearchCheckpoint identity_;
-  bool root_;
-  std::size_t replayed_;
-  SearchJournal journal_;
-  std::chrono::steady_clock::time_point last_written_;
-};
+// The search checkpoints of the command line: api/search_checkpoints.h,
+// warning on stderr.
+SearchCheckpoints command_line_search_checkpoints(std::string path, double every_seconds, SearchCheckpoint identity,
+                                                  bool root, SearchCheckpoint replay = {});
 
 // "lengthscales [...], signal variance s², noise variance σ²" for reports.
 std::string describe_hyperparameters(const KernelHyperparameters& hyperparameters);

@@ -202,7 +202,6 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     } catch (const Error& error) {
       throw UsageError(fmt::format("--objective: {}", error.what()));
     }
-    if (options.basis == 0) throw UsageError("--basis must be at least 1");
     const std::size_t candidates = values["candidates"].defaulted() ? kBasisCandidates : options.candidates;
     configuration.solver = {options.model, options.basis, candidates};
     configuration.cholqr.information_pivots = options.information_pivots;
@@ -264,39 +263,38 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
       "coordinate descent (gbcd, Bo & Sminchisescu 2008) or a reference solver. Inputs and targets are\n"
       "standardised with the dataset's statistics (or those of the --hyper file). Ctrl-C writes a\n"
       "checkpoint (with --checkpoint) and prints the command that resumes the run.";
-  const std::string tolerance_help = fmt::format(
-      "dense solvers: stop when the relative residual |K alpha - y|/|y| <= tol, which keeps the RMS error of the "
-      "predicted means at the training inputs below tol x RMS(y) (default {:g}); cholqr: when an epoch decreases its "
-      "objective by less than tol, relatively (default {:g})",
-      default_tolerance(ToleranceMeaning::relative_residual), default_tolerance(ToleranceMeaning::relative_decrease));
+  // The job's options: names, defaults and help from the schema (api/parameter_schema.h), in its order.
+  po::options_description& out = spec.options;
+  out.add_options()("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")(
+      "output,o", po::value(&options.output),
+      "model file to write (on --resume: the one the job was launched with, unless given)");
+  add_parameter(out, "solver", options.solver);
+  add_parameter(out, "model", options.model);
+  add_parameter(out, "basis_size", options.basis);
+  add_parameter(out, "gap", options.gap);
+  add_parameter(out, "info_pivots", options.information_pivots);
+  add_parameter(out, "objective", options.objective);
+  add_parameter_switch(out, "fixed_hyper");
+  add_parameter(out, "novelty", options.novelty);
+  add_parameter(out, "passes", options.passes);
+  add_parameter(out, "active_set_size", options.active_set_size);
+  add_parameter(out, "candidates", options.candidates);
+  add_parameter(out, "subspace_steps", options.subspace_steps);
+  add_parameter(out, "random_state", options.seed);
+  add_parameter(out, "tol", options.tolerance);
+  add_parameter(out, "max_iter", options.max_iterations);
+  add_parameter(out, "time_limit", options.time_limit);
+  add_parameter(out, "refresh_every", options.refresh_every);
+  add_parameter(out, "kernel", options.kernel);
   // clang-format off
-  spec.options.add_options()
-      ("dataset", po::value(&options.dataset), "training dataset (from gpstream convert or generate)")
-      ("output,o", po::value(&options.output), "model file to write (on --resume: the one the job was launched with, unless given)")
-      ("solver", po::value(&options.solver)->default_value("gbcd"), for_command_line("the exact GP's solver: " + training_method_help(/*dense=*/true)).c_str())
-      ("model", po::value(&options.model)->default_value(kExactModel), for_command_line("dense (the exact GP, by --solver), or a sparse model (docs/sparse-models.md): " + training_method_help(/*dense=*/false)).c_str())
-      ("basis", po::value(&options.basis)->default_value(1000), "sparse models: basis size m (rows of the subset for sd)")
-      ("gap", po::value(&options.gap)->default_value(default_tolerance(ToleranceMeaning::gap), fmt::format("{:g}", default_tolerance(ToleranceMeaning::gap))), "sggp: stop when the relative gap of the bounds falls below this")
-      ("info-pivots", po::value(&options.information_pivots)->default_value(16), "cholqr: information pivots z ranking the swap candidates")
-      ("objective", po::value(&options.objective)->default_value("var"), "cholqr: var (variational free energy) or mle (projected-process likelihood)")
-      ("fixed-hyper", "cholqr: keep the hyperparameters; only the inducing set is optimised")
-      ("novelty", po::value(&options.novelty)->default_value(1e-6, "1e-6"), "online: a row joins the basis when its novelty exceeds this fraction of its prior variance")
-      ("passes", po::value(&options.passes)->default_value(1), "online: passes over the data")
-      ("active-set", po::value(&options.active_set_size)->default_value(500), "active set size m (gbcd, bcd-*)")
-      ("candidates", po::value(&options.candidates)->default_value(kGreedyCandidates), fmt::format("random candidates kappa per greedy step (gbcd {}; sgma, mpgp, sggp {})", kGreedyCandidates, kBasisCandidates).c_str())
-      ("subspace-steps", po::value(&options.subspace_steps)->default_value(SolverOptions{}.subspace_steps), "gbcd, bcd-*: past steps each iteration re-optimises along with its block (subspace acceleration; 0: the papers' plain BCD)")
-      ("seed", po::value(&options.seed)->default_value(1), "random seed")
-      ("tol", po::value(&options.tolerance), tolerance_help.c_str())
-      ("max-iter", po::value(&options.max_iterations), "stop after this many iterations in all, resumptions included (0: no limit)")
-      ("time-limit", po::value(&options.time_limit), "stop after this many seconds of training in all, resumptions included (0: no limit)")
-      ("refresh-every", po::value(&options.refresh_every)->default_value(0), "recompute g exactly every K iterations and report the drift (0: never)")
-      ("kernel", po::value(&options.kernel)->default_value("rbf"), kernel_names().c_str())
+  out.add_options()
       ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, from gpstream hyper or as ../shared/data/hyper/*.json)")
       ("learn-hyper", "learn the model first, as gpstream hyper does: the kernel (default auto), its hyperparameters and the mean (with --kernel, --mean, --learn-on, --subset, ...)")
       ("save-hyper", po::value(&options.save_hyper), "with --learn-hyper: also write the learned values to this JSON file")
       ("no-standardise", "use inputs and targets as they are")
-      ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops")
-      ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "seconds between checkpoints")
+      ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops");
+  add_parameter(out, "checkpoint_every", options.checkpoint_every);
+  out.add_options()
       ("resume", po::value(&options.resume), "continue the job saved in this checkpoint: its stopping rule, output, log and checkpoint cadence, unless given again")
       ("log", po::value(&options.log), "training log (CSV: iteration, seconds, objective, convergence measure (|g|/|y| for the dense solvers), kernel evaluations, gradient drift, cache lookups, hits, hits from disk, bytes read from disk, estimated core-seconds saved)")
       ("force", "overwrite the outputs (-o, --checkpoint, --log, --save-hyper) if they exist; never a file the command reads")
@@ -318,24 +316,12 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
 }
 
 void validate(TrainOptions& options, const po::variables_map& values) {
-  if (options.passes == 0) throw UsageError("--passes must be at least 1");
-  // A fraction of the prior variance: at 1 or more no row's novelty could ever exceed it.
-  if (!(options.novelty >= 0 && options.novelty < 1))
-    throw UsageError(
-        fmt::format("--novelty is a fraction of the prior variance, at least 0 and below 1, not {}", options.novelty));
-  if (options.information_pivots == 0) throw UsageError("--info-pivots must be at least 1");
+  check_parameters(values);  // the schema's ranges
   options.quiet = values.count("quiet") != 0;
   options.profile = values.count("profile") != 0;
   if (options.resume.empty() && options.output.empty())
     throw UsageError("give the model file to write with -o MODEL.h5");
-  if (values.count("tol") != 0 && !(options.tolerance > 0))
-    throw UsageError(fmt::format("--tol must be positive, not {}", options.tolerance));
-  if (options.time_limit < 0)
-    throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
-  if (options.checkpoint_every <= 0) throw UsageError("--checkpoint-every must be positive");
   options.cache.validate(values);
-  if (!(options.gap > 0)) throw UsageError(fmt::format("--gap must be positive, not {}", options.gap));
-  if (options.active_set_size == 0) throw UsageError("--active-set must be at least 1");
 }
 
 }  // namespace gpstream::cli

@@ -14,15 +14,15 @@
 namespace gpstream::cli {
 
 struct TrainOptions {
-  std::string dataset, output, solver, model, kernel, hyper_file, checkpoint, resume, log, save_hyper;
+  // The schema's parameters (api/parameter_schema.h: their defaults are set by the options parsed from it).
+  std::string solver, model, kernel, objective;
+  std::size_t active_set_size = 0, candidates = 0, subspace_steps = 0, basis = 0, information_pivots = 0, passes = 0;
+  std::uint64_t seed = 0, max_iterations = 0, refresh_every = 0;
+  double novelty = 0, tolerance = 0, time_limit = 0, checkpoint_every = 0, gap = 0;  // tolerance 0: the method's default
+  // The command line's own.
+  std::string dataset, output, hyper_file, checkpoint, resume, log, save_hyper;
   std::string resumed_log;  // on --resume: the training log the checkpoint's run wrote (absolute; "" for none)
-  std::string objective = "var";
   ColumnCacheOptions cache;
-  std::size_t active_set_size = 500, candidates = kGreedyCandidates, subspace_steps = SolverOptions{}.subspace_steps,
-              basis = 1000, information_pivots = 16, passes = 1;
-  double novelty = 1e-6;
-  std::uint64_t seed = 1, max_iterations = 0, refresh_every = 0;
-  double tolerance = 0, time_limit = 0, checkpoint_every = 60, gap = 0.025;  // tolerance 0: the method's default
   ComputeOptions compute;
   KernelValueOptions kernel_values;
   HyperparameterLearningOptions learning;

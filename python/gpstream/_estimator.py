@@ -22,6 +22,8 @@ from . import _gpstream
 # From the engine's method registry (engine/training/training_method.h).
 _DENSE_SOLVERS = tuple(method["name"] for method in _gpstream.training_methods() if method["dense"])
 _SPARSE_MODELS = tuple(method["name"] for method in _gpstream.training_methods() if not method["dense"])
+# The parameter schema shared with the command line (api/parameter_schema.h), by name.
+_SCHEMA = {parameter["name"]: parameter for parameter in _gpstream.parameters()}
 
 
 
@@ -84,7 +86,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         is at most tol, which keeps the RMS error of the predicted means at
         the training inputs below tol x RMS(y) (None: 1e-3).
     max_iter : int or None
-        The most iterations (None: until `tol`).
+        The most iterations (None or 0: until `tol`).
     memory : str or None
         Memory budget, e.g. '512M', '8G' (None: 3/4 of the RAM). Data larger
         than it are streamed from their file.
@@ -101,10 +103,14 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         stops the fit (at the iteration, with a checkpoint when asked) and
         is raised by fit.
     checkpoint : path or None
-        Write a checkpoint there (every 60 s, at the end, and on Ctrl-C).
+        Write a checkpoint there (every 60 s, at the end, and on Ctrl-C):
+        of the hyperparameter search while optimizer='lbfgs' learns, then of
+        the training.
     resume : path or None
-        Continue the job of this checkpoint instead of starting one (its
-        configuration, data and stopping rule are the checkpoint's).
+        Continue the job of this checkpoint instead of starting one: a
+        training job with its configuration, data and stopping rule; a search
+        stopped while learning with the parameters it was started with (give
+        the same), to the answer of an uninterrupted fit.
     log : path or None
         The training log (CSV: iteration, seconds, objective, max |g|, ...),
         as `gpstream train --log` writes it: the training curve.
@@ -212,10 +218,11 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     def _train(self, X, y, path, names, rows):
         parameters = _gpstream.TrainingParameters()
+        # A resumed training job keeps the parameters its checkpoint saved; a resumed search (optimizer='lbfgs'
+        # stopped while learning) must be given the ones it was started with, which the engine checks.
+        self._set_training_parameters(parameters, self.n_features_in_, rows)
         if self.resume is not None:
             parameters.resume = os.fspath(self.resume)
-        else:
-            self._set_training_parameters(parameters, self.n_features_in_, rows)
         if self.checkpoint is not None:
             parameters.checkpoint = os.fspath(self.checkpoint)
         if self.log is not None:
@@ -234,36 +241,24 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         """The estimator's numeric parameters, checked here so that an error names the parameter (not the
         command-line option it becomes); returns the length scales and how many the kernel takes."""
 
-        def positive(name, value):
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                raise ValueError(f"{name}={value!r}: give a positive number") from None
-            if not (np.isfinite(number) and number > 0):
-                raise ValueError(f"{name}={value!r}: give a positive, finite number")
-
-        positive("signal_variance", self.signal_variance)
-        positive("noise_variance", self.noise_variance)
-        if self.tol is not None:
-            positive("tol", self.tol)
+        # The ranges are the parameter schema's (api/parameter_schema.h), the command line's too.
+        for name in ("signal_variance", "noise_variance", "tol", "max_iter", "basis_size", "random_state",
+                     "all_rows_steps"):
+            value = getattr(self, name)
+            if value is None and name in ("tol", "max_iter", "random_state"):
+                continue  # the method's default tolerance, no limit, the default seed
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise ValueError(f"{name}={value!r}: give {_SCHEMA[name]['expected']}")
+            _gpstream.check_parameter(name, float(value))
         scales = np.atleast_1d(np.asarray(self.length_scale, dtype=np.float64))
         if scales.ndim != 1 or not np.all(np.isfinite(scales) & (scales > 0)):
-            raise ValueError(f"length_scale={self.length_scale!r}: give positive, finite numbers")
+            raise ValueError(f"length_scale={self.length_scale!r}: give {_SCHEMA['length_scale']['expected']}")
         # As many as the kernel takes (the registry says: one per input, one, or none as for hik); a ValueError
         # naming the kernels there are for an unknown one.
         wanted = columns if self.kernel == "auto" else _gpstream.kernel_lengthscales(str(self.kernel), columns)
         if wanted > 0 and scales.size not in (1, wanted):
             takes = "one" if wanted == 1 else f"one, or one per input ({wanted})"
             raise ValueError(f"length_scale has {scales.size} values: give {takes}")
-        for name in ("max_iter", "basis_size"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or int(value) != value or value < 1):
-                raise ValueError(f"{name}={value!r}: give a whole number of at least 1")
-        for name in ("random_state", "all_rows_steps"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or int(value) != value or value < 0):
-                raise ValueError(f"{name}={value!r}: give a whole number of at least 0" +
-                                 (", or None" if name == "random_state" else ""))
         if self.memory is not None:
             _gpstream.parse_byte_size(str(self.memory), "memory")
         return scales, wanted

@@ -14,6 +14,8 @@
 #include "api/compute.h"
 #include "api/datasets.h"
 #include "api/file_description.h"
+#include "api/parameter_schema.h"
+#include "api/search_checkpoints.h"
 #include "api/predictor.h"
 #include "api/training.h"
 #include "engine/core/context.h"
@@ -27,6 +29,8 @@
 #include "storage/hdf5/hdf5_handle.h"
 #include "storage/output/atomic_output_file.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -391,6 +395,25 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
   return options;
 }
 
+// What a search checkpoint written from Python names as its search (SearchCheckpoint::command), and the
+// parameters it was started with, as "name=value" (SearchCheckpoint::arguments): a resumed search must be
+// given the same.
+constexpr const char* kPythonSearch = "python";
+std::vector<std::string> search_arguments(const TrainingParameters& parameters) {
+  return {"method=" + parameters.method,
+          "kernel=" + parameters.kernel,
+          fmt::format("length_scale={}", fmt::join(parameters.length_scale, ",")),
+          fmt::format("signal_variance={}", parameters.signal_variance),
+          fmt::format("noise_variance={}", parameters.noise_variance),
+          fmt::format("standardise={}", parameters.standardise),
+          fmt::format("tol={}", parameters.tol),
+          fmt::format("max_iter={}", parameters.max_iter),
+          fmt::format("basis_size={}", parameters.basis_size),
+          fmt::format("random_state={}", parameters.seed),
+          "mean=" + parameters.mean,
+          fmt::format("all_rows_steps={}", parameters.all_rows_steps)};
+}
+
 // Trains a model on the arrays X, y (or the dataset file at `path`): api/training.h. Returns the model and a
 // report (how it stopped, the kernel chosen, ...); `progress` is called in this thread with each iteration.
 py::tuple train(const py::object& x, const py::object& y, const std::string& path,
@@ -398,22 +421,40 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
                 unsigned threads, const py::object& progress) {
   const TrainingArrays rows(x, y, path, std::move(feature_names));
   std::optional<gpstream::Checkpoint> resumed;
+  std::optional<gpstream::SearchCheckpoint> replay;  // a learning search resumed: its evaluations so far
   gpstream::TrainingConfiguration configuration;
   gpstream::DatasetDescription dataset;
   {
     const py::gil_scoped_release unlocked;
-    if (!parameters.resume.empty()) {
+    if (!parameters.resume.empty() && gpstream::is_search_checkpoint(parameters.resume)) {
+      replay = gpstream::read_search_checkpoint(parameters.resume);
+      GPSTREAM_CHECK_ARGUMENT(replay->command == kPythonSearch,
+                              "`resume`: '{}' holds the hyperparameter search of gpstream {}: continue it from the "
+                              "command line",
+                              parameters.resume, replay->command);
+      GPSTREAM_CHECK_ARGUMENT(replay->arguments == search_arguments(parameters),
+                              "`resume`: the search saved in '{}' was started with other parameters ({}); give the "
+                              "same, or start again without resume",
+                              parameters.resume, fmt::join(replay->arguments, ", "));
+    } else if (!parameters.resume.empty()) {
       resumed = gpstream::read_checkpoint(parameters.resume);
       configuration = resumed->configuration;
-    } else {
+    }
+    if (!resumed) {
       dataset = gpstream::describe_training_data(rows.data());
+      GPSTREAM_CHECK_ARGUMENT(!replay || replay->dataset_fingerprint == dataset.fingerprint,
+                              "`resume`: the search saved in '{}' learned on other data", parameters.resume);
       configuration = fresh_configuration(parameters, dataset);
     }
   }
   // A job resumed without data of its own continues on the file its checkpoint records.
-  const gpstream::TrainingData data = !parameters.resume.empty() && x.is_none() && path.empty()
+  const gpstream::TrainingData data = resumed && x.is_none() && path.empty()
                                           ? gpstream::TrainingData::file(configuration.dataset_path)
                                           : rows.data();
+  // A resumed search goes on checkpointing into its file, and the training after it too.
+  const std::string checkpoint = !parameters.checkpoint.empty() ? parameters.checkpoint
+                                 : replay                       ? parameters.resume
+                                                                : std::string();
   gpstream::Context context(compute_settings(memory, threads, configuration.seed));
   QueuedReports reports(parameters.learn ? "learning" : "training");
   std::optional<PyModel> trained;
@@ -429,7 +470,21 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
                                     "checkpoint '" + parameters.resume + "'");
         if (parameters.learn && !training.resumed()) {
           const gpstream::Context::ObserverScope observe(context, {&reports});
-          training.learn(learning_options(parameters, training.dataset()));
+          // The search checkpoints into `checkpoint` until the training's first checkpoint replaces it.
+          gpstream::SearchCheckpoints searching(
+              checkpoint, gpstream::TrainingJob{}.checkpoint_every_seconds,
+              {kPythonSearch, search_arguments(parameters), training.dataset().fingerprint, {}}, true,
+              replay ? std::move(*replay) : gpstream::SearchCheckpoint{},
+              [&reports](const std::string& message) { reports.on_warning(message); });
+          try {
+            training.learn(learning_options(parameters, training.dataset()), &searching.journal());
+          } catch (const gpstream::Cancelled& stopped) {
+            if (checkpoint.empty()) throw;
+            searching.write_now();
+            throw gpstream::Cancelled(fmt::format(
+                "{} while learning the hyperparameters; {} evaluations saved in {} (continue with resume={})",
+                stopped.what(), searching.journal().entries().size(), checkpoint, checkpoint));
+          }
           reports.set_stage("training");
         }
         cache = training.prepare({});
@@ -439,13 +494,13 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
                             training.kernel().name(), training.kernel().noise_variance(), context.memory().describe(),
                             training.in_memory() ? "X held in memory" : "X streamed from the file in blocks");
         for (const std::string& note : training.notes()) start += "; " + note;
-        result = training.run(parameters.checkpoint, {&reports});
+        result = training.run(checkpoint, {&reports});
         if (result.run.reason == gpstream::StopReason::interrupted) {
           throw gpstream::Cancelled(fmt::format("interrupted at iteration {}{}", result.run.last.iteration,
-                                                parameters.checkpoint.empty()
+                                                checkpoint.empty()
                                                     ? "; nothing was saved (give checkpoint= to be able to resume)"
-                                                    : "; checkpoint written to " + parameters.checkpoint +
-                                                          " (continue with resume=" + parameters.checkpoint + ")"));
+                                                    : "; checkpoint written to " + checkpoint +
+                                                          " (continue with resume=" + checkpoint + ")"));
         }
         trained.emplace(PyModel{std::move(*result.model)});
       },
@@ -615,6 +670,26 @@ PYBIND11_MODULE(_gpstream, module) {
       py::arg("kernel"), py::arg("inputs"),
       "How many lengthscales the registry's kernel takes on `inputs` inputs; ValueError for an unknown kernel.");
   module.def("training_methods", &training_methods, "The training methods of the registry: name, dense, help.");
+  module.def(
+      "parameters",
+      [] {
+        py::list out;
+        for (const gpstream::Parameter& parameter : gpstream::training_parameters()) {
+          py::dict entry;
+          entry["name"] = parameter.name;
+          entry["option"] = "--" + parameter.option;
+          entry["default"] = parameter.default_text;
+          entry["expected"] = parameter.expected();
+          entry["help"] = for_python(parameter.help);
+          entry["python"] = parameter.python;
+          out.append(entry);
+        }
+        return out;
+      },
+      "The parameter schema (api/parameter_schema.h): name, option, default (text), expected, help, python.");
+  module.def(
+      "check_parameter", [](const std::string& name, double value) { gpstream::check_parameter(name, value); },
+      py::arg("name"), py::arg("value"), "ValueError \"name=value: give ...\" unless the schema's range holds it.");
   module.def(
       "kernels",
       [] {

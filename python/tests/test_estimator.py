@@ -295,6 +295,23 @@ def test_feature_names_from_a_data_frame():
         np.testing.assert_array_equal(gp.predict(frame), gp.predict(X))
 
 
+def test_the_estimators_defaults_and_ranges_are_the_parameter_schemas():
+    # One schema (api/parameter_schema.h) for the command line and Python: every estimator parameter it lists
+    # has the schema's default (None where the default depends on the method, or means "the schema's"), and
+    # its range is checked by it, naming the parameter as Python spells it.
+    defaults = gpstream.GaussianProcessRegressor().get_params()
+    listed = [parameter for parameter in _gpstream.parameters() if parameter["python"]]
+    assert {"noise_variance", "basis_size", "tol", "max_iter", "random_state"} <= {p["name"] for p in listed}
+    for parameter in listed:
+        assert parameter["name"] in defaults, parameter["name"]
+        default = defaults[parameter["name"]]
+        if parameter["default"] and default is not None:
+            assert str(default) == parameter["default"] or float(default) == float(parameter["default"]), parameter
+        assert "--" not in parameter["help"]
+    with pytest.raises(ValueError, match=r"^basis_size=0: give a whole number, at least 1$"):
+        _gpstream.check_parameter("basis_size", 0)
+
+
 def test_errors_are_python_exceptions():
     X, y = problem(30)
     with pytest.raises(ValueError, match="solver='sgd'"):
@@ -306,7 +323,8 @@ def test_errors_are_python_exceptions():
                                 ({"signal_variance": float("nan")}, "signal_variance=nan"),
                                 ({"length_scale": [1.0, 0.0]}, "length_scale="),
                                 ({"length_scale": [1.0, 2.0, 3.0]}, "length_scale has 3 values"),
-                                ({"tol": 0}, "tol=0"), ({"max_iter": 0}, "max_iter=0"),
+                                ({"tol": 0}, "tol=0"), ({"max_iter": -1}, "max_iter=-1"),
+                                ({"basis_size": 2.5, "model": "sr"}, "basis_size=2.5: give a whole number, at least 1"),
                                 ({"random_state": -2}, "random_state=-2"), ({"memory": "lots"}, "memory: \"lots\""),
                                 ({"optimizer": "lbfgs", "all_rows_steps": -1}, "all_rows_steps=-1"),
                                 ({"all_rows_steps": 2}, "all_rows_steps refines learned hyperparameters"),
@@ -482,6 +500,45 @@ def test_ctrl_c_stops_a_fit_with_a_checkpoint_and_resume_finishes_it(tmp_path, c
     # The job continues where it stopped, to the stopping rule it was given (150 iterations in all).
     resumed = gpstream.GaussianProcessRegressor(resume=str(checkpoint)).fit(str(train))
     assert resumed.n_iter_ == 150
+
+
+def test_a_search_stopped_while_learning_resumes_from_its_checkpoint_to_the_uninterrupted_answer(tmp_path, cli):
+    train, checkpoint = tmp_path / "train.h5", tmp_path / "search.ckpt"
+    cli("generate", "friedman1", "--rows", 6000, "--seed", 8, "-q", "-o", train)
+    settings = dict(optimizer="lbfgs", kernel="matern32", n_jobs=1, max_iter=30)
+    script = textwrap.dedent(f"""
+        import gpstream, sys
+        said = []
+        def progress(row):
+            if row["stage"] == "learning" and not said:
+                said.append(1)
+                print("learning", flush=True)
+        gp = gpstream.GaussianProcessRegressor(verbose=progress, checkpoint={str(checkpoint)!r}, **{settings!r})
+        try:
+            gp.fit({str(train)!r})
+        except KeyboardInterrupt as stop:
+            print("KeyboardInterrupt:", stop, flush=True)
+            sys.exit(7)
+    """)
+    script = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n" + script
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=dict(os.environ))
+    assert process.stdout.readline().strip() == "learning"
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 7, err
+    assert "while learning the hyperparameters" in out and f"continue with resume={checkpoint}" in out
+    assert "hyperparameter search in progress" in gpstream.info(checkpoint)
+    # Other parameters than the search was started with are refused, naming the parameter.
+    with pytest.raises(ValueError, match="resume: the search saved in .* was started with other parameters"):
+        gpstream.GaussianProcessRegressor(resume=checkpoint, **dict(settings, kernel="rbf")).fit(str(train))
+    resumed = gpstream.GaussianProcessRegressor(resume=checkpoint, **settings).fit(str(train))
+    whole = gpstream.GaussianProcessRegressor(**settings).fit(str(train))
+    assert resumed.kernel_ == whole.kernel_
+    np.testing.assert_array_equal(resumed.length_scale_, whole.length_scale_)
+    assert (resumed.signal_variance_, resumed.noise_variance_) == (whole.signal_variance_, whole.noise_variance_)
+    np.testing.assert_array_equal(resumed.alpha_, whole.alpha_)
 
 
 def test_a_callable_verbose_sees_every_iteration_as_the_fit_runs():

@@ -561,7 +561,7 @@ TEST_CASE("smaller ones: NA rows, duplicate input names, constant targets, optio
   const auto novelty =
       run_gpstream("train " + quote(data) + kHyper + " --model online --novelty 1.5 -o " + quote(model));
   CHECK(novelty.exit_code == 2);
-  CHECK(novelty.err.find("--novelty is a fraction of the prior variance, at least 0 and below 1, not 1.5") !=
+  CHECK(novelty.err.find("--novelty=1.5: give a finite number, at least 0 and below 1") !=
         std::string::npos);
   gpstream::testing::write_file(directory.file("big.json"),
                                 "{\"signal_variance\": 1e400, \"noise_variance\": 0.1, \"length_scales\": [1]}");

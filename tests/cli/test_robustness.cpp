@@ -137,7 +137,7 @@ TEST_CASE("numeric options that are not numbers, or out of range, are refused in
   refused("--tol inf", "--tol: inf is not a finite number", 2);
   refused("--max-iter -1", "--max-iter must be a whole number of at least 0", 2);
   refused("--threads -1", "--threads must be a whole number of at least 0", 2);
-  refused("--time-limit -5", "--time-limit must be positive", 2);
+  refused("--time-limit -5", "--time-limit=-5: give a finite number, at least 0", 2);
   refused("--signal-var 1e-310", "below the smallest normal double", 2);
   refused("--gap 0.1", "--gap is for --model sggp", 2);
   refused("--cache disc", "--cache: unknown kernel-column cache \"disc\" (choose off, ram, disk or auto)", 2);

@@ -229,17 +229,17 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
     CHECK(gpstream::testing::count_lines(result.err) == 1);
     CHECK_FALSE(std::filesystem::exists(model));
   };
-  fails(" --model sr --basis 0", "--basis must be at least 1");
+  fails(" --model sr --basis 0", "--basis=0: give a whole number, at least 1");
   fails(" --model sggp --basis 401", "--basis 401 is larger than the 400 training rows");
   fails(" --model sd --basis 1000", "larger than the 400 training rows");
   fails(" --model bogus", "--model: 'bogus' is not dense or one of");
-  fails(" --model sggp --gap 0", "--gap must be positive");
+  fails(" --model sggp --gap 0", "--gap=0: give a positive, finite number");
   fails(" --model sr --solver cg", "--solver is for --model dense");
   fails(" --model sd --basis 10 --checkpoint " + quote(data.directory.file("ck.h5")), "has nothing to checkpoint");
   fails(" --model cholqr --objective elbo", "unknown objective \"elbo\"");
-  fails(" --model cholqr --info-pivots 0", "--info-pivots must be at least 1");
+  fails(" --model cholqr --info-pivots 0", "--info-pivots=0: give a whole number, at least 1");
   fails(" --model sr --info-pivots 4", "--info-pivots is for --model cholqr");
-  fails(" --model online --passes 0", "--passes must be at least 1");
+  fails(" --model online --passes 0", "--passes=0: give a whole number, at least 1");
   fails(" --model sggp --novelty 0.1", "--novelty is for --model online");
   fails(" --model cholqr --basis 300" + gpstream::testing::memory_above_process(1u << 20),
         "CholQR's training rows and O(n m) factors (n = 400, m = 300, 16 information pivots) needs");

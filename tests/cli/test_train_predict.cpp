@@ -269,11 +269,11 @@ TEST_CASE("bad training and prediction inputs give one clear line") {
   expect("train " + quote(train) + out + " --lengthscales 1,2 --noise-var 0.1",
          "needs 10 lengthscales (one per input) or one for all, but 2 were given");
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0",
-         "--noise-var must be positive, not 0");
+         "--noise-var=0: give a positive, finite number");
   expect("train " + quote(train) + out + " --kernel se --lengthscales -2 --noise-var 0.1",
          "--lengthscales: values must be positive, not -2");
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --signal-var 0",
-         "--signal-var must be positive, not 0");
+         "--signal-var=0: give a positive, finite number");
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1", "give the --noise-var");
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver newton",
          "unknown solver \"newton\"");

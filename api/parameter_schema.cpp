@@ -1,0 +1,177 @@
+#include "api/parameter_schema.h"
+
+#include "engine/core/error.h"
+#include "engine/kernels/kernel.h"
+#include "engine/solvers/dense_solver.h"
+#include "engine/sparse/greedy_basis_selection.h"
+#include "engine/training/training_method.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+namespace gpstream {
+namespace {
+
+constexpr double kNone = 1e308;
+
+Parameter whole(std::string name, std::string option, std::string default_text, double minimum, std::string help,
+                bool python = false) {
+  return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::whole_number,
+          .default_text = std::move(default_text), .minimum = minimum, .help = std::move(help), .python = python};
+}
+Parameter positive(std::string name, std::string option, std::string default_text, std::string help,
+                   bool python = false) {
+  return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::real, .default_text = std::move(default_text),
+          .minimum = 0, .minimum_excluded = true, .help = std::move(help), .python = python};
+}
+Parameter choice(std::string name, std::string option, std::string default_text, std::string help, bool python = false) {
+  return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::text,
+          .default_text = std::move(default_text), .help = std::move(help), .python = python};
+}
+
+std::vector<Parameter> make_training_parameters() {
+  const std::string tolerance_help = fmt::format(
+      "dense solvers: stop when the relative residual |K alpha - y|/|y| <= tol, which keeps the RMS error of the "
+      "predicted means at the training inputs below tol x RMS(y) (default {:g}); cholqr: when an epoch decreases its "
+      "objective by less than tol, relatively (default {:g})",
+      default_tolerance(ToleranceMeaning::relative_residual), default_tolerance(ToleranceMeaning::relative_decrease));
+  std::vector<Parameter> parameters = {
+      choice("solver", "solver", "gbcd", "the exact GP's solver: " + training_method_help(/*dense=*/true)),
+      choice("model", "model", "dense",
+           "dense (the exact GP, by `solver`), or a sparse model (docs/sparse-models.md): " +
+               training_method_help(/*dense=*/false)),
+      whole("basis_size", "basis", "1000", 1, "sparse models: basis size m (rows of the subset for sd)", true),
+      positive("gap", "gap", fmt::format("{:g}", default_tolerance(ToleranceMeaning::gap)),
+               "sggp: stop when the relative gap of the bounds falls below this"),
+      whole("info_pivots", "info-pivots", "16", 1, "cholqr: information pivots z ranking the swap candidates"),
+      choice("objective", "objective", "var",
+           "cholqr: var (variational free energy) or mle (projected-process likelihood)"),
+      {.name = "fixed_hyper", .option = "fixed-hyper", .kind = ParameterKind::flag,
+       .help = "cholqr: keep the hyperparameters; only the inducing set is optimised"},
+      {.name = "novelty", .option = "novelty", .kind = ParameterKind::real, .default_text = "1e-06", .minimum = 0,
+       .maximum = 1, .maximum_excluded = true,
+       .help = "online: a row joins the basis when its novelty exceeds this fraction of its prior variance"},
+      whole("passes", "passes", "1", 1, "online: passes over the data"),
+      whole("active_set_size", "active-set", "500", 1, "active set size m (gbcd, bcd-*)"),
+      whole("candidates", "candidates", std::to_string(kGreedyCandidates), 1,
+            fmt::format("random candidates kappa per greedy step (gbcd {}; sgma, mpgp, sggp {})", kGreedyCandidates,
+                        kBasisCandidates)),
+      whole("subspace_steps", "subspace-steps", std::to_string(SolverOptions{}.subspace_steps), 0,
+            "gbcd, bcd-*: past steps each iteration re-optimises along with its block (subspace acceleration; 0: "
+            "the papers' plain BCD)"),
+      whole("random_state", "seed", "1", 0, "random seed", true),
+      positive("tol", "tol", "", tolerance_help, true),
+      whole("max_iter", "max-iter", "", 0,
+            "stop after this many iterations in all, resumptions included (0: no limit)", true),
+      {.name = "time_limit", .option = "time-limit", .kind = ParameterKind::real, .minimum = 0,
+       .help = "stop after this many seconds of training in all, resumptions included (0: no limit)"},
+      whole("refresh_every", "refresh-every", "0", 0,
+            "recompute g exactly every K iterations and report the drift (0: never)"),
+      choice("kernel", "kernel", "rbf", kernel_names() + ", a sum of them (`matern12+rbf`), or auto (learned)", true),
+      positive("checkpoint_every", "checkpoint-every", "60", "seconds between checkpoints"),
+      {.name = "length_scale", .option = "lengthscales", .kind = ParameterKind::reals, .minimum = 0, .minimum_excluded = true,
+       .help = "comma-separated lengthscales (one per input, or one for all)", .python = true},
+      positive("signal_variance", "signal-var", "", "signal variance s^2 (train: 1 unless a `hyper` file gives it)",
+               true),
+      positive("noise_variance", "noise-var", "", "noise variance sigma^2", true),
+      whole("all_rows_steps", "all-rows-steps", "0", 0,
+            "`learn_on` all: refine on all rows by Newton steps on the exact likelihood's stochastic gradient, at most "
+            "this many gradient estimates (each t + 1 GBCD solves and a pass over all pairs of rows; 0: off)",
+            true),
+      {.name = "memory", .option = "memory", .kind = ParameterKind::byte_size,
+       .help = "memory budget of the whole process, counted from its own code and libraries (about 20 MiB) up: what "
+               "a run holds in proportion to the data (vectors, rows, factors, caches, blocks in flight) is reserved "
+               "in it; a solver's fixed workspace (gbcd: about 30 MiB at `active_set_size` 500), thread stacks and "
+               "BLAS buffers are not (e.g. 512M, 8G; default: 3/4 of the RAM, or of the container's memory limit, "
+               "shared by the MPI ranks on this machine)",
+       .python = true},
+  };
+  return parameters;
+}
+
+}  // namespace
+
+std::string Parameter::expected() const {
+  std::string range;
+  if (minimum > -kNone) range = fmt::format("{} {:g}", minimum_excluded ? "above" : "at least", minimum);
+  if (maximum < kNone) {
+    range += fmt::format("{}{} {:g}", range.empty() ? "" : " and ", maximum_excluded ? "below" : "at most", maximum);
+  }
+  if (kind == ParameterKind::whole_number) return range.empty() ? "a whole number" : "a whole number, " + range;
+  if (kind == ParameterKind::real && minimum == 0 && minimum_excluded && maximum >= kNone) return "a positive, finite number";
+  return range.empty() ? "a finite number" : "a finite number, " + range;
+}
+
+std::span<const Parameter> training_parameters() {
+  static const std::vector<Parameter> parameters = make_training_parameters();
+  return parameters;
+}
+
+const Parameter* find_parameter(std::string_view name) {
+  for (const Parameter& parameter : training_parameters()) {
+    if (parameter.name == name) return &parameter;
+  }
+  return nullptr;
+}
+
+const Parameter* find_parameter_by_option(std::string_view option) {
+  for (const Parameter& parameter : training_parameters()) {
+    if (parameter.option == option) return &parameter;
+  }
+  return nullptr;
+}
+
+void check_parameter(const Parameter& parameter, double value) {
+  const bool in_range = (parameter.minimum_excluded ? value > parameter.minimum : value >= parameter.minimum) &&
+                        (parameter.maximum_excluded ? value < parameter.maximum : value <= parameter.maximum);
+  const bool whole = parameter.kind != ParameterKind::whole_number || value == std::floor(value);
+  GPSTREAM_CHECK_ARGUMENT(std::isfinite(value) && in_range && whole, "`{}`={:g}: give {}", parameter.name, value,
+                          parameter.expected());
+}
+
+void check_parameter(std::string_view name, double value) {
+  const Parameter* parameter = find_parameter(name);
+  GPSTREAM_CHECK(parameter != nullptr, "no parameter `{}` in the schema", name);
+  check_parameter(*parameter, value);
+}
+
+std::string parameter_table_markdown() {
+  std::string out =
+      "| parameter | option (`gpstream train`) | in Python's estimator | default | takes | what it is |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const Parameter& parameter : training_parameters()) {
+    std::string takes;
+    switch (parameter.kind) {
+      case ParameterKind::whole_number:
+      case ParameterKind::real:
+        takes = parameter.expected();
+        break;
+      case ParameterKind::reals:
+        takes = "positive numbers, comma-separated";
+        break;
+      case ParameterKind::text:
+        takes = "a name";
+        break;
+      case ParameterKind::flag:
+        takes = "(a switch)";
+        break;
+      case ParameterKind::byte_size:
+        takes = "a size";
+        break;
+    }
+    // Parameters in the help as the options of the table's second column.
+    std::string help = spell_parameters(parameter.help, [](std::string_view name) {
+      const Parameter* named = find_parameter(name);
+      return named != nullptr ? fmt::format("`--{}`", named->option) : fmt::format("`{}`", name);
+    });
+    for (std::size_t at = help.find('|'); at != std::string::npos; at = help.find('|', at + 2)) help.insert(at, "\\");
+    out += fmt::format("| `{}` | `--{}` | {} | {} | {} | {} |\n", parameter.name, parameter.option,
+                       parameter.python ? "yes" : "", parameter.default_text.empty() ? "" : "`" + parameter.default_text + "`",
+                       takes, help);
+  }
+  return out;
+}
+
+}  // namespace gpstream

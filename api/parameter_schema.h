@@ -1,0 +1,66 @@
+// The parameter schema: every parameter of a training job written once —
+// its name, the command line's option, its kind, default, range and help —
+// from which the front ends derive what they show and check. The command
+// line's options take their names, defaults and help from it (tools/
+// train_options.cpp binds each to its field) and it spells `name` in
+// messages as the option (tools/command_line.h); Python's estimator checks
+// its parameters by it (python/src/gpstream_module.cpp); docs/commands.md's
+// parameter table is its markdown() (a test keeps them equal). As LightGBM
+// generates its parameters and their docs from one config.h.
+//
+// A parameter's name is the API's: Python's keyword where Python has it
+// (`noise_variance`, `basis_size`, `random_state` — scikit-learn's names),
+// and what messages from every layer write in backticks.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpstream {
+
+enum class ParameterKind {
+  whole_number,  // a count or a seed
+  real,          // a finite number
+  reals,         // comma-separated finite numbers (one per input, or one for all)
+  text,          // a name from a list the help gives
+  flag,          // given or not
+  byte_size,     // "512M", "8G", … (api/compute.h)
+};
+
+struct Parameter {
+  std::string name;    // the API's (Python's keyword, messages' `name`)
+  std::string option;  // the command line's, without "--"
+  ParameterKind kind = ParameterKind::real;
+  std::string default_text;  // "" when there is none or it depends on other parameters (the help says)
+  // The range a number must lie in (whole numbers and reals; reals also finite).
+  double minimum = -1e308;
+  bool minimum_excluded = false;
+  double maximum = 1e308;
+  bool maximum_excluded = false;
+  std::string help;     // one paragraph, with parameters in backticks
+  bool python = false;  // also a parameter of Python's estimator (under `name`)
+
+  // "a whole number of at least 1", "a positive, finite number", …: what check() asks for.
+  std::string expected() const;
+};
+
+// The training job's parameters, in the order the command line's help lists them.
+std::span<const Parameter> training_parameters();
+// The parameter of this name, or of this command-line option (without "--"); nullptr for none.
+const Parameter* find_parameter(std::string_view name);
+const Parameter* find_parameter_by_option(std::string_view option);
+
+// Throws InvalidArgument "`name`=value: give …" unless `value` lies in the
+// range of parameter `name` (and is whole for a whole number, finite for a real).
+void check_parameter(std::string_view name, double value);
+void check_parameter(const Parameter& parameter, double value);
+
+// The schema as a markdown table (parameter, option, default, range, help;
+// parameters in the help written as options): docs/commands.md's.
+std::string parameter_table_markdown();
+
+}  // namespace gpstream
