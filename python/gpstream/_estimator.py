@@ -230,6 +230,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         memory, threads = self._compute()
         progress = self.verbose if callable(self.verbose) else (_progress_printer() if self.verbose else None)
         model, report = _gpstream.train(X, y, path or "", names, parameters, memory, threads, progress)
+        if self.verbose is True and report["replayed_evaluations"] > 0:
+            print(f"gpstream: the search saved in {self.resume} went on from its {report['replayed_evaluations']} "
+                  "evaluations", file=sys.stderr, flush=True)
         if self.verbose is True:
             print(f"gpstream: {report['start']}; {report['column_cache']}\n"
                   f"gpstream: {report['stop_reason']} after {report['iterations']} iterations in "

@@ -126,6 +126,9 @@ void run_interruptibly(gpstream::Context& context, Work&& work, const std::funct
   }
   worker.join();
   context.set_stop_flag(nullptr);
+  // Ctrl-C while `poll` ran Python code (a progress callback) raised there: the engine's Cancelled says
+  // where the work stopped and how to resume, and is raised instead, as for Ctrl-C between polls.
+  if (raised && raised->matches(PyExc_KeyboardInterrupt) && failure) interrupted = true, raised.reset();
   if (raised) throw std::move(*raised);
   if (interrupted && failure) {
     PyErr_Clear();  // the engine's Cancelled says where it stopped (and how to resume): raised instead
@@ -461,6 +464,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
   py::dict report;
   gpstream::TrainingResult result;
   std::string cache, start;
+  std::size_t replayed = 0;  // evaluations of a resumed search read from its checkpoint
   run_interruptibly(
       context,
       [&] {
@@ -476,6 +480,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
               {kPythonSearch, search_arguments(parameters), training.dataset().fingerprint, {}}, true,
               replay ? std::move(*replay) : gpstream::SearchCheckpoint{},
               [&reports](const std::string& message) { reports.on_warning(message); });
+          replayed = searching.replayed();
           try {
             training.learn(learning_options(parameters, training.dataset()), &searching.journal());
           } catch (const gpstream::Cancelled& stopped) {
@@ -511,6 +516,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
   report["convergence_measure"] = result.run.last.convergence_measure;
   report["column_cache"] = cache;
   report["start"] = start;
+  report["replayed_evaluations"] = replayed;
   return py::make_tuple(std::move(*trained), report);
 }
 

@@ -502,10 +502,11 @@ def test_ctrl_c_stops_a_fit_with_a_checkpoint_and_resume_finishes_it(tmp_path, c
     assert resumed.n_iter_ == 150
 
 
-def test_a_search_stopped_while_learning_resumes_from_its_checkpoint_to_the_uninterrupted_answer(tmp_path, cli):
+def test_a_search_stopped_while_learning_resumes_from_its_checkpoint_to_the_uninterrupted_answer(tmp_path, cli, capfd):
     train, checkpoint = tmp_path / "train.h5", tmp_path / "search.ckpt"
-    cli("generate", "friedman1", "--rows", 6000, "--seed", 8, "-q", "-o", train)
-    settings = dict(optimizer="lbfgs", kernel="matern32", n_jobs=1, max_iter=30)
+    # 800 rows: the search (exact likelihoods on all of them) takes ~2 s on 2 cores, the Ctrl-C lands in it.
+    cli("generate", "friedman1", "--rows", 800, "--seed", 8, "-q", "-o", train)
+    settings = dict(optimizer="lbfgs", kernel="matern32", max_iter=30)
     script = textwrap.dedent(f"""
         import gpstream, sys
         said = []
@@ -533,7 +534,9 @@ def test_a_search_stopped_while_learning_resumes_from_its_checkpoint_to_the_unin
     # Other parameters than the search was started with are refused, naming the parameter.
     with pytest.raises(ValueError, match="resume: the search saved in .* was started with other parameters"):
         gpstream.GaussianProcessRegressor(resume=checkpoint, **dict(settings, kernel="rbf")).fit(str(train))
-    resumed = gpstream.GaussianProcessRegressor(resume=checkpoint, **settings).fit(str(train))
+    resumed = gpstream.GaussianProcessRegressor(resume=checkpoint, verbose=True, **settings).fit(str(train))
+    # It went on from the saved evaluations (read, not computed again).
+    assert re.search(r"the search saved in .* went on from its [1-9][0-9]* evaluations", capfd.readouterr().err)
     whole = gpstream.GaussianProcessRegressor(**settings).fit(str(train))
     assert resumed.kernel_ == whole.kernel_
     np.testing.assert_array_equal(resumed.length_scale_, whole.length_scale_)
