@@ -36,7 +36,7 @@ class DensePredictor final : public Predictor {
     matrix_ = std::make_unique<KernelMatrix>(context, training_->rows(), training_->partition(), *kernel_);
   }
 
-  PredictionReport predict(const double* x, std::size_t rows, const PredictionRequest& request,
+  PredictionReport predict_standardised(const double* x, std::size_t rows, const PredictionRequest& request,
                            PredictionSink& sink) override {
     Communicator& ranks = context_.communicator();
     const RowPartition& own = training_->partition();

@@ -8,10 +8,11 @@
 // A predictor is opened once (it holds what it streams from) and predicts
 // any number of test sets in the Context it was opened in.
 //
-// Units: the test rows given are standardised with description()
-// .standardisation; the means and latent variances sent to the sink are in
-// those units too (in_target_units, engine/prediction/predictive_distribution.h,
-// takes them to the target's).
+// Units: the user's. The test rows are given in the inputs' own units and
+// the means, variances and covariances come back in the target's; the
+// model's standardisation (description().standardisation) and its prior mean
+// are applied here, once, for every front end. The implementations work in
+// the standardised units (predict_standardised).
 #pragma once
 
 #include "api/model.h"
@@ -83,22 +84,34 @@ class Predictor {
   // The kernel, standardisation, inputs and training data of the model.
   const ModelDescription& description() const { return description_; }
 
-  // Predicts `rows` test rows (row-major, description().columns inputs each, standardised),
-  // sending what it computes to `sink`. Its stop request (Context) throws Cancelled.
-  virtual PredictionReport predict(const double* x, std::size_t rows, const PredictionRequest& request,
-                                   PredictionSink& sink) = 0;
+  // Predicts `rows` test rows (row-major, description().columns inputs each, in their own units),
+  // sending the means and the variances — of y*, or of f* when request.variance_options.noisy is
+  // false — in the target's units to `sink`. Its stop request (Context) throws Cancelled.
+  PredictionReport predict(const double* x, std::size_t rows, const PredictionRequest& request,
+                           PredictionSink& sink);
 
-  // The joint latent covariance of f at the rows (rows × rows, standardised units), for the
-  // models that have one in closed form (dense); the others throw saying so.
-  virtual std::vector<double> latent_covariance(const double* x, std::size_t rows);
+  // The joint covariance of y* (of f* when not `noisy`) at the rows (rows × rows, the inputs in their
+  // own units, the covariance in the target's), for the models that have one in closed form (dense);
+  // the others throw saying so.
+  std::vector<double> covariance(const double* x, std::size_t rows, bool noisy = true);
 
   // Whether a stopped run's variances can continue (VarianceOptions::first_row).
   virtual bool resumable_variances() const { return false; }
 
  protected:
+  // predict() in the model's standardised units: the rows standardised, the sink given the
+  // standardised means and latent variances (of f*).
+  virtual PredictionReport predict_standardised(const double* x, std::size_t rows, const PredictionRequest& request,
+                                                PredictionSink& sink) = 0;
+  // The joint latent covariance of f* at standardised rows, standardised; by default: none.
+  virtual std::vector<double> latent_covariance(const double* x, std::size_t rows);
+
   explicit Predictor(ModelDescription description) : description_(std::move(description)) {}
 
  private:
+  // A copy of `rows` test rows in the model's standardised units.
+  std::vector<double> standardised(const double* x, std::size_t rows) const;
+
   ModelDescription description_;
 };
 

@@ -24,7 +24,7 @@ class SparsePredictor final : public Predictor {
     }
   }
 
-  PredictionReport predict(const double* x, std::size_t rows, const PredictionRequest& request,
+  PredictionReport predict_standardised(const double* x, std::size_t rows, const PredictionRequest& request,
                            PredictionSink& sink) override {
     const auto start = std::chrono::steady_clock::now();
     SparsePrediction prediction =

@@ -53,7 +53,7 @@ class TransductivePredictor final : public Predictor {
     y_ = read_all_targets(training_->rows());  // this rank's
   }
 
-  PredictionReport predict(const double* x, std::size_t rows, const PredictionRequest& request,
+  PredictionReport predict_standardised(const double* x, std::size_t rows, const PredictionRequest& request,
                            PredictionSink& sink) override {
     PredictionReport report;
     const auto start = std::chrono::steady_clock::now();

@@ -98,13 +98,11 @@ struct PredictOptions {
 // model's on these inputs). Standard output ("-") gets the table once, at the end.
 class PredictionWriter {
  public:
-  // `x`: the test rows' standardised inputs, which the mean function's trend needs.
   PredictionWriter(const ModelDescription& model, const PredictOptions& options, std::optional<PredictionTable> resumed,
-                   const double* x, bool overwrite)
+                   bool overwrite)
       : model_(model),
         options_(options),
         resumed_(std::move(resumed)),
-        x_(x),
         overwrite_(overwrite),
         last_published_(std::chrono::steady_clock::now()) {}
 
@@ -112,10 +110,9 @@ class PredictionWriter {
   std::size_t rows() const { return distribution_.mean.size(); }
   const PredictiveDistribution& distribution() const { return distribution_; }
 
-  // The standardised means of every row; the rows of the run resumed.
+  // The means of every row (in the target's units, as the Predictor gives them); the rows of the run resumed.
   void set_means(std::span<const double> mean) {
-    distribution_ =
-        in_target_units(model_.standardisation, model_.hyperparameters.noise_variance, options_.latent, mean, {}, x_);
+    distribution_.mean.assign(mean.begin(), mean.end());
     if (options_.with_variance) distribution_.variance.assign(mean.size(), 0.0);
     if (!resumed_) return;
     const PredictionTable& table = *resumed_;
@@ -134,13 +131,11 @@ class PredictionWriter {
     written_ = table.variance.size();
   }
 
-  // Rows first … first + latent.size() − 1 with their latent variances (standardised).
-  void write_variances(std::size_t first, std::span<const double> latent) {
+  // Rows first … first + variance.size() − 1 with their variances (in the target's units).
+  void write_variances(std::size_t first, std::span<const double> variance) {
     GPSTREAM_CHECK(first == written_, "variances arrived for row {} after row {}", first + 1, written_);
-    const PredictiveDistribution batch = in_target_units(model_.standardisation, model_.hyperparameters.noise_variance,
-                                                         options_.latent, {}, latent, nullptr, first);
-    std::copy(batch.variance.begin(), batch.variance.end(), distribution_.variance.begin() + static_cast<long>(first));
-    written_ += latent.size();
+    std::copy(variance.begin(), variance.end(), distribution_.variance.begin() + static_cast<long>(first));
+    written_ += variance.size();
     const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_published_).count();
     if (options_.output != "-" && written_ < rows() && since >= options_.checkpoint_every) publish();
   }
@@ -165,7 +160,6 @@ class PredictionWriter {
   const ModelDescription& model_;
   const PredictOptions& options_;
   std::optional<PredictionTable> resumed_;
-  const double* x_;
   bool overwrite_;
   std::chrono::steady_clock::time_point last_published_;
   PredictiveDistribution distribution_;
@@ -493,9 +487,8 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
       check_new_output(options.output, "-o", overwrite);
       output_lock.emplace(options.output, "-o");
     }
-    output.emplace(model_description, options, std::move(resumed), test.x.data(), overwrite);
+    output.emplace(model_description, options, std::move(resumed), overwrite);
   }
-  model_description.standardisation.apply_to_rows(test.x.data(), test.rows, model_description.columns);
   options.variance.cache = options.cache.settings(options.output, "output file", context);
   options.variance.open_factor_store = scratch_files_in(options.cache.disk_directory(options.output));
   options.variance.factor_store_room = scratch_room_in(options.cache.disk_directory(options.output));

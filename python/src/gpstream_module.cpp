@@ -208,59 +208,43 @@ class OpenModel {
     variance_options.noisy = !latent;
     GPSTREAM_CHECK_ARGUMENT(neighbours > 0, "neighbours={}: give a whole number of at least 1", neighbours);
     variance_options.neighbours = neighbours;
-    std::vector<double> rows = standardised(x);
+    check_columns(x);
     const std::size_t count = static_cast<std::size_t>(x.shape(0));
-    const gpstream::ModelDescription& model = predictor_->description();
     struct Collect final : gpstream::PredictionSink {
-      std::vector<double> mean, latent;
+      std::vector<double> mean, variance;
       void means(std::span<const double> values) override { mean.assign(values.begin(), values.end()); }
       void variances(std::size_t first, std::span<const double> values) override {
-        latent.resize(mean.size());
-        std::copy(values.begin(), values.end(), latent.begin() + static_cast<std::ptrdiff_t>(first));
+        variance.resize(mean.size());
+        std::copy(values.begin(), values.end(), variance.begin() + static_cast<std::ptrdiff_t>(first));
       }
     } sink;
-    gpstream::PredictiveDistribution distribution;
+    // The Predictor takes X in its own units and gives the target's (api/predictor.h).
     run_interruptibly(*context_, [&] {
-      predictor_->predict(rows.data(), count, {.variance = variance, .variance_options = variance_options}, sink);
-      distribution = gpstream::in_target_units(model.standardisation, model.hyperparameters.noise_variance, latent,
-                                               sink.mean, sink.latent, rows.data());
+      predictor_->predict(x.data(), count, {.variance = variance, .variance_options = variance_options}, sink);
     });
     py::object variances = py::none();
-    if (variance) variances = py::array_t<double>(static_cast<py::ssize_t>(count), distribution.variance.data());
-    return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(count), distribution.mean.data()), variances);
+    if (variance) variances = py::array_t<double>(static_cast<py::ssize_t>(count), sink.variance.data());
+    return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(count), sink.mean.data()), variances);
   }
 
-  // The joint predictive covariance of y* at the rows of X (count × count), in the target's units:
-  // (K** − K*ᵀK̄⁻¹K* + σ²I)·y_std² (engine/dense/dense_variance.h; K̄'s n² doubles within the memory budget).
+  // The joint predictive covariance of y* at the rows of X (count × count), in the target's units
+  // (engine/dense/dense_variance.h; K̄'s n² doubles within the memory budget).
   py::array_t<double> covariance(const InputArray& x) {
-    std::vector<double> rows = standardised(x);
+    check_columns(x);
     const std::size_t count = static_cast<std::size_t>(x.shape(0));
-    std::vector<double> latent;
-    run_interruptibly(*context_, [&] { latent = predictor_->latent_covariance(rows.data(), count); });
-    const gpstream::ModelDescription& model = predictor_->description();
-    const double scale = model.standardisation.y_std * model.standardisation.y_std;
+    std::vector<double> values;
+    run_interruptibly(*context_, [&] { values = predictor_->covariance(x.data(), count); });
     py::array_t<double> out({count, count});
-    double* values = out.mutable_data();
-    for (std::size_t i = 0; i < count; ++i) {
-      for (std::size_t j = 0; j < count; ++j) {
-        const double noise = i == j ? model.hyperparameters.noise_variance : 0.0;  // y* = f* + ε
-        values[i * count + j] = (latent[i * count + j] + noise) * scale;
-      }
-    }
+    std::copy(values.begin(), values.end(), out.mutable_data());
     return out;
   }
 
  private:
-  // A copy of X in the model's standardised units.
-  std::vector<double> standardised(const InputArray& x) const {
-    const gpstream::ModelDescription& model = predictor_->description();
-    if (x.ndim() != 2 || static_cast<std::size_t>(x.shape(1)) != model.columns) {
-      throw py::value_error(fmt::format("X must have {} columns, the model's inputs", model.columns));
+  void check_columns(const InputArray& x) const {
+    const std::size_t columns = predictor_->description().columns;
+    if (x.ndim() != 2 || static_cast<std::size_t>(x.shape(1)) != columns) {
+      throw py::value_error(fmt::format("X must have {} columns, the model's inputs", columns));
     }
-    const std::size_t count = static_cast<std::size_t>(x.shape(0));
-    std::vector<double> rows(x.data(), x.data() + count * model.columns);
-    model.standardisation.apply_to_rows(rows.data(), count, model.columns);
-    return rows;
   }
 
   TrainingArrays training_;  // before the predictor, which reads them

@@ -132,8 +132,7 @@ TEST_CASE("api: a Model predicts the same from memory and from its saved file") 
     void means(std::span<const double> mean) override { values.assign(mean.begin(), mean.end()); }
     void variances(std::size_t, std::span<const double>) override {}
   };
-  std::vector<double> rows = test.x;
-  model.description().standardisation.apply_to_rows(rows.data(), test.rows(), test.d);
+  const std::vector<double>& rows = test.x;  // in their own units: the Predictor standardises them
   Means in_memory, from_file;
   open_predictor(context, *result.model, TrainingData::in_memory(arrays_of(problem)))
       ->predict(rows.data(), test.rows(), {}, in_memory);
