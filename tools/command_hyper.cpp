@@ -58,7 +58,7 @@ int run_hyper(const std::vector<std::string>& args) {
   if (!parse_command_line(spec, args, values)) return 0;
 
   // Validate.
-  if (kernel != "auto") parse_kernel_shape(kernel);  // an unknown --kernel fails here, before any file is read
+  if (kernel != kAutomaticKernel) parse_kernel_shape(kernel);  // an unknown --kernel fails here, before any file is read
   const bool overwrite = values.count("force") != 0;
   check_new_output(output, "-o", overwrite);
   check_distinct_files({{"the dataset", dataset}, {"--init", learning.init_file}},

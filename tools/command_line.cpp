@@ -20,9 +20,12 @@ namespace gpstream::cli {
 
 std::string option_spelling(std::string_view parameter) {
   if (const Parameter* known = find_parameter(parameter)) return "--" + known->option;
-  // The API's names outside the training schema that the command line spells otherwise.
-  if (parameter == "overwrite") return "--force";
-  if (parameter == "compression_level") return "--compress";
+  // The API's names outside the training schema (convert's, save's) that the command line spells otherwise.
+  constexpr std::pair<std::string_view, std::string_view> kOtherSpellings[] = {{"overwrite", "--force"},
+                                                                              {"compression_level", "--compress"}};
+  for (const auto& [name, option] : kOtherSpellings) {
+    if (parameter == name) return std::string(option);
+  }
   std::string option = "--" + std::string(parameter);
   std::replace(option.begin(), option.end(), '_', '-');
   return option;

@@ -159,7 +159,7 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   }
 
   KernelHyperparameters shape;  // the kernel's types; its values are what is learned
-  const bool automatic = kernel_name == "auto";
+  const bool automatic = kernel_name == kAutomaticKernel;
   if (!automatic) shape = parse_kernel_shape(kernel_name);
   KernelType& kernel = shape.type;
   StartingPoint& start = model.subset.start;
@@ -330,8 +330,8 @@ void SearchTraceObserver::on_iteration(const IterationReport& report) {
   if (report.inner_iteration > 0) return;  // a solve inside an all-rows estimate: its line comes when it is done
   const std::size_t p = report.point.size();
   // An all-rows estimate has a gradient, not a value.
-  const std::string objective =
-      std::isnan(report.objective) ? std::string("(all rows)") : fmt::format("{:.6f}", report.objective);
+  const std::string objective = report.kind == ReportKind::gradient_estimate ? std::string("(all rows)")
+                                                                             : fmt::format("{:.6f}", report.objective);
   fmt::print(out_, "{:>5} {:>5} {:>16} {:>10.3e} {:>11.5g} {:>11.5g}\n", report.done, report.iteration, objective,
              report.convergence_measure, p >= 2 ? report.point[p - 2] : 0.0, p >= 2 ? report.point[p - 1] : 0.0);
   std::fflush(out_);
@@ -376,7 +376,7 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
 }
 
 void SearchProgressObserver::on_iteration(const IterationReport& report) {
-  if (std::isnan(report.objective)) {  // an all-rows gradient estimate (engine/hyper/stochastic_refinement.h)
+  if (report.kind == ReportKind::gradient_estimate) {  // engine/hyper/stochastic_refinement.h
     if (report.inner_iteration == 0) return;
     line_.update(fmt::format(
         "learning on all rows: estimate {} of at most {}, solves at iteration {}, residuals {:.3g}x "

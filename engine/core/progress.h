@@ -15,7 +15,15 @@ namespace gpstream {
 enum class StopReason { converged, iteration_limit, time_limit, interrupted, solved_directly, complete };
 std::string describe(StopReason reason);
 
+// What a report is of: observers tell them apart by it.
+enum class ReportKind {
+  step,                   // an iteration of a solver, a basis, a variance batch, …
+  likelihood_evaluation,  // a hyperparameter search's evaluation: `objective` is −log p, `point` where
+  gradient_estimate,      // an all-rows stochastic gradient estimate: no value (`objective` is NaN), a gradient
+};
+
 struct IterationReport {
+  ReportKind kind = ReportKind::step;
   std::uint64_t iteration = 0;
   double elapsed_seconds = 0.0;  // work time over all runs of a job (a resumed run continues the clock)
   double objective = 0.0;

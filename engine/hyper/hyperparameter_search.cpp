@@ -279,7 +279,8 @@ SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHy
     }
     std::copy(value.gradient.begin(), value.gradient.end(), gradient.begin());
     const std::vector<double> point = hyperparameter_values(h);
-    progress.step({.iteration = ++evaluations,
+    progress.step({.kind = ReportKind::likelihood_evaluation,
+                   .iteration = ++evaluations,
                    .objective = value.value,
                    .convergence_measure = gradient_norm,
                    .done = start_number,

@@ -164,7 +164,8 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
       if (journal != nullptr && estimator.solutions().empty() && !journal->warm_start.empty())
         estimator.restore_solutions(journal->warm_start);
       const GradientEstimate estimate = estimator.estimate(h, [&](std::uint64_t iteration, double residual) {
-        progress.step({.iteration = result.estimates,
+        progress.step({.kind = ReportKind::gradient_estimate,
+                       .iteration = result.estimates,
                        .objective = std::numeric_limits<double>::quiet_NaN(),
                        .convergence_measure = residual / options.gradient.tolerance,
                        .done = result.estimates,
@@ -186,7 +187,8 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
     }
     double largest = 0.0;
     for (const double component : entry.gradient) largest = std::max(largest, std::abs(component));
-    progress.step({.iteration = result.estimates,
+    progress.step({.kind = ReportKind::gradient_estimate,
+                   .iteration = result.estimates,
                    .objective = std::numeric_limits<double>::quiet_NaN(),
                    .convergence_measure = largest,
                    .done = result.estimates,

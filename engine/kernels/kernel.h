@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpstream {
@@ -41,6 +42,8 @@ std::string kernel_names();
 std::vector<KernelType> kernel_types();
 // The kernels a search over families compares (`--kernel auto`): the
 // stationary ARD ones, smoothest first.
+// The name that asks for that search instead of one kernel ("auto").
+inline constexpr std::string_view kAutomaticKernel = "auto";
 inline constexpr KernelType kAutoKernelCandidates[] = {KernelType::squared_exponential_ard, KernelType::matern52,
                                                        KernelType::matern32, KernelType::matern12};
 // The smoothness ν of a stationary family's spectral density — Matérn ν

@@ -336,7 +336,7 @@ gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& pa
   if (!method->dense()) configuration.solver = {parameters.method, parameters.basis_size, gpstream::kBasisCandidates};
   configuration.fit_subspace_steps_to_budget = true;  // the estimator takes the default past steps
   gpstream::KernelHyperparameters& kernel = configuration.hyperparameters;
-  if (parameters.kernel != "auto") kernel.type = gpstream::parse_kernel_type(parameters.kernel);
+  if (parameters.kernel != gpstream::kAutomaticKernel) kernel.type = gpstream::parse_kernel_type(parameters.kernel);
   kernel.lengthscales = parameters.length_scale;
   kernel.signal_variance = parameters.signal_variance;
   kernel.noise_variance = parameters.noise_variance;
@@ -360,7 +360,7 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
   gpstream::ModelLearningOptions options;
   options.subset.subset = std::min<std::size_t>(2000, dataset.rows);
   options.kernels.clear();
-  if (parameters.kernel == "auto") {
+  if (parameters.kernel == gpstream::kAutomaticKernel) {
     for (const gpstream::KernelType type : gpstream::kAutoKernelCandidates) options.kernels.push_back({.type = type});
     options.max_terms = 3;  // gpstream hyper's default: sums across scales where the evidence says so
   } else {
