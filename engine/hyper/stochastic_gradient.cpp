@@ -1,4 +1,5 @@
 #include "engine/hyper/stochastic_gradient.h"
+#include "engine/kernels/parameter_gradient_contraction.h"
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
@@ -207,7 +208,7 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
     }
   }
   std::vector<double> blocks =
-      matrix.contract_parameter_gradient(left.data(), pathwise ? solutions_.data() : right.data(), c, widths);
+      contract_parameter_gradient(matrix, left.data(), pathwise ? solutions_.data() : right.data(), c, widths);
 
   // σ²'s part, ∂K̄/∂log σ² = σ²I: ∓½σ² uᵀu. For a single kernel s²'s too, ∂K̄/∂log s² = K = K̄ − σ²I:
   // −½(yᵀK̄⁻¹y − σ²αᵀα) with yᵀK̄⁻¹y ≈ 2αᵀy − αᵀK̄α = αᵀy − αᵀr, whose error is second order in the

@@ -16,13 +16,6 @@
 
 namespace gpstream {
 
-struct KernelMatrix::TileWorkspace {
-  PreparedRows rows;
-  std::vector<double> block;
-  std::vector<double> computed;        // K(B's computed columns, tile rows)
-  std::vector<const double*> columns;  // each column of B over the tile: computed or cached
-};
-
 struct KernelMatrix::TileWorkspaces {
   tbb::enumerable_thread_specific<TileWorkspace> per_thread;
 };
@@ -75,6 +68,13 @@ void KernelMatrix::for_each_block(BlockFunction&& block) {
     }
   });
 }
+
+void KernelMatrix::for_each_row_block(
+    const std::function<void(std::size_t first, std::size_t count, const double* x)>& block) {
+  for_each_block(block);
+}
+
+KernelMatrix::TileWorkspace& KernelMatrix::tile_workspace() { return workspaces_->per_thread.local(); }
 
 void KernelMatrix::capture_during_next_pass(RowCapture& capture) {
   GPSTREAM_CHECK(streams_rows(), "rows are captured from streamed passes only");
@@ -279,113 +279,6 @@ void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out)
   kernel_evaluations_ += checked_multiply(size(), m);
 }
 
-CrossProducts KernelMatrix::cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q,
-                                           const double* w, std::size_t r, const double* p_whitening,
-                                           const double* q_projection, std::span<const std::size_t> p_indices) {
-  CrossProducts result{std::vector<double>(checked_multiply(p, q), 0.0), std::vector<double>(q, 0.0),
-                       std::vector<double>(checked_multiply(q, r), 0.0)};
-  if (q == 0 || partition_.global_rows == 0) return result;  // a rank without rows still joins the sums
-  const bool same = q_rows == p_rows && q == p;
-  GPSTREAM_CHECK(q_projection == nullptr || !same, "cross_products: a projection of K_Q onto K_P needs another P");
-  GPSTREAM_CHECK(p_indices.empty() || p_indices.size() == p, "cross_products: {} indices for {} rows of P",
-                 p_indices.size(), p);
-  // Training rows P: K_P's columns entrywise or from the column cache (the same bits either way).
-  const bool p_columns = !p_indices.empty();
-  PreparedRows prepared_p, prepared_q;
-  ColumnPlan plan;
-  if (p_columns) {
-    plan_columns(p_indices, p_rows, plan);
-  } else {
-    kernel_.prepare(p_rows, p, prepared_p);
-  }
-  kernel_.prepare(q_rows, q, prepared_q);
-  const std::size_t d = rows_.columns();
-  const std::size_t tile_rows = options_.tile_rows;
-  // A fixed number of chunks per block, each summing its tiles in order into
-  // its own partial: the sums do not depend on the thread count, and there
-  // are few p×q partials however many tiles there are.
-  constexpr std::size_t kChunks = 8;
-  struct Partial {
-    std::vector<double> pq, norms, qw;
-  };
-  std::vector<Partial> partials(kChunks);
-  auto add_block = [&](std::size_t first, std::size_t count, const double* x) {
-    const std::size_t tiles = (count + tile_rows - 1) / tile_rows;
-    const std::size_t chunks = std::min(kChunks, tiles);
-    tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t chunk) {
-      Partial& partial = partials[chunk];
-      partial.pq.assign(p * q, 0.0);
-      partial.norms.assign(q, 0.0);
-      partial.qw.assign(q * r, 0.0);
-      TileWorkspace& workspace = workspaces_->per_thread.local();
-      std::vector<double> block_q;
-      for (std::size_t t = chunk * tiles / chunks; t < (chunk + 1) * tiles / chunks; ++t) {
-        const std::size_t offset = t * tile_rows;
-        const std::size_t rows = std::min(tile_rows, count - offset);
-        kernel_.prepare(x + offset * d, rows, workspace.rows);
-        workspace.block.resize(rows * p);
-        if (p_columns) {
-          tile_columns(plan, first + offset, rows, workspace);
-          for (std::size_t k = 0; k < p; ++k) {
-            const double* column = workspace.columns[k];
-            for (std::size_t i = 0; i < rows; ++i) workspace.block[i * p + k] = column[i];
-          }
-        } else if (p > 0) {
-          kernel_.evaluate(workspace.rows, prepared_p, workspace.block.data());
-        }
-        if (p > 0 && p_whitening != nullptr) {
-          cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(rows),
-                      static_cast<int>(p), 1.0, p_whitening, static_cast<int>(p), workspace.block.data(),
-                      static_cast<int>(p));
-        }
-        const double* k_q = workspace.block.data();
-        if (!same) {
-          block_q.resize(rows * q);
-          kernel_.evaluate(workspace.rows, prepared_q, block_q.data());
-          if (q_projection != nullptr && p > 0) {  // K_Q − K_P W
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(q),
-                        static_cast<int>(p), -1.0, workspace.block.data(), static_cast<int>(p), q_projection,
-                        static_cast<int>(q), 1.0, block_q.data(), static_cast<int>(q));
-          }
-          k_q = block_q.data();
-        }
-        if (p > 0) {
-          cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(p), static_cast<int>(q),
-                      static_cast<int>(rows), 1.0, workspace.block.data(), static_cast<int>(p), k_q,
-                      static_cast<int>(q), 1.0, partial.pq.data(), static_cast<int>(q));
-        }
-        for (std::size_t i = 0; i < rows; ++i) {
-          for (std::size_t j = 0; j < q; ++j) partial.norms[j] += k_q[i * q + j] * k_q[i * q + j];
-        }
-        if (r > 0) {
-          cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(q), static_cast<int>(r),
-                      static_cast<int>(rows), 1.0, k_q, static_cast<int>(q), w + (first + offset) * r,
-                      static_cast<int>(r), 1.0, partial.qw.data(), static_cast<int>(r));
-        }
-      }
-    });
-    for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
-      const Partial& partial = partials[chunk];
-      for (std::size_t k = 0; k < partial.pq.size(); ++k) result.pq[k] += partial.pq[k];
-      for (std::size_t k = 0; k < q; ++k) result.q_squared_norms[k] += partial.norms[k];
-      for (std::size_t k = 0; k < partial.qw.size(); ++k) result.q_times_w[k] += partial.qw[k];
-    }
-  };
-  for_each_block(add_block);
-  // Distributed: every rank's rows' sums, added (the same on every rank).
-  Communicator& ranks = context_.communicator();
-  ranks.sum(result.pq);
-  ranks.sum(result.q_squared_norms);
-  ranks.sum(result.q_times_w);
-  if (p_columns) {
-    complete_columns(plan);
-    kernel_evaluations_ += checked_multiply(size(), same ? 0 : q);
-  } else {
-    kernel_evaluations_ += checked_multiply(size(), same ? p : p + q);
-  }
-  return result;
-}
-
 bool KernelMatrix::multiply_panels(const double* v, std::size_t r, double* out, bool stoppable) {
   const std::size_t n = partition_.global_rows;
   const std::size_t d = rows_.columns();
@@ -402,61 +295,6 @@ bool KernelMatrix::multiply_panels(const double* v, std::size_t r, double* out, 
                      first > 0);
   }
   return true;
-}
-
-std::vector<double> KernelMatrix::contract_parameter_gradient(const double* left, const double* right, std::size_t c,
-                                                              std::span<const std::size_t> widths) {
-  const std::size_t n = partition_.global_rows, d = rows_.columns();
-  const std::size_t parameters = kernel_.parameter_count(), blocks = widths.size();
-  GPSTREAM_CHECK(std::accumulate(widths.begin(), widths.end(), std::size_t{0}) == c,
-                 "contract_parameter_gradient: blocks of {} columns in all for {} columns",
-                 std::accumulate(widths.begin(), widths.end(), std::size_t{0}), c);
-  std::vector<double> result(checked_multiply(blocks, parameters), 0.0);
-  const std::size_t panel = std::min(options_.panel_columns, n);
-  std::vector<double> x_panel(checked_multiply(panel, d));
-  PreparedRows prepared_panel;
-  // Rows of a chunk are taken this many at a time: W_w's rows × panel for every block fit in L2.
-  constexpr std::size_t kChunks = 8, kSliceRows = 32;
-  std::vector<std::vector<double>> partials(kChunks);
-  for (std::size_t first = 0; first < n; first += panel) {  // every rank, rows or none: read_global_rows is collective
-    const std::size_t count = std::min(panel, n - first);
-    read_global_rows(first, count, x_panel.data());
-    kernel_.prepare(x_panel.data(), count, prepared_panel);
-    auto add_block = [&](std::size_t block_first, std::size_t block_rows, const double* x) {
-      const std::size_t slices = (block_rows + kSliceRows - 1) / kSliceRows;
-      const std::size_t chunks = std::min(kChunks, slices);
-      tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t chunk) {
-        std::vector<double>& partial = partials[chunk];
-        partial.assign(result.size(), 0.0);
-        PreparedRows prepared;
-        std::vector<double> weights(checked_multiply(blocks * kSliceRows, count));
-        std::vector<const double*> weight_blocks(blocks);
-        for (std::size_t slice = chunk * slices / chunks; slice < (chunk + 1) * slices / chunks; ++slice) {
-          const std::size_t offset = slice * kSliceRows, rows = std::min(kSliceRows, block_rows - offset);
-          kernel_.prepare(x + offset * d, rows, prepared);
-          std::size_t column = 0;
-          for (std::size_t w = 0; w < blocks; ++w) {
-            // W_w (rows × count) = L[slice rows, block w] · R[panel rows, block w]ᵀ.
-            double* block = weights.data() + w * kSliceRows * count;
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), static_cast<int>(count),
-                        static_cast<int>(widths[w]), 1.0, left + (block_first + offset) * c + column,
-                        static_cast<int>(c), right + first * c + column, static_cast<int>(c), 0.0, block,
-                        static_cast<int>(count));
-            weight_blocks[w] = block;
-            column += widths[w];
-          }
-          kernel_.add_parameter_gradients_serially(prepared.view(d), prepared_panel.view(d), weight_blocks,
-                                                   partial.data());
-        }
-      });
-      for (std::size_t chunk = 0; chunk < chunks; ++chunk)
-        for (std::size_t k = 0; k < result.size(); ++k) result[k] += partials[chunk][k];
-    };
-    for_each_block(add_block);
-  }
-  context_.communicator().sum(result);
-  kernel_evaluations_ += checked_multiply(size(), n);
-  return result;
 }
 
 void KernelMatrix::read_global_rows(std::size_t first, std::size_t count, double* out) {

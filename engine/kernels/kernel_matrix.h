@@ -23,19 +23,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
 namespace gpstream {
-
-// Sums over the training rows that sparse models are built from (see
-// KernelMatrix::cross_products).
-struct CrossProducts {
-  std::vector<double> pq;               // K_Pᵀ K_Q, p×q row-major
-  std::vector<double> q_squared_norms;  // ‖K_Q[:, j]‖², q values
-  std::vector<double> q_times_w;        // K_Qᵀ W, q×r row-major
-};
 
 struct KernelMatrixOptions {
   std::size_t tile_rows = 256;       // rows per task
@@ -93,27 +86,6 @@ class KernelMatrix {
   // Distributed: this rank's rows of it.
   void cross_covariance(const double* z, std::size_t m, double* out);
 
-  // With K_P = K(X, P) and K_Q = K(X, Q) over all n training rows (no noise
-  // term; P, Q not training rows), in one pass: K_Pᵀ K_Q, the squared column
-  // norms of K_Q, and K_Qᵀ W for W n×r (r may be 0). Memory: a few p×q
-  // partial sums (a fixed number per block, so that the result does not
-  // depend on the thread count) plus one tile of K_P and K_Q per thread.
-  // With `p_whitening` (a p×p lower triangular L, row-major), K_P is replaced
-  // by the whitened features K_P L⁻ᵀ tile by tile (and K_Q too when Q is P):
-  // sums of those are positive semi-definite to working precision, which the
-  // whitening of K_Pᵀ K_P after the fact is not. With `q_projection` (W, p×q
-  // row-major; Q not P), K_Q is replaced by its residual K_Q − K_P W, row by
-  // row (K_P whitened or not), so that products of residuals that are small
-  // against K_Q keep their digits (a greedy basis's candidates: W = K_B⁻¹K_BC).
-  // Distributed: sums over every rank's rows (W is this rank's rows).
-  // With `p_indices` (P are these training rows: a basis), K_P's columns are
-  // computed entrywise, as multiply_columns' are, or read from the column
-  // cache, which keeps them for the next pass: a greedy basis uses every
-  // one of its columns again in each later step. The same bits either way.
-  CrossProducts cross_products(const double* p_rows, std::size_t p, const double* q_rows, std::size_t q,
-                               const double* w, std::size_t r, const double* p_whitening = nullptr,
-                               const double* q_projection = nullptr, std::span<const std::size_t> p_indices = {});
-
   // out = K̄ v over all n columns, in panels of columns (one pass each).
   // Distributed: v holds all n values (the same on every rank) and out this
   // rank's rows, the single process's bits for them (the same panels).
@@ -127,19 +99,6 @@ class KernelMatrix {
   // every rank decides alike) ends it between panels of columns: false
   // then, and `out` partial.
   [[nodiscard]] bool multiply_unless_stopped(const double* v, double* out) { return multiply_panels(v, 1, out, true); }
-
-  // The contraction every likelihood gradient over all rows needs, without
-  // forming a matrix ∂K/∂θ_p: for weight blocks W_w = L_w R_wᵀ,
-  //   out[w·P + p] = Σ_i Σ_j (W_w)_ij ∂k(x_i, x_j)/∂θ_p,   P = kernel().parameter_count(),
-  // i over this rank's rows and j over all n (no noise term: the caller
-  // adds σ²'s). `left` holds this rank's rows × c values, `right` all n
-  // rows × c (the same on every rank), both row-major; block w takes the
-  // next widths[w] of the c columns. Summed over the ranks (the same on
-  // every rank). Panels of columns, each one pass over the rows, cut into
-  // fixed chunks summed in order: the result does not depend on the
-  // thread count.
-  std::vector<double> contract_parameter_gradient(const double* left, const double* right, std::size_t c,
-                                                  std::span<const std::size_t> widths);
 
   // out (a×b, row-major) = K(A, B) for rows held in memory, without noise.
   void block(const double* x_a, std::size_t a, const double* x_b, std::size_t b, double* out) const;
@@ -164,22 +123,29 @@ class KernelMatrix {
   std::uint64_t kernel_evaluations() const { return kernel_evaluations_.load(); }
   void count_kernel_evaluations(std::uint64_t count) { kernel_evaluations_ += count; }
 
- private:
-  // multiply()'s panels; with `stoppable`, false when a stop request ended them.
-  bool multiply_panels(const double* v, std::size_t r, double* out, bool stoppable);
-  // Calls block(first_row, count, x) for every block of rows in order: the
-  // resident rows as one block, or the blocks of one streamed pass; inside
-  // the context's arena, so that every parallel loop of a block uses its threads.
-  template <typename BlockFunction>
-  void for_each_block(BlockFunction&& block);
-  // Calls tile(first_row, count, x) for every tile of rows, in parallel; x
-  // points to the tile's rows.
-  template <typename TileFunction>
-  void for_each_tile(TileFunction&& tile);
+  // ---- The passes the sums over training rows are built from, which live in
+  // files of their own: the sparse models' cross products
+  // (kernels/cross_products.h) and the likelihood gradient's contraction
+  // (kernels/parameter_gradient_contraction.h).
+  const KernelMatrixOptions& options() const { return options_; }
+  // Calls block(first_row, count, x) for every block of this rank's rows in
+  // order: the resident rows as one block, or the blocks of one streamed
+  // pass; inside the context's arena, so that every parallel loop of a block
+  // uses its threads.
+  void for_each_row_block(const std::function<void(std::size_t first, std::size_t count, const double* x)>& block);
+  // Rows [first, first + count) of all n into out (count×d): read by their
+  // owners and shared when distributed (every rank calls it).
+  void read_global_rows(std::size_t first, std::size_t count, double* out);
 
-  struct TileWorkspace;   // one thread's scratch for tiles
-  struct TileWorkspaces;  // per-thread scratch for tiles, reused across calls
-
+  // One thread's scratch for a tile of rows.
+  struct TileWorkspace {
+    PreparedRows rows;
+    std::vector<double> block;
+    std::vector<double> computed;        // K(B's computed columns, tile rows)
+    std::vector<const double*> columns;  // each column of B over the tile: computed or cached
+  };
+  // The calling thread's, reused across calls.
+  TileWorkspace& tile_workspace();
   // A pass over the columns K(X, B) of training rows B: the cache's plan
   // for them (cache_plan_) and the prepared rows of those to compute.
   struct ColumnPlan {
@@ -194,8 +160,21 @@ class KernelMatrix {
   void tile_columns(const ColumnPlan& plan, std::size_t first, std::size_t count, TileWorkspace& workspace) const;
   // After the pass: the stored columns count as cached; evaluations counted.
   void complete_columns(const ColumnPlan& plan);
-  // Rows [first, first + count) of all n into out (count×d): read by their owners and shared when distributed.
-  void read_global_rows(std::size_t first, std::size_t count, double* out);
+
+ private:
+  // multiply()'s panels; with `stoppable`, false when a stop request ended them.
+  bool multiply_panels(const double* v, std::size_t r, double* out, bool stoppable);
+  // Calls block(first_row, count, x) for every block of rows in order: the
+  // resident rows as one block, or the blocks of one streamed pass; inside
+  // the context's arena, so that every parallel loop of a block uses its threads.
+  template <typename BlockFunction>
+  void for_each_block(BlockFunction&& block);
+  // Calls tile(first_row, count, x) for every tile of rows, in parallel; x
+  // points to the tile's rows.
+  template <typename TileFunction>
+  void for_each_tile(TileFunction&& tile);
+
+  struct TileWorkspaces;  // per-thread scratch for tiles, reused across calls
 
   Context& context_;
   RowSource& rows_;

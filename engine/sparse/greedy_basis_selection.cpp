@@ -1,4 +1,5 @@
 #include "engine/sparse/greedy_basis_selection.h"
+#include "engine/kernels/cross_products.h"
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
@@ -187,7 +188,7 @@ void GreedyBasisSelection::primal_step() {
   // (Whitening K_NB tile by tile instead would cost O(n m²) per step.)
   std::vector<double> w(u);
   kernel_factor_.solve_columns(w.data(), c, true);
-  CrossProducts residual = kernel_.cross_products(basis_rows_.data(), m, x_c.data(), c, y_.data(), 1, nullptr,
+  CrossProducts residual = cross_products(kernel_, basis_rows_.data(), m, x_c.data(), c, y_.data(), 1, nullptr,
                                                   m > 0 ? w.data() : nullptr, basis_);
   kernel_factor_.solve_columns(residual.pq.data(), c, false);
   std::vector<double> residual_diagonal(c), scale(c);

@@ -29,7 +29,7 @@
 //
 // Distributed (rows partitioned among ranks): every rank draws the same
 // candidates, collects their rows (and y) from their owners, and the pass's
-// sums are all-reduced (KernelMatrix::cross_products), so every rank takes
+// sums are all-reduced (kernels/cross_products.h), so every rank takes
 // the same step; y is this rank's rows.
 //
 // The run is an IterativeMethod: the solver driver stops it (basis size

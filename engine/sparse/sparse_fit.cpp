@@ -1,4 +1,5 @@
 #include "engine/sparse/sparse_fit.h"
+#include "engine/kernels/cross_products.h"
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
@@ -40,7 +41,7 @@ SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double
       kernel, basis_rows, m, basis_resolution(kernel.kernel().hyperparameters()).jitter, "the basis kernel matrix K_B");
   const double* l_k = model.basis_factor.data();
   CrossProducts whitened =
-      kernel.cross_products(basis_rows.data(), m, basis_rows.data(), m, y.data(), 1, l_k, nullptr, indices);
+      cross_products(kernel, basis_rows.data(), m, basis_rows.data(), m, y.data(), 1, l_k, nullptr, indices);
   std::vector<double>& s = whitened.pq;  // ΦᵀΦ, then S = σ²I + ΦᵀΦ
   const double noise = kernel.kernel().noise_variance();
   for (std::size_t i = 0; i < m; ++i) s[i * m + i] += noise;

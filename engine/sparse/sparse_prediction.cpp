@@ -1,4 +1,5 @@
 #include "engine/sparse/sparse_prediction.h"
+#include "engine/kernels/cross_products.h"
 
 #include "engine/core/work_progress.h"
 
@@ -80,7 +81,7 @@ SparsePrediction predict_sparse(const SparseModel& model, const Kernel& kernel, 
     for (std::size_t first = 0; first < count; first += batch) {
       const std::size_t t = std::min(batch, count - first);
       const double* z = test_rows + first * d;
-      CrossProducts products = training->cross_products(model.basis_rows.data(), m, z, t, model.training_weights.data(),
+      CrossProducts products = cross_products(*training, model.basis_rows.data(), m, z, t, model.training_weights.data(),
                                                         1, model.basis_factor.data());
       std::copy_n(products.q_times_w.data(), t, prediction.mean.begin() + static_cast<std::ptrdiff_t>(first));
       if (!with_variance) continue;

@@ -1,4 +1,5 @@
 #include "engine/core/error.h"
+#include "engine/kernels/parameter_gradient_contraction.h"
 #include "engine/data/standardisation.h"
 #include "engine/hyper/marginal_likelihood.h"
 #include "engine/kernels/kernel_column_cache.h"
@@ -305,13 +306,13 @@ TEST_CASE(
       CAPTURE(rows == &resident);
       Context context({.memory_budget_bytes = 64 * 1024});
       KernelMatrix matrix(context, *rows, *kernel, {.tile_rows = 37, .panel_columns = 129});
-      const std::vector<double> contracted = matrix.contract_parameter_gradient(left.data(), right.data(), c, widths);
+      const std::vector<double> contracted = contract_parameter_gradient(matrix, left.data(), right.data(), c, widths);
       for (std::size_t k = 0; k < expected.size(); ++k)
         CHECK(contracted[k] == doctest::Approx(expected[k]).epsilon(1e-11).scale(1.0));
       std::vector<double> single;
       {
         tbb::global_control one_thread(tbb::global_control::max_allowed_parallelism, 1);
-        single = matrix.contract_parameter_gradient(left.data(), right.data(), c, widths);
+        single = contract_parameter_gradient(matrix, left.data(), right.data(), c, widths);
       }
       CHECK(std::memcmp(contracted.data(), single.data(), contracted.size() * sizeof(double)) == 0);
       if (first.empty()) first = contracted;
@@ -327,7 +328,7 @@ TEST_CASE(
     Context context;
     KernelMatrix matrix(context, resident, *kernel);
     const std::vector<std::size_t> wrong(2, 1);
-    CHECK_THROWS_WITH_AS(matrix.contract_parameter_gradient(left.data(), right.data(), c, wrong),
+    CHECK_THROWS_WITH_AS(contract_parameter_gradient(matrix, left.data(), right.data(), c, wrong),
                          doctest::Contains("blocks of 2 columns in all for 3 columns"), Error);
   }
 }
