@@ -5,25 +5,23 @@
 namespace gpstream::detail {
 namespace {
 
-template <typename Real>
-void row_pass(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance) {
-#pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) {
-    const double distance = stationary::squared_distance_of_root(row[j], row_norm, column_norms[j]);
-    row[j] = signal_variance * static_cast<double>(stationary::decay(std::sqrt(static_cast<Real>(distance))));
+struct Matern12 {
+  static constexpr bool kRootOfDistance = true;
+  template <typename Real>
+  static double value(double distance, double signal_variance) {
+    return signal_variance * static_cast<double>(stationary::decay(std::sqrt(static_cast<Real>(distance))));
   }
-}
-
-// k = s² e^{−r}, r = √D: h = k / r, and 0 at r = 0 (D_l / r → 0 there).
-void slope(const double* value, const double* distance, double* slope, std::size_t count) {
+  // k = s² e^{−r}, r = √D: h = k / r, and 0 at r = 0 (D_l / r → 0 there).
+  static void slope(const double* value, const double* distance, double* slope, std::size_t count) {
 #pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) {
-    const double r = std::sqrt(distance[j]);
-    slope[j] = r > 0.0 ? value[j] / r : 0.0;
+    for (std::size_t j = 0; j < count; ++j) {
+      const double r = std::sqrt(distance[j]);
+      slope[j] = r > 0.0 ? value[j] / r : 0.0;
+    }
   }
-}
+};
 
-constexpr StationaryProfile kProfile{&row_pass<double>, &row_pass<float>, &slope, /*gamma_scaling=*/false, 0.5};
+constexpr StationaryProfile kProfile = stationary::profile<Matern12>(/*gamma_scaling=*/false, 0.5);
 
 }  // namespace
 

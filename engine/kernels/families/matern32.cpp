@@ -4,25 +4,22 @@
 namespace gpstream::detail {
 namespace {
 
-template <typename Real>
-void row_pass(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance) {
-  const Real sqrt3 = std::sqrt(Real{3});
-#pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) {
-    const double distance = stationary::squared_distance_of_root(row[j], row_norm, column_norms[j]);
-    const Real scaled = sqrt3 * std::sqrt(static_cast<Real>(distance));
-    row[j] = signal_variance * static_cast<double>(Real{1} + scaled) * static_cast<double>(stationary::decay(scaled));
+struct Matern32 {
+  static constexpr bool kRootOfDistance = true;
+  template <typename Real>
+  static double value(double distance, double signal_variance) {
+    const Real scaled = std::sqrt(Real{3}) * std::sqrt(static_cast<Real>(distance));
+    return signal_variance * static_cast<double>(Real{1} + scaled) * static_cast<double>(stationary::decay(scaled));
   }
-}
-
-// k = s² (1 + a) e^{−a}, a = √(3D): h = 3 s² e^{−a} = 3k / (1 + a).
-void slope(const double* value, const double* distance, double* slope, std::size_t count) {
-  const double sqrt3 = std::sqrt(3.0);
+  // k = s² (1 + a) e^{−a}, a = √(3D): h = 3 s² e^{−a} = 3k / (1 + a).
+  static void slope(const double* value, const double* distance, double* slope, std::size_t count) {
+    const double sqrt3 = std::sqrt(3.0);
 #pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) slope[j] = 3.0 * value[j] / (1.0 + sqrt3 * std::sqrt(distance[j]));
-}
+    for (std::size_t j = 0; j < count; ++j) slope[j] = 3.0 * value[j] / (1.0 + sqrt3 * std::sqrt(distance[j]));
+  }
+};
 
-constexpr StationaryProfile kProfile{&row_pass<double>, &row_pass<float>, &slope, /*gamma_scaling=*/false, 1.5};
+constexpr StationaryProfile kProfile = stationary::profile<Matern32>(/*gamma_scaling=*/false, 1.5);
 
 }  // namespace
 

@@ -4,29 +4,27 @@
 namespace gpstream::detail {
 namespace {
 
-template <typename Real>
-void row_pass(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance) {
-  const Real sqrt5 = std::sqrt(Real{5});
-#pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) {
-    const Real distance = static_cast<Real>(stationary::squared_distance(row[j], row_norm, column_norms[j]));
-    const Real scaled = sqrt5 * std::sqrt(distance);
-    row[j] = signal_variance * static_cast<double>(Real{1} + scaled + (Real{5} / Real{3}) * distance) *
-             static_cast<double>(stationary::decay(scaled));
+struct Matern52 {
+  static constexpr bool kRootOfDistance = false;
+  template <typename Real>
+  static double value(double squared_distance, double signal_variance) {
+    const Real distance = static_cast<Real>(squared_distance);
+    const Real scaled = std::sqrt(Real{5}) * std::sqrt(distance);
+    return signal_variance * static_cast<double>(Real{1} + scaled + (Real{5} / Real{3}) * distance) *
+           static_cast<double>(stationary::decay(scaled));
   }
-}
-
-// k = s² (1 + a + a²/3) e^{−a}, a = √(5D): h = (5/3) s² (1 + a) e^{−a} = (5/3) k (1 + a) / (1 + a + a²/3).
-void slope(const double* value, const double* distance, double* slope, std::size_t count) {
-  const double sqrt5 = std::sqrt(5.0);
+  // k = s² (1 + a + a²/3) e^{−a}, a = √(5D): h = (5/3) s² (1 + a) e^{−a} = (5/3) k (1 + a) / (1 + a + a²/3).
+  static void slope(const double* value, const double* distance, double* slope, std::size_t count) {
+    const double sqrt5 = std::sqrt(5.0);
 #pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) {
-    const double scaled = sqrt5 * std::sqrt(distance[j]);
-    slope[j] = (5.0 / 3.0) * value[j] * (1.0 + scaled) / (1.0 + scaled + (5.0 / 3.0) * distance[j]);
+    for (std::size_t j = 0; j < count; ++j) {
+      const double scaled = sqrt5 * std::sqrt(distance[j]);
+      slope[j] = (5.0 / 3.0) * value[j] * (1.0 + scaled) / (1.0 + scaled + (5.0 / 3.0) * distance[j]);
+    }
   }
-}
+};
 
-constexpr StationaryProfile kProfile{&row_pass<double>, &row_pass<float>, &slope, /*gamma_scaling=*/false, 2.5};
+constexpr StationaryProfile kProfile = stationary::profile<Matern52>(/*gamma_scaling=*/false, 2.5);
 
 }  // namespace
 

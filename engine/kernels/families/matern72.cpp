@@ -6,30 +6,27 @@
 namespace gpstream::detail {
 namespace {
 
-template <typename Real>
-void row_pass(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance) {
-  const Real sqrt7 = std::sqrt(Real{7});
-#pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) {
-    const Real distance = static_cast<Real>(stationary::squared_distance(row[j], row_norm, column_norms[j]));
-    const Real scaled = sqrt7 * std::sqrt(distance);
+struct Matern72 {
+  static constexpr bool kRootOfDistance = false;
+  template <typename Real>
+  static double value(double distance, double signal_variance) {
+    const Real scaled = std::sqrt(Real{7}) * std::sqrt(static_cast<Real>(distance));
     const Real polynomial = Real{1} + scaled * (Real{1} + scaled * (Real{2} / Real{5} + scaled / Real{15}));
-    row[j] = signal_variance * static_cast<double>(polynomial) * static_cast<double>(stationary::decay(scaled));
+    return signal_variance * static_cast<double>(polynomial) * static_cast<double>(stationary::decay(scaled));
   }
-}
-
-// dk/dr = −(7/5) s² r (1 + a + a²/3) e^{−a}, so h = −2 dk/dD = −(dk/dr)/r = (7/5) s² (1 + a + a²/3) e^{−a}
-// = (7/5) k (1 + a + a²/3) / (1 + a + 2a²/5 + a³/15).
-void slope(const double* value, const double* distance, double* slope, std::size_t count) {
-  const double sqrt7 = std::sqrt(7.0);
+  // dk/dr = −(7/5) s² r (1 + a + a²/3) e^{−a}, so h = −2 dk/dD = −(dk/dr)/r = (7/5) s² (1 + a + a²/3) e^{−a}
+  // = (7/5) k (1 + a + a²/3) / (1 + a + 2a²/5 + a³/15).
+  static void slope(const double* value, const double* distance, double* slope, std::size_t count) {
+    const double sqrt7 = std::sqrt(7.0);
 #pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) {
-    const double a = sqrt7 * std::sqrt(distance[j]);
-    slope[j] = 1.4 * value[j] * (1.0 + a * (1.0 + a / 3.0)) / (1.0 + a * (1.0 + a * (0.4 + a / 15.0)));
+    for (std::size_t j = 0; j < count; ++j) {
+      const double a = sqrt7 * std::sqrt(distance[j]);
+      slope[j] = 1.4 * value[j] * (1.0 + a * (1.0 + a / 3.0)) / (1.0 + a * (1.0 + a * (0.4 + a / 15.0)));
+    }
   }
-}
+};
 
-constexpr StationaryProfile kProfile{&row_pass<double>, &row_pass<float>, &slope, /*gamma_scaling=*/false, 3.5};
+constexpr StationaryProfile kProfile = stationary::profile<Matern72>(/*gamma_scaling=*/false, 3.5);
 
 }  // namespace
 

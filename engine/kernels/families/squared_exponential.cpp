@@ -10,23 +10,21 @@
 namespace gpstream::detail {
 namespace {
 
-template <typename Real>
-void row_pass(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance) {
-#pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) {
-    const Real distance = static_cast<Real>(stationary::squared_distance(row[j], row_norm, column_norms[j]));
-    row[j] = signal_variance * static_cast<double>(stationary::decay(distance));
+struct SquaredExponential {
+  static constexpr bool kRootOfDistance = false;
+  template <typename Real>
+  static double value(double distance, double signal_variance) {
+    return signal_variance * static_cast<double>(stationary::decay(static_cast<Real>(distance)));
   }
-}
-
-// k = s² e^{−D}: h = 2k.
-void slope(const double* value, const double*, double* slope, std::size_t count) {
+  // k = s² e^{−D}: h = 2k.
+  static void slope(const double* value, const double*, double* slope, std::size_t count) {
 #pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) slope[j] = 2.0 * value[j];
-}
+    for (std::size_t j = 0; j < count; ++j) slope[j] = 2.0 * value[j];
+  }
+};
 
-constexpr StationaryProfile kProfile{&row_pass<double>, &row_pass<float>, &slope, /*gamma_scaling=*/true,
-                                     std::numeric_limits<double>::infinity()};
+constexpr StationaryProfile kProfile =
+    stationary::profile<SquaredExponential>(/*gamma_scaling=*/true, std::numeric_limits<double>::infinity());
 
 }  // namespace
 

@@ -50,4 +50,24 @@ inline double squared_distance_of_root(double cross, double row_norm, double col
   return distance <= kRoundingLevel * (row_norm + column_norm) ? 0.0 : distance;
 }
 
+// The row pass of a family from its value at one squared distance:
+// `Family::value<Real>(D, s²)`, with D from squared_distance, or from
+// squared_distance_of_root where `Family::kRootOfDistance` (the families
+// evaluated at r = √D, whose residue at a = b the root would amplify).
+template <class Family, typename Real>
+void row_pass(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance) {
+#pragma omp simd
+  for (std::size_t j = 0; j < count; ++j) {
+    const double distance = Family::kRootOfDistance ? squared_distance_of_root(row[j], row_norm, column_norms[j])
+                                                    : squared_distance(row[j], row_norm, column_norms[j]);
+    row[j] = Family::template value<Real>(distance, signal_variance);
+  }
+}
+
+// A family's profile: its row passes in double and single precision, and its slope `Family::slope`.
+template <class Family>
+constexpr StationaryProfile profile(bool gamma_scaling, double smoothness) {
+  return {&row_pass<Family, double>, &row_pass<Family, float>, &Family::slope, gamma_scaling, smoothness};
+}
+
 }  // namespace gpstream::detail::stationary
