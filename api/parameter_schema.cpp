@@ -14,8 +14,6 @@
 namespace gpstream {
 namespace {
 
-constexpr double kNone = 1e308;
-
 Parameter whole(std::string name, std::string option, std::string default_text, double minimum, std::string help,
                 bool python = false) {
   return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::whole_number,
@@ -23,8 +21,9 @@ Parameter whole(std::string name, std::string option, std::string default_text, 
 }
 Parameter positive(std::string name, std::string option, std::string default_text, std::string help,
                    bool python = false) {
-  return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::real, .default_text = std::move(default_text),
-          .minimum = 0, .minimum_excluded = true, .help = std::move(help), .python = python};
+  return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::real,
+          .default_text = std::move(default_text), .minimum = 0, .minimum_excluded = true, .help = std::move(help),
+          .python = python};
 }
 Parameter choice(std::string name, std::string option, std::string default_text, std::string help, bool python = false) {
   return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::text,
@@ -95,12 +94,13 @@ std::vector<Parameter> make_training_parameters() {
 
 std::string Parameter::expected() const {
   std::string range;
-  if (minimum > -kNone) range = fmt::format("{} {:g}", minimum_excluded ? "above" : "at least", minimum);
-  if (maximum < kNone) {
+  if (std::isfinite(minimum)) range = fmt::format("{} {:g}", minimum_excluded ? "above" : "at least", minimum);
+  if (std::isfinite(maximum)) {
     range += fmt::format("{}{} {:g}", range.empty() ? "" : " and ", maximum_excluded ? "below" : "at most", maximum);
   }
   if (kind == ParameterKind::whole_number) return range.empty() ? "a whole number" : "a whole number, " + range;
-  if (kind == ParameterKind::real && minimum == 0 && minimum_excluded && maximum >= kNone) return "a positive, finite number";
+  if (kind == ParameterKind::real && minimum == 0 && minimum_excluded && !std::isfinite(maximum))
+    return "a positive, finite number";
   return range.empty() ? "a finite number" : "a finite number, " + range;
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -37,9 +38,9 @@ struct Parameter {
   ParameterKind kind = ParameterKind::real;
   std::string default_text;  // "" when there is none or it depends on other parameters (the help says)
   // The range a number must lie in (whole numbers and reals; reals also finite).
-  double minimum = -1e308;
+  double minimum = -std::numeric_limits<double>::infinity();  // infinite: no bound
   bool minimum_excluded = false;
-  double maximum = 1e308;
+  double maximum = std::numeric_limits<double>::infinity();
   bool maximum_excluded = false;
   std::string help;     // one paragraph, with parameters in backticks
   bool python = false;  // also a parameter of Python's estimator (under `name`)
