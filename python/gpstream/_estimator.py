@@ -241,8 +241,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _check_parameters(self, columns):
-        """The estimator's numeric parameters, checked here so that an error names the parameter (not the
-        command-line option it becomes); returns the length scales and how many the kernel takes."""
+        """The estimator's numeric parameters, checked against the parameter schema before any work, the
+        error naming the parameter as the estimator spells it; returns the length scales and how many the
+        kernel takes."""
 
         # The ranges are the parameter schema's (api/parameter_schema.h), the command line's too.
         for name in ("signal_variance", "noise_variance", "tol", "max_iter", "basis_size", "random_state",

@@ -22,7 +22,6 @@
 #include "engine/core/error.h"
 #include "engine/core/stop_flag.h"
 #include "engine/kernels/kernel.h"
-#include "engine/prediction/predictive_distribution.h"
 #include "engine/training/training_method.h"
 #include "engine/data/mean_function.h"
 #include "storage/checkpoint/checkpoint_file.h"
