@@ -3,10 +3,10 @@
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/core/vector_width.h"
+#include "engine/core/worker_team.h"
 
 #include <cblas.h>
 #include <lapacke.h>
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cmath>
@@ -107,7 +107,7 @@ bool IncrementalCholesky::append(const double* k, double diagonal, double relati
 }
 
 std::size_t IncrementalCholesky::append_block(const double* k_sb, const double* k_ss, std::size_t count,
-                                              double relative_floor) {
+                                              WorkerTeam* team, double relative_floor) {
   GPSTREAM_CHECK(size_ + count <= capacity_, "{} more rows do not fit the Cholesky factor ({} of {} rows used)", count,
                  size_, capacity_);
   const std::size_t t = size_;
@@ -123,7 +123,7 @@ std::size_t IncrementalCholesky::append_block(const double* k_sb, const double* 
   using Lanes = double __attribute__((vector_size(kLanes * sizeof(double))));
   const std::size_t groups = (count + kLanes - 1) / kLanes;
   block_.assign(groups * t * kLanes, 0.0);  // per group, its Xᵀ: t×kLanes
-  tbb::parallel_for(std::size_t{0}, groups, [&](std::size_t group) {
+  for_each_item(team, groups, [&](std::size_t group) {
     const std::size_t first = group * kLanes, lanes = std::min(kLanes, count - first);
     double* solved = block_.data() + group * t * kLanes;
     auto load = [solved, kLanes](std::size_t row) {

@@ -9,6 +9,8 @@
 
 namespace gpstream {
 
+class WorkerTeam;
+
 // Factorises a (n×n, row-major; the lower triangle is read) in place into L
 // with a = L Lᵀ (LAPACK dpotrf); the strict upper triangle is left as it was. Throws an Error naming `what` and the
 // column where positive definiteness failed, with advice.
@@ -78,12 +80,13 @@ class IncrementalCholesky {
   // Adds `count` rows and columns at once, given K̄[S, B] (count×size(),
   // row-major) and K̄_SS (count×count, row-major, lower triangle read): the
   // new rows' part beside L is one forward substitution on all `count`
-  // right-hand sides, at the core's FMA rate and on up to count/8 cores,
-  // instead of `count` memory-bound trsv. Returns how many were added —
+  // right-hand sides, at the core's FMA rate and on up to
+  // count / kVectorDoubles cores, instead of `count` memory-bound trsv. Returns how many were added —
   // fewer than `count` when the next squared pivot is not above
   // `relative_floor` × its K̄_ss, as append() refuses it; the factor then
-  // holds the ones before.
-  std::size_t append_block(const double* k_sb, const double* k_ss, std::size_t count,
+  // holds the ones before. The groups of right-hand sides run on `team`
+  // when one is given (a caller inside WorkerTeam::run), else as TBB tasks.
+  std::size_t append_block(const double* k_sb, const double* k_ss, std::size_t count, WorkerTeam* team = nullptr,
                            double relative_floor = kSingularRelativeFloor);
 
   // B = L⁻¹ B (or L⁻ᵀ B with `transpose`) in place for B size()×r, row-major:

@@ -189,6 +189,7 @@ class GreedySelection final : public ActiveSetPolicy {
   PreparedRows active_;
   tbb::enumerable_thread_specific<std::vector<double>> tile_blocks_;  // K(a tile of candidates, B)
   std::vector<std::size_t> chosen_;                                   // pool positions chosen in the current chunk
+  std::vector<std::size_t> tiles_;                                    // the current chunk's tiles of candidates
   std::vector<double> first_row_, e_o_, k_sb_, k_ss_, delta_, g_b_;
   PreparedRows first_prepared_;
 };

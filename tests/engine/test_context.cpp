@@ -1,5 +1,8 @@
-// The Context's memory ledger and thread arena (engine/core/context.h).
+// The Context's memory ledger and thread arena (engine/core/context.h), and
+// the worker team that runs inside it (engine/core/worker_team.h).
 #include "engine/core/context.h"
+#include "engine/core/error.h"
+#include "engine/core/worker_team.h"
 
 #include <doctest/doctest.h>
 #include <tbb/parallel_for.h>
@@ -7,6 +10,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 using namespace gpstream;
 
@@ -49,4 +53,48 @@ TEST_CASE("work executed in a Context runs on at most its threads") {
   CHECK(sum == 4950);
   Context all;
   CHECK(all.threads() >= 1);
+}
+
+TEST_CASE("a worker team runs every item of every round once, at any thread count, and passes errors on") {
+  for (const unsigned threads : {1u, 2u, 4u}) {
+    CAPTURE(threads);
+    Context context({.threads = threads});
+    context.execute([&] {
+      std::vector<std::atomic<int>> runs(64);
+      std::atomic<int> wrong{0};
+      WorkerTeam::run([&](WorkerTeam& team) {
+        // Many short rounds with serial work between them, as GBCD's selection makes.
+        for (std::size_t round = 0; round < 2000; ++round) {
+          const std::size_t count = round % runs.size();
+          for (auto& run : runs) run = 0;
+          team.for_each(count, [&](std::size_t item) {
+            if (item >= count) ++wrong;
+            ++runs[item];
+          });
+          for (std::size_t item = 0; item < runs.size(); ++item) {
+            if (runs[item] != (item < count ? 1 : 0)) ++wrong;
+          }
+        }
+        // An item's error comes out of for_each once the round is over; the team goes on.
+        std::atomic<int> ran{0};
+        CHECK_THROWS_WITH(team.for_each(40,
+                                        [&](std::size_t item) {
+                                          ++ran;
+                                          if (item == 7) throw Error("item 7 failed");
+                                        }),
+                          "item 7 failed");
+        CHECK(ran == 40);
+        std::atomic<int> after{0};
+        team.for_each(10, [&](std::size_t) { ++after; });
+        CHECK(after == 10);
+      });
+      CHECK(wrong == 0);
+      // An error of the body itself sends the helpers home.
+      CHECK_THROWS_WITH(WorkerTeam::run([](WorkerTeam& team) {
+                          team.for_each(8, [](std::size_t) {});
+                          throw Error("the body failed");
+                        }),
+                        "the body failed");
+    });
+  }
 }
