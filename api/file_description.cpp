@@ -1,5 +1,7 @@
 #include "api/file_description.h"
 
+#include "api/training.h"
+
 #include "engine/core/error.h"
 #include "engine/core/human_readable.h"
 #include "engine/training/training_method.h"
@@ -115,7 +117,7 @@ void describe_model(Text& out, const std::string& path, const hdf5::FileOrigin& 
 
 void describe_checkpoint(Text& out, const std::string& path, const hdf5::FileOrigin& origin,
                          const ResumeInstruction& resume) {
-  const Checkpoint checkpoint = read_checkpoint(path);
+  const Checkpoint checkpoint = read_training_checkpoint(path);
   const TrainingConfiguration& configuration = checkpoint.configuration;
   const SolverState& state = checkpoint.state;
   const std::string& method = configuration.solver.name;

@@ -4,10 +4,12 @@
 #include "engine/kernels/kernel.h"
 #include "engine/solvers/dense_solver.h"
 #include "engine/sparse/greedy_basis_selection.h"
+#include "engine/sparse/inducing_objective.h"
 #include "engine/training/training_method.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -28,6 +30,141 @@ Parameter positive(std::string name, std::string option, std::string default_tex
 Parameter choice(std::string name, std::string option, std::string default_text, std::string help, bool python = false) {
   return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::text,
           .default_text = std::move(default_text), .help = std::move(help), .python = python};
+}
+
+// The method a configuration names; null when it names none (yet).
+const TrainingMethod* method_in(const TrainingConfiguration& configuration) {
+  return find_training_method(configuration.solver.name);
+}
+bool dense_method(const TrainingConfiguration& configuration) {
+  const TrainingMethod* method = method_in(configuration);
+  return method != nullptr && method->dense();
+}
+bool sparse_method(const TrainingConfiguration& configuration) {
+  const TrainingMethod* method = method_in(configuration);
+  return method != nullptr && !method->dense();
+}
+// Whether the method stops at `tol` (a residual or a decrease) rather than
+// at `gap`, which also stands for "runs to its basis" (train_options.cpp).
+bool stops_at_tol(const TrainingConfiguration& configuration) {
+  const TrainingMethod* method = method_in(configuration);
+  return method != nullptr && method->stops_at_tolerance() && !method->stops_at_gap();
+}
+
+// A stored value of the kind the parameter takes, checked against its range.
+std::int64_t stored_whole(const Parameter& parameter, const StoredValue& value) {
+  const std::int64_t* whole = std::get_if<std::int64_t>(&value);
+  GPSTREAM_CHECK(whole != nullptr, "`{}` is not stored as a whole number", parameter.name);
+  check_parameter(parameter, static_cast<double>(*whole));
+  return *whole;
+}
+double stored_real(const Parameter& parameter, const StoredValue& value) {
+  const double* real = std::get_if<double>(&value);
+  GPSTREAM_CHECK(real != nullptr, "`{}` is not stored as a number", parameter.name);
+  check_parameter(parameter, *real);
+  return *real;
+}
+const std::string& stored_text(const Parameter& parameter, const StoredValue& value) {
+  const std::string* text = std::get_if<std::string>(&value);
+  GPSTREAM_CHECK(text != nullptr, "`{}` is not stored as text", parameter.name);
+  return *text;
+}
+std::int64_t as_stored(std::size_t count) { return static_cast<std::int64_t>(count); }
+
+// Each parameter a TrainingConfiguration holds, and where: the one place
+// that maps the schema onto the configuration (checkpoints store through it).
+void bind_configuration_fields(std::vector<Parameter>& parameters) {
+  using Field = Parameter::Field;
+  using C = TrainingConfiguration;
+  constexpr auto always = [](const C&) { return true; };
+  // A parameter of some methods alone (TrainingMethod::parameters) is held by theirs.
+  constexpr auto own_method = [](const C& c) { return method_in(c) != nullptr; };
+  const auto bind = [&](std::string_view name, Field field) {
+    for (Parameter& parameter : parameters) {
+      if (parameter.name == name) {
+        parameter.field = field;
+        return;
+      }
+    }
+    GPSTREAM_CHECK(false, "no parameter `{}` in the schema to bind", name);
+  };
+  const auto method_name = Field{
+      nullptr, [](const C& c) -> StoredValue { return c.solver.name; },
+      [](const Parameter& p, C& c, const StoredValue& v) {
+        const TrainingMethod* method = find_training_method(stored_text(p, v));
+        GPSTREAM_CHECK_ARGUMENT(method != nullptr && method->dense() == (p.name == "solver"), "`{}`: unknown \"{}\"",
+                                p.name, stored_text(p, v));
+        c.solver.name = stored_text(p, v);
+      }};
+  bind("solver", {dense_method, method_name.get, method_name.set});
+  bind("model", {sparse_method, method_name.get, method_name.set});
+  const auto size = Field{
+      nullptr, [](const C& c) -> StoredValue { return as_stored(c.solver.active_set_size); },
+      [](const Parameter& p, C& c, const StoredValue& v) { c.solver.active_set_size = stored_whole(p, v); }};
+  bind("active_set_size", {dense_method, size.get, size.set});
+  bind("basis_size", {sparse_method, size.get, size.set});
+  bind("candidates", {always, [](const C& c) -> StoredValue { return as_stored(c.solver.candidates); },
+                      [](const Parameter& p, C& c, const StoredValue& v) { c.solver.candidates = stored_whole(p, v); }});
+  bind("subspace_steps",
+       {dense_method, [](const C& c) -> StoredValue { return as_stored(c.solver.subspace_steps); },
+        [](const Parameter& p, C& c, const StoredValue& v) { c.solver.subspace_steps = stored_whole(p, v); }});
+  // Any 64 bits are a seed, stored as the signed integer of the same bits.
+  bind("random_state", {always, [](const C& c) -> StoredValue { return static_cast<std::int64_t>(c.seed); },
+                        [](const Parameter& p, C& c, const StoredValue& v) {
+                          const std::int64_t* bits = std::get_if<std::int64_t>(&v);
+                          GPSTREAM_CHECK(bits != nullptr, "`{}` is not stored as a whole number", p.name);
+                          c.seed = static_cast<std::uint64_t>(*bits);
+                        }});
+  const auto tolerance = Field{
+      nullptr, [](const C& c) -> StoredValue { return c.job.stopping.tolerance; },
+      [](const Parameter& p, C& c, const StoredValue& v) { c.job.stopping.tolerance = stored_real(p, v); }};
+  bind("tol", {stops_at_tol, tolerance.get, tolerance.set});
+  bind("gap", {[](const C& c) { return method_in(c) != nullptr && !stops_at_tol(c); }, tolerance.get, tolerance.set});
+  // 0 stands for "no limit", as the parameters take it.
+  bind("max_iter", {always,
+                    [](const C& c) -> StoredValue {
+                      const std::uint64_t limit = c.job.stopping.max_iterations;
+                      return limit == std::numeric_limits<std::uint64_t>::max() ? 0 : static_cast<std::int64_t>(limit);
+                    },
+                    [](const Parameter& p, C& c, const StoredValue& v) {
+                      const std::int64_t limit = stored_whole(p, v);
+                      c.job.stopping.max_iterations =
+                          limit == 0 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(limit);
+                    }});
+  bind("time_limit", {always,
+                      [](const C& c) -> StoredValue {
+                        const double limit = c.job.stopping.time_limit_seconds;
+                        return std::isinf(limit) ? 0.0 : limit;
+                      },
+                      [](const Parameter& p, C& c, const StoredValue& v) {
+                        const double limit = stored_real(p, v);
+                        c.job.stopping.time_limit_seconds =
+                            limit == 0 ? std::numeric_limits<double>::infinity() : limit;
+                      }});
+  bind("refresh_every",
+       {always, [](const C& c) -> StoredValue { return static_cast<std::int64_t>(c.job.stopping.refresh_every); },
+        [](const Parameter& p, C& c, const StoredValue& v) { c.job.stopping.refresh_every = stored_whole(p, v); }});
+  bind("checkpoint_every",
+       {always, [](const C& c) -> StoredValue { return c.job.checkpoint_every_seconds; },
+        [](const Parameter& p, C& c, const StoredValue& v) { c.job.checkpoint_every_seconds = stored_real(p, v); }});
+  bind("info_pivots",
+       {own_method, [](const C& c) -> StoredValue { return as_stored(c.cholqr.information_pivots); },
+        [](const Parameter& p, C& c, const StoredValue& v) { c.cholqr.information_pivots = stored_whole(p, v); }});
+  bind("objective", {own_method, [](const C& c) -> StoredValue { return inducing_objective_name(c.cholqr.objective); },
+                     [](const Parameter& p, C& c, const StoredValue& v) {
+                       c.cholqr.objective = parse_inducing_objective(stored_text(p, v));
+                     }});
+  bind("fixed_hyper",
+       {own_method, [](const C& c) -> StoredValue { return std::int64_t{!c.cholqr.learn_hyperparameters}; },
+        [](const Parameter& p, C& c, const StoredValue& v) {
+          const std::int64_t* given = std::get_if<std::int64_t>(&v);
+          GPSTREAM_CHECK(given != nullptr && (*given == 0 || *given == 1), "`{}` is not stored as a switch", p.name);
+          c.cholqr.learn_hyperparameters = *given == 0;
+        }});
+  bind("novelty", {own_method, [](const C& c) -> StoredValue { return c.online.novelty; },
+                   [](const Parameter& p, C& c, const StoredValue& v) { c.online.novelty = stored_real(p, v); }});
+  bind("passes", {own_method, [](const C& c) -> StoredValue { return as_stored(c.online.passes); },
+                  [](const Parameter& p, C& c, const StoredValue& v) { c.online.passes = stored_whole(p, v); }});
 }
 
 std::vector<Parameter> make_training_parameters() {
@@ -87,6 +224,7 @@ std::vector<Parameter> make_training_parameters() {
                "shared by the MPI ranks on this machine)",
        .python = true},
   };
+  bind_configuration_fields(parameters);
   return parameters;
 }
 
@@ -135,6 +273,37 @@ void check_parameter(std::string_view name, double value) {
   const Parameter* parameter = find_parameter(name);
   GPSTREAM_CHECK(parameter != nullptr, "no parameter `{}` in the schema", name);
   check_parameter(*parameter, value);
+}
+
+std::vector<StoredParameter> stored_parameters(const TrainingConfiguration& configuration) {
+  std::vector<StoredParameter> stored;
+  for (const Parameter& parameter : training_parameters()) {
+    const Parameter::Field& field = parameter.field;
+    if (field.get == nullptr || !field.holds(configuration)) continue;
+    // A method's own parameter (cholqr's `info_pivots`) only where the method takes it.
+    const std::string takers = methods_taking(parameter.name);
+    if (!takers.empty()) {
+      const std::span<const char* const> own = method_in(configuration)->parameters;
+      if (std::find(own.begin(), own.end(), std::string_view(parameter.name)) == own.end()) continue;
+    }
+    stored.push_back({parameter.name, field.get(configuration)});
+  }
+  return stored;
+}
+
+void restore_parameters(std::span<const StoredParameter> parameters, TrainingConfiguration& configuration,
+                        const std::string& source) {
+  for (const StoredParameter& stored : parameters) {
+    const Parameter* parameter = find_parameter(stored.name);
+    try {
+      GPSTREAM_CHECK(parameter != nullptr && parameter->field.set != nullptr,
+                     "`{}` is not a parameter of a training job", stored.name);
+      parameter->field.set(*parameter, configuration, stored.value);
+    } catch (const Error& error) {
+      throw Error(fmt::format("{}: {}; start the run again", source, error.what()));
+    }
+  }
+  GPSTREAM_CHECK(method_in(configuration) != nullptr, "{}: names no solver or model; start the run again", source);
 }
 
 std::string parameter_table_markdown() {

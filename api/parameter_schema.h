@@ -11,7 +11,15 @@
 // A parameter's name is the API's: Python's keyword where Python has it
 // (`noise_variance`, `basis_size`, `random_state` — scikit-learn's names),
 // and what messages from every layer write in backticks.
+//
+// A parameter that a TrainingConfiguration holds names its field (`field`):
+// a checkpoint stores those of its job under the schema's names
+// (stored_parameters) and a resumed job gets them back, checked against the
+// schema's ranges (restore_parameters).
 #pragma once
+
+#include "storage/checkpoint/checkpoint_file.h"
+#include "engine/training/training_configuration.h"
 
 #include <cstddef>
 #include <limits>
@@ -44,6 +52,15 @@ struct Parameter {
   bool maximum_excluded = false;
   std::string help;     // one paragraph, with parameters in backticks
   bool python = false;  // also a parameter of Python's estimator (under `name`)
+  // Where a training configuration holds it; all null for a parameter that
+  // is not part of one (the kernel's live in the model's attributes, the
+  // memory budget is the run's).
+  struct Field {
+    bool (*holds)(const TrainingConfiguration&) = nullptr;  // whether this configuration's method has it
+    StoredValue (*get)(const TrainingConfiguration&) = nullptr;
+    // Sets it from a stored value, checked against the parameter's range.
+    void (*set)(const Parameter&, TrainingConfiguration&, const StoredValue&) = nullptr;
+  } field;
 
   // "a whole number of at least 1", "a positive, finite number", …: what check() asks for.
   std::string expected() const;
@@ -59,6 +76,16 @@ const Parameter* find_parameter_by_option(std::string_view option);
 // range of parameter `name` (and is whole for a whole number, finite for a real).
 void check_parameter(std::string_view name, double value);
 void check_parameter(const Parameter& parameter, double value);
+
+// The parameters `configuration` holds, by name, in the schema's order: what
+// a checkpoint stores of its job.
+std::vector<StoredParameter> stored_parameters(const TrainingConfiguration& configuration);
+// Sets the fields of `configuration` that `parameters` name, each checked
+// against the schema (an error names `source`, the file, and the parameter);
+// the method (`solver` or `model`) must come first, as stored_parameters()
+// writes it.
+void restore_parameters(std::span<const StoredParameter> parameters, TrainingConfiguration& configuration,
+                        const std::string& source);
 
 // The schema as a markdown table (parameter, option, default, range, help;
 // parameters in the help written as options): docs/commands.md's.

@@ -1,5 +1,6 @@
 #include "api/training.h"
 
+#include "api/parameter_schema.h"
 #include "api/rank_agreement.h"
 #include "api/training_observers.h"
 #include "engine/core/error.h"
@@ -222,6 +223,17 @@ std::string Training::prepare(const ColumnCacheSettings& cache) {
       cache);
 }
 
+void write_training_checkpoint(const std::string& path, const TrainingConfiguration& configuration,
+                               const SolverState& state, const CheckpointMeasure& measure) {
+  write_checkpoint(path, configuration, stored_parameters(configuration), state, measure);
+}
+
+Checkpoint read_training_checkpoint(const std::string& path) {
+  Checkpoint checkpoint = read_checkpoint(path);
+  restore_parameters(checkpoint.parameters, checkpoint.configuration, path);
+  return checkpoint;
+}
+
 void Training::write_checkpoint_now(const std::string& path) {
   if (sparse_ != nullptr) sparse_->store_state();
   Communicator& ranks = context_.communicator();
@@ -232,14 +244,14 @@ void Training::write_checkpoint_now(const std::string& path) {
           ? CheckpointMeasure{iterative_->convergence_measure(), iterative_->measure_name()}
           : CheckpointMeasure{};
   if (ranks.size() == 1) {
-    write_checkpoint(path, configuration_, state_, measure);
+    write_training_checkpoint(path, configuration_, state_, measure);
     return;
   }
   // One checkpoint for the job: every rank's rows of α and g, in rank order, written by rank 0.
   SolverState whole = state_;
   whole.alpha = ranks.all_gather(state_.alpha);
   whole.gradient = ranks.all_gather(state_.gradient);
-  if (ranks.is_root()) write_checkpoint(path, configuration_, whole, measure);
+  if (ranks.is_root()) write_training_checkpoint(path, configuration_, whole, measure);
 }
 
 TrainingResult Training::run(const std::string& checkpoint_path, std::vector<RunObserver*> observers) {

@@ -52,6 +52,13 @@ struct TrainingResult {
 LearnedModel learn_hyperparameters(Context& context, const TrainingData& data, const Standardisation& standardisation,
                                    const ModelLearningOptions& options, SearchJournal* journal = nullptr);
 
+// Training checkpoints (storage/checkpoint/checkpoint_file.h) with the job's
+// parameters named and checked by the parameter schema (parameter_schema.h):
+// the one way the front ends and `info` read them.
+void write_training_checkpoint(const std::string& path, const TrainingConfiguration& configuration,
+                               const SolverState& state, const CheckpointMeasure& measure = {});
+Checkpoint read_training_checkpoint(const std::string& path);
+
 // What `data` holds, without training on it: a file's header, or the arrays' statistics and fingerprint (one pass).
 DatasetDescription describe_training_data(const TrainingData& data);
 

@@ -2,6 +2,8 @@
 // configuration made from them (a fresh run) or from a checkpoint (a resumed one).
 #include "tools/train_options.h"
 
+#include "api/training.h"
+
 #include "engine/core/error.h"
 #include "engine/sparse/inducing_objective.h"
 #include "storage/dataset/dataset_format.h"
@@ -242,7 +244,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
 }
 
 Checkpoint configure_resumed(TrainOptions& options, const po::variables_map& values) {
-  Checkpoint checkpoint = read_checkpoint(options.resume);
+  Checkpoint checkpoint = read_training_checkpoint(options.resume);
   check_resume_compatible(options, values, checkpoint.configuration, options.resume);
   TrainingConfiguration& configuration = checkpoint.configuration;
   if (options.dataset.empty()) options.dataset = configuration.dataset_path;

@@ -423,7 +423,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
                               "same, or start again without resume",
                               parameters.resume, fmt::join(replay->arguments, ", "));
     } else if (!parameters.resume.empty()) {
-      resumed = gpstream::read_checkpoint(parameters.resume);
+      resumed = gpstream::read_training_checkpoint(parameters.resume);
       configuration = resumed->configuration;
     }
     if (!resumed) {

@@ -2,26 +2,34 @@
 // Not a model file — different contents, different compatibility promise
 // (a checkpoint is only read by the gpstream that wrote its format version).
 //
-//   root attributes: format "gpstream-checkpoint", version 2, created_by,
-//     solver, active_set_size, candidates, seed, dataset_path,
-//     dataset_fingerprint, rows, kernel attributes, standardisation
-//     attributes, iteration, elapsed_seconds, kernel_evaluations,
-//     random_state (the RNG's text form); the job (version 2): tolerance,
-//     max_iterations (0: none), time_limit_seconds (inf: none),
-//     refresh_every, output_path, overwrite_output, log_path,
-//     checkpoint_every_seconds; CholQR's and the online GP's settings
-//     (version 3; version 2 kept them in /auxiliary/settings, and is no
-//     longer read): cholqr_*, online_*
+//   root attributes: format "gpstream-checkpoint", version 6, created_by,
+//     dataset_path, dataset_fingerprint, rows, kernel attributes,
+//     standardisation attributes, iteration, elapsed_seconds,
+//     kernel_evaluations, random_state (the RNG's text form); the job's
+//     output_path, overwrite_output, log_path; the settings of CholQR and
+//     the online GP that are not parameters (cholqr_swap_inducing_rows,
+//     cholqr_swaps_per_epoch, cholqr_hyperparameter_evaluations,
+//     cholqr_min_noise_variance, online_rows_per_iteration);
+//     parameter_names, in order
+//   /parameters         the job's parameters, one attribute each, named as
+//                       the parameter schema names them (api/
+//                       parameter_schema.h: `solver` or `model`,
+//                       `active_set_size` or `basis_size`, `candidates`,
+//                       `random_state`, `tol` or `gap`, `max_iter`, …): the
+//                       API layer decides which and binds them to the
+//                       configuration; this file stores them as given
 //   /alpha, /gradient   float64 [n] (dense solvers only)
-//   checksum (version 4 only): XXH3 of the counters, the RNG and every vector
-//   contents_checksum (version 5): XXH3 of every attribute and dataset, the
-//     configuration's included, checked on reading (a checkpoint changed
-//     after it was written is refused; hdf5/contents_checksum.h)
+//   contents_checksum: XXH3 of every attribute and dataset, the parameters
+//     included, checked on reading (a checkpoint changed after it was
+//     written is refused; hdf5/contents_checksum.h)
 //   /auxiliary/<name>   solver-specific vectors (CG's search direction, …;
 //                       a sparse basis selection's basis, factors and bounds)
 //
+// Versions 2 to 5 kept the parameters as root attributes of their own names
+// and are refused: start such a run again.
+//
 // A sparse model's greedy basis selection is checkpointed in the same file:
-// `solver` is the model (sggp, mpgp, sgma), active_set_size its basis size.
+// its parameters are the model's (`model`, `basis_size`, …).
 //
 // Written to a temporary file, fsynced and renamed over the previous
 // checkpoint: a crash at any instant leaves the previous one intact.
@@ -30,13 +38,17 @@
 #include "engine/solvers/solver_state.h"
 #include "engine/training/training_configuration.h"
 
+#include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
+#include <variant>
+#include <vector>
 
 namespace gpstream {
 
 inline constexpr const char* kCheckpointFormat = "gpstream-checkpoint";
-inline constexpr std::int64_t kCheckpointVersion = 5;
+inline constexpr std::int64_t kCheckpointVersion = 6;
 
 // Where the run stood when the checkpoint was written, for `gpstream info`:
 // its stopping rule's measure (a resumed run computes its own). NaN when the
@@ -46,8 +58,20 @@ struct CheckpointMeasure {
   std::string name;  // as IterativeMethod::measure_name(): "|g|/|y|", "gap"
 };
 
+// One of the job's parameters as stored: a whole number, a real or a text.
+using StoredValue = std::variant<std::int64_t, double, std::string>;
+struct StoredParameter {
+  std::string name;  // the parameter schema's
+  StoredValue value;
+  bool operator==(const StoredParameter&) const = default;
+};
+
 struct Checkpoint {
+  // What this file holds itself: the dataset, kernel, standardisation and
+  // job outputs. The fields the parameters set are left at their defaults
+  // by read_checkpoint: api's read_training_checkpoint sets them.
   TrainingConfiguration configuration;
+  std::vector<StoredParameter> parameters;
   SolverState state;
   CheckpointMeasure measure;
 };
@@ -55,10 +79,11 @@ struct Checkpoint {
 // Writes straight from the run's own configuration and state: a copy of α
 // and g would double the O(n) vectors at every checkpoint (at 10M rows, 153
 // MiB more than a 512 MiB container has).
-void write_checkpoint(const std::string& path, const TrainingConfiguration& configuration, const SolverState& state,
+void write_checkpoint(const std::string& path, const TrainingConfiguration& configuration,
+                      std::span<const StoredParameter> parameters, const SolverState& state,
                       const CheckpointMeasure& measure = {});
 inline void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
-  write_checkpoint(path, checkpoint.configuration, checkpoint.state, checkpoint.measure);
+  write_checkpoint(path, checkpoint.configuration, checkpoint.parameters, checkpoint.state, checkpoint.measure);
 }
 Checkpoint read_checkpoint(const std::string& path);
 // Whether `path` is a training checkpoint (of any version), without reading it whole.

@@ -381,4 +381,8 @@ std::vector<std::string> read_string_array_attribute(hid_t object, const std::st
   return read_strings(attribute, name, context);
 }
 
+H5T_class_t attribute_class(hid_t object, const std::string& name, const std::string& context) {
+  return H5Tget_class(open_attribute(object, name, context).type.get());
+}
+
 }  // namespace gpstream::hdf5

@@ -131,5 +131,7 @@ std::int64_t read_integer_attribute(hid_t object, const std::string& name, const
 double read_double_attribute(hid_t object, const std::string& name, const std::string& context);
 std::vector<double> read_double_array_attribute(hid_t object, const std::string& name, const std::string& context);
 std::vector<std::string> read_string_array_attribute(hid_t object, const std::string& name, const std::string& context);
+// The attribute's type class (H5T_INTEGER, H5T_FLOAT, H5T_STRING, …).
+H5T_class_t attribute_class(hid_t object, const std::string& name, const std::string& context);
 
 }  // namespace gpstream::hdf5

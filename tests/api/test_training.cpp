@@ -1,10 +1,12 @@
 // The API (api/): training from arrays and from files, the Model, the
 // predictor over either, and a stopped run resumed from its checkpoint.
 #include "api/datasets.h"
+#include "api/parameter_schema.h"
 #include "api/predictor.h"
 #include "api/training.h"
 #include "engine/core/error.h"
 #include "engine/core/stop_flag.h"
+#include "engine/training/training_method.h"
 #include "engine/dense_reference.h"
 #include "engine/problems.h"
 #include "storage/checkpoint/checkpoint_file.h"
@@ -163,7 +165,7 @@ TEST_CASE("api: a Training stopped by the Context resumes from its checkpoint to
   CHECK_FALSE(stopped.model);
   CHECK(stopped.last_checkpoint_iteration == std::optional<std::uint64_t>(20));
 
-  Checkpoint saved = read_checkpoint(checkpoint);
+  Checkpoint saved = read_training_checkpoint(checkpoint);
   Training resumed(context, data, std::move(saved.configuration), std::move(saved.state));
   resumed.prepare({});
   const TrainingResult finished = resumed.run("");
@@ -173,10 +175,69 @@ TEST_CASE("api: a Training stopped by the Context resumes from its checkpoint to
   CHECK(std::equal(a.begin(), a.end(), b.begin(), b.end()));
   // Other rows than the checkpoint's are refused.
   const testing::Problem other = make_problem(500, 3, 8);
-  Checkpoint again = read_checkpoint(checkpoint);
+  Checkpoint again = read_training_checkpoint(checkpoint);
   CHECK_THROWS_WITH_AS(Training(context, TrainingData::in_memory(arrays_of(other)), std::move(again.configuration),
                                 std::move(again.state), "checkpoint 'job.ckpt'"),
                        doctest::Contains("is not the dataset checkpoint 'job.ckpt' was trained on"), Error);
+}
+
+TEST_CASE("api: a checkpoint stores every method's parameters under the schema's names and restores them exactly") {
+  const ScratchDirectory scratch;
+  for (const TrainingMethod& method : training_methods()) {
+    const std::string name = method.name;
+    CAPTURE(name);
+    TrainingConfiguration written;
+    written.solver = {method.name, 37, 11, method.dense() ? 3u : 0u};
+    written.seed = 0xfedcba9876543210ull;  // above 2⁶³: any 64 bits are a seed
+    written.job.stopping.tolerance = 1.0 / 3.0;
+    written.job.stopping.max_iterations = 12345;
+    written.job.stopping.refresh_every = 7;
+    written.job.checkpoint_every_seconds = 2.5;
+    written.cholqr.information_pivots = 9;
+    written.cholqr.objective = InducingObjective::likelihood;
+    written.cholqr.learn_hyperparameters = false;
+    written.online.novelty = 0.25;
+    written.online.passes = 3;
+    written.hyperparameters = testing::se_ard(2, 1.0, 0.1);
+    written.standardisation.x_mean = {0.0, 0.0};
+    written.standardisation.x_std = {1.0, 1.0};
+    written.dataset_path = "/data/train.h5";
+    written.dataset_fingerprint = "0123456789abcdef";
+    written.rows = 50;
+    const std::string path = scratch.file(std::string(method.name) + ".ckpt");
+    write_training_checkpoint(path, written, initial_solver_state(std::vector<double>(50, 1.0), 1));
+
+    // Each stored name is a parameter of the schema, and the method's own alone (a dense solver stores no cholqr).
+    const Checkpoint stored = read_checkpoint(path);
+    REQUIRE_FALSE(stored.parameters.empty());
+    CHECK(stored.parameters.front().name == (method.dense() ? "solver" : "model"));
+    for (const StoredParameter& parameter : stored.parameters) {
+      CAPTURE(parameter.name);
+      CHECK(find_parameter(parameter.name) != nullptr);
+      const std::string takers = methods_taking(parameter.name);
+      if (!takers.empty()) CHECK(takers.find(method.name) != std::string::npos);
+    }
+    const TrainingConfiguration read = read_training_checkpoint(path).configuration;
+    CHECK(read.solver.name == written.solver.name);
+    CHECK(read.solver.active_set_size == 37);
+    CHECK(read.solver.candidates == 11);
+    CHECK(read.solver.subspace_steps == (method.dense() ? 3u : SolverOptions{}.subspace_steps));  // BCD's alone
+    CHECK(read.seed == written.seed);
+    CHECK(read.job.stopping.tolerance == 1.0 / 3.0);
+    CHECK(read.job.stopping.max_iterations == 12345);
+    CHECK(std::isinf(read.job.stopping.time_limit_seconds));  // stored as 0, "no limit"
+    CHECK(read.job.stopping.refresh_every == 7);
+    CHECK(read.job.checkpoint_every_seconds == 2.5);
+    const std::span<const char* const> own = method.parameters;
+    const bool cholqr = std::find(own.begin(), own.end(), std::string_view("info_pivots")) != own.end();
+    const bool online = std::find(own.begin(), own.end(), std::string_view("novelty")) != own.end();
+    CHECK(read.cholqr.information_pivots == (cholqr ? 9u : CholQrOptions{}.information_pivots));
+    CHECK(read.cholqr.learn_hyperparameters == !cholqr);
+    CHECK((read.cholqr.objective == InducingObjective::likelihood) == cholqr);
+    CHECK(read.online.novelty == (online ? 0.25 : OnlineGpOptions{}.novelty));
+    CHECK(read.online.passes == (online ? 3u : OnlineGpOptions{}.passes));
+    CHECK(read.dataset_fingerprint == written.dataset_fingerprint);
+  }
 }
 
 TEST_CASE("api: arrays with a value that is not finite are refused, naming its row and column") {

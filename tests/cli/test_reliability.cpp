@@ -309,6 +309,20 @@ TEST_CASE("checkpoints are not trusted blindly: a changed vector or an invalid c
   const auto negative = run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(directory.file("x.h5")));
   CHECK(negative.exit_code == 1);
   CHECK(negative.err.find("invalid iteration -5") != std::string::npos);
+
+  // A parameter out of the schema's range is refused, naming it.
+  gpstream::testing::write_file(checkpoint, original);
+  {
+    gpstream::hdf5::Handle file = open_for_editing(checkpoint);
+    gpstream::hdf5::Handle parameters = gpstream::hdf5::open_group(file.get(), "parameters", checkpoint);
+    gpstream::hdf5::write_attribute(parameters.get(), "candidates", std::int64_t{0});
+  }
+  reseal(checkpoint);
+  const auto out_of_range = run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(directory.file("x.h5")));
+  INFO(out_of_range.err);
+  CHECK(out_of_range.exit_code != 0);
+  CHECK(out_of_range.err.find("c.h5: --candidates=0: give a whole number, at least 1; start the run again") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(directory.file("x.h5")));
 }
 
 TEST_CASE("models and checkpoints are checked against what they claim to be: an edited noise variance, a flipped bit") {
