@@ -1,6 +1,7 @@
 #include "api/parameter_schema.h"
 
 #include "engine/core/error.h"
+#include "engine/hyper/model_learning.h"
 #include "engine/kernels/kernel.h"
 #include "engine/solvers/dense_solver.h"
 #include "engine/sparse/greedy_basis_selection.h"
@@ -167,7 +168,7 @@ void bind_configuration_fields(std::vector<Parameter>& parameters) {
                   [](const Parameter& p, C& c, const StoredValue& v) { c.online.passes = stored_whole(p, v); }});
 }
 
-std::vector<Parameter> make_training_parameters() {
+std::vector<Parameter> make_schema_parameters() {
   const std::string tolerance_help = fmt::format(
       "dense solvers: stop when the relative residual |K alpha - y|/|y| <= tol, which keeps the RMS error of the "
       "predicted means at the training inputs below tol x RMS(y) (default {:g}); cholqr: when an epoch decreases its "
@@ -212,10 +213,6 @@ std::vector<Parameter> make_training_parameters() {
       positive("signal_variance", "signal-var", "", "signal variance s^2 (train: 1 unless a `hyper` file gives it)",
                true),
       positive("noise_variance", "noise-var", "", "noise variance sigma^2", true),
-      whole("all_rows_steps", "all-rows-steps", "0", 0,
-            "`learn_on` all: refine on all rows by Newton steps on the exact likelihood's stochastic gradient, at most "
-            "this many gradient estimates (each t + 1 GBCD solves and a pass over all pairs of rows; 0: off)",
-            true),
       {.name = "memory", .option = "memory", .kind = ParameterKind::byte_size,
        .help = "memory budget of the whole process, counted from its own code and libraries (about 20 MiB) up: what "
                "a run holds in proportion to the data (vectors, rows, factors, caches, blocks in flight) is reserved "
@@ -224,6 +221,79 @@ std::vector<Parameter> make_training_parameters() {
                "shared by the MPI ranks on this machine)",
        .python = true},
   };
+  // The hyperparameter search's (`gpstream hyper`, `train --learn-hyper`; engine/hyper/model_learning.h).
+  const SubsetLearningOptions subset;
+  const StochasticGradientOptions stochastic;
+  std::vector<Parameter> learning = {
+      choice("init", "init", "",
+             "start the search from this hyperparameter file (JSON); `length_scale`, `gamma`, `signal_variance` and "
+             "`noise_variance` override its values, and values given by neither are informed by the data"),
+      whole("subset", "subset", std::to_string(subset.subset), 2,
+            "rows the marginal likelihood is computed on (random, without replacement; all rows of a smaller dataset)"),
+      whole("restarts", "restarts", std::to_string(subset.restarts), 0,
+            "random restarts of the optimiser after the fixed start"),
+      positive("hyper_tol", "hyper-tol", fmt::format("{:g}", subset.tolerance),
+               "stop when the objective and every log-hyperparameter change by less"),
+      positive("min_noise", "min-noise", fmt::format("{:g}", subset.min_noise_variance),
+               "lower bound of the noise variance (standardised targets)"),
+      whole("max_evaluations", "max-evaluations", std::to_string(subset.max_evaluations), 1,
+            "objective evaluations per start"),
+      choice("mean", "mean", "linear",
+             "prior mean of the target, a trend the GP models the residual of: none, constant, linear (in every "
+             "input), or linear:INPUT,... (by name or number)",
+             true),
+      choice("mean_fit", "mean-fit", "ols",
+             "ols: the trend by least squares, the kernel learned on its residual (restricted spatial regression: the "
+             "trend keeps the covariates' effect far from the training rows); gls: jointly with the kernel by maximum "
+             "likelihood"),
+      choice("learn_on", "learn-on", "all",
+             "all: refine the subset's optimum on every row by the Vecchia likelihood (nearest-neighbour "
+             "conditionals); subset: the subset's exact likelihood only"),
+      whole("neighbours", "neighbours", std::to_string(VecchiaOptions{}.neighbours), 1,
+            "`learn_on` all: conditioning rows per row of the Vecchia likelihood"),
+      whole("max_terms", "max-terms", std::to_string(kAutomaticMaxTerms), 1,
+            "`kernel` auto, `learn_on` all: after the single kernels, sums of the chosen one's family at separated "
+            "scales (a longer or a shorter term beside it, then a third), refined on all rows and kept where the "
+            "evidence over all rows says so; up to this many terms (1: single kernels only)"),
+      whole("exact_rows", "exact-rows", std::to_string(ModelLearningOptions{}.exact_rows), 0,
+            "`learn_on` all, where the Vecchia likelihood is not accurate enough: refine the chosen kernel by the "
+            "exact likelihood on random subsets of twice the rows each time, up to this many (O(rows^3) time, "
+            "16 rows^2 bytes; `subset` or less: off)"),
+      whole("all_rows_steps", "all-rows-steps", "0", 0,
+            "`learn_on` all: refine on all rows by Newton steps on the exact likelihood's stochastic gradient, at most "
+            "this many gradient estimates (each t + 1 GBCD solves and a pass over all pairs of rows; 0: off)",
+            true),
+      whole("probes", "probes", std::to_string(stochastic.probes), 4,
+            fmt::format("random probe vectors t of each all-rows gradient estimate (Hutchinson's trace estimator; "
+                        "its error falls as 1/sqrt(t); a multiple of {})",
+                        stochastic.groups)),
+      {.name = "all_rows_tol", .option = "all-rows-tol", .kind = ParameterKind::real,
+       .default_text = fmt::format("{:g}", stochastic.tolerance), .minimum = 0, .minimum_excluded = true,
+       .maximum = 1, .maximum_excluded = true,
+       .help = fmt::format("relative residual of the all-rows estimates' probe solves (alpha's: {:g}, or this if "
+                           "smaller)",
+                           stochastic.alpha_tolerance)},
+  };
+  // The kernel-column cache's (`train`, `predict`; engine/kernels/column_cache_setup.h).
+  std::vector<Parameter> cache = {
+      choice("cache", "cache", "auto",
+             "kernel-column cache for what reuses kernel columns (train: the bcd family and the greedy bases sgma, "
+             "mpgp, sggp; predict: the gbcd variance route): off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel "
+             "entry is measured to cost more than reading it, disk where also more than reading it from disk); "
+             "results are bitwise the same either way"),
+      choice("cache_dir", "cache-dir", "",
+             "directory for the cache's disk tier and for predict's variance factor on disk, files deleted when the "
+             "run ends (default: the output file's directory)"),
+      {.name = "cache_disk", .option = "cache-disk", .kind = ParameterKind::byte_size,
+       .help = "size of the cache's disk tier, e.g. 20G (default: half the directory's free space, and at most a "
+               "column per training row)"},
+  };
+  for (auto [group, members] : {std::pair{ParameterGroup::learning, &learning}, {ParameterGroup::cache, &cache}}) {
+    for (Parameter& parameter : *members) {
+      parameter.group = group;
+      parameters.push_back(std::move(parameter));
+    }
+  }
   bind_configuration_fields(parameters);
   return parameters;
 }
@@ -242,20 +312,20 @@ std::string Parameter::expected() const {
   return range.empty() ? "a finite number" : "a finite number, " + range;
 }
 
-std::span<const Parameter> training_parameters() {
-  static const std::vector<Parameter> parameters = make_training_parameters();
+std::span<const Parameter> schema_parameters() {
+  static const std::vector<Parameter> parameters = make_schema_parameters();
   return parameters;
 }
 
 const Parameter* find_parameter(std::string_view name) {
-  for (const Parameter& parameter : training_parameters()) {
+  for (const Parameter& parameter : schema_parameters()) {
     if (parameter.name == name) return &parameter;
   }
   return nullptr;
 }
 
 const Parameter* find_parameter_by_option(std::string_view option) {
-  for (const Parameter& parameter : training_parameters()) {
+  for (const Parameter& parameter : schema_parameters()) {
     if (parameter.option == option) return &parameter;
   }
   return nullptr;
@@ -277,7 +347,7 @@ void check_parameter(std::string_view name, double value) {
 
 std::vector<StoredParameter> stored_parameters(const TrainingConfiguration& configuration) {
   std::vector<StoredParameter> stored;
-  for (const Parameter& parameter : training_parameters()) {
+  for (const Parameter& parameter : schema_parameters()) {
     const Parameter::Field& field = parameter.field;
     if (field.get == nullptr || !field.holds(configuration)) continue;
     // A method's own parameter (cholqr's `info_pivots`) only where the method takes it.
@@ -307,38 +377,46 @@ void restore_parameters(std::span<const StoredParameter> parameters, TrainingCon
 }
 
 std::string parameter_table_markdown() {
-  std::string out =
-      "| parameter | option (`gpstream train`) | in Python's estimator | default | takes | what it is |\n"
-      "|---|---|---|---|---|---|\n";
-  for (const Parameter& parameter : training_parameters()) {
-    std::string takes;
-    switch (parameter.kind) {
-      case ParameterKind::whole_number:
-      case ParameterKind::real:
-        takes = parameter.expected();
-        break;
-      case ParameterKind::reals:
-        takes = "positive numbers, comma-separated";
-        break;
-      case ParameterKind::text:
-        takes = "a name";
-        break;
-      case ParameterKind::flag:
-        takes = "(a switch)";
-        break;
-      case ParameterKind::byte_size:
-        takes = "a size";
-        break;
+  std::string out;
+  for (const auto& [group, heading] :
+       {std::pair{ParameterGroup::training, "The training job (`gpstream train`; Python's estimator where marked)"},
+        {ParameterGroup::learning, "The hyperparameter search (`gpstream hyper`, `gpstream train --learn-hyper`)"},
+        {ParameterGroup::cache, "The kernel-column cache (`gpstream train`, `gpstream predict`)"}}) {
+    out += fmt::format("{}{}:\n\n", out.empty() ? "" : "\n", heading);
+    out +=
+        "| parameter | option | in Python's estimator | default | takes | what it is |\n"
+        "|---|---|---|---|---|---|\n";
+    for (const Parameter& parameter : schema_parameters()) {
+      if (parameter.group != group) continue;
+      std::string takes;
+      switch (parameter.kind) {
+        case ParameterKind::whole_number:
+        case ParameterKind::real:
+          takes = parameter.expected();
+          break;
+        case ParameterKind::reals:
+          takes = "positive numbers, comma-separated";
+          break;
+        case ParameterKind::text:
+          takes = "a name";
+          break;
+        case ParameterKind::flag:
+          takes = "(a switch)";
+          break;
+        case ParameterKind::byte_size:
+          takes = "a size";
+          break;
+      }
+      // Parameters in the help as the options of the table's second column.
+      std::string help = spell_parameters(parameter.help, [](std::string_view name) {
+        const Parameter* named = find_parameter(name);
+        return named != nullptr ? fmt::format("`--{}`", named->option) : fmt::format("`{}`", name);
+      });
+      for (std::size_t at = help.find('|'); at != std::string::npos; at = help.find('|', at + 2)) help.insert(at, "\\");
+      out += fmt::format("| `{}` | `--{}` | {} | {} | {} | {} |\n", parameter.name, parameter.option,
+                         parameter.python ? "yes" : "",
+                         parameter.default_text.empty() ? "" : "`" + parameter.default_text + "`", takes, help);
     }
-    // Parameters in the help as the options of the table's second column.
-    std::string help = spell_parameters(parameter.help, [](std::string_view name) {
-      const Parameter* named = find_parameter(name);
-      return named != nullptr ? fmt::format("`--{}`", named->option) : fmt::format("`{}`", name);
-    });
-    for (std::size_t at = help.find('|'); at != std::string::npos; at = help.find('|', at + 2)) help.insert(at, "\\");
-    out += fmt::format("| `{}` | `--{}` | {} | {} | {} | {} |\n", parameter.name, parameter.option,
-                       parameter.python ? "yes" : "", parameter.default_text.empty() ? "" : "`" + parameter.default_text + "`",
-                       takes, help);
   }
   return out;
 }

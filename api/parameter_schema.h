@@ -31,6 +31,11 @@
 
 namespace gpstream {
 
+// Which commands take a parameter: the training job's (`gpstream train`,
+// Python's estimator), the hyperparameter search's (`gpstream hyper`, `train
+// --learn-hyper`), the kernel-column cache's (`train`, `predict`).
+enum class ParameterGroup { training, learning, cache };
+
 enum class ParameterKind {
   whole_number,  // a count or a seed
   real,          // a finite number
@@ -52,6 +57,7 @@ struct Parameter {
   bool maximum_excluded = false;
   std::string help;     // one paragraph, with parameters in backticks
   bool python = false;  // also a parameter of Python's estimator (under `name`)
+  ParameterGroup group = ParameterGroup::training;
   // Where a training configuration holds it; all null for a parameter that
   // is not part of one (the kernel's live in the model's attributes, the
   // memory budget is the run's).
@@ -66,8 +72,9 @@ struct Parameter {
   std::string expected() const;
 };
 
-// The training job's parameters, in the order the command line's help lists them.
-std::span<const Parameter> training_parameters();
+// Every parameter of the schema, group by group, each group in the order
+// the command line's help lists it.
+std::span<const Parameter> schema_parameters();
 // The parameter of this name, or of this command-line option (without "--"); nullptr for none.
 const Parameter* find_parameter(std::string_view name);
 const Parameter* find_parameter_by_option(std::string_view option);
@@ -87,8 +94,8 @@ std::vector<StoredParameter> stored_parameters(const TrainingConfiguration& conf
 void restore_parameters(std::span<const StoredParameter> parameters, TrainingConfiguration& configuration,
                         const std::string& source);
 
-// The schema as a markdown table (parameter, option, default, range, help;
-// parameters in the help written as options): docs/commands.md's.
+// The schema as markdown, a table per group (parameter, option, default,
+// range, help; parameters in the help written as options): docs/commands.md's.
 std::string parameter_table_markdown();
 
 }  // namespace gpstream

@@ -141,13 +141,10 @@ void ComputeOptions::add(po::options_description& options) {
   // clang-format on
 }
 
-void ColumnCacheOptions::add(po::options_description& options, const std::string& user) {
-  // clang-format off
-  options.add_options()
-      ("cache", po::value(&cache)->default_value("auto"), fmt::format("kernel-column cache for {}, which reuses columns: off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel entry is measured to cost more than reading it, disk where also more than reading it from disk); results are bitwise the same either way", user).c_str())
-      ("cache-dir", po::value(&directory), "directory for the cache's disk tier and for predict's variance factor on disk, files deleted when the run ends (default: the output file's directory)")
-      ("cache-disk", po::value(&disk), "size of the cache's disk tier, e.g. 20G (default: half the directory's free space, and at most a column per training row)");
-  // clang-format on
+void ColumnCacheOptions::add(po::options_description& options) {
+  add_parameter(options, "cache", cache);
+  add_parameter(options, "cache_dir", directory);
+  add_parameter(options, "cache_disk", disk);
 }
 
 void ColumnCacheOptions::validate(const po::variables_map& values) {

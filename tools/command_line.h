@@ -108,8 +108,8 @@ struct ColumnCacheOptions {
   ColumnCacheMode mode = ColumnCacheMode::automatic;
   std::uint64_t disk_bytes = 0;  // 0: half the directory's free space
 
-  // `user` says what uses the cache ("the bcd family").
-  void add(po::options_description& options, const std::string& user);
+  // --cache, --cache-dir, --cache-disk: the schema's cache group.
+  void add(po::options_description& options);
   // Parses --cache and --cache-disk; refuses --cache-dir/--cache-disk without a disk tier.
   void validate(const po::variables_map& values);
   // --cache-dir, else the directory of `output` (the temporary directory for standard output): where the

@@ -411,7 +411,7 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("seed", po::value(&options.variance.seed)->default_value(1), "dense models: random seed of the variance solves; bcm: of the k-means");
   // clang-format on
   po::options_description cache_options("Kernel-column cache (dense models, the gbcd variance route)");
-  options.cache.add(cache_options, "the gbcd variance route");
+  options.cache.add(cache_options);
   spec.options.add(cache_options);
   compute.add(spec.options);
   spec.positional.add("arguments", -1);

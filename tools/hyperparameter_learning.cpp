@@ -72,24 +72,22 @@ StartingPoint KernelValueOptions::given(const po::variables_map& values) const {
 }
 
 void HyperparameterLearningOptions::add(po::options_description& options) {
-  // clang-format off
-  options.add_options()
-      ("init", po::value(&init_file), "start the search from this hyperparameter file (JSON); --lengthscales, --gamma, --signal-var and --noise-var override its values, and values given by neither are informed by the data")
-      ("subset", po::value(&learning.subset)->default_value(learning.subset), "rows the marginal likelihood is computed on (random, without replacement)")
-      ("restarts", po::value(&learning.restarts)->default_value(learning.restarts), "random restarts of the optimiser after the fixed start")
-      ("hyper-tol", po::value(&learning.tolerance)->default_value(learning.tolerance, "1e-4"), "stop when the objective and every log-hyperparameter change by less")
-      ("min-noise", po::value(&learning.min_noise_variance)->default_value(learning.min_noise_variance, "1e-6"), "lower bound of the noise variance (standardised targets)")
-      ("max-evaluations", po::value(&learning.max_evaluations)->default_value(learning.max_evaluations), "objective evaluations per start")
-      ("mean", po::value(&mean)->default_value(mean), "prior mean of the target, a trend the GP models the residual of: none, constant, linear (in every input), or linear:INPUT,... (by name or number)")
-      ("mean-fit", po::value(&mean_fit)->default_value(mean_fit), "ols: the trend by least squares, the kernel learned on its residual (restricted spatial regression: the trend keeps the covariates' effect far from the training rows); gls: jointly with the kernel by maximum likelihood")
-      ("learn-on", po::value(&learn_on)->default_value(learn_on), "all: refine the subset's optimum on every row by the Vecchia likelihood (nearest-neighbour conditionals); subset: the subset's exact likelihood only")
-      ("neighbours", po::value(&neighbours)->default_value(neighbours), "--learn-on all: conditioning rows per row of the Vecchia likelihood")
-      ("max-terms", po::value(&max_terms)->default_value(max_terms), "--kernel auto, --learn-on all: after the single kernels, sums of the chosen one's family at separated scales (a longer or a shorter term beside it, then a third), refined on all rows and kept where the evidence over all rows says so; up to this many terms (1: single kernels only)")
-      ("exact-rows", po::value(&exact_rows)->default_value(exact_rows), "--learn-on all, where the Vecchia likelihood is not accurate enough: refine the chosen kernel by the exact likelihood on random subsets of twice the rows each time, up to this many (O(rows^3) time, 16 rows^2 bytes; --subset or less: off)")
-      ("all-rows-steps", po::value(&stochastic.max_steps)->default_value(stochastic.max_steps), for_command_line(schema_parameter("all_rows_steps").help).c_str())
-      ("probes", po::value(&stochastic.gradient.probes)->default_value(stochastic.gradient.probes), "random probe vectors t of each all-rows gradient estimate (Hutchinson's trace estimator; its error falls as 1/sqrt(t); a multiple of 4)")
-      ("all-rows-tol", po::value(&stochastic.gradient.tolerance)->default_value(stochastic.gradient.tolerance, "1e-2"), "relative residual of the all-rows estimates' probe solves (α's: 1e-4, or this if smaller)");
-  // clang-format on
+  // Names, defaults and help from the schema's learning group (api/parameter_schema.h).
+  add_parameter(options, "init", init_file);
+  add_parameter(options, "subset", learning.subset);
+  add_parameter(options, "restarts", learning.restarts);
+  add_parameter(options, "hyper_tol", learning.tolerance);
+  add_parameter(options, "min_noise", learning.min_noise_variance);
+  add_parameter(options, "max_evaluations", learning.max_evaluations);
+  add_parameter(options, "mean", mean);
+  add_parameter(options, "mean_fit", mean_fit);
+  add_parameter(options, "learn_on", learn_on);
+  add_parameter(options, "neighbours", neighbours);
+  add_parameter(options, "max_terms", max_terms);
+  add_parameter(options, "exact_rows", exact_rows);
+  add_parameter(options, "all_rows_steps", stochastic.max_steps);
+  add_parameter(options, "probes", stochastic.gradient.probes);
+  add_parameter(options, "all_rows_tol", stochastic.gradient.tolerance);
 }
 
 std::optional<std::string> HyperparameterLearningOptions::first_given(const po::variables_map& values) {
@@ -110,37 +108,24 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   ModelLearningOptions& model = plan.options;
   model.subset = learning.learning;
   const SubsetLearningOptions& options = model.subset;
-  if (options.subset < 2) throw UsageError(fmt::format("--subset must be at least 2, not {}", options.subset));
   if (options.subset > rows && !given(values, "subset")) {
     model.subset.subset = rows;  // the default subset of a small dataset: all of its rows
   } else if (options.subset > rows) {
     throw UsageError(fmt::format("--subset {} is larger than the {} rows of '{}'; give --subset {} or less",
                                  options.subset, rows, dataset, rows));
   }
-  if (!(options.tolerance > 0))
-    throw UsageError(fmt::format("--hyper-tol must be positive, not {}", options.tolerance));
-  if (options.max_evaluations < 1) {
-    throw UsageError(fmt::format("--max-evaluations must be at least 1, not {}", options.max_evaluations));
-  }
-  if (!(options.min_noise_variance > 0)) {
-    throw UsageError(fmt::format("--min-noise must be positive, not {}", options.min_noise_variance));
-  }
   if (learning.learn_on != "all" && learning.learn_on != "subset") {
     throw UsageError(fmt::format("--learn-on: \"{}\" is neither all nor subset", learning.learn_on));
   }
   model.all_rows = learning.learn_on == "all";
-  if (learning.neighbours < 1) throw UsageError("--neighbours must be at least 1");
   model.vecchia.neighbours = learning.neighbours;
   model.exact_rows = learning.exact_rows;
   model.stochastic = learning.stochastic;
   if (model.stochastic.max_steps > 0) {
     const StochasticGradientOptions& gradient = model.stochastic.gradient;
-    if (gradient.probes < 4 || gradient.probes % gradient.groups != 0) {
-      throw UsageError(
-          fmt::format("--probes must be a multiple of {} and at least 4, not {}", gradient.groups, gradient.probes));
+    if (gradient.probes % gradient.groups != 0) {  // (its range is the schema's)
+      throw UsageError(fmt::format("--probes must be a multiple of {}, not {}", gradient.groups, gradient.probes));
     }
-    if (!(gradient.tolerance > 0 && gradient.tolerance < 1))
-      throw UsageError(fmt::format("--all-rows-tol must lie in (0, 1), not {}", gradient.tolerance));
   }
   model.leave_out_redundant_mean_inputs = !given(values, "mean");
   model.input_names = feature_names;
@@ -189,7 +174,6 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
     origins.push_back("--init " + learning.init_file);
   }
   const bool compare = automatic && (learning.init_file.empty() || given(values, "kernel"));
-  if (learning.max_terms < 1) throw UsageError("--max-terms must be at least 1");
   if (compare) {
     model.kernels.clear();
     for (const KernelType type : kAutoKernelCandidates) model.kernels.push_back({.type = type});

@@ -49,7 +49,7 @@ struct HyperparameterLearningOptions {
   std::string learn_on = "all";
   std::size_t neighbours = VecchiaOptions{}.neighbours;
   std::size_t exact_rows = ModelLearningOptions{}.exact_rows;
-  std::size_t max_terms = 3;  // auto: sums of the chosen family across scales, up to this many terms
+  std::size_t max_terms = kAutomaticMaxTerms;  // auto: sums of the chosen family across scales
   StochasticRefinementOptions stochastic;
 
   void add(po::options_description& options);

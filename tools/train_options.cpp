@@ -308,7 +308,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
   options.kernel_values.add(kernel_options);
   spec.options.add(kernel_options);
   po::options_description cache_options("Kernel-column cache");
-  options.cache.add(cache_options, "the bcd family and the greedy bases (sgma, mpgp, sggp)");
+  options.cache.add(cache_options);
   spec.options.add(cache_options);
   options.compute.add(spec.options);
   po::options_description learning_options("Hyperparameter learning (with --learn-hyper)");

@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/data/row_capture.h"
 
 #include <algorithm>
 
@@ -72,6 +73,41 @@ void collect_partitioned_rows(Communicator& ranks, RowSource& rows, const RowPar
   }
   ranks.sum(out);
   if (targets != nullptr) ranks.sum(*targets);
+}
+
+void RankExchange::collect_rows(std::span<const std::size_t> indices, std::vector<double>& out, RowCapture* capture) {
+  std::vector<double> owned;
+  const bool captured = capture != nullptr && capture->take(owned_local_rows(partition_, indices), owned);
+  collect_partitioned_rows(ranks_, rows_, partition_, indices, out, captured ? &owned : nullptr);
+}
+
+std::vector<double> RankExchange::collect_values(std::span<const std::size_t> indices, std::span<const double> local,
+                                                 std::size_t width) {
+  GPSTREAM_CHECK(local.size() == checked_multiply(rows_.rows(), width), "{} values for {} rows of {}", local.size(),
+                 rows_.rows(), width);
+  std::vector<double> out(checked_multiply(indices.size(), width), 0.0);
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (partition_.owns(indices[k]))
+      std::copy_n(local.data() + partition_.local(indices[k]) * width, width, out.data() + k * width);
+  }
+  ranks_.sum(out);
+  return out;
+}
+
+void RankExchange::read_global_rows(std::size_t first, std::size_t count, double* out) {
+  const std::size_t d = rows_.columns();
+  if (partition_.count == partition_.global_rows) {
+    rows_.read_rows(first, count, out, nullptr);
+    return;
+  }
+  std::span<double> rows(out, checked_multiply(count, d));
+  std::fill(rows.begin(), rows.end(), 0.0);
+  const std::size_t own_first = std::max(first, partition_.first);
+  const std::size_t own_end = std::min(first + count, partition_.first + partition_.count);
+  if (own_first < own_end) {
+    rows_.read_rows(partition_.local(own_first), own_end - own_first, out + (own_first - first) * d, nullptr);
+  }
+  ranks_.sum(rows);
 }
 
 }  // namespace gpstream

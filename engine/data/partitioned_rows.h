@@ -44,4 +44,33 @@ void collect_partitioned_rows(Communicator& ranks, RowSource& rows, const RowPar
 // The local row numbers of the rows of `indices` this rank owns, in their order.
 std::vector<std::size_t> owned_local_rows(const RowPartition& partition, std::span<const std::size_t> indices);
 
+class RowCapture;
+
+// What the ranks of a distributed run exchange about the rows they own: rows
+// and per-row values by their global numbers, each from its owner, shared by
+// one all-reduce (exact: one owner per value, zeros elsewhere). Every rank
+// calls each method (they are collective); in one process they only copy.
+// KernelMatrix holds one for the rows it was made on (KernelMatrix::exchange).
+class RankExchange {
+ public:
+  // `rows` (this rank's) and `ranks` must outlive it.
+  RankExchange(Communicator& ranks, RowSource& rows, const RowPartition& partition)
+      : ranks_(ranks), rows_(rows), partition_(partition) {}
+
+  // Rows `indices` (numbered over all n) of X into `out` (|indices|×d); the
+  // owned ones come from `capture` when it holds them (a pass brought them).
+  void collect_rows(std::span<const std::size_t> indices, std::vector<double>& out, RowCapture* capture = nullptr);
+  // Rows `indices` of a per-row vector of `width` values a row, of which
+  // `local` holds this rank's rows; |indices|×width.
+  std::vector<double> collect_values(std::span<const std::size_t> indices, std::span<const double> local,
+                                     std::size_t width = 1);
+  // Rows [first, first + count) of all n into `out` (count×d).
+  void read_global_rows(std::size_t first, std::size_t count, double* out);
+
+ private:
+  Communicator& ranks_;
+  RowSource& rows_;
+  RowPartition partition_;
+};
+
 }  // namespace gpstream

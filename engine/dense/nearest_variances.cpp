@@ -62,7 +62,7 @@ class NearestVariances final : public VarianceRoute {
     gathered_ = chosen_;
     std::sort(gathered_.begin(), gathered_.end());
     gathered_.erase(std::unique(gathered_.begin(), gathered_.end()), gathered_.end());
-    training_.collect_rows(gathered_, gathered_rows_, nullptr);
+    training_.exchange().collect_rows(gathered_, gathered_rows_, nullptr);
     const double noise = training_.kernel().noise_variance();
     tbb::parallel_for(std::size_t{0}, r, [&](std::size_t j) {
       System& system = systems_.local();

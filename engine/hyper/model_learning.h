@@ -48,6 +48,10 @@
 
 namespace gpstream {
 
+// The terms `auto` composes up to where the front ends learn with their
+// defaults (`max_terms` of gpstream hyper, train --learn-hyper, Python's learn).
+inline constexpr std::size_t kAutomaticMaxTerms = 3;
+
 struct ModelLearningOptions {
   // The kernels' shapes (types; sums have added terms), their values learned: one, or the candidates of `auto`.
   std::vector<KernelHyperparameters> kernels = {KernelHyperparameters{}};

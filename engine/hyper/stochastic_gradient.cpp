@@ -171,7 +171,7 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
   if (matrix.distributed()) {
     std::vector<std::size_t> all(n);
     std::iota(all.begin(), all.end(), std::size_t{0});
-    solutions_ = matrix.collect_values(all, solution, c);
+    solutions_ = matrix.exchange().collect_values(all, solution, c);
   } else {
     solutions_ = std::move(solution);
   }

@@ -28,6 +28,7 @@ KernelMatrix::KernelMatrix(Context& context, RowSource& rows, const RowPartition
     : context_(context),
       rows_(rows),
       partition_(partition),
+      exchange_(context.communicator(), rows, partition),
       kernel_(kernel),
       options_(options),
       workspaces_(std::make_unique<TileWorkspaces>()) {
@@ -202,25 +203,6 @@ void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double
   }
 }
 
-void KernelMatrix::collect_rows(std::span<const std::size_t> indices, std::vector<double>& out, RowCapture* capture) {
-  std::vector<double> owned;
-  const bool captured = capture != nullptr && capture->take(owned_local_rows(partition_, indices), owned);
-  collect_partitioned_rows(context_.communicator(), rows_, partition_, indices, out, captured ? &owned : nullptr);
-}
-
-std::vector<double> KernelMatrix::collect_values(std::span<const std::size_t> indices, std::span<const double> local,
-                                                 std::size_t width) {
-  GPSTREAM_CHECK(local.size() == checked_multiply(size(), width), "{} values for {} rows of {}", local.size(), size(),
-                 width);
-  std::vector<double> out(checked_multiply(indices.size(), width), 0.0);
-  for (std::size_t k = 0; k < indices.size(); ++k) {
-    if (partition_.owns(indices[k]))
-      std::copy_n(local.data() + partition_.local(indices[k]) * width, width, out.data() + k * width);
-  }
-  context_.communicator().sum(out);
-  return out;
-}
-
 void KernelMatrix::enable_column_cache(MemoryReservation memory, std::unique_ptr<ColumnDiskTier> disk) {
   column_cache_ = std::make_unique<KernelColumnCache>(size(), std::move(memory), std::move(disk), &context_,
                                                       partition_.global_rows);
@@ -290,28 +272,11 @@ bool KernelMatrix::multiply_panels(const double* v, std::size_t r, double* out, 
     if (stoppable && context_.communicator().any(context_.stop_requested())) return false;
     const std::size_t count = std::min(panel, n - first);
     std::iota(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(count), first);
-    read_global_rows(first, count, x_panel.data());
+    exchange_.read_global_rows(first, count, x_panel.data());
     multiply_columns(std::span<const std::size_t>(indices.data(), count), x_panel.data(), v + first * r, r, out,
                      first > 0);
   }
   return true;
-}
-
-void KernelMatrix::read_global_rows(std::size_t first, std::size_t count, double* out) {
-  const std::size_t d = rows_.columns();
-  if (!distributed()) {
-    rows_.read_rows(first, count, out, nullptr);
-    return;
-  }
-  // The owners read their part of [first, first + count); one all-reduce shares it (exact: one owner per value).
-  std::span<double> rows(out, checked_multiply(count, d));
-  std::fill(rows.begin(), rows.end(), 0.0);
-  const std::size_t own_first = std::max(first, partition_.first);
-  const std::size_t own_end = std::min(first + count, partition_.first + partition_.count);
-  if (own_first < own_end) {
-    rows_.read_rows(partition_.local(own_first), own_end - own_first, out + (own_first - first) * d, nullptr);
-  }
-  context_.communicator().sum(rows);
 }
 
 void KernelMatrix::block(const double* x_a, std::size_t a, const double* x_b, std::size_t b, double* out) const {

@@ -11,9 +11,15 @@
 // Output row i is written by exactly one task, and sums over rows are reduced
 // in a fixed order, so results do not depend on the thread count or
 // scheduling: a resumed run repeats the same arithmetic.
+//
+// Its other jobs live beside it: the sums over all rows built from its passes
+// (cross_products.h, parameter_gradient_contraction.h), the exchange of rows
+// and values among ranks (RankExchange, data/partitioned_rows.h; exchange()),
+// the kernel-column cache it reads columns from (kernel_column_cache.h).
 #pragma once
 
 #include "engine/core/context.h"
+#include "engine/data/partitioned_rows.h"
 #include "engine/data/row_block_stream.h"
 #include "engine/data/row_capture.h"
 #include "engine/data/row_partition.h"
@@ -56,16 +62,8 @@ class KernelMatrix {
   const RowPartition& partition() const { return partition_; }
   // Whether the rows are partitioned among the ranks of a distributed run.
   bool distributed() const { return partition_.count != partition_.global_rows; }
-  // Rows `indices` (numbered over all n) of X into `out` (|indices|×d),
-  // from the ranks that own them: each fills in its own, one all-reduce
-  // shares them (exact: one owner per value); in a single process, a
-  // gather. The owned rows come from `capture` when it holds them.
-  void collect_rows(std::span<const std::size_t> indices, std::vector<double>& out, RowCapture* capture = nullptr);
-  // Rows `indices` (numbered over all n) of a per-row vector of `width`
-  // values a row, of which `local` holds this rank's rows: from their
-  // owners, in one all-reduce (exact), as collect_rows; |indices|×width.
-  std::vector<double> collect_values(std::span<const std::size_t> indices, std::span<const double> local,
-                                     std::size_t width = 1);
+  // Rows and per-row values of its rows from the ranks that own them (data/partitioned_rows.h).
+  RankExchange& exchange() { return exchange_; }
   RowSource& rows() { return rows_; }
   const Kernel& kernel() const { return kernel_; }
 
@@ -133,9 +131,6 @@ class KernelMatrix {
   // pass; inside the context's arena, so that every parallel loop of a block
   // uses its threads.
   void for_each_row_block(const std::function<void(std::size_t first, std::size_t count, const double* x)>& block);
-  // Rows [first, first + count) of all n into out (count×d): read by their
-  // owners and shared when distributed (every rank calls it).
-  void read_global_rows(std::size_t first, std::size_t count, double* out);
 
   // One thread's scratch for a tile of rows.
   struct TileWorkspace {
@@ -179,6 +174,7 @@ class KernelMatrix {
   Context& context_;
   RowSource& rows_;
   RowPartition partition_;
+  RankExchange exchange_;
   const Kernel& kernel_;
   KernelMatrixOptions options_;
   MemoryReservation block_memory_;

@@ -28,7 +28,7 @@ std::vector<double> contract_parameter_gradient(KernelMatrix& matrix, const doub
   std::vector<std::vector<double>> partials(kChunks);
   for (std::size_t first = 0; first < n; first += panel) {  // every rank, rows or none: read_global_rows is collective
     const std::size_t count = std::min(panel, n - first);
-    matrix.read_global_rows(first, count, x_panel.data());
+    matrix.exchange().read_global_rows(first, count, x_panel.data());
     kernel.prepare(x_panel.data(), count, prepared_panel);
     auto add_block = [&](std::size_t block_first, std::size_t block_rows, const double* x) {
       const std::size_t slices = (block_rows + kSliceRows - 1) / kSliceRows;

@@ -15,7 +15,7 @@ namespace {
 // G_B: rows `indices` of the gradient (this rank's rows × r), from their owners.
 void collect_gradient(KernelMatrix& kernel, std::span<const std::size_t> indices, const double* gradient, std::size_t r,
                       std::vector<double>& out) {
-  out = kernel.collect_values(indices, std::span(gradient, checked_multiply(kernel.size(), r)), r);
+  out = kernel.exchange().collect_values(indices, std::span(gradient, checked_multiply(kernel.size(), r)), r);
 }
 
 }  // namespace

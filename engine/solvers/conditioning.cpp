@@ -48,8 +48,8 @@ void check_tolerance_attainable(KernelMatrix& kernel, std::span<const double> y,
       fmt::format("the conditioning check on {} sampled rows", m),
       sizeof(double) * checked_add(checked_multiply(m, m, 2), checked_multiply(m, d + 4)));
   std::vector<double> x;
-  kernel.collect_rows(sample, x);
-  const std::vector<double> y_sample = kernel.collect_values(sample, y);
+  kernel.exchange().collect_rows(sample, x);
+  const std::vector<double> y_sample = kernel.exchange().collect_values(sample, y);
   std::vector<double> alpha = y_sample;
   std::vector<double> matrix(m * m);
   kernel.block(x.data(), m, x.data(), m, matrix.data());

@@ -32,7 +32,7 @@ void CyclicSelection::select(SelectionContext& context, ActiveSet& out) {
   };
   const std::size_t next = block_at(static_cast<std::size_t>(saved[1]), out.indices);
   saved[1] = static_cast<double>(next);
-  context.kernel.collect_rows(out.indices, out.rows, &next_rows_);
+  context.kernel.exchange().collect_rows(out.indices, out.rows, &next_rows_);
   if (context.kernel.streams_rows()) {  // the next block is known: this iteration's pass brings its rows
     block_at(next, next_indices_);
     next_rows_.request(owned_local_rows(context.kernel.partition(), next_indices_), context.kernel.rows().columns());

@@ -42,7 +42,7 @@ void GradientSelection::select(SelectionContext& context, ActiveSet& out) {
   out.indices.clear();
   for (auto it = ranked.begin(); it != cut; ++it) out.indices.push_back(it->second);
   std::sort(out.indices.begin(), out.indices.end());
-  context.kernel.collect_rows(out.indices, out.rows);
+  context.kernel.exchange().collect_rows(out.indices, out.rows);
 }
 
 }  // namespace gpstream

@@ -77,8 +77,8 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
     GPSTREAM_CHECK(size > 0, "module {} is empty", module);
     // The module's exact GP: K̄_i = L_i L_iᵀ, α_i = K̄_i⁻¹ y_i.
     std::vector<double> x;
-    training.collect_rows(rows, x);
-    std::vector<double> alpha = training.collect_values(rows, y);
+    training.exchange().collect_rows(rows, x);
+    std::vector<double> alpha = training.exchange().collect_values(rows, y);
     if (module % ranks.size() != ranks.rank()) continue;
     PreparedRows prepared;
     kernel.prepare(x.data(), size, prepared);

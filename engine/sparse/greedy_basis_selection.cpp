@@ -92,7 +92,7 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
   GPSTREAM_CHECK(m <= capacity, "checkpoint: a basis of {} rows exceeds the basis size {}", m, capacity);
   GPSTREAM_CHECK(get("z").size() == m, "checkpoint: the basis factors do not fit {} rows", m);
   for (const std::size_t i : basis_) in_basis_[i] = 1;
-  kernel.collect_rows(basis_, basis_rows_);
+  kernel.exchange().collect_rows(basis_, basis_rows_);
   whitened_.assign_factor(get("whitened_factor"), m);
   kernel_factor_.assign_factor(get("kernel_factor"), m);
   z_ = get("z");
@@ -105,7 +105,7 @@ GreedyBasisSelection::GreedyBasisSelection(KernelMatrix& kernel, std::span<const
     const std::size_t dual = dual_basis_.size();
     GPSTREAM_CHECK(dual <= capacity && get("dual_z").size() == dual, "checkpoint: the dual factors do not fit");
     for (const std::size_t i : dual_basis_) in_dual_basis_[i] = 1;
-    kernel.collect_rows(dual_basis_, dual_rows_);
+    kernel.exchange().collect_rows(dual_basis_, dual_rows_);
     dual_factor_.assign_factor(get("dual_factor"), dual);
     dual_z_ = get("dual_z");
     dual_objective_ = -0.5 * squared_norm(dual_z_);
@@ -166,7 +166,7 @@ void GreedyBasisSelection::primal_step() {
   }
   const std::size_t m = basis_.size();
   std::vector<double> x_c;
-  kernel_.collect_rows(candidates, x_c);
+  kernel_.exchange().collect_rows(candidates, x_c);
 
   // u_j = L_K⁻¹K(B, c_j), and the candidate's residual variance r_j = k_jj + jitter − ‖u_j‖²
   // (its Nyström residual: what of it the basis cannot express).
@@ -308,8 +308,8 @@ void GreedyBasisSelection::dual_step() {
   if (c == 0) return;
   const std::size_t m = dual_basis_.size();
   std::vector<double> x_c;
-  kernel_.collect_rows(candidates, x_c);
-  const std::vector<double> y_c = kernel_.collect_values(candidates, y_);
+  kernel_.exchange().collect_rows(candidates, x_c);
+  const std::vector<double> y_c = kernel_.exchange().collect_values(candidates, y_);
   std::vector<double> l(m * c);
   kernel_.block(dual_rows_.data(), m, x_c.data(), c, l.data());  // off-diagonal: no noise term
   kernel_.count_kernel_evaluations(m * c + c);

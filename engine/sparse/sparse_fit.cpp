@@ -59,7 +59,7 @@ SparseModel subset_of_regressors_on(KernelMatrix& kernel, std::span<const double
 
 std::vector<double> gather_basis_rows(KernelMatrix& kernel, std::span<const std::size_t> indices) {
   std::vector<double> rows;
-  kernel.collect_rows(indices, rows);
+  kernel.exchange().collect_rows(indices, rows);
   return rows;
 }
 
@@ -71,7 +71,7 @@ SparseModel fit_subset_of_data(KernelMatrix& kernel, std::span<const double> y, 
   model.basis_rows = gather_basis_rows(kernel, subset);
   model.variance_factor =
       basis_kernel_factor(kernel, model.basis_rows, m, kernel.kernel().noise_variance(), "the subset's K + sigma^2 I");
-  model.weights = kernel.collect_values(subset, y);  // y_B, from the ranks that own them
+  model.weights = kernel.exchange().collect_values(subset, y);  // y_B, from the ranks that own them
   cholesky_solve(model.variance_factor.data(), m, model.weights.data(), 1);
   model.variance_form = SparseVarianceForm::exact_on_subset;
   return model;

@@ -361,7 +361,7 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
   options.kernels.clear();
   if (parameters.kernel == gpstream::kAutomaticKernel) {
     for (const gpstream::KernelType type : gpstream::kAutoKernelCandidates) options.kernels.push_back({.type = type});
-    options.max_terms = 3;  // gpstream hyper's default: sums across scales where the evidence says so
+    options.max_terms = gpstream::kAutomaticMaxTerms;  // sums across scales where the evidence says so
   } else {
     options.kernels.push_back(gpstream::parse_kernel_shape(parameters.kernel));
   }
@@ -663,7 +663,7 @@ PYBIND11_MODULE(_gpstream, module) {
       "parameters",
       [] {
         py::list out;
-        for (const gpstream::Parameter& parameter : gpstream::training_parameters()) {
+        for (const gpstream::Parameter& parameter : gpstream::schema_parameters()) {
           py::dict entry;
           entry["name"] = parameter.name;
           entry["option"] = "--" + parameter.option;
