@@ -28,6 +28,9 @@ Parameter positive(std::string name, std::string option, std::string default_tex
           .default_text = std::move(default_text), .minimum = 0, .minimum_excluded = true, .help = std::move(help),
           .python = python};
 }
+Parameter path(std::string name, std::string option, std::string help) {
+  return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::path, .help = std::move(help)};
+}
 Parameter choice(std::string name, std::string option, std::string default_text, std::string help, bool python = false) {
   return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::text,
           .default_text = std::move(default_text), .help = std::move(help), .python = python};
@@ -225,7 +228,7 @@ std::vector<Parameter> make_schema_parameters() {
   const SubsetLearningOptions subset;
   const StochasticGradientOptions stochastic;
   std::vector<Parameter> learning = {
-      choice("init", "init", "",
+      path("init", "init",
              "start the search from this hyperparameter file (JSON); `length_scale`, `gamma`, `signal_variance` and "
              "`noise_variance` override its values, and values given by neither are informed by the data"),
       whole("subset", "subset", std::to_string(subset.subset), 2,
@@ -281,7 +284,7 @@ std::vector<Parameter> make_schema_parameters() {
              "mpgp, sggp; predict: the gbcd variance route): off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel "
              "entry is measured to cost more than reading it, disk where also more than reading it from disk); "
              "results are bitwise the same either way"),
-      choice("cache_dir", "cache-dir", "",
+      path("cache_dir", "cache-dir",
              "directory for the cache's disk tier and for predict's variance factor on disk, files deleted when the "
              "run ends (default: the output file's directory)"),
       {.name = "cache_disk", .option = "cache-disk", .kind = ParameterKind::byte_size,
@@ -399,6 +402,9 @@ std::string parameter_table_markdown() {
           break;
         case ParameterKind::text:
           takes = "a name";
+          break;
+        case ParameterKind::path:
+          takes = "a path";
           break;
         case ParameterKind::flag:
           takes = "(a switch)";
