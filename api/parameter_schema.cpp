@@ -48,11 +48,10 @@ bool sparse_method(const TrainingConfiguration& configuration) {
   const TrainingMethod* method = method_in(configuration);
   return method != nullptr && !method->dense();
 }
-// Whether the method stops at `tol` (a residual or a decrease) rather than
-// at `gap`, which also stands for "runs to its basis" (train_options.cpp).
+// Whether the method's tolerance is `tol`, else `gap` (TrainingMethod::stops_at_tol).
 bool stops_at_tol(const TrainingConfiguration& configuration) {
   const TrainingMethod* method = method_in(configuration);
-  return method != nullptr && method->stops_at_tolerance() && !method->stops_at_gap();
+  return method != nullptr && method->stops_at_tol();
 }
 
 // A stored value of the kind the parameter takes, checked against its range.
@@ -81,7 +80,8 @@ void bind_configuration_fields(std::vector<Parameter>& parameters) {
   using Field = Parameter::Field;
   using C = TrainingConfiguration;
   constexpr auto always = [](const C&) { return true; };
-  // A parameter of some methods alone (TrainingMethod::parameters) is held by theirs.
+  // A parameter of some methods alone (TrainingMethod::parameters) is held
+  // by theirs: stored_parameters() keeps it only where the method lists it.
   constexpr auto own_method = [](const C& c) { return method_in(c) != nullptr; };
   const auto bind = [&](std::string_view name, Field field) {
     for (Parameter& parameter : parameters) {

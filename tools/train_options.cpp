@@ -114,25 +114,22 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
   }
 }
 
-// Which option sets a method's tolerance, from what the engine says it means.
-bool stops_at_tol(const TrainingMethod& method) { return method.stops_at_tolerance() && !method.stops_at_gap(); }
-
 // The job's stopping rule, output, log and checkpoint cadence: all from the
 // options for a fresh run; on resume, only those given again replace the
 // checkpoint's.
 void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_map& values,
              const TrainingMethod& method, bool fresh) {
   auto set = [&](const char* option) { return fresh || given(values, option); };
-  if (given(values, "tol") && !stops_at_tol(method)) {
+  if (given(values, "tol") && !method.stops_at_tol()) {
     throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}",
                                  method.stops_at_gap() ? std::string(method.name) + " stops at --gap"
                                                        : fmt::format("--model {} runs to --basis", method.name)));
   }
   if (given(values, "gap") && !method.stops_at_gap()) throw UsageError("--gap is for --model sggp");
-  if (stops_at_tol(method) && set("tol")) {
+  if (method.stops_at_tol() && set("tol")) {
     job.stopping.tolerance = given(values, "tol") ? options.tolerance : default_tolerance(method.tolerance);
   }
-  if (!stops_at_tol(method) && set("gap")) job.stopping.tolerance = options.gap;
+  if (!method.stops_at_tol() && set("gap")) job.stopping.tolerance = options.gap;
   if (set("max-iter")) {
     const bool limited = values.count("max-iter") != 0 && options.max_iterations > 0;
     job.stopping.max_iterations = limited ? options.max_iterations : std::numeric_limits<std::uint64_t>::max();

@@ -95,6 +95,10 @@ struct TrainingMethod {
   // Whether the tolerance is the gap of SGGP's bounds (train --gap), not a
   // residual or a decrease (train --tol, Python's tol).
   bool stops_at_gap() const { return tolerance == ToleranceMeaning::gap; }
+  // Whether its tolerance is the parameter `tol` (a residual or a decrease);
+  // else it is `gap` — sggp's, and the one the methods that run to their
+  // basis carry unused: what train's options and a checkpoint store it as.
+  bool stops_at_tol() const { return stops_at_tolerance() && !stops_at_gap(); }
 };
 
 // The methods that take `parameter` (an API name of some entry's
