@@ -22,17 +22,17 @@ class DensePredictor final : public Predictor {
       : Predictor(model), context_(context), alpha_(std::move(model.alpha)) {
     const Communicator& ranks = context.communicator();
     // On the ranks of a distributed run, each takes its own rows of the training set and of α.
-    training_ =
-        open_training_rows(training.value_or(TrainingData::file(model.dataset_path)), model.standardisation, context,
-                           {.vectors_per_row = 1,
-                            .expected_fingerprint = model.dataset_fingerprint,
-                            .expected_by = model_name,
-                            .rank = ranks.rank(),
-                            .ranks = ranks.size()});
+    training_ = open_training_rows(training.value_or(TrainingData::file(model.dataset_path)), model.standardisation,
+                                   model.prior.mean, context,
+                                   {.vectors_per_row = 1,
+                                    .expected_fingerprint = model.dataset_fingerprint,
+                                    .expected_by = model_name,
+                                    .rank = ranks.rank(),
+                                    .ranks = ranks.size()});
     GPSTREAM_CHECK(training_->description().rows == model.rows,
                    "the training dataset has {} rows but the model {} weights", training_->description().rows,
                    model.rows);
-    kernel_ = make_kernel(model.hyperparameters, model.columns);
+    kernel_ = make_kernel(model.prior.kernel, model.columns);
     matrix_ = std::make_unique<KernelMatrix>(context, training_->rows(), training_->partition(), *kernel_);
   }
 

@@ -103,7 +103,7 @@ void describe_model(Text& out, const std::string& path, const hdf5::FileOrigin& 
                              : fmt::format("sparse ({}, basis of {} rows)", sparse->method, sparse->basis_size())));
   print_origin(out, origin);
   print_training_set(out, model.dataset_path, model.dataset_fingerprint, model.rows, model.columns);
-  print_kernel(out, model.hyperparameters);
+  print_kernel(out, model.prior.kernel);
   out.line("trained by", fmt::format("{}: {} after {} iterations, {:.1f} s, {} kernel evaluations", training.solver,
                                      training.stop_reason, format_count(training.iterations), training.seconds,
                                      format_count(training.kernel_evaluations)));
@@ -126,7 +126,7 @@ void describe_checkpoint(Text& out, const std::string& path, const hdf5::FileOri
   print_origin(out, origin);
   out.line("dataset", fmt::format("{} ({} rows, fingerprint {})", configuration.dataset_path,
                                   format_count(configuration.rows), configuration.dataset_fingerprint));
-  print_kernel(out, configuration.hyperparameters);
+  print_kernel(out, configuration.prior.kernel);
   const bool dense = !state.alpha.empty();
   std::string measures;
   if (std::isfinite(checkpoint.measure.value))
@@ -157,7 +157,7 @@ void describe_hyperparameters(Text& out, const std::string& path) {
   const HyperparameterFile file = read_hyperparameter_file(path);
   out.line("file", path);
   out.line("kind", "gpstream hyperparameters (JSON)");
-  print_kernel(out, file.hyperparameters);
+  print_kernel(out, file.prior.kernel);
   out.line("standardised", file.standardisation ? "yes: learned under the file's own statistics (used by train)"
                                                 : "no statistics in the file (train uses the dataset's)");
 }

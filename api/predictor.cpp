@@ -19,13 +19,11 @@ class InTargetUnits final : public PredictionSink {
       : model_(model), latent_(!noisy), x_(standardised_x), sink_(sink) {}
   void means(std::span<const double> mean) override {
     // The prior mean's trend is a function of the (standardised) inputs.
-    const PredictiveDistribution in_units =
-        in_target_units(model_.standardisation, model_.hyperparameters.noise_variance, latent_, mean, {}, x_);
+    const PredictiveDistribution in_units = in_target_units(model_, latent_, mean, {}, x_);
     sink_.means(in_units.mean);
   }
   void variances(std::size_t first, std::span<const double> latent) override {
-    const PredictiveDistribution in_units = in_target_units(
-        model_.standardisation, model_.hyperparameters.noise_variance, latent_, {}, latent, nullptr, first);
+    const PredictiveDistribution in_units = in_target_units(model_, latent_, {}, latent, nullptr, first);
     sink_.variances(first, in_units.variance);
   }
   void begin_phase(const PredictionPhase& phase) override { sink_.begin_phase(phase); }
@@ -58,7 +56,7 @@ std::vector<double> Predictor::covariance(const double* x, std::size_t rows, boo
   const std::vector<double> standardised_x = standardised(x, rows);
   std::vector<double> out = latent_covariance(standardised_x.data(), rows);
   const double scale = description_.standardisation.y_std * description_.standardisation.y_std;
-  const double noise = noisy ? description_.hyperparameters.noise_variance : 0.0;  // y* = f* + ε
+  const double noise = noisy ? description_.prior.kernel.noise_variance : 0.0;  // y* = f* + ε
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t j = 0; j < rows; ++j) out[i * rows + j] = (out[i * rows + j] + (i == j ? noise : 0.0)) * scale;
   }

@@ -15,10 +15,11 @@ class SparsePredictor final : public Predictor {
   SparsePredictor(Context& context, SparseModel model, const std::string& model_name,
                   const std::optional<TrainingData>& training)
       : Predictor(model), context_(context), model_(std::move(model)) {
-    kernel_ = make_kernel(model_.hyperparameters, model_.columns);
+    kernel_ = make_kernel(model_.prior.kernel, model_.columns);
     if (model_.variance_form == SparseVarianceForm::reduced_rank) {
       training_ = open_training_rows(
-          training.value_or(TrainingData::file(model_.dataset_path)), model_.standardisation, context,
+          training.value_or(TrainingData::file(model_.dataset_path)), model_.standardisation, model_.prior.mean,
+          context,
           {.vectors_per_row = 1, .expected_fingerprint = model_.dataset_fingerprint, .expected_by = model_name});
       matrix_ = std::make_unique<KernelMatrix>(context, training_->rows(), *kernel_);
     }

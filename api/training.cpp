@@ -23,7 +23,7 @@ namespace {
 ModelDescription describe_model(const TrainingConfiguration& configuration, const DatasetDescription& dataset,
                                 TrainingSummary training) {
   ModelDescription description;
-  description.hyperparameters = configuration.hyperparameters;
+  description.prior = configuration.prior;
   description.standardisation = configuration.standardisation;
   description.dataset_path = configuration.dataset_path;
   description.dataset_fingerprint = configuration.dataset_fingerprint;
@@ -47,17 +47,18 @@ void take_own_rows(SolverState& state, const RowPartition& partition) {
   own(state.gradient);
 }
 
-// Text that changes whenever a number of the kernel or the standardisation does (hex floats: exact).
+// Text that changes whenever a number of the prior or the standardisation does (hex floats: exact).
 std::string model_text(const TrainingConfiguration& configuration) {
-  const KernelHyperparameters& h = configuration.hyperparameters;
+  const KernelHyperparameters& h = configuration.prior.kernel;
+  const MeanFunction& mean = configuration.prior.mean;
   const Standardisation& s = configuration.standardisation;
   std::string text = fmt::format("{} {:a} {:a} [{:a}]", kernel_name(h), h.signal_variance, h.noise_variance,
                                  fmt::join(h.lengthscales, " "));
   for (const KernelTerm& term : h.added)
     text += fmt::format(" + {:a} [{:a}]", term.signal_variance, fmt::join(term.lengthscales, " "));
-  text += fmt::format("; [{:a}] [{:a}] {:a} {:a} {} [{}] [{:a}]", fmt::join(s.x_mean, " "), fmt::join(s.x_std, " "),
-                      s.y_mean, s.y_std, s.mean.intercept, fmt::join(s.mean.inputs, " "),
-                      fmt::join(s.mean.coefficients, " "));
+  text +=
+      fmt::format("; [{:a}] [{:a}] {:a} {:a} {} [{}] [{:a}]", fmt::join(s.x_mean, " "), fmt::join(s.x_std, " "),
+                  s.y_mean, s.y_std, mean.intercept, fmt::join(mean.inputs, " "), fmt::join(mean.coefficients, " "));
   return text;
 }
 
@@ -69,7 +70,7 @@ std::vector<AgreedPart> training_job_parts(const TrainingConfiguration& configur
   return {
       {"the training data (a dataset of other contents)",
        digest_of(fmt::format("{} {} {}", dataset.fingerprint, dataset.rows, dataset.columns))},
-      {"the kernel and the standardisation", digest_of(model_text(configuration))},
+      {"the prior (kernel, noise, mean) and the standardisation", digest_of(model_text(configuration))},
       {"the method, the seed and the stopping rule",
        digest_of(fmt::format("{} {} {} {} {} {:a} {} {:a} {} {} {:a} {}", solver.name, solver.active_set_size,
                              solver.candidates, solver.subspace_steps, configuration.seed, stop.tolerance,
@@ -83,7 +84,7 @@ std::vector<AgreedPart> training_job_parts(const TrainingConfiguration& configur
 
 LearnedModel learn_hyperparameters(Context& context, const TrainingData& data, const Standardisation& standardisation,
                                    const ModelLearningOptions& options, SearchJournal* journal) {
-  const std::unique_ptr<TrainingRows> rows = open_training_rows(data, standardisation, context);
+  const std::unique_ptr<TrainingRows> rows = open_training_rows(data, standardisation, MeanFunction{}, context);
   return learn_model(context, rows->rows(), rows->partition(), options, journal);
 }
 
@@ -134,7 +135,7 @@ void Training::open_rows() {
     const HeldVectors held = vectors_held(method_, configuration_.solver);
     rows_.reset();  // its memory back in the budget before the rows are opened again
     rows_ = open_training_rows(
-        data_, configuration_.standardisation, context_,
+        data_, configuration_.standardisation, configuration_.prior.mean, context_,
         {.vectors_per_row = held.of_own_rows + (stopping.refresh_every > 0 ? 1 : 0),
          .vectors_of_every_row = held.of_every_row,
          .vectors_advice = held.of_every_row == 0
@@ -188,10 +189,9 @@ const Kernel& Training::kernel() const {
 LearnedModel Training::learn(const ModelLearningOptions& options, SearchJournal* journal) {
   GPSTREAM_CHECK(!resumed_ && kernel_ == nullptr, "hyperparameters are learned by a fresh run, before prepare()");
   LearnedModel learned = learn_model(context_, rows_->rows(), rows_->partition(), options, journal);
-  configuration_.hyperparameters = learned.best().hyperparameters;
-  configuration_.standardisation = with_learned_mean(configuration_.standardisation, learned);
+  configuration_.prior = learned_prior(learned);
   // The targets the solver sees are the residuals of the learned mean.
-  if (!configuration_.standardisation.mean.coefficients.empty()) open_rows();
+  if (!configuration_.prior.mean.coefficients.empty()) open_rows();
   return learned;
 }
 
@@ -200,7 +200,7 @@ std::string Training::prepare(const ColumnCacheSettings& cache) {
   const DatasetDescription& dataset = dataset_;
   // The learned configuration too.
   check_ranks_agree(context_.communicator(), training_job_parts(configuration_, dataset));
-  kernel_ = make_kernel(configuration_.hyperparameters, dataset.columns);
+  kernel_ = make_kernel(configuration_.prior.kernel, dataset.columns);
   // Before any work: a model whose variances overflow in the target's units could not predict.
   validate_model_description(describe_model(configuration_, dataset, {}), "the model of " + data_.name());
   kernel_matrix_ = std::make_unique<KernelMatrix>(context_, rows_->rows(), rows_->partition(), *kernel_);
@@ -308,9 +308,9 @@ TrainingResult Training::run(const std::string& checkpoint_path, std::vector<Run
                                 run.last.elapsed_seconds,
                                 run.last.kernel_evaluations};
   if (sparse) {
-    const KernelHyperparameters trained_kernel = sparse->hyperparameters;  // CholQR learns its own; keep it
+    const KernelHyperparameters trained_kernel = sparse->prior.kernel;  // CholQR learns its own; keep it
     static_cast<ModelDescription&>(*sparse) = describe_model(configuration_, dataset, summary);
-    sparse->hyperparameters = trained_kernel;
+    sparse->prior.kernel = trained_kernel;
     result.model.emplace(std::move(*sparse));
   } else {
     DenseModel dense;

@@ -15,13 +15,13 @@
 namespace gpstream {
 namespace {
 
-// The model a hyperparameter file and a dataset make: the file's kernel, its standardisation (or the
+// The model a hyperparameter file and a dataset make: the file's prior, its standardisation (or the
 // dataset's statistics when it has none), the dataset's inputs.
 ModelDescription describe_transductive_model(const TransductiveSettings& settings) {
   const HyperparameterFile file = read_hyperparameter_file(settings.hyper_path);
   const DatasetDescription dataset = read_dataset_description(settings.data_path);
   ModelDescription model;
-  model.hyperparameters = file.hyperparameters;
+  model.prior = file.prior;
   model.standardisation = file.standardisation ? *file.standardisation : dataset_standardisation(dataset);
   GPSTREAM_CHECK(model.standardisation.x_mean.size() == dataset.columns,
                  "the hyperparameter file '{}' was learned on {} inputs, but '{}' has {}", settings.hyper_path,
@@ -41,13 +41,13 @@ class TransductivePredictor final : public Predictor {
       : Predictor(describe_transductive_model(settings)), context_(context), settings_(settings) {
     // The committee's rows are partitioned among the ranks of a distributed run.
     const Communicator& ranks = context.communicator();
-    training_ = open_training_rows(settings.data_path, description().standardisation, context,
+    training_ = open_training_rows(settings.data_path, description().standardisation, description().prior.mean, context,
                                    {.vectors_per_row = 1,
                                     .expected_fingerprint = {},
                                     .expected_by = {},
                                     .rank = ranks.rank(),
                                     .ranks = ranks.size()});
-    kernel_ = make_kernel(description().hyperparameters, description().columns);
+    kernel_ = make_kernel(description().prior.kernel, description().columns);
     matrix_ = committee() ? std::make_unique<KernelMatrix>(context, training_->rows(), training_->partition(), *kernel_)
                           : std::make_unique<KernelMatrix>(context, training_->rows(), *kernel_);
     y_ = read_all_targets(training_->rows());  // this rank's

@@ -68,7 +68,7 @@ Problem load_real(const std::string& name, const fs::path& data, std::size_t sub
   Problem problem;
   problem.name = name;
   const HyperparameterFile hyper = read_hyperparameter_file((data / "hyper" / (name + ".json")).string());
-  problem.hyper = hyper.hyperparameters;
+  problem.hyper = hyper.prior.kernel;
   problem.d = problem.hyper.lengthscales.size();
   const auto header_of = [](const fs::path& csv) {
     std::ifstream stream(csv);
@@ -100,9 +100,9 @@ Problem load_real(const std::string& name, const fs::path& data, std::size_t sub
   problem.test_y = std::move(*test.y);
   const Standardisation& s = *hyper.standardisation;
   s.apply_to_rows(problem.x.data(), problem.y.size(), problem.d);
-  s.apply_to_targets(problem.x.data(), problem.y.data(), problem.y.size());
+  s.apply_to_targets(problem.y.data(), problem.y.size());
   s.apply_to_rows(problem.test_x.data(), problem.test_y.size(), problem.d);
-  s.apply_to_targets(problem.test_x.data(), problem.test_y.data(), problem.test_y.size());
+  s.apply_to_targets(problem.test_y.data(), problem.test_y.size());
   return problem;
 }
 
@@ -110,7 +110,7 @@ Problem make_friedman1(const fs::path& data, std::size_t rows, std::size_t test_
   Problem problem;
   problem.name = "friedman1";
   problem.d = Friedman1Generator::kColumns;
-  problem.hyper = read_hyperparameter_file((data / "hyper" / "friedman1.json").string()).hyperparameters;
+  problem.hyper = read_hyperparameter_file((data / "hyper" / "friedman1.json").string()).prior.kernel;
   problem.x.resize(rows * problem.d);
   problem.y.resize(rows);
   Friedman1Generator(1, 1.0).generate(rows, problem.x.data(), problem.y.data());
@@ -131,9 +131,9 @@ Problem make_friedman1(const fs::path& data, std::size_t rows, std::size_t test_
   for (const double v : problem.y) variance += (v - s.y_mean) * (v - s.y_mean) / static_cast<double>(rows);
   s.y_std = std::sqrt(variance);
   s.apply_to_rows(problem.x.data(), rows, problem.d);
-  s.apply_to_targets(problem.x.data(), problem.y.data(), rows);
+  s.apply_to_targets(problem.y.data(), rows);
   s.apply_to_rows(problem.test_x.data(), test_rows, problem.d);
-  s.apply_to_targets(problem.test_x.data(), problem.test_y.data(), test_rows);
+  s.apply_to_targets(problem.test_y.data(), test_rows);
   return problem;
 }
 

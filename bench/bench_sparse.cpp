@@ -256,7 +256,7 @@ CholQrScore run_cholqr(KernelMatrix& matrix, const Problem& p, std::size_t m, bo
   result.seconds = seconds_since(start);
   SparseModel model = selection.model();
   model.columns = p.d;
-  const auto learned = make_kernel(model.hyperparameters, p.d);
+  const auto learned = make_kernel(model.prior.kernel, p.d);
   const auto predict_start = Clock::now();
   const SparsePrediction prediction = predict_sparse(model, *learned, p.test_x.data(), p.test_y.size(), true);
   result.scored = metrics_of(prediction, learned->noise_variance(), p, seconds_since(predict_start));

@@ -152,10 +152,10 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   if (!learning.init_file.empty()) {
     const HyperparameterFile file = read_hyperparameter_file(learning.init_file);
     if (!given(values, "kernel")) {
-      shape = file.hyperparameters;
+      shape = file.prior.kernel;
       for (KernelTerm& term : shape.added) term.lengthscales.clear();  // added terms start informed
     }
-    const std::size_t columns = standardisation.x_std.size(), count = file.hyperparameters.lengthscales.size();
+    const std::size_t columns = standardisation.x_std.size(), count = file.prior.kernel.lengthscales.size();
     if (file.standardisation && file.standardisation->x_std.size() != columns) {
       throw UsageError(fmt::format("--init: '{}' was learned on {} inputs, but '{}' has {}", learning.init_file,
                                    file.standardisation->x_std.size(), dataset, columns));
@@ -166,8 +166,8 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
     }
     // The file's values are in the standardised units it was learned under.
     const KernelHyperparameters h = file.standardisation
-                                        ? restandardised(file.hyperparameters, *file.standardisation, standardisation)
-                                        : file.hyperparameters;
+                                        ? restandardised(file.prior.kernel, *file.standardisation, standardisation)
+                                        : file.prior.kernel;
     if (default_lengthscale_count(kernel, columns) > 0) start.lengthscales = h.lengthscales;
     start.signal_variance = h.signal_variance;
     start.noise_variance = h.noise_variance;
@@ -276,8 +276,8 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
         format_count(refined.iterations), refined.seconds, list(h.lengthscales), h.signal_variance, h.noise_variance,
         100.0 * largest, held, refined.stop_reason));
   }
-  const Standardisation learned_mean = with_learned_mean(standardisation, learned);
-  const MeanFunction& mean = learned_mean.mean;
+  const GaussianProcessPrior prior = learned_prior(learned);
+  const MeanFunction& mean = prior.mean;
   if (!learned.mean_inputs_left_out.empty()) {
     std::vector<std::string> names;
     for (const std::size_t l : learned.mean_inputs_left_out) {
@@ -355,8 +355,7 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
   provenance.seconds = learned.seconds;
   provenance.dataset_path = std::filesystem::absolute(dataset).string();
   provenance.dataset_fingerprint = fingerprint;
-  write_hyperparameter_file(path, best.hyperparameters, with_learned_mean(standardisation, learned), provenance,
-                            overwrite);
+  write_hyperparameter_file(path, learned_prior(learned), standardisation, provenance, overwrite);
 }
 
 void SearchProgressObserver::on_iteration(const IterationReport& report) {

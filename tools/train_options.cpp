@@ -22,14 +22,15 @@ namespace {
 // --model's value for the exact GP (whose solver --solver names); the others are the registry's sparse models.
 constexpr const char* kExactModel = "dense";
 
-// The kernel from --hyper, overridden by any hyperparameter given on the command line.
-KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po::variables_map& values,
-                                           std::optional<Standardisation>& file_standardisation) {
-  KernelHyperparameters hyper;
+// The prior from --hyper, its kernel overridden by any hyperparameter given on the command line.
+GaussianProcessPrior prior_from(const TrainOptions& options, const po::variables_map& values,
+                                std::optional<Standardisation>& file_standardisation) {
+  GaussianProcessPrior prior;
+  KernelHyperparameters& hyper = prior.kernel;
   bool have_lengthscales = false, have_noise = false;
   if (!options.hyper_file.empty()) {
     HyperparameterFile file = read_hyperparameter_file(options.hyper_file);
-    hyper = file.hyperparameters;
+    prior = std::move(file.prior);
     file_standardisation = file.standardisation;
     have_lengthscales = have_noise = true;
   }
@@ -54,7 +55,7 @@ KernelHyperparameters hyperparameters_from(const TrainOptions& options, const po
   }
   if (!have_lengthscales) throw UsageError("give the kernel's --lengthscales (or --gamma), or a --hyper file");
   if (!have_noise) throw UsageError("give the --noise-var, or a --hyper file");
-  return hyper;
+  return prior;
 }
 
 // Each option that belongs to one method (TrainingMethod::parameters), given for another.
@@ -170,7 +171,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     if (const auto option = HyperparameterLearningOptions::first_given(values)) {
       throw UsageError(fmt::format("--{} is an option of learning: it needs --learn-hyper", *option));
     }
-    configuration.hyperparameters = hyperparameters_from(options, values, file_standardisation);
+    configuration.prior = prior_from(options, values, file_standardisation);
   }
   if (options.model == kExactModel) {
     const TrainingMethod* solver = find_training_method(options.solver);
@@ -211,15 +212,16 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
   configuration.seed = options.seed;
   const DatasetDescription description = read_dataset_description(options.dataset);
   if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
-    const std::size_t lengthscales = configuration.hyperparameters.lengthscales.size();
-    GPSTREAM_CHECK(lengthscales == default_lengthscale_count(configuration.hyperparameters.type, description.columns) ||
+    const std::size_t lengthscales = configuration.prior.kernel.lengthscales.size();
+    GPSTREAM_CHECK(lengthscales == default_lengthscale_count(configuration.prior.kernel.type, description.columns) ||
                        lengthscales == 1 || lengthscales == description.columns,
                    "--hyper: '{}' has {} lengthscales, but '{}' has {} inputs; learn hyperparameters for this "
                    "dataset with gpstream hyper",
                    options.hyper_file, lengthscales, options.dataset, description.columns);
   }
   if (values.count("no-standardise") != 0) {
-    configuration.standardisation = unstandardised(description, configuration.hyperparameters);
+    configuration.standardisation = unstandardised(description, configuration.prior.kernel);
+    configuration.prior.mean = {};  // a file's mean is of the targets standardised as it says: not these
   } else if (file_standardisation) {
     GPSTREAM_CHECK(file_standardisation->x_mean.size() == description.columns,
                    "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper_file,

@@ -36,9 +36,6 @@ void Standardisation::validate(const std::string& source, const std::vector<std:
         l < feature_names.size() ? fmt::format("\"{}\"", feature_names[l]) : fmt::format("{}", l + 1);
     check_column("input column " + column, x_mean[l], x_std[l], false);
   }
-  mean.validate(x_mean.empty() ? static_cast<std::size_t>(-1) : x_mean.size(), source);
-  GPSTREAM_CHECK_ARGUMENT(mean.coefficients.empty() || mean.inputs.empty() || !x_mean.empty(),
-                          "{}: a linear mean needs standardised inputs", source);
   check_column(fmt::format("the target \"{}\"", target_name), y_mean, y_std, true);
   const double variance = y_std * y_std;
   GPSTREAM_CHECK_ARGUMENT(variance > 0 || constant_target_allowed,
@@ -58,18 +55,14 @@ void Standardisation::apply_to_rows(double* x, std::size_t rows, std::size_t col
   }
 }
 
-void Standardisation::apply_to_targets(const double* x, double* y, std::size_t count) const {
+void Standardisation::apply_to_targets(double* y, std::size_t count) const {
   const double spread = y_std > 0.0 ? y_std : 1.0;
-  const std::size_t d = x_mean.size();
-  GPSTREAM_CHECK(mean.coefficients.empty() || x != nullptr, "a mean function needs the rows' inputs");
-  for (std::size_t i = 0; i < count; ++i) {
-    y[i] = (y[i] - y_mean) / spread;
-    if (!mean.coefficients.empty()) y[i] -= mean.value(x + i * d);
-  }
+  for (std::size_t i = 0; i < count; ++i) y[i] = (y[i] - y_mean) / spread;
 }
 
-StandardisedRowSource::StandardisedRowSource(RowSource& inner, Standardisation standardisation)
-    : TransformedRowSource(inner), standardisation_(std::move(standardisation)) {
+StandardisedRowSource::StandardisedRowSource(RowSource& inner, Standardisation standardisation, MeanFunction mean)
+    : TransformedRowSource(inner), standardisation_(std::move(standardisation)), mean_(std::move(mean)) {
+  mean_.validate(inner.columns(), "the prior mean");
   GPSTREAM_CHECK(!standardisation_.standardises_inputs() || standardisation_.x_mean.size() == inner.columns(),
                  "the standardisation is for {} inputs but the data have {}", standardisation_.x_mean.size(),
                  inner.columns());
@@ -77,7 +70,11 @@ StandardisedRowSource::StandardisedRowSource(RowSource& inner, Standardisation s
 
 void StandardisedRowSource::transform(double* x, double* y, std::size_t count) const {
   standardisation_.apply_to_rows(x, count, columns());
-  if (y != nullptr) standardisation_.apply_to_targets(x, y, count);
+  if (y == nullptr) return;
+  standardisation_.apply_to_targets(y, count);
+  if (mean_.coefficients.empty()) return;
+  const std::size_t d = columns();
+  for (std::size_t i = 0; i < count; ++i) y[i] -= mean_.value(x + i * d);
 }
 
 }  // namespace gpstream

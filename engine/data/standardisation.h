@@ -3,7 +3,10 @@
 // of the training inputs and outputs are linearly scaled to zero mean and
 // unit variance and the same transformation is used for the test set").
 // Models record the transformation, so predictions come back in the target's
-// original units.
+// original units. It is affine and nothing else: the prior mean m(x) the GP
+// adds to the standardised target belongs to the prior
+// (engine/kernels/gaussian_process_prior.h), which is learned, where these
+// statistics are the dataset's.
 #pragma once
 
 #include "engine/data/mean_function.h"
@@ -14,14 +17,11 @@
 
 namespace gpstream {
 
-// With a mean function the target transform is y' = (y − y_mean)/y_std − m(x'):
-// the GP models what the trend leaves, and restoring adds it back.
 struct Standardisation {
   std::vector<double> x_mean;  // empty: inputs are used as they are
   std::vector<double> x_std;
   double y_mean = 0.0;
   double y_std = 1.0;
-  MeanFunction mean;  // of the standardised target, in the standardised inputs (empty: none)
 
   bool standardises_inputs() const { return !x_mean.empty(); }
   // Throws InvalidArgument, naming `source` (the dataset or model it came from) and the
@@ -35,21 +35,21 @@ struct Standardisation {
   static Standardisation identity();
   // Columns with zero spread keep their scale (std treated as 1).
   void apply_to_rows(double* x, std::size_t rows, std::size_t columns) const;
-  // `x`: the rows' standardised inputs (count×d), needed only with a mean function.
-  void apply_to_targets(const double* x, double* y, std::size_t count) const;
-  double restore_target(double standardised, const double* x) const {
-    return (standardised + mean.value(x)) * y_std + y_mean;
-  }
+  void apply_to_targets(double* y, std::size_t count) const;
+  double restore_target(double standardised) const { return standardised * y_std + y_mean; }
 };
 
-// A RowSource that standardises the rows and targets of another on the fly.
+// A RowSource that standardises the rows and targets of another on the fly
+// and, given a prior mean m (with its coefficients), takes it off the
+// targets: y' = (y − y_mean)/y_std − m(x'), the residual the GP models.
 class StandardisedRowSource final : public TransformedRowSource {
  public:
-  StandardisedRowSource(RowSource& inner, Standardisation standardisation);
+  StandardisedRowSource(RowSource& inner, Standardisation standardisation, MeanFunction mean = {});
 
  private:
   void transform(double* x, double* y, std::size_t count) const override;
   Standardisation standardisation_;
+  MeanFunction mean_;
 };
 
 }  // namespace gpstream

@@ -419,11 +419,11 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
   return learned;
 }
 
-Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned) {
-  standardisation.mean = learned.mean;
-  standardisation.mean.coefficients = learned.best().mean_coefficients;
-  if (standardisation.mean.empty()) standardisation.mean = {};
-  return standardisation;
+GaussianProcessPrior learned_prior(const LearnedModel& learned) {
+  GaussianProcessPrior prior{learned.best().hyperparameters, learned.mean};
+  prior.mean.coefficients = learned.best().mean_coefficients;
+  if (prior.mean.empty()) prior.mean = {};
+  return prior;
 }
 
 }  // namespace gpstream

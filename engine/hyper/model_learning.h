@@ -41,6 +41,7 @@
 #include "engine/hyper/stochastic_refinement.h"
 #include "engine/hyper/subset_learning.h"
 #include "engine/hyper/vecchia_likelihood.h"
+#include "engine/kernels/gaussian_process_prior.h"
 
 #include <optional>
 #include <string>
@@ -156,8 +157,8 @@ struct LearnedModel {
 LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
                          const ModelLearningOptions& options, SearchJournal* journal = nullptr);
 
-// The dataset's standardisation with the learned mean (its basis and coefficients): the targets the
-// solver then sees are the residuals of the mean.
-Standardisation with_learned_mean(Standardisation standardisation, const LearnedModel& learned);
+// The prior learned: the chosen candidate's kernel and the mean's basis with its coefficients (the
+// targets the solver then sees are the residuals of the mean).
+GaussianProcessPrior learned_prior(const LearnedModel& learned);
 
 }  // namespace gpstream

@@ -11,7 +11,11 @@ void validate_model_description(const ModelDescription& description, const std::
   standardisation.validate(source, description.feature_names,
                            description.target_name.empty() ? "y" : description.target_name);
   const double scale = standardisation.y_std * standardisation.y_std;
-  const KernelHyperparameters& h = description.hyperparameters;
+  const MeanFunction& mean = description.prior.mean;
+  mean.validate(description.columns, source);
+  GPSTREAM_CHECK_ARGUMENT(mean.inputs.empty() || standardisation.standardises_inputs(),
+                          "{}: a linear mean needs standardised inputs", source);
+  const KernelHyperparameters& h = description.prior.kernel;
   for (const auto& [name, value] : {std::pair{"signal", h.signal_variance}, std::pair{"noise", h.noise_variance}}) {
     GPSTREAM_CHECK(std::isfinite(value) && value > 0 && std::isfinite(value * scale),
                    "{}: the {} variance {:g} is {} in the target's units (times its variance {:g}): no prediction "

@@ -1,11 +1,11 @@
 // ModelDescription: what every trained model says about itself, dense or
-// sparse — its kernel, the standardisation its inputs and outputs go
-// through, the training data it came from, and how training went. Model
+// sparse — its prior (kernel, noise and mean), the standardisation its
+// inputs and outputs go through, the training data it came from, and how training went. Model
 // types extend it with their weights.
 #pragma once
 
 #include "engine/data/standardisation.h"
-#include "engine/kernels/kernel.h"
+#include "engine/kernels/gaussian_process_prior.h"
 
 #include <cstdint>
 #include <span>
@@ -27,9 +27,9 @@ struct TrainingSummary {
 };
 
 struct ModelDescription {
-  KernelHyperparameters hyperparameters;
-  Standardisation standardisation;
-  std::string dataset_path;  // the training dataset
+  GaussianProcessPrior prior;       // in the standardised units of
+  Standardisation standardisation;  // this
+  std::string dataset_path;         // the training dataset
   std::string dataset_fingerprint;
   std::size_t rows = 0;     // n, its rows
   std::size_t columns = 0;  // d, its inputs

@@ -286,7 +286,7 @@ SparseModel CholQrSelection::model() {
   const std::size_t m = f.size();
   SparseModel model;
   model.method = "cholqr";
-  model.hyperparameters = hyperparameters_;
+  model.prior.kernel = hyperparameters_;
   model.rows = n_;
   model.columns = d_;
   model.basis_indices.assign(f.pivots().begin(), f.pivots().end());

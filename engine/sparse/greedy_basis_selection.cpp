@@ -372,7 +372,7 @@ SparseModel GreedyBasisSelection::model() {
   // of the incremental factor of A that the selection steered by.
   SparseModel model = subset_of_regressors_on(kernel_, y_, basis_rows_, basis_);
   model.method = basis_criterion_name(options_.criterion);
-  model.hyperparameters = kernel_.kernel().hyperparameters();
+  model.prior.kernel = kernel_.kernel().hyperparameters();
   model.basis_indices = basis_;
   model.diagnostics["trace_residual"] = trace_residual_;
   model.diagnostics["relative_trace_residual"] = trace_kernel_ > 0 ? trace_residual_ / trace_kernel_ : 0.0;

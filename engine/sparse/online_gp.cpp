@@ -203,7 +203,7 @@ SparseModel OnlineGp::model() {
   GPSTREAM_CHECK(m > 0, "the online GP has seen no rows");
   SparseModel model;
   model.method = "online";
-  model.hyperparameters = matrix_.kernel().hyperparameters();
+  model.prior.kernel = matrix_.kernel().hyperparameters();
   model.basis_indices = basis_;
   model.basis_rows = raw_basis_rows_;
   model.weights = a_;

@@ -159,7 +159,7 @@ SparseModel fit_on_random_basis(const std::string& method, SubsetFit fit, Kernel
   const std::vector<std::size_t> subset = random_row_subset(kernel.partition().global_rows, m, seed);
   SparseModel model = fit(kernel, y, subset);
   model.method = method;
-  model.hyperparameters = kernel.kernel().hyperparameters();
+  model.prior.kernel = kernel.kernel().hyperparameters();
   return model;
 }
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "engine/data/standardisation.h"
-#include "engine/kernels/kernel.h"
+#include "engine/kernels/gaussian_process_prior.h"
 #include "engine/solvers/dense_solver.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/training/training_method.h"
@@ -34,10 +34,10 @@ struct TrainingJob {
 // What defines a training run: a resumed run must agree on all of it but the job.
 struct TrainingConfiguration {
   TrainingJob job;
-  SolverOptions solver;    // name: the solver or the sparse model; active_set_size: m, or the basis size
-  CholQrOptions cholqr;    // cholqr's settings (basis size and seed are the ones above)
-  OnlineGpOptions online;  // the online GP's settings
-  KernelHyperparameters hyperparameters;
+  SolverOptions solver;        // name: the solver or the sparse model; active_set_size: m, or the basis size
+  CholQrOptions cholqr;        // cholqr's settings (basis size and seed are the ones above)
+  OnlineGpOptions online;      // the online GP's settings
+  GaussianProcessPrior prior;  // learned, or given; in the standardised units of
   Standardisation standardisation;
   std::uint64_t seed = 1;
   std::string dataset_path;

@@ -71,7 +71,7 @@ std::vector<std::string> summarise_nystrom(const SparseModel& model, const Spars
       model.diagnostics.at("max_abs_weight"), model.diagnostics.at("rms_weight"), model.basis_size())};
 }
 std::vector<std::string> summarise_cholqr(const SparseModel& model, const SparseMethodOptions&) {
-  const KernelHyperparameters& h = model.hyperparameters;
+  const KernelHyperparameters& h = model.prior.kernel;
   return {fmt::format("cholqr kernel: lengthscales [{:.4g}], signal variance {:.4g}, noise variance {:.4g}",
                       fmt::join(h.lengthscales, ", "), h.signal_variance, h.noise_variance)};
 }

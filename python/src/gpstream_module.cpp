@@ -58,10 +58,10 @@ std::string for_python(std::string_view message) {
 
 py::dict describe(const gpstream::ModelDescription& model) {
   py::dict out;
-  out["kernel"] = gpstream::kernel_name(model.hyperparameters);
-  out["length_scale"] = model.hyperparameters.lengthscales;
-  out["signal_variance"] = model.hyperparameters.signal_variance;
-  out["noise_variance"] = model.hyperparameters.noise_variance;
+  out["kernel"] = gpstream::kernel_name(model.prior.kernel);
+  out["length_scale"] = model.prior.kernel.lengthscales;
+  out["signal_variance"] = model.prior.kernel.signal_variance;
+  out["noise_variance"] = model.prior.kernel.noise_variance;
   out["dataset_path"] = model.dataset_path;
   out["rows"] = model.rows;
   out["columns"] = model.columns;
@@ -72,7 +72,7 @@ py::dict describe(const gpstream::ModelDescription& model) {
   out["iterations"] = model.training.iterations;
   out["convergence_measure"] = model.training.convergence_measure;
   out["seconds"] = model.training.seconds;
-  out["mean"] = model.standardisation.mean.describe(model.feature_names);
+  out["mean"] = model.prior.mean.describe(model.feature_names);
   return out;
 }
 
@@ -334,7 +334,7 @@ gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& pa
   configuration.solver.name = parameters.method;
   if (!method->dense()) configuration.solver = {parameters.method, parameters.basis_size, gpstream::kBasisCandidates};
   configuration.fit_subspace_steps_to_budget = true;  // the estimator takes the default past steps
-  gpstream::KernelHyperparameters& kernel = configuration.hyperparameters;
+  gpstream::KernelHyperparameters& kernel = configuration.prior.kernel;
   if (parameters.kernel != gpstream::kAutomaticKernel) kernel.type = gpstream::parse_kernel_type(parameters.kernel);
   kernel.lengthscales = parameters.length_scale;
   kernel.signal_variance = parameters.signal_variance;

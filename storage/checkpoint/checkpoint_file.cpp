@@ -92,7 +92,7 @@ void write_checkpoint(const std::string& path, const TrainingConfiguration& conf
     hdf5::write_attribute(root, "dataset_path", configuration.dataset_path);
     hdf5::write_attribute(root, "dataset_fingerprint", configuration.dataset_fingerprint);
     hdf5::write_attribute(root, "rows", static_cast<std::int64_t>(configuration.rows));
-    write_kernel_attributes(root, configuration.hyperparameters);
+    write_prior_attributes(root, configuration.prior);
     write_standardisation_attributes(root, configuration.standardisation);
     hdf5::write_attribute(root, "iteration", static_cast<std::int64_t>(state.iteration));
     hdf5::write_attribute(root, "elapsed_seconds", state.elapsed_seconds);
@@ -140,7 +140,7 @@ Checkpoint read_checkpoint(const std::string& path) {
   const std::int64_t rows = hdf5::read_integer_attribute(root, "rows", path);
   GPSTREAM_CHECK(rows > 0, "{}: invalid row count {}", path, rows);
   configuration.rows = static_cast<std::size_t>(rows);
-  configuration.hyperparameters = read_kernel_attributes(root, path);
+  configuration.prior = read_prior_attributes(root, path);
   configuration.standardisation = read_standardisation_attributes(root, path);
   state.iteration = read_count(root, "iteration", path);
   state.elapsed_seconds = hdf5::read_double_attribute(root, "elapsed_seconds", path);

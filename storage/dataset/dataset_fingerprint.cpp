@@ -39,7 +39,7 @@ void DatasetSummary::add_rows(std::size_t rows, const double* x, const double* y
 }
 
 Standardisation DatasetSummary::statistics() const {
-  return {x_.mean(), x_.standard_deviation(), y_.mean().front(), y_.standard_deviation().front(), {}};
+  return {x_.mean(), x_.standard_deviation(), y_.mean().front(), y_.standard_deviation().front()};
 }
 
 void verify_dataset_contents(Hdf5RowSource& rows) {

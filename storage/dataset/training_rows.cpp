@@ -67,8 +67,8 @@ DatasetDescription describe_arrays(const DatasetArrays& arrays) {
   return description;
 }
 
-TrainingRows::TrainingRows(const TrainingData& data, const Standardisation& standardisation, Context& context,
-                           const TrainingRowsOptions& options) {
+TrainingRows::TrainingRows(const TrainingData& data, const Standardisation& standardisation,
+                           const MeanFunction& prior_mean, Context& context, const TrainingRowsOptions& options) {
   if (data.from_arrays()) {
     description_ = describe_arrays(data.arrays);
     source_ = std::make_unique<BorrowedRowSource>(data.arrays.x, data.arrays.y, data.arrays.rows, data.arrays.columns);
@@ -89,7 +89,7 @@ TrainingRows::TrainingRows(const TrainingData& data, const Standardisation& stan
   GPSTREAM_CHECK(!options.expected_fingerprint || *options.expected_fingerprint == dataset.fingerprint,
                  "{} is not the dataset {} was trained on (its fingerprint is {}, expected {})", name,
                  options.expected_by, dataset.fingerprint, options.expected_fingerprint.value_or(""));
-  standardised_ = std::make_unique<StandardisedRowSource>(*source_, standardisation);
+  standardised_ = std::make_unique<StandardisedRowSource>(*source_, standardisation, prior_mean);
   rows_ = standardised_.get();
   partition_ = partition_rows(dataset.rows, source_->preferred_block_alignment(), options.rank, options.ranks);
   if (options.ranks > 1) {
@@ -116,8 +116,9 @@ TrainingRows::TrainingRows(const TrainingData& data, const Standardisation& stan
 }
 
 std::unique_ptr<TrainingRows> open_training_rows(const TrainingData& data, const Standardisation& standardisation,
-                                                 Context& context, const TrainingRowsOptions& options) {
-  return std::make_unique<TrainingRows>(data, standardisation, context, options);
+                                                 const MeanFunction& prior_mean, Context& context,
+                                                 const TrainingRowsOptions& options) {
+  return std::make_unique<TrainingRows>(data, standardisation, prior_mean, context, options);
 }
 
 }  // namespace gpstream

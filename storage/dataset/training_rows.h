@@ -68,8 +68,8 @@ struct TrainingRowsOptions {
 
 class TrainingRows {
  public:
-  TrainingRows(const TrainingData& data, const Standardisation& standardisation, Context& context,
-               const TrainingRowsOptions& options);
+  TrainingRows(const TrainingData& data, const Standardisation& standardisation, const MeanFunction& prior_mean,
+               Context& context, const TrainingRowsOptions& options);
 
   const DatasetDescription& description() const { return description_; }
   // This rank's rows (all n in a single process), standardised.
@@ -92,11 +92,16 @@ class TrainingRows {
 // budget, then holds the standardised X in memory when it fits in half of
 // what remains (every pass is then a read of memory), else streams it in
 // blocks from the file (or from the arrays, standardising each block).
+// `prior_mean` (with its coefficients; empty: none) is taken off the
+// standardised targets: the rows hold the residual the GP models,
+// y' = (y − y_mean)/y_std − m(x').
 std::unique_ptr<TrainingRows> open_training_rows(const TrainingData& data, const Standardisation& standardisation,
-                                                 Context& context, const TrainingRowsOptions& options = {});
+                                                 const MeanFunction& prior_mean, Context& context,
+                                                 const TrainingRowsOptions& options = {});
 inline std::unique_ptr<TrainingRows> open_training_rows(const std::string& path, const Standardisation& standardisation,
-                                                        Context& context, const TrainingRowsOptions& options = {}) {
-  return open_training_rows(TrainingData::file(path), standardisation, context, options);
+                                                        const MeanFunction& prior_mean, Context& context,
+                                                        const TrainingRowsOptions& options = {}) {
+  return open_training_rows(TrainingData::file(path), standardisation, prior_mean, context, options);
 }
 
 // The dataset's own statistics as a standardisation.

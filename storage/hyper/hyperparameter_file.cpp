@@ -57,7 +57,7 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
   GPSTREAM_CHECK(json.is_object(), "{}: expected a JSON object", path);
 
   HyperparameterFile file;
-  KernelHyperparameters& hyper = file.hyperparameters;
+  KernelHyperparameters& hyper = file.prior.kernel;
   if (json.contains("kernel_name")) hyper = parse_kernel_shape(json.at("kernel_name").get<std::string>());
   hyper.signal_variance = number(json, "signal_variance", path);
   hyper.noise_variance = number(json, "noise_variance", path);
@@ -93,14 +93,15 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
     GPSTREAM_CHECK(standardisation.x_mean.size() == standardisation.x_std.size(),
                    "{}: standardisation has {} means but {} standard deviations", path, standardisation.x_mean.size(),
                    standardisation.x_std.size());
+    standardisation.validate(path + " standardisation");
     if (json.contains("mean")) {  // the prior mean of the standardised target, with its fitted coefficients
       const Json& m = json.at("mean");
-      MeanFunction& mean = standardisation.mean;
+      MeanFunction& mean = file.prior.mean;
       mean.intercept = m.at("intercept").get<bool>();
       for (const Json& column : m.at("inputs")) mean.inputs.push_back(column.get<std::size_t>());
       mean.coefficients = numbers(m, "coefficients", path + " mean");
+      mean.validate(standardisation.x_mean.size(), path + " mean");
     }
-    standardisation.validate(path + " standardisation");
     file.standardisation = std::move(standardisation);
   }
   return file;
@@ -108,9 +109,10 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
 
 }  // namespace
 
-void write_hyperparameter_file(const std::string& path, const KernelHyperparameters& hyperparameters,
+void write_hyperparameter_file(const std::string& path, const GaussianProcessPrior& prior,
                                const Standardisation& standardisation, const HyperparameterProvenance& provenance,
                                bool overwrite) {
+  const KernelHyperparameters& hyperparameters = prior.kernel;
   nlohmann::ordered_json json;  // fields in the order written, for readers of the file
   json["format"] = "gpstream-hyperparameters";
   json["version"] = 1;
@@ -151,8 +153,8 @@ void write_hyperparameter_file(const std::string& path, const KernelHyperparamet
                              {"x_std", standardisation.x_std},
                              {"y_mean", standardisation.y_mean},
                              {"y_std", standardisation.y_std}};
-  if (!standardisation.mean.empty()) {
-    const MeanFunction& mean = standardisation.mean;
+  if (!prior.mean.empty()) {
+    const MeanFunction& mean = prior.mean;
     json["mean"] = {{"intercept", mean.intercept},
                     {"inputs", mean.inputs},
                     {"coefficients", mean.coefficients},

@@ -1,7 +1,8 @@
 // Hyperparameter files (JSON), in the format of ../shared/data/hyper/*.json:
 //   { "signal_variance": s², "length_scales": [ℓ…] (or "gamma": [γ…]),
 //     "noise_variance": σ², "kernel_name": "se-ard" (optional, default se-ard),
-//     "standardisation": { "x_mean": […], "x_std": […], "y_mean": …, "y_std": … } (optional) }
+//     "standardisation": { "x_mean": […], "x_std": […], "y_mean": …, "y_std": … } (optional),
+//     "mean": { "intercept": …, "inputs": […], "coefficients": […] } (optional, with a standardisation) }
 // A standardisation in the file is the one the values were learned under,
 // and training uses it instead of the dataset's own statistics.
 // `gpstream hyper` writes the same format, plus how the values were learned
@@ -9,7 +10,7 @@
 #pragma once
 
 #include "engine/data/standardisation.h"
-#include "engine/kernels/kernel.h"
+#include "engine/kernels/gaussian_process_prior.h"
 
 #include <cstdint>
 #include <optional>
@@ -20,8 +21,8 @@
 namespace gpstream {
 
 struct HyperparameterFile {
-  KernelHyperparameters hyperparameters;
-  std::optional<Standardisation> standardisation;
+  GaussianProcessPrior prior;                      // in the units of
+  std::optional<Standardisation> standardisation;  // the one they were learned under (none: the dataset's own)
 };
 
 // How learned values came about, recorded next to them.
@@ -43,9 +44,9 @@ struct HyperparameterProvenance {
 // Throws naming the file and the field at fault.
 HyperparameterFile read_hyperparameter_file(const std::string& path);
 
-// Writes values learned under `standardisation` (atomically; refuses an
+// Writes a prior learned under `standardisation` (atomically; refuses an
 // existing file unless `overwrite`).
-void write_hyperparameter_file(const std::string& path, const KernelHyperparameters& hyperparameters,
+void write_hyperparameter_file(const std::string& path, const GaussianProcessPrior& prior,
                                const Standardisation& standardisation, const HyperparameterProvenance& provenance,
                                bool overwrite);
 

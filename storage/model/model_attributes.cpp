@@ -67,10 +67,6 @@ void write_standardisation_attributes(hid_t object, const Standardisation& stand
   hdf5::write_attribute(object, "x_std", standardisation.x_std);
   hdf5::write_attribute(object, "y_mean", standardisation.y_mean);
   hdf5::write_attribute(object, "y_std", standardisation.y_std);
-  const MeanFunction& mean = standardisation.mean;
-  hdf5::write_attribute(object, "mean_intercept", std::int64_t{mean.intercept ? 1 : 0});
-  hdf5::write_attribute(object, "mean_inputs", std::vector<double>(mean.inputs.begin(), mean.inputs.end()));
-  hdf5::write_attribute(object, "mean_coefficients", mean.coefficients);
 }
 
 Standardisation read_standardisation_attributes(hid_t object, const std::string& context) {
@@ -81,8 +77,22 @@ Standardisation read_standardisation_attributes(hid_t object, const std::string&
   }
   standardisation.y_mean = hdf5::read_double_attribute(object, "y_mean", context);
   standardisation.y_std = hdf5::read_double_attribute(object, "y_std", context);
+  return standardisation;
+}
+
+void write_prior_attributes(hid_t object, const GaussianProcessPrior& prior) {
+  write_kernel_attributes(object, prior.kernel);
+  const MeanFunction& mean = prior.mean;
+  hdf5::write_attribute(object, "mean_intercept", std::int64_t{mean.intercept ? 1 : 0});
+  hdf5::write_attribute(object, "mean_inputs", std::vector<double>(mean.inputs.begin(), mean.inputs.end()));
+  hdf5::write_attribute(object, "mean_coefficients", mean.coefficients);
+}
+
+GaussianProcessPrior read_prior_attributes(hid_t object, const std::string& context) {
+  GaussianProcessPrior prior;
+  prior.kernel = read_kernel_attributes(object, context);
   if (hdf5::has_attribute(object, "mean_intercept")) {  // files from before mean functions have none
-    MeanFunction& mean = standardisation.mean;
+    MeanFunction& mean = prior.mean;
     mean.intercept = hdf5::read_integer_attribute(object, "mean_intercept", context) != 0;
     for (const double column : hdf5::read_double_array_attribute(object, "mean_inputs", context)) {
       GPSTREAM_CHECK(column >= 0 && column < 1e9 && column == std::floor(column), "{}: invalid mean input {}", context,
@@ -91,7 +101,7 @@ Standardisation read_standardisation_attributes(hid_t object, const std::string&
     }
     mean.coefficients = hdf5::read_double_array_attribute(object, "mean_coefficients", context);
   }
-  return standardisation;
+  return prior;
 }
 
 void write_training_summary_attributes(hid_t object, const TrainingSummary& training) {
@@ -121,7 +131,7 @@ TrainingSummary read_training_summary_attributes(hid_t object, const std::string
 }
 
 void write_model_description_attributes(hid_t object, const ModelDescription& description) {
-  write_kernel_attributes(object, description.hyperparameters);
+  write_prior_attributes(object, description.prior);
   write_standardisation_attributes(object, description.standardisation);
   hdf5::write_attribute(object, "dataset_path", description.dataset_path);
   hdf5::write_attribute(object, "dataset_fingerprint", description.dataset_fingerprint);
@@ -133,7 +143,7 @@ void write_model_description_attributes(hid_t object, const ModelDescription& de
 }
 
 void read_model_description_attributes(hid_t object, const std::string& context, ModelDescription& description) {
-  description.hyperparameters = read_kernel_attributes(object, context);
+  description.prior = read_prior_attributes(object, context);
   description.standardisation = read_standardisation_attributes(object, context);
   description.dataset_path = hdf5::read_string_attribute(object, "dataset_path", context);
   description.dataset_fingerprint = hdf5::read_string_attribute(object, "dataset_fingerprint", context);

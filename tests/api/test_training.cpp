@@ -38,7 +38,7 @@ DatasetArrays arrays_of(const testing::Problem& problem) {
 TrainingConfiguration configuration_for(const DatasetDescription& dataset, std::uint64_t iterations) {
   TrainingConfiguration configuration;
   configuration.solver = {"gbcd", 40, 30};
-  configuration.hyperparameters = testing::se_ard(dataset.columns, 1.2, 0.05);
+  configuration.prior.kernel = testing::se_ard(dataset.columns, 1.2, 0.05);
   configuration.standardisation = dataset_standardisation(dataset);
   configuration.job.stopping.tolerance = 1e-10;
   configuration.job.stopping.max_iterations = iterations;
@@ -198,7 +198,7 @@ TEST_CASE("api: a checkpoint stores every method's parameters under the schema's
     written.cholqr.learn_hyperparameters = false;
     written.online.novelty = 0.25;
     written.online.passes = 3;
-    written.hyperparameters = testing::se_ard(2, 1.0, 0.1);
+    written.prior.kernel = testing::se_ard(2, 1.0, 0.1);
     written.standardisation.x_mean = {0.0, 0.0};
     written.standardisation.x_std = {1.0, 1.0};
     written.dataset_path = "/data/train.h5";

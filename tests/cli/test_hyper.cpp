@@ -48,8 +48,8 @@ TEST_CASE("hyper learns, prints its trace and writes a file that train uses, and
   // Friedman1's noise has unit variance, about 1/24 of the target's: the
   // learned noise variance (standardised) must be of that order.
   const gpstream::HyperparameterFile file = gpstream::read_hyperparameter_file(hyper);
-  CHECK(file.hyperparameters.noise_variance > 0.01);
-  CHECK(file.hyperparameters.noise_variance < 0.2);
+  CHECK(file.prior.kernel.noise_variance > 0.01);
+  CHECK(file.prior.kernel.noise_variance < 0.2);
   REQUIRE(file.standardisation.has_value());
 
   const std::string model = directory.file("model.h5");
@@ -58,8 +58,8 @@ TEST_CASE("hyper learns, prints its trace and writes a file that train uses, and
   CAPTURE(trained.err);
   REQUIRE(trained.exit_code == 0);
   const gpstream::DenseModel dense = gpstream::read_dense_model(model);
-  CHECK(dense.hyperparameters.noise_variance == file.hyperparameters.noise_variance);
-  CHECK(dense.hyperparameters.lengthscales == file.hyperparameters.lengthscales);
+  CHECK(dense.prior.kernel.noise_variance == file.prior.kernel.noise_variance);
+  CHECK(dense.prior.kernel.lengthscales == file.prior.kernel.lengthscales);
 
   // The same subset, seed and options inside train give the same values.
   const std::string saved = directory.file("saved.json"), model2 = directory.file("model2.h5");
@@ -69,9 +69,9 @@ TEST_CASE("hyper learns, prints its trace and writes a file that train uses, and
   REQUIRE(both.exit_code == 0);
   CHECK(both.err.find("train: learned in") != std::string::npos);
   const gpstream::HyperparameterFile again = gpstream::read_hyperparameter_file(saved);
-  CHECK(again.hyperparameters.lengthscales == file.hyperparameters.lengthscales);
-  CHECK(again.hyperparameters.noise_variance == file.hyperparameters.noise_variance);
-  CHECK(gpstream::read_dense_model(model2).hyperparameters.signal_variance == file.hyperparameters.signal_variance);
+  CHECK(again.prior.kernel.lengthscales == file.prior.kernel.lengthscales);
+  CHECK(again.prior.kernel.noise_variance == file.prior.kernel.noise_variance);
+  CHECK(gpstream::read_dense_model(model2).prior.kernel.signal_variance == file.prior.kernel.signal_variance);
 }
 
 TEST_CASE("hyperparameter learning rejects bad inputs with one clear line and no output file") {
@@ -151,13 +151,12 @@ TEST_CASE(
   CHECK(stopped.out.find("(--init " + first + " and the kernel options)") != std::string::npos);
   CHECK(stopped.out.find("note: the answer equals the start") != std::string::npos);
   const gpstream::HyperparameterFile start = gpstream::read_hyperparameter_file(again);
-  CHECK(start.hyperparameters.signal_variance == doctest::Approx(2.5).epsilon(1e-12));
-  REQUIRE(start.hyperparameters.lengthscales.size() == learned.hyperparameters.lengthscales.size());
-  for (std::size_t l = 0; l < learned.hyperparameters.lengthscales.size(); ++l) {
-    CHECK(start.hyperparameters.lengthscales[l] ==
-          doctest::Approx(learned.hyperparameters.lengthscales[l]).epsilon(1e-12));
+  CHECK(start.prior.kernel.signal_variance == doctest::Approx(2.5).epsilon(1e-12));
+  REQUIRE(start.prior.kernel.lengthscales.size() == learned.prior.kernel.lengthscales.size());
+  for (std::size_t l = 0; l < learned.prior.kernel.lengthscales.size(); ++l) {
+    CHECK(start.prior.kernel.lengthscales[l] == doctest::Approx(learned.prior.kernel.lengthscales[l]).epsilon(1e-12));
   }
-  CHECK(start.hyperparameters.noise_variance == doctest::Approx(learned.hyperparameters.noise_variance).epsilon(1e-12));
+  CHECK(start.prior.kernel.noise_variance == doctest::Approx(learned.prior.kernel.noise_variance).epsilon(1e-12));
 
   // train --learn-hyper takes the same start (values not given informed by the data) and says so.
   const std::string model = directory.file("model.h5"), saved = directory.file("saved.json");
@@ -170,10 +169,10 @@ TEST_CASE(
   CHECK(trained.err.find("start the kernel options, the rest informed by the data") != std::string::npos);
   CHECK(trained.err.find("train: note: the answer equals the start") != std::string::npos);
   const gpstream::HyperparameterFile trained_start = gpstream::read_hyperparameter_file(saved);
-  CHECK(trained_start.hyperparameters.noise_variance == doctest::Approx(0.3).epsilon(1e-12));
+  CHECK(trained_start.prior.kernel.noise_variance == doctest::Approx(0.3).epsilon(1e-12));
   // The search works in log-space: exp(log 4) is 4 to rounding, not necessarily bit for bit.
-  REQUIRE(trained_start.hyperparameters.lengthscales.size() == 10);
-  for (const double lengthscale : trained_start.hyperparameters.lengthscales)
+  REQUIRE(trained_start.prior.kernel.lengthscales.size() == 10);
+  for (const double lengthscale : trained_start.prior.kernel.lengthscales)
     CHECK(lengthscale == doctest::Approx(4.0).epsilon(1e-12));
 }
 
@@ -212,7 +211,7 @@ TEST_CASE("hyper --all-rows-steps refines the ladder's optimum on all rows and s
   const std::string file = read_file(refined);
   CHECK(file.find("refined on all 1500 rows by the exact likelihood's stochastic gradient") != std::string::npos);
   CHECK(file.find("\"rows\": 1500") != std::string::npos);
-  CHECK(gpstream::log_parameters(after.hyperparameters) != gpstream::log_parameters(before.hyperparameters));
+  CHECK(gpstream::log_parameters(after.prior.kernel) != gpstream::log_parameters(before.prior.kernel));
   // Probes split into 8 groups: another count is refused in one line naming the option.
   const auto refused = run_gpstream("hyper " + quote(data) + " -o " + quote(directory.file("x.json")) + options +
                                     " --all-rows-steps 2 --probes 12");
@@ -251,9 +250,9 @@ TEST_CASE("an interrupted hyperparameter search resumes from its checkpoint to t
     }
     const gpstream::HyperparameterFile a = gpstream::read_hyperparameter_file(whole);
     const gpstream::HyperparameterFile b = gpstream::read_hyperparameter_file(part);
-    CHECK(gpstream::kernel_name(a.hyperparameters) == gpstream::kernel_name(b.hyperparameters));
-    CHECK(gpstream::log_parameters(a.hyperparameters) == gpstream::log_parameters(b.hyperparameters));
-    CHECK(a.standardisation->mean.coefficients == b.standardisation->mean.coefficients);
+    CHECK(gpstream::kernel_name(a.prior.kernel) == gpstream::kernel_name(b.prior.kernel));
+    CHECK(gpstream::log_parameters(a.prior.kernel) == gpstream::log_parameters(b.prior.kernel));
+    CHECK(a.prior.mean.coefficients == b.prior.mean.coefficients);
     // Another search may not use this one's checkpoint.
     const auto other = run_gpstream("hyper " + quote(data) + " -o " + quote(directory.file("x.json")) +
                                     " --subset 200 -q --checkpoint " + quote(checkpoint));
@@ -298,7 +297,7 @@ TEST_CASE("an interrupted hyperparameter search resumes from its checkpoint to t
       REQUIRE(resumed.exit_code == 0);
     }
     const auto a = gpstream::read_dense_model(reference), b = gpstream::read_dense_model(model);
-    CHECK(gpstream::log_parameters(a.hyperparameters) == gpstream::log_parameters(b.hyperparameters));
+    CHECK(gpstream::log_parameters(a.prior.kernel) == gpstream::log_parameters(b.prior.kernel));
     CHECK(a.alpha == b.alpha);
   }
 }

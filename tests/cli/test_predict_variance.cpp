@@ -79,13 +79,13 @@ TEST_CASE(
   for (const auto& row : test_rows) z.insert(z.end(), row.begin(), row.begin() + static_cast<std::ptrdiff_t>(d));
   const std::size_t t = test_rows.size();
   dense.standardisation.apply_to_rows(z.data(), t, d);
-  const auto kernel = gpstream::make_kernel(dense.hyperparameters, d);
+  const auto kernel = gpstream::make_kernel(dense.prior.kernel, d);
   gpstream::PreparedRows px, pz;
   kernel->prepare(x.data(), n, px);
   kernel->prepare(z.data(), t, pz);
   std::vector<double> factor(n * n), cross(t * n);
   kernel->evaluate(px, px, factor.data());
-  for (std::size_t i = 0; i < n; ++i) factor[i * n + i] += dense.hyperparameters.noise_variance;
+  for (std::size_t i = 0; i < n; ++i) factor[i * n + i] += dense.prior.kernel.noise_variance;
   gpstream::cholesky_factor(factor.data(), n, "K̄");
   kernel->evaluate(pz, px, cross.data());
 
@@ -105,7 +105,7 @@ TEST_CASE(
       quadratic += v[i] * v[i];
     }
     const double latent_variance = scale * (kernel->self_covariance(&z[j * d]) - quadratic);
-    const double noisy_variance = latent_variance + scale * dense.hyperparameters.noise_variance;
+    const double noisy_variance = latent_variance + scale * dense.prior.kernel.noise_variance;
     CHECK(noisy_rows[j][1] == doctest::Approx(noisy_variance).epsilon(1e-6));
     CHECK(latent_rows[j][1] == doctest::Approx(latent_variance).epsilon(1e-6));
     CHECK(noisy_rows[j][2] == doctest::Approx(std::sqrt(noisy_rows[j][1])).epsilon(1e-12));

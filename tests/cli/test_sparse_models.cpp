@@ -62,17 +62,17 @@ TEST_CASE("every sparse model trains, saves and predicts the engine's closed for
     if (saved.variance_form == gpstream::SparseVarianceForm::reduced_rank) continue;  // needs the training rows
     std::vector<double> x = inputs.x;
     saved.standardisation.apply_to_rows(x.data(), inputs.rows, saved.columns);
-    const auto kernel = gpstream::make_kernel(saved.hyperparameters, saved.columns);
+    const auto kernel = gpstream::make_kernel(saved.prior.kernel, saved.columns);
     const gpstream::SparsePrediction expected = gpstream::predict_sparse(saved, *kernel, x.data(), inputs.rows, true);
     const auto rows = read_numbers(output);
     REQUIRE(rows.size() == inputs.rows);
     const double scale = saved.standardisation.y_std * saved.standardisation.y_std;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      CHECK(
-          rows[i][0] ==
-          doctest::Approx(saved.standardisation.restore_target(expected.mean[i], &x[i * saved.columns])).epsilon(1e-9));
+      const double trend = saved.prior.mean.value(&x[i * saved.columns]);
+      CHECK(rows[i][0] ==
+            doctest::Approx(saved.standardisation.restore_target(expected.mean[i] + trend)).epsilon(1e-9));
       CHECK(rows[i][1] ==
-            doctest::Approx(scale * (expected.latent[i] + saved.hyperparameters.noise_variance)).epsilon(1e-9));
+            doctest::Approx(scale * (expected.latent[i] + saved.prior.kernel.noise_variance)).epsilon(1e-9));
       CHECK(rows[i][1] > 0.0);
     }
   }
@@ -213,8 +213,8 @@ TEST_CASE("a greedy basis selection or CholQR resumed from its checkpoint gives 
   const gpstream::SparseModel a = gpstream::read_sparse_model(whole), b = gpstream::read_sparse_model(resumed);
   CHECK(a.basis_indices == b.basis_indices);
   CHECK(a.weights == b.weights);
-  CHECK(a.hyperparameters.lengthscales == b.hyperparameters.lengthscales);
-  CHECK(a.hyperparameters.noise_variance == b.hyperparameters.noise_variance);
+  CHECK(a.prior.kernel.lengthscales == b.prior.kernel.lengthscales);
+  CHECK(a.prior.kernel.noise_variance == b.prior.kernel.noise_variance);
   CHECK(a.basis_indices != gpstream::read_sparse_model(part).basis_indices);
 }
 

@@ -77,8 +77,8 @@ TEST_CASE("train --learn-hyper on 2 and 3 ranks learns the single process's hype
     CAPTURE(run.err);
     REQUIRE(run.exit_code == 0);
     const auto distributed = gpstream::read_dense_model(model);
-    CHECK(distributed.hyperparameters.lengthscales == reference.hyperparameters.lengthscales);
-    CHECK(distributed.hyperparameters.noise_variance == reference.hyperparameters.noise_variance);
+    CHECK(distributed.prior.kernel.lengthscales == reference.prior.kernel.lengthscales);
+    CHECK(distributed.prior.kernel.noise_variance == reference.prior.kernel.noise_variance);
     CHECK(same_bits(distributed.alpha, reference.alpha));
     CHECK(std::filesystem::exists(hyper));
   }
@@ -103,9 +103,8 @@ TEST_CASE("train --learn-hyper --all-rows-steps on 2 ranks refines to the single
   REQUIRE(run.exit_code == 0);
   const std::string file = gpstream::testing::read_file(ranks);
   CHECK(file.find("refined on all 1200 rows by the exact likelihood's stochastic gradient") != std::string::npos);
-  const std::vector<double> expected =
-      gpstream::log_parameters(gpstream::read_hyperparameter_file(alone).hyperparameters);
-  const std::vector<double> got = gpstream::log_parameters(gpstream::read_hyperparameter_file(ranks).hyperparameters);
+  const std::vector<double> expected = gpstream::log_parameters(gpstream::read_hyperparameter_file(alone).prior.kernel);
+  const std::vector<double> got = gpstream::log_parameters(gpstream::read_hyperparameter_file(ranks).prior.kernel);
   REQUIRE(got.size() == expected.size());
   for (std::size_t p = 0; p < got.size(); ++p) {
     CAPTURE(p);
@@ -320,7 +319,8 @@ TEST_CASE("ranks are cross-checked: other data, another noise variance, toleranc
     CHECK_FALSE(std::filesystem::exists(model));
   };
   refused("train " + quote(second) + common + " --noise-var 0.039", "the training data");
-  refused("train " + quote(first) + common + " --noise-var 0.05", "the kernel and the standardisation");
+  refused("train " + quote(first) + common + " --noise-var 0.05",
+          "the prior (kernel, noise, mean) and the standardisation");
   refused("train " + quote(first) + common + " --noise-var 0.039 --tol 1e-4", "the method, the seed");
   refused("train " + quote(first) + common + " --noise-var 0.039 --seed 4", "the method, the seed");
   // predict: another model on one rank.

@@ -293,8 +293,8 @@ TEST_CASE("the CholQR model is the projected-process model of its inducing set a
   selection.start();
   selection.iterate();
   const SparseModel model = selection.model();
-  CHECK(log_parameters(model.hyperparameters) == log_parameters(selection.hyperparameters()));
-  const auto learned = make_kernel(model.hyperparameters, p.d);
+  CHECK(log_parameters(model.prior.kernel) == log_parameters(selection.hyperparameters()));
+  const auto learned = make_kernel(model.prior.kernel, p.d);
   Context learned_matrix_context;
   KernelMatrix learned_matrix(learned_matrix_context, rows, *learned);
   SparseModel reference = subset_of_regressors_on(learned_matrix, p.y, model.basis_rows);

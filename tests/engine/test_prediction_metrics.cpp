@@ -1,5 +1,7 @@
 #include "engine/core/error.h"
+#include "engine/data/in_memory_row_source.h"
 #include "engine/prediction/prediction_metrics.h"
+#include "engine/prediction/predictive_distribution.h"
 
 #include <doctest/doctest.h>
 
@@ -58,4 +60,37 @@ TEST_CASE("metrics refuse mismatched sizes and non-positive variances") {
   CHECK_THROWS_AS(evaluate_predictions(two, two, three, 0, 1), Error);
   const std::vector<double> zero = {0.0, 1.0};
   CHECK_THROWS_WITH_AS(evaluate_predictions(two, two, zero, 0, 1), doctest::Contains("row 1"), Error);
+}
+
+// The model is a prior in standardised units and an affine standardisation: the rows the solver reads hold
+// y' = (y − y_mean)/y_std − m(x'), and a prediction of y' comes back as y.
+TEST_CASE("the training rows hold the residual of the prior mean, and in_target_units restores the target") {
+  ModelDescription model;
+  model.columns = 2;
+  model.standardisation = {{1.0, -2.0}, {2.0, 0.5}, 10.0, 4.0};
+  model.prior.kernel.noise_variance = 0.25;
+  model.prior.mean = {.intercept = true, .inputs = {1}, .coefficients = {0.5, -1.5}};
+  const std::vector<double> x = {3.0, -1.0, -1.0, -2.5, 0.0, 0.0};
+  const std::vector<double> y = {12.0, 7.0, -3.0};
+  InMemoryRowSource raw(x, y, 2);
+  StandardisedRowSource rows(raw, model.standardisation, model.prior.mean);
+  std::vector<double> standardised_x(6), residual(3);
+  rows.read_rows(0, 3, standardised_x.data(), residual.data());
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double x2 = (x[2 * i + 1] + 2.0) / 0.5;
+    CHECK(standardised_x[2 * i] == doctest::Approx((x[2 * i] - 1.0) / 2.0));
+    CHECK(standardised_x[2 * i + 1] == doctest::Approx(x2));
+    CHECK(residual[i] == doctest::Approx((y[i] - 10.0) / 4.0 - (0.5 - 1.5 * x2)));
+  }
+  // A perfect prediction of the residual is the target; variances scale by y_std², plus σ² unless latent.
+  const std::vector<double> latent = {0.0, 1.0, 2.0};
+  const PredictiveDistribution noisy = in_target_units(model, false, residual, latent, standardised_x.data());
+  const PredictiveDistribution latent_only = in_target_units(model, true, {}, latent, nullptr);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(noisy.mean[i] == doctest::Approx(y[i]).epsilon(1e-14));
+    CHECK(noisy.variance[i] == doctest::Approx(16.0 * (latent[i] + 0.25)));
+    CHECK(latent_only.variance[i] == doctest::Approx(16.0 * latent[i]));
+  }
+  // Without the inputs, a trend cannot be added back.
+  CHECK_THROWS_WITH_AS(in_target_units(model, false, residual, {}, nullptr), doctest::Contains("test inputs"), Error);
 }

@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstring>
 #include <limits>
 
@@ -22,11 +23,12 @@ namespace {
 TrainingConfiguration configuration_for(const std::string& solver) {
   TrainingConfiguration configuration;
   configuration.solver = {.name = solver, .active_set_size = 40, .candidates = 30};
-  configuration.hyperparameters = se_ard(3, 0.8, 0.05);
+  configuration.prior.kernel = se_ard(3, 0.8, 0.05);
   configuration.standardisation.x_mean = {0.1, 0.2, 0.3};
   configuration.standardisation.x_std = {1.0, 2.0, 3.0};
   configuration.standardisation.y_mean = -1.5;
   configuration.standardisation.y_std = 2.5;
+  configuration.prior.mean = {.intercept = true, .inputs = {0, 2}, .coefficients = {0.25, -1.0 / 3.0, 2.0}};
   configuration.seed = 99;
   configuration.dataset_path = "/data/train.h5";
   configuration.dataset_fingerprint = "0123456789abcdef";
@@ -38,7 +40,7 @@ TrainingConfiguration configuration_for(const std::string& solver) {
 void run(const Problem& problem, const TrainingConfiguration& configuration, SolverState& state,
          std::uint64_t iterations, bool fresh) {
   InMemoryRowSource rows = problem.source();
-  const auto kernel = make_kernel(configuration.hyperparameters, problem.d);
+  const auto kernel = make_kernel(configuration.prior.kernel, problem.d);
   Context context;
   KernelMatrix matrix(context, rows, *kernel);
   auto solver = make_solver(configuration.solver, matrix);
@@ -78,9 +80,12 @@ TEST_CASE("a checkpoint reads back exactly what was written") {
   CHECK(read.state.auxiliary == written.state.auxiliary);
   CHECK(read.state.random == written.state.random);
   CHECK(read.parameters == written.parameters);
-  CHECK(read.configuration.hyperparameters.lengthscales == written.configuration.hyperparameters.lengthscales);
+  CHECK(read.configuration.prior.kernel.lengthscales == written.configuration.prior.kernel.lengthscales);
   CHECK(read.configuration.standardisation.x_std == written.configuration.standardisation.x_std);
   CHECK(read.configuration.standardisation.y_mean == -1.5);
+  CHECK(read.configuration.prior.mean.intercept);
+  CHECK(read.configuration.prior.mean.inputs == written.configuration.prior.mean.inputs);
+  CHECK(read.configuration.prior.mean.coefficients == written.configuration.prior.mean.coefficients);
   CHECK(read.configuration.dataset_fingerprint == "0123456789abcdef");
   // Rewriting replaces the previous checkpoint atomically: no temporary file is left.
   write_checkpoint(directory.file("c.h5"), written);
@@ -149,7 +154,7 @@ TEST_CASE("a run resumed from a checkpoint reaches the bit-identical alpha of an
 TEST_CASE("a dense model reads back exactly what was written") {
   ScratchDirectory directory;
   DenseModel model;
-  model.hyperparameters = {KernelType::matern52, {0.5, 2.0}, 1.5, 0.01};
+  model.prior.kernel = {KernelType::matern52, {0.5, 2.0}, 1.5, 0.01};
   model.standardisation.y_mean = 3.0;
   model.standardisation.y_std = 0.5;
   model.alpha = {1.0, -2.0, 3.5};
@@ -165,8 +170,8 @@ TEST_CASE("a dense model reads back exactly what was written") {
                        doctest::Contains("already exists"), Error);
   const DenseModel read = read_dense_model(directory.file("m.h5"));
   CHECK(read.alpha == model.alpha);
-  CHECK(read.hyperparameters.type == KernelType::matern52);
-  CHECK(read.hyperparameters.lengthscales == model.hyperparameters.lengthscales);
+  CHECK(read.prior.kernel.type == KernelType::matern52);
+  CHECK(read.prior.kernel.lengthscales == model.prior.kernel.lengthscales);
   CHECK_FALSE(read.standardisation.standardises_inputs());
   CHECK(read.standardisation.y_std == 0.5);
   CHECK(read.feature_names == model.feature_names);
@@ -176,22 +181,48 @@ TEST_CASE("a dense model reads back exactly what was written") {
                        doctest::Contains("is a 'gpstream-model' file, not a gpstream-checkpoint"), Error);
 }
 
+TEST_CASE("a model's prior mean reads back with it, and one on inputs the model does not standardise is refused") {
+  ScratchDirectory directory;
+  DenseModel model;
+  model.prior.kernel = {KernelType::matern12, {0.5}, 1.5, 0.01};
+  model.prior.mean = {.intercept = true, .inputs = {1}, .coefficients = {0.125, -2.5}};
+  model.standardisation = {{0.0, 1.0}, {1.0, 3.0}, 3.0, 0.5};
+  model.alpha = {1.0, -2.0};
+  model.dataset_path = "/somewhere/train.h5";
+  model.dataset_fingerprint = "feedfacecafebeef";
+  model.rows = 2;
+  model.columns = 2;
+  model.feature_names = {"u", "v"};
+  model.target_name = "w";
+  model.training = {"gbcd", "converged", 12, 9e-5, 1e-4, 1.5, 1000};
+  write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse);
+  const DenseModel read = read_dense_model(directory.file("m.h5"));
+  CHECK(read.prior.mean.intercept);
+  CHECK(read.prior.mean.inputs == model.prior.mean.inputs);
+  CHECK(read.prior.mean.coefficients == model.prior.mean.coefficients);
+  model.standardisation.x_mean.clear();
+  model.standardisation.x_std.clear();
+  CHECK_THROWS_WITH_AS(write_dense_model(directory.file("n.h5"), model, ExistingOutput::refuse),
+                       doctest::Contains("a linear mean needs standardised inputs"), Error);
+  CHECK_FALSE(std::filesystem::exists(directory.file("n.h5")));
+}
+
 TEST_CASE("hyperparameter files in the format of the shared reference files") {
   ScratchDirectory directory;
   write_file(directory.file("h.json"), R"({"signal_variance": 1.7, "length_scales": [3.0, 2.5], "gamma": [0.05, 0.08],
       "noise_variance": 0.0105, "standardisation": {"x_mean": [0.1, 0.2], "x_std": [1.1, 0.9], "y_mean": 0.01, "y_std": 0.99}})");
   const HyperparameterFile file = read_hyperparameter_file(directory.file("h.json"));
-  CHECK(file.hyperparameters.type == KernelType::squared_exponential_ard);
-  CHECK(file.hyperparameters.lengthscales == std::vector<double>{3.0, 2.5});
-  CHECK(file.hyperparameters.noise_variance == 0.0105);
+  CHECK(file.prior.kernel.type == KernelType::squared_exponential_ard);
+  CHECK(file.prior.kernel.lengthscales == std::vector<double>{3.0, 2.5});
+  CHECK(file.prior.kernel.noise_variance == 0.0105);
   REQUIRE(file.standardisation.has_value());
   CHECK(file.standardisation->x_std == std::vector<double>{1.1, 0.9});
 
   write_file(directory.file("g.json"),
              R"({"signal_variance": 1, "gamma": [0.125], "noise_variance": 0.1, "kernel_name": "se"})");
   const HyperparameterFile gamma_only = read_hyperparameter_file(directory.file("g.json"));
-  CHECK(gamma_only.hyperparameters.lengthscales[0] == doctest::Approx(2.0));
-  CHECK(gamma_only.hyperparameters.type == KernelType::squared_exponential);
+  CHECK(gamma_only.prior.kernel.lengthscales[0] == doctest::Approx(2.0));
+  CHECK(gamma_only.prior.kernel.type == KernelType::squared_exponential);
   CHECK_FALSE(gamma_only.standardisation.has_value());
 
   write_file(directory.file("bad.json"), R"({"signal_variance": 1, "length_scales": [1]})");
