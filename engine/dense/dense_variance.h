@@ -86,7 +86,12 @@ struct VarianceOptions {
   VarianceMethod method = VarianceMethod::automatic;
   // The gbcd route:
   std::string policy = "gbcd";                 // active-set policy: gbcd, bcd-cyclic, bcd-gradient
-  std::size_t active_set_size = 500;           // m (GBCD paper §3)
+  // m (GBCD paper §3): twice training's. A variance solve's coordinates are those near its test rows,
+  // and larger blocks reach them in fewer iterations (heaton_sim's default model, a batch of 512 test
+  // rows in file order: 62 iterations at m = 500, 22 at 1,000, 34.6 s → 22.3 s; 1,024 rows on a tile of
+  // its grid 39.0 s → 30.9 s; bcef's 1,024 sampled rows 9.9 s → 8.9 s; past 1,000 no gain; kin40k at
+  // σ² = 0.1, 32 rows, 19.8 s → 21.2 s; bench/run_variance_batches.sh, docs/variance.md).
+  std::size_t active_set_size = 1000;
   std::size_t candidates = kGreedyCandidates;  // κ (GBCD paper §3)
   // The bound on each row's relative error (see above).
   double tolerance = 1e-3;
