@@ -383,7 +383,8 @@ std::string parameter_table_markdown() {
   std::string out;
   for (const auto& [group, heading] :
        {std::pair{ParameterGroup::training, "The training job (`gpstream train`; Python's estimator where marked)"},
-        {ParameterGroup::learning, "The hyperparameter search (`gpstream hyper`, and `gpstream train` when it learns them)"},
+        {ParameterGroup::learning,
+         "The hyperparameter search (`gpstream hyper`, and `gpstream train` when it learns them)"},
         {ParameterGroup::cache, "The kernel-column cache (`gpstream train`, `gpstream predict`)"}}) {
     out += fmt::format("{}{}:\n\n", out.empty() ? "" : "\n", heading);
     out +=

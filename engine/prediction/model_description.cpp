@@ -13,7 +13,7 @@ void validate_model_description(const ModelDescription& description, const std::
   const double scale = standardisation.y_std * standardisation.y_std;
   const MeanFunction& mean = description.prior.mean;
   mean.validate(description.columns, source);
-  GPSTREAM_CHECK_ARGUMENT(mean.inputs.empty() || standardisation.standardises_inputs(),
+  GPSTREAM_CHECK_ARGUMENT(mean.coefficients.empty() || mean.inputs.empty() || standardisation.standardises_inputs(),
                           "{}: a linear mean needs standardised inputs", source);
   const KernelHyperparameters& h = description.prior.kernel;
   for (const auto& [name, value] : {std::pair{"signal", h.signal_variance}, std::pair{"noise", h.noise_variance}}) {

@@ -1,7 +1,7 @@
 // ModelDescription: what every trained model says about itself, dense or
 // sparse — its prior (kernel, noise and mean), the standardisation its
-// inputs and outputs go through, the training data it came from, and how training went. Model
-// types extend it with their weights.
+// inputs and outputs go through, the training data it came from, and how
+// training went. Model types extend it with their weights.
 #pragma once
 
 #include "engine/data/standardisation.h"
@@ -27,9 +27,9 @@ struct TrainingSummary {
 };
 
 struct ModelDescription {
-  GaussianProcessPrior prior;       // in the standardised units of
-  Standardisation standardisation;  // this
-  std::string dataset_path;         // the training dataset
+  GaussianProcessPrior prior;  // in the units `standardisation` makes
+  Standardisation standardisation;
+  std::string dataset_path;  // the training dataset
   std::string dataset_fingerprint;
   std::size_t rows = 0;     // n, its rows
   std::size_t columns = 0;  // d, its inputs

@@ -37,7 +37,7 @@ struct TrainingConfiguration {
   SolverOptions solver;        // name: the solver or the sparse model; active_set_size: m, or the basis size
   CholQrOptions cholqr;        // cholqr's settings (basis size and seed are the ones above)
   OnlineGpOptions online;      // the online GP's settings
-  GaussianProcessPrior prior;  // learned, or given; in the standardised units of
+  GaussianProcessPrior prior;  // learned, or given; in the units `standardisation` makes
   Standardisation standardisation;
   std::uint64_t seed = 1;
   std::string dataset_path;

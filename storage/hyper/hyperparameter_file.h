@@ -21,8 +21,9 @@
 namespace gpstream {
 
 struct HyperparameterFile {
-  GaussianProcessPrior prior;                      // in the units of
-  std::optional<Standardisation> standardisation;  // the one they were learned under (none: the dataset's own)
+  GaussianProcessPrior prior;  // in the units the standardisation below makes
+  // The one the prior was learned under (none: the dataset's own statistics).
+  std::optional<Standardisation> standardisation;
 };
 
 // How learned values came about, recorded next to them.

@@ -151,20 +151,30 @@ TEST_CASE("a run resumed from a checkpoint reaches the bit-identical alpha of an
   }
 }
 
-TEST_CASE("a dense model reads back exactly what was written") {
-  ScratchDirectory directory;
+namespace {
+
+// A dense model of `alpha` over a dataset of two inputs, its targets standardised (not its inputs).
+DenseModel two_input_model(std::vector<double> alpha) {
   DenseModel model;
   model.prior.kernel = {KernelType::matern52, {0.5, 2.0}, 1.5, 0.01};
   model.standardisation.y_mean = 3.0;
   model.standardisation.y_std = 0.5;
-  model.alpha = {1.0, -2.0, 3.5};
+  model.rows = alpha.size();
+  model.alpha = std::move(alpha);
   model.dataset_path = "/somewhere/train.h5";
   model.dataset_fingerprint = "feedfacecafebeef";
-  model.rows = 3;
   model.columns = 2;
   model.feature_names = {"u", "v"};
   model.target_name = "w";
   model.training = {"gbcd", "converged", 12, 9e-5, 1e-4, 1.5, 1000};
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("a dense model reads back exactly what was written") {
+  ScratchDirectory directory;
+  const DenseModel model = two_input_model({1.0, -2.0, 3.5});
   write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse);
   CHECK_THROWS_WITH_AS(write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse),
                        doctest::Contains("already exists"), Error);
@@ -183,18 +193,9 @@ TEST_CASE("a dense model reads back exactly what was written") {
 
 TEST_CASE("a model's prior mean reads back with it, and one on inputs the model does not standardise is refused") {
   ScratchDirectory directory;
-  DenseModel model;
-  model.prior.kernel = {KernelType::matern12, {0.5}, 1.5, 0.01};
+  DenseModel model = two_input_model({1.0, -2.0});
   model.prior.mean = {.intercept = true, .inputs = {1}, .coefficients = {0.125, -2.5}};
   model.standardisation = {{0.0, 1.0}, {1.0, 3.0}, 3.0, 0.5};
-  model.alpha = {1.0, -2.0};
-  model.dataset_path = "/somewhere/train.h5";
-  model.dataset_fingerprint = "feedfacecafebeef";
-  model.rows = 2;
-  model.columns = 2;
-  model.feature_names = {"u", "v"};
-  model.target_name = "w";
-  model.training = {"gbcd", "converged", 12, 9e-5, 1e-4, 1.5, 1000};
   write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse);
   const DenseModel read = read_dense_model(directory.file("m.h5"));
   CHECK(read.prior.mean.intercept);
