@@ -22,7 +22,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 data="${GPSTREAM_DATA:-$root/../shared/data}"
-test -f "$data/heaton_sim_test.csv" || { echo "run_variance_batch_shape.sh: needs $data/heaton_sim_*.csv" >&2; exit 2; }
+test -f "$data/heaton_sim_test.csv" || { echo "run_variance_batches.sh: needs $data/heaton_sim_*.csv" >&2; exit 2; }
 [ -n "${GPSTREAM:-}" ] || [ -x "$root/build/tools/gpstream" ] || BUILD_TARGET=gpstream "$root/scripts/build.sh" "$root/build"
 gpstream="${GPSTREAM:-$root/build/tools/gpstream}"
 work="$root/out/bench/model/heaton_sim"
