@@ -22,6 +22,17 @@ namespace gpstream {
 namespace {
 
 constexpr std::size_t kMaxBatchRows = 1024;
+// With the local start: its rows must cover a batch's extent and the reach of
+// the kernel around it, so that its cost per test row grows with the batch
+// (heaton_sim, 4,096 test rows: 12 ms a row in batches of 256 with 2,000
+// local rows, 15 in batches of 512 with 4,000, 16 in batches of 128 with 1,500).
+constexpr std::size_t kLocalStartBatchRows = 256;
+
+// The largest batch of the route.
+std::size_t largest_batch(const KernelMatrix& training, const VarianceOptions& options, VarianceMethod method) {
+  const bool local = method == VarianceMethod::gbcd && variance_routes::local_start_applies(training, options);
+  return local ? kLocalStartBatchRows : kMaxBatchRows;
+}
 // The cholesky route's batches: fewer rows make the triangular solve a
 // matrix-vector product; more only cost memory.
 constexpr std::size_t kMinimumCholeskyBatch = 64;
@@ -54,6 +65,7 @@ double gbcd_step_flops(std::size_t n, std::size_t d, std::size_t m, std::size_t 
 struct Pilot {
   std::uint64_t iterations = 0;
   bool finished = false;  // every row within the tolerance before the cap
+  std::size_t local_rows = 0;  // of the local start of each batch (0: none)
 };
 
 // Solves kPilotRows of the test rows by the gbcd route, quietly, for at most `max_iterations` steps.
@@ -77,7 +89,7 @@ Pilot run_pilot(KernelMatrix& training, const double* test_rows, std::size_t cou
   const Context::ObserverScope quiet(training.context(), {});
   const SolverRun run = run_iterations(*method, training, StoppingRule{}, /*fresh_start=*/true);
   if (run.reason == StopReason::interrupted) throw Cancelled("variance planning stopped");
-  return {result.iterations, result.unconverged_rows == 0};
+  return {result.iterations, result.unconverged_rows == 0, result.local_rows};
 }
 
 }  // namespace
@@ -157,7 +169,7 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
   const bool room_on_disk = factor_disk_bytes <= disk_room;
   const bool on_disk = !fits && options.open_factor_store && disk_needed <= available && room_on_disk;
   std::string pilot_note;
-  const std::size_t full_batch = std::min(rows, kMaxBatchRows);
+  const std::size_t full_batch = std::min(rows, largest_batch(training, options, VarianceMethod::gbcd));
   if (test_rows != nullptr && rows > 0 && options.method == VarianceMethod::automatic && (fits || on_disk) &&
       training.kernel().noise_variance() > 0.0) {
     // The sweep count above is kin40k's; kernels of short reach (spatial data) need far fewer. A pilot batch
@@ -167,8 +179,12 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
     const auto cap = static_cast<std::uint64_t>(std::max(1.0, kPilotShare * cholesky_flops / pilot_step));
     const Pilot pilot = run_pilot(training, test_rows, count, options, cap);
     const double batches = std::ceil(static_cast<double>(rows) / static_cast<double>(full_batch));
+    // Each batch's local start: a block step on its s rows and their factor.
+    const double local = static_cast<double>(pilot.local_rows);
     const double measured =
-        static_cast<double>(pilot.iterations) * gbcd_step_flops(n, d, options.active_set_size, full_batch) * batches;
+        (static_cast<double>(pilot.iterations) * gbcd_step_flops(n, d, options.active_set_size, full_batch) +
+         gbcd_step_flops(n, d, pilot.local_rows, full_batch) + local * local * local / 3.0) *
+        batches;
     gbcd_flops = pilot.finished ? measured : std::max(gbcd_flops, measured);
     pilot_note = pilot.finished ? fmt::format(" (a pilot batch of {} rows took {} steps)", std::min(rows, kPilotRows),
                                               pilot.iterations)
@@ -253,14 +269,15 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   }
   // Test rows per batch (n doubles each; the nearest route's also its M
   // neighbours' numbers and rows): as many as half of the free budget
-  // holds, at most kMaxBatchRows, unless the caller fixed it.
+  // holds, at most largest_batch, unless the caller fixed it.
   const std::size_t rows = count - options.first_row;
   // (A rank of a distributed run may own no rows, when there are fewer than ranks.)
   const std::size_t neighbour_doubles =
       nearest ? checked_multiply(std::min(options.neighbours, n), training.rows().columns() + 2) : 0;
   const std::size_t column_bytes =
       checked_multiply(checked_add(std::max<std::size_t>(n, 1), neighbour_doubles), sizeof(double));
-  const std::size_t wanted = std::min(rows, options.batch_rows > 0 ? options.batch_rows : kMaxBatchRows);
+  const std::size_t wanted =
+      std::min(rows, options.batch_rows > 0 ? options.batch_rows : largest_batch(training, options, plan.method));
   const std::size_t minimum = options.batch_rows > 0 ? wanted : cholesky ? std::min(rows, kMinimumCholeskyBatch) : 1;
   const MemoryReservation batch_memory = training.context().memory().reserve_up_to(
       "a batch of variance solves", checked_multiply(wanted, column_bytes), options.batch_rows > 0 ? 1 : 2,

@@ -32,13 +32,27 @@
 // (An absolute rule on ‖g‖∞, or a relative residual, does not bound it: with σ²/K** = 1e-9 the
 // variance can be off by a factor.)
 //
-// A warm start by local conditioning (each row's solve from the exact one on
-// its m training rows of highest covariance, as Vecchia [Vecchia88]
-// conditions on neighbours) was built, measured and removed: it saved 40 %
-// of the steps on a short-lengthscale generated problem, but on bcef only
-// half the test rows (in the holdout's gaps) met 1e-2 from it even with 512
-// rows, and the pass over the union of a batch's local sets limited the
-// batch: 1,024 rows took 9.6 s warm against 6.0 s from zero.
+// Three things make the gbcd route fast when σ² is small against s² (issue
+// 47; heaton_sim's 44,431 test variances from ~32 minutes projected to 9):
+// - Compact batches. The rows go in windows of 16 batches, each window
+//   ordered by recursive bisection into batches that lie together (rows
+//   that lie together need the same training variables); a window's rows
+//   are published together, and a resumed run starts at a window.
+// - The local start. A batch first takes one exact block step on the s
+//   training rows of highest covariance with it (largest k*_ij over its rows;
+//   VarianceOptions::local_rows): U_S = K̄_SS⁻¹K(X_S, X*), G += K̄[:, S]U_S —
+//   as Vecchia [Vecchia88] conditions on neighbours, but shared by the batch,
+//   so that one n·s pass serves all its rows. What it leaves of G lies far
+//   from the batch, and is smooth there.
+// - A certificate that sees that: the Nyström bound (low_rank_error_bound.h)
+//   gᵀK̄⁻¹g ≤ gᵀ(σ²I + N)⁻¹g, N ⪯ K, which is ‖g‖²/σ² on the rough part of g
+//   and far below it on the smooth part. GBCD steps continue from the start
+//   for the rows it does not yet certify.
+// (Each alone was tried before and removed: a per-row local start, 512 rows
+// each, left bcef's gap rows far from 1e-2 and made the union of a batch's
+// sets the cost; the Nyström bound on what GBCD steps leave, which is rough,
+// saved 2 iterations of 62. Together, on compact batches: heaton_sim's
+// batches of 256 rows are certified after the start and about one step.)
 //
 // nearest — an upper bound, for models whose exact variances cost too much
 // (K̄'s factor does not fit on disk, GBCD's solves are slow on a small σ²):
@@ -93,6 +107,15 @@ struct VarianceOptions {
   // σ² = 0.1, 32 rows, 19.8 s → 21.2 s; bench/run_variance_batches.sh, docs/variance.md).
   std::size_t active_set_size = 1000;
   std::size_t candidates = kGreedyCandidates;  // κ (GBCD paper §3)
+  // The local start (see above): each batch first solved exactly on the
+  // training rows of highest covariance with it. heaton_sim's default
+  // model, 4,096 test rows in batches of 256: 12 ms a row at 2,000 rows
+  // (23 GBCD steps after the 16 starts), 14 at 3,000 (17 steps); 16 at 1,500
+  // rows on batches of 128. 0: off.
+  std::size_t local_rows = 2000;
+  // The Nyström certificate's training rows (r; low_rank_error_bound.h), with the local start. 0: the
+  // plain bound only.
+  std::size_t certificate_points = 1000;
   // The bound on each row's relative error (see above).
   double tolerance = 1e-3;
   // The variance the bound is relative to: of y* (noise included), or of f*.
@@ -101,7 +124,8 @@ struct VarianceOptions {
   // The nearest route: training rows each test row is conditioned on (M; n at most).
   std::size_t neighbours = 512;
   // Test rows solved together; 0: as many as half of the Context's free
-  // memory budget holds (n doubles each), at most 1024.
+  // memory budget holds (n doubles each), at most 1024 (256 with the local
+  // start, whose rows grow with the batch's extent).
   std::size_t batch_rows = 0;
   std::uint64_t seed = 1;
   // Rows before it are done already (a resumed run): computed from it on.
@@ -140,6 +164,8 @@ struct VariancePrediction {
   double largest_error_bound = 0.0;  // gbcd: the largest final relative error bound over all rows
   bool time_limit_reached = false;   // rows after the last batch sent to the sink are not done
   std::string cache;                 // gbcd: what configure_column_cache chose, for the user
+  std::size_t local_rows = 0;        // gbcd: the local start's training rows per batch (0: none)
+  std::size_t certificate_points = 0;  // gbcd: the Nyström certificate's rows (0: the plain bound)
 };
 
 // Called with each finished batch: the latent variances of test rows

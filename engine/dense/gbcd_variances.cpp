@@ -1,8 +1,11 @@
 // The gbcd route of the dense model's variances (dense_variance.h): batched
 // GBCD solves K̄U = K(X, X*) with a per-row relative error bound
-// (BoSminchisescu08 §3.1).
+// (BoSminchisescu08 §3.1), on spatially compact batches, each started by the
+// exact solve on its local training rows.
 #include "engine/core/size_arithmetic.h"
+#include "engine/dense/low_rank_error_bound.h"
 #include "engine/dense/variance_routes.h"
+#include "engine/linalg/cholesky.h"
 #include "engine/solvers/block_coordinate_descent.h"
 
 #include <cblas.h>
@@ -12,6 +15,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 
 namespace gpstream::variance_routes {
@@ -20,6 +24,50 @@ namespace {
 // Beyond this many open columns the greedy selection scores a sketch G·P
 // with this many columns instead of G (see the header).
 constexpr std::size_t kSketchColumns = 32;
+// Rows published together: this many batches, ordered into compact tiles.
+// Resume continues after the last window published.
+constexpr std::size_t kWindowBatches = 16;
+
+// Orders rows [first, first + count) of `points` (d columns) into tiles of at
+// most `tile_rows` that lie together: recursive bisection, on the coordinate
+// of widest range, at the quantile that leaves whole tiles on one side. `order` gets the rows, `starts` each tile's
+// first position in it (and count at the end). Deterministic: ties by row.
+void spatial_tiles(const double* points, std::size_t d, std::size_t first, std::size_t count, std::size_t tile_rows,
+                   std::vector<std::size_t>& order, std::vector<std::size_t>& starts) {
+  order.resize(count);
+  std::iota(order.begin(), order.end(), first);
+  starts.clear();
+  const auto split = [&](auto&& self, std::size_t begin, std::size_t end) -> void {
+    if (end - begin <= tile_rows) {
+      starts.push_back(begin);
+      return;
+    }
+    std::size_t widest = 0;
+    double widest_range = -1.0;
+    for (std::size_t c = 0; c < d; ++c) {
+      double low = std::numeric_limits<double>::infinity(), high = -low;
+      for (std::size_t k = begin; k < end; ++k) {
+        low = std::min(low, points[order[k] * d + c]);
+        high = std::max(high, points[order[k] * d + c]);
+      }
+      if (high - low > widest_range) widest_range = high - low, widest = c;
+    }
+    // Whole tiles to one side, so that there are ⌈count / tile_rows⌉, all but the last full.
+    const std::size_t tiles = (end - begin + tile_rows - 1) / tile_rows;
+    const std::size_t middle = begin + tiles / 2 * tile_rows;
+    const auto before = [&](std::size_t a, std::size_t b) {
+      const double x = points[a * d + widest], y = points[b * d + widest];
+      return x < y || (x == y && a < b);
+    };
+    std::nth_element(order.begin() + static_cast<std::ptrdiff_t>(begin),
+                     order.begin() + static_cast<std::ptrdiff_t>(middle),
+                     order.begin() + static_cast<std::ptrdiff_t>(end), before);
+    self(self, begin, middle);
+    self(self, middle, end);
+  };
+  if (count > 0) split(split, 0, count);
+  starts.push_back(count);
+}
 
 // S (n×p) = G (n×r) · P (r×p), row-major, rows spread over the cores.
 void sketch(const std::vector<double>& gradient, std::size_t n, std::size_t r, const std::vector<double>& projection,
@@ -44,11 +92,16 @@ void keep_columns(std::vector<double>& gradient, std::size_t n, std::size_t r, c
 
 // The gbcd route: one GBCD step at a time on a batch of test rows, batch
 // after batch, for the solver driver: one driver loop (and one progress
-// mechanism) for the variances as for training. A column closes when its
-// error bound meets the tolerance (see the header), or above it after
-// max_iterations of its batch (counted as unconverged). Each batch draws from
-// its own random stream, seeded by (seed, first row): a batch gives the same
-// variances whether a run starts at it or reaches it.
+// mechanism) for the variances as for training. The rows go in windows of
+// kWindowBatches batches, each window ordered into compact tiles (a batch's
+// rows share every active set, so rows that lie together need fewer); a
+// window's rows are published once all its batches are done. A batch starts
+// with the exact solve on its local rows (local_start) where that applies. A
+// column closes when its error bound meets the tolerance (see the header),
+// or above it after max_iterations of its batch (counted as unconverged).
+// Each batch draws from its own random stream, seeded by (seed, window's
+// first row, batch): a batch gives the same variances whether a run starts
+// at its window or reaches it.
 class GbcdVariances final : public VarianceRoute {
  public:
   GbcdVariances(KernelMatrix& training, const double* test_rows, BatchCursor cursor, const VarianceOptions& options,
@@ -58,7 +111,25 @@ class GbcdVariances final : public VarianceRoute {
         descent_(training, make_active_set_policy(options.policy, options.candidates), options.active_set_size),
         rows_done_(cursor.first) {}
 
-  void start() override { begin_batch(); }
+  void start() override {
+    if (local_start_applies(training_, options_)) {
+      const std::size_t s = options_.local_rows, d = training_.rows().columns();
+      // K̄ on the local rows, their rows, and their block of G and of Δ.
+      local_memory_ = training_.context().memory().reserve(
+          "the local start of the variance batches",
+          checked_multiply(checked_add(checked_multiply(s, s + d), checked_multiply(2 * s, cursor_.batch_rows)),
+                           sizeof(double)),
+          "give the run more memory, or fewer --batch-rows");
+      result_.local_rows = s;
+    }
+    // With the local start only: what GBCD steps alone leave is rough, and there the bound gains little.
+    if (options_.certificate_points > 0 && result_.local_rows > 0) {
+      certificate_.emplace(training_, options_.certificate_points);
+      result_.certificate_points = certificate_->points();
+    }
+    begin_window();
+    begin_batch();
+  }
 
   void iterate() override {
     BlockCoordinateDescent::Columns columns{gradient_.data(), open_.size()};
@@ -69,12 +140,7 @@ class GbcdVariances final : public VarianceRoute {
     }
     const ActiveSet& active = descent_.iterate_columns(columns, random_, auxiliary_, delta_, &gradient_on_b_);
     // f_j += ½ Σ_{i∈B} (G_B)_ij Δ_ij.
-    const std::size_t m = active.indices.size();
-    for (std::size_t i = 0; i < m; ++i) {
-      for (std::size_t j = 0; j < open_.size(); ++j) {
-        objective_[open_[j]] += 0.5 * gradient_on_b_[i * open_.size() + j] * delta_[i * open_.size() + j];
-      }
-    }
+    add_to_objective(active.indices.size(), gradient_on_b_, delta_);
     ++batch_iteration_;
     ++result_.iterations;
     close_columns();
@@ -92,19 +158,33 @@ class GbcdVariances final : public VarianceRoute {
  private:
   std::size_t n() const { return training_.size(); }
 
-  // U = 0: G = −K(X, Z), f_j = 0, for the batch at the cursor.
+  // The window at the cursor, in tiles.
+  void begin_window() {
+    if (cursor_.done()) return;
+    window_rows_ = std::min(cursor_.count - cursor_.first, kWindowBatches * cursor_.batch_rows);
+    spatial_tiles(test_rows_, training_.rows().columns(), cursor_.first, window_rows_, cursor_.batch_rows,
+                  window_order_, tile_starts_);
+    tile_ = 0;
+  }
+
+  // U = 0: G = −K(X, Z), f_j = 0, for the window's next tile; then the local start.
   void begin_batch() {
     if (cursor_.done()) return;
-    const std::size_t r = cursor_.rows(), d = training_.rows().columns();
+    const std::size_t d = training_.rows().columns();
+    const std::size_t begin = tile_starts_[tile_], r = tile_starts_[tile_ + 1] - begin;
     std::seed_seq seed{static_cast<std::uint32_t>(options_.seed), static_cast<std::uint32_t>(options_.seed >> 32),
-                       static_cast<std::uint32_t>(cursor_.first), static_cast<std::uint32_t>(cursor_.first >> 32)};
+                       static_cast<std::uint32_t>(cursor_.first), static_cast<std::uint32_t>(cursor_.first >> 32),
+                       static_cast<std::uint32_t>(tile_)};
     random_.seed(seed);
+    batch_.assign(window_order_.begin() + static_cast<std::ptrdiff_t>(begin),
+                  window_order_.begin() + static_cast<std::ptrdiff_t>(begin + r));
+    points_.resize(r * d);
+    for (std::size_t j = 0; j < r; ++j) std::copy_n(test_rows_ + batch_[j] * d, d, points_.data() + j * d);
     gradient_.resize(checked_multiply(n(), r));
-    const double* z = test_rows_ + cursor_.first * d;
-    training_.cross_covariance(z, r, gradient_.data());
+    training_.cross_covariance(points_.data(), r, gradient_.data());
     for (double& value : gradient_) value = -value;
     prior_.resize(r);
-    for (std::size_t j = 0; j < r; ++j) prior_[j] = training_.kernel().self_covariance(z + j * d);
+    for (std::size_t j = 0; j < r; ++j) prior_[j] = training_.kernel().self_covariance(points_.data() + j * d);
     open_.resize(r);  // batch column of each open column of G
     std::iota(open_.begin(), open_.end(), std::size_t{0});
     // P (r×p): random signs / √p, so that E ‖e P‖² = ‖e‖² (Johnson–Lindenstrauss).
@@ -114,29 +194,85 @@ class GbcdVariances final : public VarianceRoute {
     objective_.assign(r, 0.0);
     final_bound_.assign(r, 0.0);
     batch_iteration_ = 0;
+    if (result_.local_rows > 0) local_start();
     close_columns();
     if (open_.empty()) finish_batch();
   }
 
-  // The relative error bound of batch column j with ‖g_j‖₂² = `squared_norm`:
-  // b / (V̂ − b), b = ‖g‖₂²/σ² (the header); infinite while V̂ ≤ b.
-  double error_bound(std::size_t j, double squared_norm) const {
-    const double noise = training_.kernel().noise_variance();
-    const double bound = squared_norm / noise;
-    const double written = prior_[j] + 2.0 * objective_[j] + (options_.noisy ? noise : 0.0);
-    if (bound == 0.0) return 0.0;
-    return written > bound ? bound / (written - bound) : std::numeric_limits<double>::infinity();
+  // One block step on the s training rows of highest covariance with the
+  // batch (largest k*_ij over its rows j): U_S = K̄_SS⁻¹ K(X_S, Z), G += K̄[:, S] U_S.
+  // The solve is exact on the rows that matter most to the batch, and what
+  // it leaves of G lies far from it and is smooth (low_rank_error_bound.h).
+  void local_start() {
+    const std::size_t s = result_.local_rows, r = open_.size(), d = training_.rows().columns();
+    std::vector<double> closeness(n());
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n(), 1024), [&](const tbb::blocked_range<std::size_t>& rows) {
+      for (std::size_t i = rows.begin(); i < rows.end(); ++i) {
+        closeness[i] = -*std::min_element(gradient_.begin() + static_cast<std::ptrdiff_t>(i * r),
+                                          gradient_.begin() + static_cast<std::ptrdiff_t>((i + 1) * r));
+      }
+    });
+    std::vector<std::size_t> local(n());
+    std::iota(local.begin(), local.end(), std::size_t{0});
+    std::nth_element(local.begin(), local.begin() + static_cast<std::ptrdiff_t>(s), local.end(),
+                     [&](std::size_t a, std::size_t b) {
+                       return closeness[a] > closeness[b] || (closeness[a] == closeness[b] && a < b);
+                     });
+    local.resize(s);
+    std::sort(local.begin(), local.end());
+    std::vector<double> x(s * d), factor(s * s);
+    training_.rows().gather_rows(local, x.data(), nullptr);
+    training_.block(x.data(), s, x.data(), s, factor.data());
+    training_.count_kernel_evaluations(s * s);
+    for (std::size_t k = 0; k < s; ++k) factor[k * s + k] += training_.kernel().noise_variance();
+    cholesky_factor(factor.data(), s, "K̄ on a variance batch's local training rows");
+    gradient_on_b_.resize(s * r);
+    for (std::size_t k = 0; k < s; ++k) std::copy_n(gradient_.data() + local[k] * r, r, gradient_on_b_.data() + k * r);
+    delta_.resize(s * r);
+    std::transform(gradient_on_b_.begin(), gradient_on_b_.end(), delta_.begin(), [](double g) { return -g; });
+    cholesky_solve(factor.data(), s, delta_.data(), r);
+    add_to_objective(s, gradient_on_b_, delta_);
+    training_.multiply_columns(local, x.data(), delta_.data(), r, gradient_.data(), true);
   }
 
-  // Closes the columns whose bound meets the tolerance (or all, at the iteration limit).
+  // f_j += ½ Σ_i (G_B)_ij Δ_ij over the m rows of a block step.
+  void add_to_objective(std::size_t m, const std::vector<double>& gradient_on_b, const std::vector<double>& delta) {
+    for (std::size_t i = 0; i < m; ++i) {
+      for (std::size_t j = 0; j < open_.size(); ++j) {
+        objective_[open_[j]] += 0.5 * gradient_on_b[i * open_.size() + j] * delta[i * open_.size() + j];
+      }
+    }
+  }
+
+  // The relative error bound of batch column j whose error gᵀK̄⁻¹g is at most
+  // `error`: b / (V̂ − b) (the header); infinite while V̂ ≤ b.
+  double relative_bound(std::size_t j, double error) const {
+    const double noise = training_.kernel().noise_variance();
+    const double written = prior_[j] + 2.0 * objective_[j] + (options_.noisy ? noise : 0.0);
+    if (error == 0.0) return 0.0;
+    return written > error ? error / (written - error) : std::numeric_limits<double>::infinity();
+  }
+
+  // Closes the columns whose bound meets the tolerance (or all, at the
+  // iteration limit). The Nyström bound is computed for the columns the plain
+  // ‖g‖²/σ² leaves open.
   void close_columns() {
     const std::size_t r = open_.size();
     std::vector<double> squared_norms = column_squared_norms(gradient_, n(), r);
     training_.context().communicator().sum(squared_norms);  // over every rank's rows of G
+    std::vector<double> errors(r);
+    bool tighter_wanted = false;
+    for (std::size_t j = 0; j < r; ++j) {
+      errors[j] = squared_norms[j] / training_.kernel().noise_variance();
+      tighter_wanted = tighter_wanted || relative_bound(open_[j], errors[j]) > options_.tolerance;
+    }
+    if (tighter_wanted && certificate_ && !certificate_->empty()) {
+      errors = certificate_->bound(gradient_.data(), r, squared_norms);
+    }
     std::vector<std::size_t> keep_positions, still_open;
     open_bound_ = 0.0;
     for (std::size_t j = 0; j < r; ++j) {
-      const double bound = error_bound(open_[j], squared_norms[j]);
+      const double bound = relative_bound(open_[j], errors[j]);
       final_bound_[open_[j]] = bound;
       if (bound > options_.tolerance && batch_iteration_ < options_.max_iterations) {
         keep_positions.push_back(j);
@@ -159,13 +295,15 @@ class GbcdVariances final : public VarianceRoute {
   }
 
   void finish_batch() {
-    const std::size_t first = cursor_.first, r = objective_.size();
-    for (std::size_t j = 0; j < r; ++j) {
+    for (std::size_t j = 0; j < batch_.size(); ++j) {
       // K** − k*ᵀK̄⁻¹k*, with k*ᵀK̄⁻¹k* ≈ −2 f_j; never below 0, which rounding could otherwise give.
-      result_.latent[first + j] = std::max(0.0, prior_[j] + 2.0 * objective_[j]);
+      result_.latent[batch_[j]] = std::max(0.0, prior_[j] + 2.0 * objective_[j]);
       result_.largest_error_bound = std::max(result_.largest_error_bound, final_bound_[j]);
     }
-    publish_batch(r);
+    if (++tile_ + 1 == tile_starts_.size()) {
+      publish_batch(window_rows_, tile_);
+      begin_window();
+    }
     begin_batch();
   }
 
@@ -173,14 +311,22 @@ class GbcdVariances final : public VarianceRoute {
   BlockCoordinateDescent descent_;
   std::mt19937_64 random_;
   AuxiliaryState auxiliary_;
-  std::size_t rows_done_ = 0;
+  MemoryReservation local_memory_;
+  std::optional<LowRankErrorBound> certificate_;
+  std::size_t rows_done_ = 0, window_rows_ = 0, tile_ = 0;
   std::uint64_t batch_iteration_ = 0;
   double open_bound_ = 0.0;
-  std::vector<std::size_t> open_;
-  std::vector<double> gradient_, delta_, gradient_on_b_, projection_, sketched_, objective_, prior_, final_bound_;
+  std::vector<std::size_t> open_, window_order_, tile_starts_, batch_;
+  std::vector<double> points_, gradient_, delta_, gradient_on_b_, projection_, sketched_, objective_, prior_,
+      final_bound_;
 };
 
 }  // namespace
+
+bool local_start_applies(const KernelMatrix& training, const VarianceOptions& options) {
+  return options.local_rows > 0 && !training.distributed() && training.kernel().noise_variance() > 0.0 &&
+         training.size() > 2 * options.local_rows;
+}
 
 std::unique_ptr<IterativeMethod> make_gbcd_variances(KernelMatrix& training, const double* test_rows,
                                                      BatchCursor cursor, const VarianceOptions& options,

@@ -44,10 +44,11 @@ class VarianceRoute : public IterativeMethod {
   VarianceRoute(KernelMatrix& training, const double* test_rows, BatchCursor cursor, VariancePrediction& result,
                 const VarianceBatchSink& sink)
       : training_(training), test_rows_(test_rows), cursor_(cursor), result_(result), sink_(sink) {}
-  // The batch's r rows are in result_.latent from cursor_.first: counts the
-  // batch, hands its rows to the sink and moves the cursor past them.
-  void publish_batch(std::size_t r) {
-    ++result_.batches;
+  // The next r rows are in result_.latent from cursor_.first, solved in
+  // `batches` batches: counts them, hands the rows to the sink and moves the
+  // cursor past them.
+  void publish_batch(std::size_t r, std::size_t batches = 1) {
+    result_.batches += batches;
     if (sink_) sink_(cursor_.first, std::span<const double>(result_.latent.data() + cursor_.first, r));
     cursor_.first += r;
   }
@@ -59,6 +60,11 @@ class VarianceRoute : public IterativeMethod {
   VarianceBatchSink sink_;  // a copy: a caller's temporary may not outlive the route
   RunCounters counters_;
 };
+
+// Whether the gbcd route starts each batch with the exact solve on its local
+// rows (VarianceOptions::local_rows): one process, σ² > 0, and n more than
+// twice the local rows (else the start would be most of a dense solve).
+bool local_start_applies(const KernelMatrix& training, const VarianceOptions& options);
 
 // The memory of the cholesky route: the factor and the training rows read whole to form it.
 std::size_t cholesky_route_bytes(std::size_t n, std::size_t d);

@@ -3,6 +3,7 @@
 #include "engine/linalg/cholesky.h"
 #include "engine/core/scratch_store.h"
 #include "engine/dense/dense_variance.h"
+#include "engine/dense/low_rank_error_bound.h"
 #include "problems.h"
 
 #include <doctest/doctest.h>
@@ -301,7 +302,11 @@ TEST_CASE(
     CAPTURE(std::string(to_string(method)));
     CAPTURE(on_disk);
     VarianceOptions options = latent_options(1e-4, 50);
-    options.batch_rows = 10;
+    // The gbcd route publishes a window of 16 batches at a time (ordered into compact batches); the
+    // cholesky route each batch.
+    const bool gbcd = method == VarianceMethod::gbcd;
+    options.batch_rows = gbcd ? 2 : 10;
+    const std::size_t published = gbcd ? 32 : 10, parts = (test.rows() + published - 1) / published;
     options.open_factor_store = [](std::uint64_t doubles) {
       return std::unique_ptr<ScratchStore>(std::make_unique<VectorStore>(doubles));
     };
@@ -310,26 +315,29 @@ TEST_CASE(
       received.emplace_back(first, std::vector<double>(latent.begin(), latent.end()));
     };
     const VariancePrediction whole = batched(training, test, h, options, false, nullptr, method, sink, on_disk);
-    REQUIRE(received.size() == 4);
+    CHECK(whole.batches == (test.rows() + options.batch_rows - 1) / options.batch_rows);
+    REQUIRE(received.size() == parts);
     for (std::size_t b = 0; b < received.size(); ++b) {
-      CHECK(received[b].first == 10 * b);
-      CHECK(received[b].second.size() == (b < 3 ? 10 : 5));
+      CHECK(received[b].first == published * b);
+      CHECK(received[b].second.size() == (b + 1 < parts ? published : test.rows() - published * b));
       for (std::size_t j = 0; j < received[b].second.size(); ++j) {
         CHECK(received[b].second[j] == whole.latent[received[b].first + j]);
       }
     }
-    // A resumed run: rows 20… as a run of their own (the batches it would have reached).
-    options.first_row = 20;
+    // A resumed run: the rows after the second-to-last part published, as a run of their own (the batches
+    // it would have reached).
+    const std::size_t resume = published * (parts - (gbcd ? 1 : 2));
+    options.first_row = resume;
     received.clear();
     struct FirstReport final : RunObserver {
       void on_start(const IterationReport& r) override { done = r.done; }
       std::uint64_t done = 99;
     } first_report;
     const VariancePrediction rest = batched(training, test, h, options, false, &first_report, method, sink, on_disk);
-    if (method == VarianceMethod::gbcd) CHECK(first_report.done == 20);  // progress counts the rows done before
-    REQUIRE(received.size() == 2);
-    CHECK(received[0].first == 20);
-    for (std::size_t t = 20; t < test.rows(); ++t) CHECK(rest.latent[t] == whole.latent[t]);
+    if (gbcd) CHECK(first_report.done == resume);  // progress counts the rows done before
+    REQUIRE(received.size() == parts - resume / published);
+    CHECK(received[0].first == resume);
+    for (std::size_t t = resume; t < test.rows(); ++t) CHECK(rest.latent[t] == whole.latent[t]);
   }
 }
 
@@ -459,4 +467,79 @@ TEST_CASE("the nearest route bounds the exact variance from above, falls as M gr
       previous = nearest.latent;
     }
   }
+}
+
+// The local start and the Nyström certificate, on a field of short reach with small noise (the case they are
+// for: heaton_sim's Matérn-1/2): every row within the tolerance of the closed form, from above.
+TEST_CASE("the local start and the Nyström certificate keep every row within the tolerance, from above") {
+  const Problem training = make_problem(900, 2, 63);
+  const Problem test = make_problem(120, 2, 64);
+  const KernelHyperparameters h{KernelType::matern12, {0.6, 0.9}, 1.0, 2e-3};
+  const std::vector<double> exact = closed_form_variance(h, training, test);
+  for (const std::size_t local_rows : {std::size_t{0}, std::size_t{150}}) {
+    for (const std::size_t points : {std::size_t{0}, std::size_t{200}}) {
+      CAPTURE(local_rows);
+      CAPTURE(points);
+      VarianceOptions options = latent_options(1e-3, 60);
+      options.local_rows = local_rows;
+      options.certificate_points = points;
+      options.batch_rows = 30;
+      const VariancePrediction prediction = batched(training, test, h, options);
+      CHECK(prediction.local_rows == local_rows);
+      // With the local start only; as many rows as its share of the 8 MiB holds.
+      CHECK((prediction.certificate_points > 0) == (points > 0 && local_rows > 0));
+      CHECK(prediction.certificate_points <= points);
+      CHECK(prediction.unconverged_rows == 0);
+      CHECK(prediction.largest_error_bound <= 1e-3);
+      for (std::size_t t = 0; t < test.rows(); ++t) {
+        CAPTURE(t);
+        const double error = (prediction.latent[t] - exact[t]) / exact[t];
+        CHECK(error >= -1e-9);  // an upper bound, as the stopping rule's
+        CHECK(error <= 1e-3);
+      }
+    }
+  }
+}
+
+// The certificate against the exact gᵀK̄⁻¹g: never below it, never above ‖g‖²/σ², and far below that for a
+// smooth residual (a kernel column of a distant point), the case it is built for.
+TEST_CASE("the Nyström bound lies between gᵀK̄⁻¹g and ‖g‖²/σ², and near the first for a smooth g") {
+  const Problem training = make_problem(500, 2, 65);
+  const KernelHyperparameters h{KernelType::matern12, {0.8, 0.8}, 1.0, 1e-3};
+  const std::size_t n = training.rows(), r = 3;
+  InMemoryRowSource rows = training.source();
+  const auto kernel = make_kernel(h, training.d);
+  Context context({.memory_budget_bytes = 64u << 20});
+  KernelMatrix matrix(context, rows, *kernel);
+  const LowRankErrorBound certificate(matrix, 100);
+  REQUIRE(certificate.points() == 100);
+  // Columns: random signs; K(X, z) for a point z outside the rows' square; a mix.
+  std::vector<double> g(n * r);
+  std::mt19937_64 random(7);
+  const double far_point[2] = {3.5, 3.0};
+  std::vector<double> column(n);
+  matrix.cross_covariance(far_point, 1, column.data());
+  for (std::size_t i = 0; i < n; ++i) {
+    const double sign = (random() & 1u) != 0 ? 1.0 : -1.0;
+    g[i * r] = 1e-3 * sign;
+    g[i * r + 1] = column[i];
+    g[i * r + 2] = column[i] + 1e-3 * sign;
+  }
+  std::vector<double> factor = reference_kernel_matrix(h, training), solved = g;
+  cholesky_factor(factor.data(), n, "K̄");
+  cholesky_solve(factor.data(), n, solved.data(), r);
+  std::vector<double> squared_norms(r, 0.0), exact(r, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < r; ++j) {
+      squared_norms[j] += g[i * r + j] * g[i * r + j];
+      exact[j] += g[i * r + j] * solved[i * r + j];
+    }
+  }
+  const std::vector<double> bounds = certificate.bound(g.data(), r, squared_norms);
+  for (std::size_t j = 0; j < r; ++j) {
+    CAPTURE(j);
+    CHECK(bounds[j] >= exact[j] * (1 - 1e-9));
+    CHECK(bounds[j] <= squared_norms[j] / h.noise_variance);
+  }
+  CHECK(bounds[1] <= 1e-2 * squared_norms[1] / h.noise_variance);
 }
