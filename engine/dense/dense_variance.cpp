@@ -28,11 +28,8 @@ constexpr std::size_t kMaxBatchRows = 1024;
 // local rows, 15 in batches of 512 with 4,000, 16 in batches of 128 with 1,500).
 constexpr std::size_t kLocalStartBatchRows = 256;
 
-// The largest batch of the route.
-std::size_t largest_batch(const KernelMatrix& training, const VarianceOptions& options, VarianceMethod method) {
-  const bool local = method == VarianceMethod::gbcd && variance_routes::local_start_applies(training, options);
-  return local ? kLocalStartBatchRows : kMaxBatchRows;
-}
+// The largest batch of a route, with or without the local start.
+std::size_t largest_batch(bool local_start) { return local_start ? kLocalStartBatchRows : kMaxBatchRows; }
 // The cholesky route's batches: fewer rows make the triangular solve a
 // matrix-vector product; more only cost memory.
 constexpr std::size_t kMinimumCholeskyBatch = 64;
@@ -70,7 +67,7 @@ struct Pilot {
 
 // Solves kPilotRows of the test rows by the gbcd route, quietly, for at most `max_iterations` steps.
 Pilot run_pilot(KernelMatrix& training, const double* test_rows, std::size_t count, const VarianceOptions& options,
-                std::uint64_t max_iterations) {
+                bool local_start, std::uint64_t max_iterations) {
   const std::size_t d = training.rows().columns(), rows = count - options.first_row;
   const std::size_t s = std::min(kPilotRows, rows);
   std::vector<double> sample(checked_multiply(s, d));
@@ -85,7 +82,8 @@ Pilot run_pilot(KernelMatrix& training, const double* test_rows, std::size_t cou
   pilot.max_iterations = max_iterations;
   VariancePrediction result;
   result.latent.resize(s);
-  const auto method = variance_routes::make_gbcd_variances(training, sample.data(), {0, s, s}, pilot, result, {});
+  const auto method =
+      variance_routes::make_gbcd_variances(training, sample.data(), {0, s, s}, pilot, local_start, result, {});
   const Context::ObserverScope quiet(training.context(), {});
   const SolverRun run = run_iterations(*method, training, StoppingRule{}, /*fresh_start=*/true);
   if (run.reason == StopReason::interrupted) throw Cancelled("variance planning stopped");
@@ -169,7 +167,8 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
   const bool room_on_disk = factor_disk_bytes <= disk_room;
   const bool on_disk = !fits && options.open_factor_store && disk_needed <= available && room_on_disk;
   std::string pilot_note;
-  const std::size_t full_batch = std::min(rows, largest_batch(training, options, VarianceMethod::gbcd));
+  const bool local_start = variance_routes::local_start_applies(training, options, test_rows, count);
+  const std::size_t full_batch = std::min(rows, largest_batch(local_start));
   if (test_rows != nullptr && rows > 0 && options.method == VarianceMethod::automatic && (fits || on_disk) &&
       training.kernel().noise_variance() > 0.0) {
     // The sweep count above is kin40k's; kernels of short reach (spatial data) need far fewer. A pilot batch
@@ -177,7 +176,7 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
     // route is a choice: else gbcd is the route whatever it costs.)
     const double pilot_step = gbcd_step_flops(n, d, options.active_set_size, std::min(rows, kPilotRows));
     const auto cap = static_cast<std::uint64_t>(std::max(1.0, kPilotShare * cholesky_flops / pilot_step));
-    const Pilot pilot = run_pilot(training, test_rows, count, options, cap);
+    const Pilot pilot = run_pilot(training, test_rows, count, options, local_start, cap);
     const double batches = std::ceil(static_cast<double>(rows) / static_cast<double>(full_batch));
     // Each batch's local start: a block step on its s rows and their factor.
     const double local = static_cast<double>(pilot.local_rows);
@@ -276,8 +275,9 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
       nearest ? checked_multiply(std::min(options.neighbours, n), training.rows().columns() + 2) : 0;
   const std::size_t column_bytes =
       checked_multiply(checked_add(std::max<std::size_t>(n, 1), neighbour_doubles), sizeof(double));
-  const std::size_t wanted =
-      std::min(rows, options.batch_rows > 0 ? options.batch_rows : largest_batch(training, options, plan.method));
+  const bool local_start =
+      plan.method == VarianceMethod::gbcd && variance_routes::local_start_applies(training, options, test_rows, count);
+  const std::size_t wanted = std::min(rows, options.batch_rows > 0 ? options.batch_rows : largest_batch(local_start));
   const std::size_t minimum = options.batch_rows > 0 ? wanted : cholesky ? std::min(rows, kMinimumCholeskyBatch) : 1;
   const MemoryReservation batch_memory = training.context().memory().reserve_up_to(
       "a batch of variance solves", checked_multiply(wanted, column_bytes), options.batch_rows > 0 ? 1 : 2,
@@ -301,7 +301,7 @@ VariancePrediction predict_latent_variance(KernelMatrix& training, const double*
   } else if (nearest) {
     method = variance_routes::make_nearest_variances(training, test_rows, cursor, options.neighbours, result, sink);
   } else {
-    method = variance_routes::make_gbcd_variances(training, test_rows, cursor, options, result, sink);
+    method = variance_routes::make_gbcd_variances(training, test_rows, cursor, options, local_start, result, sink);
   }
   StoppingRule rule;
   rule.time_limit_seconds = options.time_limit_seconds;

@@ -27,13 +27,36 @@ constexpr std::size_t kSketchColumns = 32;
 // Rows published together: this many batches, ordered into compact tiles.
 // Resume continues after the last window published.
 constexpr std::size_t kWindowBatches = 16;
+// The local start's rows: those whose covariance with a row of the batch is
+// at least this fraction of the prior variance, at least kMinimumLocalRows
+// and at most VarianceOptions::local_rows.
+constexpr double kReachFraction = 0.5;
+constexpr std::size_t kMinimumLocalRows = 256;
 
-// Orders rows [first, first + count) of `points` (d columns) into tiles of at
-// most `tile_rows` that lie together: recursive bisection, on the coordinate
-// of widest range, at the quantile that leaves whole tiles on one side. `order` gets the rows, `starts` each tile's
-// first position in it (and count at the end). Deterministic: ties by row.
-void spatial_tiles(const double* points, std::size_t d, std::size_t first, std::size_t count, std::size_t tile_rows,
-                   std::vector<std::size_t>& order, std::vector<std::size_t>& starts) {
+// The scale of each input as the kernel sees it: the shortest lengthscale any
+// term gives it (1 where none does), so that an input the kernel hardly
+// uses (bcef's third, ℓ = 6 against 0.035) does not split the batches.
+std::vector<double> input_scales(const KernelHyperparameters& kernel, std::size_t d) {
+  std::vector<double> scales(d, std::numeric_limits<double>::infinity());
+  const auto take = [&](const std::vector<double>& lengthscales) {
+    for (std::size_t l = 0; l < d && !lengthscales.empty(); ++l) {
+      scales[l] = std::min(scales[l], lengthscales.size() == d ? lengthscales[l] : lengthscales.front());
+    }
+  };
+  take(kernel.lengthscales);
+  for (const KernelTerm& term : kernel.added) take(term.lengthscales);
+  for (double& scale : scales) scale = std::isfinite(scale) && scale > 0.0 ? scale : 1.0;
+  return scales;
+}
+
+// Orders rows [first, first + count) of `points` (d columns) into tiles (the
+// batches) of at most `tile_rows` rows that lie together: recursive bisection,
+// on the coordinate of widest range in units of `scales`, at the quantile that
+// leaves whole tiles on one side. `order` gets the rows, `starts` each tile's
+// first position in it (and count at the end). Deterministic: ties go by row.
+void spatial_tiles(const double* points, std::size_t d, const std::vector<double>& scales, std::size_t first,
+                   std::size_t count, std::size_t tile_rows, std::vector<std::size_t>& order,
+                   std::vector<std::size_t>& starts) {
   order.resize(count);
   std::iota(order.begin(), order.end(), first);
   starts.clear();
@@ -50,7 +73,7 @@ void spatial_tiles(const double* points, std::size_t d, std::size_t first, std::
         low = std::min(low, points[order[k] * d + c]);
         high = std::max(high, points[order[k] * d + c]);
       }
-      if (high - low > widest_range) widest_range = high - low, widest = c;
+      if ((high - low) / scales[c] > widest_range) widest_range = (high - low) / scales[c], widest = c;
     }
     // Whole tiles to one side, so that there are ⌈count / tile_rows⌉, all but the last full.
     const std::size_t tiles = (end - begin + tile_rows - 1) / tile_rows;
@@ -105,22 +128,25 @@ void keep_columns(std::vector<double>& gradient, std::size_t n, std::size_t r, c
 class GbcdVariances final : public VarianceRoute {
  public:
   GbcdVariances(KernelMatrix& training, const double* test_rows, BatchCursor cursor, const VarianceOptions& options,
-                VariancePrediction& result, const VarianceBatchSink& sink)
+                bool local_start, VariancePrediction& result, const VarianceBatchSink& sink)
       : VarianceRoute(training, test_rows, cursor, result, sink),
         options_(options),
+        local_start_(local_start),
         descent_(training, make_active_set_policy(options.policy, options.candidates), options.active_set_size),
         rows_done_(cursor.first) {}
 
   void start() override {
-    if (local_start_applies(training_, options_)) {
+    if (local_start_) {
       const std::size_t s = options_.local_rows, d = training_.rows().columns();
-      // K̄ on the local rows, their rows, and their block of G and of Δ.
-      local_memory_ = training_.context().memory().reserve(
-          "the local start of the variance batches",
-          checked_multiply(checked_add(checked_multiply(s, s + d), checked_multiply(2 * s, cursor_.batch_rows)),
-                           sizeof(double)),
-          "give the run more memory, or fewer --batch-rows");
-      result_.local_rows = s;
+      // K̄ on the local rows, their rows, and their block of G and of Δ; without the room, no local start.
+      const std::size_t bytes = checked_multiply(
+          checked_add(checked_multiply(s, s + d), checked_multiply(2 * s, cursor_.batch_rows)), sizeof(double));
+      MemoryReservation memory =
+          training_.context().memory().reserve_up_to("the local start of the variance batches", bytes, 1);
+      if (memory.bytes() >= bytes) {
+        local_memory_ = std::move(memory);
+        result_.local_rows = s;
+      }
     }
     // With the local start only: what GBCD steps alone leave is rough, and there the bound gains little.
     if (options_.certificate_points > 0 && result_.local_rows > 0) {
@@ -131,7 +157,13 @@ class GbcdVariances final : public VarianceRoute {
     begin_batch();
   }
 
+  // One unit of work between the driver's reports and stop checks: the next
+  // batch's start (with its local start), or one GBCD step on the open batch.
   void iterate() override {
+    if (open_.empty()) {
+      begin_batch();
+      return;
+    }
     BlockCoordinateDescent::Columns columns{gradient_.data(), open_.size()};
     if (open_.size() > kSketchColumns) {
       sketch(gradient_, n(), open_.size(), projection_, kSketchColumns, sketched_);
@@ -162,12 +194,15 @@ class GbcdVariances final : public VarianceRoute {
   void begin_window() {
     if (cursor_.done()) return;
     window_rows_ = std::min(cursor_.count - cursor_.first, kWindowBatches * cursor_.batch_rows);
-    spatial_tiles(test_rows_, training_.rows().columns(), cursor_.first, window_rows_, cursor_.batch_rows,
-                  window_order_, tile_starts_);
+    const std::size_t d = training_.rows().columns();
+    spatial_tiles(test_rows_, d, input_scales(training_.kernel().hyperparameters(), d), cursor_.first, window_rows_,
+                  cursor_.batch_rows, window_order_, tile_starts_);
     tile_ = 0;
   }
 
-  // U = 0: G = −K(X, Z), f_j = 0, for the window's next tile; then the local start.
+  // U = 0: G = −K(X, Z), f_j = 0, for the window's next tile; then the local
+  // start. A batch whose rows all close here is finished at once (the next
+  // begins at the next iterate, so that the driver reports and polls between).
   void begin_batch() {
     if (cursor_.done()) return;
     const std::size_t d = training_.rows().columns();
@@ -200,11 +235,12 @@ class GbcdVariances final : public VarianceRoute {
   }
 
   // One block step on the s training rows of highest covariance with the
-  // batch (largest k*_ij over its rows j): U_S = K̄_SS⁻¹ K(X_S, Z), G += K̄[:, S] U_S.
+  // batch (largest k*_ij over its rows j; s from the kernel's reach, below):
+  // U_S = K̄_SS⁻¹ K(X_S, Z), G += K̄[:, S] U_S.
   // The solve is exact on the rows that matter most to the batch, and what
   // it leaves of G lies far from it and is smooth (low_rank_error_bound.h).
   void local_start() {
-    const std::size_t s = result_.local_rows, r = open_.size(), d = training_.rows().columns();
+    const std::size_t most = result_.local_rows, r = open_.size(), d = training_.rows().columns();
     std::vector<double> closeness(n());
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n(), 1024), [&](const tbb::blocked_range<std::size_t>& rows) {
       for (std::size_t i = rows.begin(); i < rows.end(); ++i) {
@@ -212,6 +248,12 @@ class GbcdVariances final : public VarianceRoute {
                                           gradient_.begin() + static_cast<std::ptrdiff_t>((i + 1) * r));
       }
     });
+    // The rows within reach: covariance with some row of the batch at least half the prior variance (a
+    // kernel of short reach, bcef's, has few; heaton_sim's, about 50 grid cells, more than the most).
+    const double prior = *std::max_element(prior_.begin(), prior_.end());
+    const std::size_t within_reach = static_cast<std::size_t>(std::count_if(
+        closeness.begin(), closeness.end(), [&](double value) { return value >= kReachFraction * prior; }));
+    const std::size_t s = std::clamp(within_reach, std::min(kMinimumLocalRows, most), most);
     std::vector<std::size_t> local(n());
     std::iota(local.begin(), local.end(), std::size_t{0});
     std::nth_element(local.begin(), local.begin() + static_cast<std::ptrdiff_t>(s), local.end(),
@@ -294,6 +336,7 @@ class GbcdVariances final : public VarianceRoute {
     open_ = std::move(still_open);
   }
 
+  // Writes the batch's variances, and publishes the window after its last batch.
   void finish_batch() {
     for (std::size_t j = 0; j < batch_.size(); ++j) {
       // K** − k*ᵀK̄⁻¹k*, with k*ᵀK̄⁻¹k* ≈ −2 f_j; never below 0, which rounding could otherwise give.
@@ -304,10 +347,10 @@ class GbcdVariances final : public VarianceRoute {
       publish_batch(window_rows_, tile_);
       begin_window();
     }
-    begin_batch();
   }
 
   const VarianceOptions& options_;
+  const bool local_start_;
   BlockCoordinateDescent descent_;
   std::mt19937_64 random_;
   AuxiliaryState auxiliary_;
@@ -323,15 +366,35 @@ class GbcdVariances final : public VarianceRoute {
 
 }  // namespace
 
-bool local_start_applies(const KernelMatrix& training, const VarianceOptions& options) {
-  return options.local_rows > 0 && !training.distributed() && training.kernel().noise_variance() > 0.0 &&
-         training.size() > 2 * options.local_rows;
+bool local_start_applies(KernelMatrix& training, const VarianceOptions& options, const double* test_rows,
+                         std::size_t count) {
+  const std::size_t n = training.size();
+  if (options.local_rows == 0 || training.distributed() || training.kernel().noise_variance() <= 0.0 ||
+      n <= 2 * options.local_rows || test_rows == nullptr || count == 0) {
+    return false;
+  }
+  constexpr std::size_t kProbes = 16, kMinimumReach = 128;
+  const std::size_t d = training.rows().columns(), probes = std::min(kProbes, count);
+  std::vector<double> z(probes * d), covariance(checked_multiply(n, probes));
+  for (std::size_t k = 0; k < probes; ++k) {
+    std::copy_n(test_rows + k * count / probes * d, d, z.data() + k * d);
+  }
+  training.cross_covariance(z.data(), probes, covariance.data());
+  std::vector<std::size_t> within_reach(probes, 0);
+  for (std::size_t k = 0; k < probes; ++k) {
+    const double prior = training.kernel().self_covariance(z.data() + k * d);
+    for (std::size_t i = 0; i < n; ++i) within_reach[k] += covariance[i * probes + k] >= kReachFraction * prior;
+  }
+  std::nth_element(within_reach.begin(), within_reach.begin() + static_cast<std::ptrdiff_t>(probes / 2),
+                   within_reach.end());
+  return within_reach[probes / 2] >= kMinimumReach;
 }
 
 std::unique_ptr<IterativeMethod> make_gbcd_variances(KernelMatrix& training, const double* test_rows,
                                                      BatchCursor cursor, const VarianceOptions& options,
-                                                     VariancePrediction& result, const VarianceBatchSink& sink) {
-  return std::make_unique<GbcdVariances>(training, test_rows, cursor, options, result, sink);
+                                                     bool local_start, VariancePrediction& result,
+                                                     const VarianceBatchSink& sink) {
+  return std::make_unique<GbcdVariances>(training, test_rows, cursor, options, local_start, result, sink);
 }
 
 }  // namespace gpstream::variance_routes

@@ -469,12 +469,13 @@ TEST_CASE("the nearest route bounds the exact variance from above, falls as M gr
   }
 }
 
-// The local start and the Nyström certificate, on a field of short reach with small noise (the case they are
-// for: heaton_sim's Matérn-1/2): every row within the tolerance of the closed form, from above.
+// The local start and the Nyström certificate, on a rough field of long reach with small noise (the case they
+// are for: heaton_sim's Matérn-1/2): every row within the tolerance of the closed form, from above.
 TEST_CASE("the local start and the Nyström certificate keep every row within the tolerance, from above") {
   const Problem training = make_problem(900, 2, 63);
   const Problem test = make_problem(120, 2, 64);
-  const KernelHyperparameters h{KernelType::matern12, {0.6, 0.9}, 1.0, 2e-3};
+  // ~500 training rows within reach of a test row (covariance ≥ half the prior): the local start applies.
+  const KernelHyperparameters h{KernelType::matern12, {2.0, 3.0}, 1.0, 2e-3};
   const std::vector<double> exact = closed_form_variance(h, training, test);
   for (const std::size_t local_rows : {std::size_t{0}, std::size_t{150}}) {
     for (const std::size_t points : {std::size_t{0}, std::size_t{200}}) {
@@ -485,7 +486,7 @@ TEST_CASE("the local start and the Nyström certificate keep every row within th
       options.certificate_points = points;
       options.batch_rows = 30;
       const VariancePrediction prediction = batched(training, test, h, options);
-      CHECK(prediction.local_rows == local_rows);
+      CHECK(prediction.local_rows == local_rows);  // at most that many, from the kernel's reach
       // With the local start only; as many rows as its share of the 8 MiB holds.
       CHECK((prediction.certificate_points > 0) == (points > 0 && local_rows > 0));
       CHECK(prediction.certificate_points <= points);
@@ -499,6 +500,20 @@ TEST_CASE("the local start and the Nyström certificate keep every row within th
       }
     }
   }
+}
+
+// A kernel of short reach against the rows' spacing (bcef's) takes the route from zero.
+TEST_CASE("the local start is left out where few training rows lie within the kernel's reach") {
+  const Problem training = make_problem(900, 2, 63);
+  const Problem test = make_problem(40, 2, 64);
+  const KernelHyperparameters h{KernelType::matern12, {0.1, 0.1}, 1.0, 2e-3};
+  VarianceOptions options = latent_options(1e-3, 60);
+  options.local_rows = 150;
+  const VariancePrediction prediction = batched(training, test, h, options);
+  CHECK(prediction.local_rows == 0);
+  CHECK(prediction.certificate_points == 0);
+  const std::vector<double> exact = closed_form_variance(h, training, test);
+  CHECK(max_relative_error(prediction.latent, exact) <= 1e-3);
 }
 
 // The certificate against the exact gᵀK̄⁻¹g: never below it, never above ‖g‖²/σ², and far below that for a
