@@ -402,7 +402,7 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("variance-method", po::value(&options.variance_method)->default_value("auto"), "dense models: cholesky (K factorised once: exact, n^2 doubles of --memory), gbcd (batched solves, O(n) memory per row), auto: cholesky when it fits and costs less, else gbcd; or nearest: an upper bound, each row conditioned on its --neighbours training rows of highest covariance (one process)")
       ("neighbours", po::value(&options.variance.neighbours)->default_value(options.variance.neighbours), "nearest: training rows each test row is conditioned on (more: closer to the exact variance, M^3/3 flops a row)")
       ("variance-tol", po::value(&options.variance.tolerance)->default_value(options.variance.tolerance, "1e-3"), "gbcd: bound on each row's relative variance error, |computed - exact| / exact")
-      ("batch-rows", po::value(&options.variance.batch_rows)->default_value(0), "dense models: test rows solved together (0: as many as --memory allows, up to 1024)")
+      ("batch-rows", po::value(&options.variance.batch_rows)->default_value(0), "dense models: test rows solved together (0: as many as --memory allows, up to 1024; 256 where the gbcd route starts each batch locally)")
       ("active-set", po::value(&options.variance.active_set_size)->default_value(options.variance.active_set_size), "gbcd: active set size m of the variance solves")
       ("candidates", po::value(&options.variance.candidates)->default_value(options.variance.candidates), "gbcd: random candidates kappa per greedy step")
       ("time-limit", po::value(&options.time_limit)->default_value(0), "dense models: stop the variances after this many seconds, publishing the rows done (0: no limit)")

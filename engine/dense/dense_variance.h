@@ -33,13 +33,15 @@
 // variance can be off by a factor.)
 //
 // Three things make the gbcd route fast when σ² is small against s² (issue
-// 47; heaton_sim's 44,431 test variances from ~32 minutes projected to 9):
+// 47; heaton_sim's 44,431 test variances from ~32 minutes projected to 9.4):
 // - Compact batches. The rows go in windows of 16 batches, each window
 //   ordered by recursive bisection into batches that lie together (rows
 //   that lie together need the same training variables); a window's rows
 //   are published together, and a resumed run starts at a window.
-// - The local start. A batch first takes one exact block step on the s
-//   training rows of highest covariance with it (largest k*_ij over its rows;
+// - The local start, where the kernel reaches many training rows
+//   (variance_routes::local_start_applies; not bcef's, whose route from zero
+//   is faster). A batch first takes one exact block step on the s training
+//   rows of highest covariance with it (largest k*_ij over its rows, s up to
 //   VarianceOptions::local_rows): U_S = K̄_SS⁻¹K(X_S, X*), G += K̄[:, S]U_S —
 //   as Vecchia [Vecchia88] conditions on neighbours, but shared by the batch,
 //   so that one n·s pass serves all its rows. What it leaves of G lies far
@@ -107,11 +109,11 @@ struct VarianceOptions {
   // σ² = 0.1, 32 rows, 19.8 s → 21.2 s; bench/run_variance_batches.sh, docs/variance.md).
   std::size_t active_set_size = 1000;
   std::size_t candidates = kGreedyCandidates;  // κ (GBCD paper §3)
-  // The local start (see above): each batch first solved exactly on the
-  // training rows of highest covariance with it. heaton_sim's default
-  // model, 4,096 test rows in batches of 256: 12 ms a row at 2,000 rows
-  // (23 GBCD steps after the 16 starts), 14 at 3,000 (17 steps); 16 at 1,500
-  // rows on batches of 128. 0: off.
+  // The local start (see above): each batch first solved exactly on at most
+  // this many training rows of highest covariance with it (those within the
+  // kernel's reach, at least 256). heaton_sim's default model, 4,096 test rows
+  // in batches of 256: 12 ms a row at 2,000 rows (23 GBCD steps after the 16
+  // starts), 14 at 3,000 (17 steps); 16 at 1,500 rows on batches of 128. 0: off.
   std::size_t local_rows = 2000;
   // The Nyström certificate's training rows (r; low_rank_error_bound.h), with the local start. 0: the
   // plain bound only.
