@@ -85,9 +85,10 @@ class DensePredictor final : public Predictor {
       report.how += fmt::format(", {} iterations, largest relative error bound {:.2e}", prediction.iterations,
                                 prediction.largest_error_bound);
       if (prediction.local_rows > 0) {
-        report.how += fmt::format(" (each batch started on up to {} local training rows, certified by a Nyström "
-                                  "bound on {} rows)",
-                                  prediction.local_rows, prediction.certificate_points);
+        report.how += fmt::format(
+            " (each batch started on up to {} local training rows, certified by a Nyström "
+            "bound on {} rows)",
+            prediction.local_rows, prediction.certificate_points);
       }
       if (const KernelColumnCache* cache = matrix_->column_cache(); cache != nullptr) {
         const ColumnCacheStatistics& counts = cache->statistics();
