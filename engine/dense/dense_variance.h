@@ -34,10 +34,11 @@
 //
 // Three things make the gbcd route fast when σ² is small against s² (issue
 // 47; heaton_sim's 44,431 test variances from ~32 minutes projected to 9.4):
-// - Compact batches. The rows go in windows of 16 batches, each window
-//   ordered by recursive bisection into batches that lie together (rows
-//   that lie together need the same training variables); a window's rows
-//   are published together, and a resumed run starts at a window.
+// - Compact batches. The rows go in windows of 16 batches (4 without the
+//   local start), each window ordered by recursive bisection into batches
+//   that lie together (rows that lie together need the same training
+//   variables); a window's rows are published together, and a resumed run
+//   starts at a window.
 // - The local start, where the kernel reaches many training rows
 //   (variance_routes::local_start_applies; not bcef's, whose route from zero
 //   is faster). A batch first takes one exact block step on the s training

@@ -302,11 +302,11 @@ TEST_CASE(
     CAPTURE(std::string(to_string(method)));
     CAPTURE(on_disk);
     VarianceOptions options = latent_options(1e-4, 50);
-    // The gbcd route publishes a window of 16 batches at a time (ordered into compact batches); the
-    // cholesky route each batch.
+    // The gbcd route publishes a window of 4 batches at a time (16 with the local start), ordered into
+    // compact batches; the cholesky route each batch.
     const bool gbcd = method == VarianceMethod::gbcd;
     options.batch_rows = gbcd ? 2 : 10;
-    const std::size_t published = gbcd ? 32 : 10, parts = (test.rows() + published - 1) / published;
+    const std::size_t published = gbcd ? 8 : 10, parts = (test.rows() + published - 1) / published;
     options.open_factor_store = [](std::uint64_t doubles) {
       return std::unique_ptr<ScratchStore>(std::make_unique<VectorStore>(doubles));
     };
