@@ -26,7 +26,7 @@ namespace {
 // The description as it is built: labelled lines.
 struct Text {
   std::string text;
-  void line(const char* label, const std::string& value) { text += fmt::format("{:<13}{}\n", label, value); }
+  void line(const std::string& label, const std::string& value) { text += fmt::format("{:<13}{}\n", label, value); }
   template <class... Args>
   void add(fmt::format_string<Args...> format, Args&&... args) {
     text += fmt::format(format, std::forward<Args>(args)...);
@@ -39,10 +39,24 @@ void print_origin(Text& out, const hdf5::FileOrigin& origin) {
   }
 }
 
+// A single kernel's values on lines of their own; a sum's terms a line each: family, lengthscales, s².
 void print_kernel(Text& out, const KernelHyperparameters& h) {
-  out.line("kernel", kernel_type_name(h.type));
-  if (!h.lengthscales.empty()) out.line("lengthscales", fmt::format("{:.6g}", fmt::join(h.lengthscales, ", ")));
-  out.line("signal var", fmt::format("{:.6g}", h.signal_variance));
+  out.line("kernel", kernel_name(h));
+  if (h.added.empty()) {
+    if (!h.lengthscales.empty()) out.line("lengthscales", fmt::format("{:.6g}", fmt::join(h.lengthscales, ", ")));
+    out.line("signal var", fmt::format("{:.6g}", h.signal_variance));
+  } else {
+    const auto term = [&](std::size_t number, KernelType type, const std::vector<double>& lengthscales, double signal) {
+      out.line(fmt::format("term {}", number),
+               fmt::format("{}: {}signal var {:.6g}", kernel_type_name(type),
+                           lengthscales.empty() ? "" : fmt::format("lengthscales {:.6g}; ", fmt::join(lengthscales, ", ")),
+                           signal));
+    };
+    term(1, h.type, h.lengthscales, h.signal_variance);
+    for (std::size_t t = 0; t < h.added.size(); ++t) {
+      term(t + 2, h.added[t].type, h.added[t].lengthscales, h.added[t].signal_variance);
+    }
+  }
   out.line("noise var", fmt::format("{:.6g}", h.noise_variance));
 }
 
@@ -79,10 +93,18 @@ void describe_dataset(Text& out, const std::string& path) {
   for (const std::string& name : dataset.feature_names) width = std::max(width, name.size());
   width = std::max<std::size_t>(width, 6);
   out.add("\n{:<{}}  {:>14}  {:>14}\n", "column", width, "mean", "std");
+  // A statistic no gpstream writes (a damaged or edited file) is said where it is shown.
+  const auto invalid = [](double mean, double spread) {
+    return std::isnan(mean) || std::isnan(spread) || spread < 0
+               ? "  <- not a valid mean and standard deviation: train and predict refuse this dataset"
+               : "";
+  };
   for (std::size_t j = 0; j < dataset.columns; ++j) {
-    out.add("{:<{}}  {:>14.6g}  {:>14.6g}\n", dataset.feature_names[j], width, dataset.x_mean[j], dataset.x_std[j]);
+    out.add("{:<{}}  {:>14.6g}  {:>14.6g}{}\n", dataset.feature_names[j], width, dataset.x_mean[j], dataset.x_std[j],
+            invalid(dataset.x_mean[j], dataset.x_std[j]));
   }
-  out.add("{:<{}}  {:>14.6g}  {:>14.6g}  (target)\n", dataset.target_name, width, dataset.y_mean, dataset.y_std);
+  out.add("{:<{}}  {:>14.6g}  {:>14.6g}  (target){}\n", dataset.target_name, width, dataset.y_mean, dataset.y_std,
+          invalid(dataset.y_mean, dataset.y_std));
 }
 
 void describe_model(Text& out, const std::string& path, const hdf5::FileOrigin& origin) {

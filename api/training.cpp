@@ -146,8 +146,10 @@ void Training::open_rows() {
          .expected_fingerprint =
              resumed_ ? std::optional<std::string>(configuration_.dataset_fingerprint) : std::nullopt,
          .expected_by = resumed_from_,
+         .verify_contents = !contents_verified_,
          .rank = ranks.rank(),
          .ranks = ranks.size()});
+    contents_verified_ = true;  // once a job: learn() opens the rows again
   };
   std::size_t& steps = configuration_.solver.subspace_steps;
   if (resumed_ || !configuration_.fit_subspace_steps_to_budget || steps == 0) return open();

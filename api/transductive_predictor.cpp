@@ -18,8 +18,9 @@ namespace {
 // The model a hyperparameter file and a dataset make: the file's prior, its standardisation (or the
 // dataset's statistics when it has none), the dataset's inputs.
 ModelDescription describe_transductive_model(const TransductiveSettings& settings) {
-  const HyperparameterFile file = read_hyperparameter_file(settings.hyper_path);
+  HyperparameterFile file = read_hyperparameter_file(settings.hyper_path);
   const DatasetDescription dataset = read_dataset_description(settings.data_path);
+  match_inputs(file, dataset.feature_names, settings.hyper_path, settings.data_path);
   ModelDescription model;
   model.prior = file.prior;
   model.standardisation = file.standardisation ? *file.standardisation : dataset_standardisation(dataset);

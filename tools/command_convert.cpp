@@ -73,7 +73,16 @@ int run_convert(const std::vector<std::string>& args) {
   if (values.count("header") != 0) options.header = HeaderMode::present;
   if (values.count("no-header") != 0) options.header = HeaderMode::absent;
   options.target = target;
-  if (!columns.empty()) boost::split(options.inputs, columns, boost::is_any_of(","));
+  if (values.count("columns") != 0) {
+    boost::split(options.inputs, columns, boost::is_any_of(","));
+    for (const std::string& column : options.inputs) {
+      if (column.empty()) {
+        throw UsageError(fmt::format("--columns '{}': a column is empty; give names or numbers separated by commas, or "
+                                     "leave --columns out for every column but the target",
+                                     columns));
+      }
+    }
+  }
   options.drop_invalid = values.count("drop-invalid") != 0;
   const DatasetWriterOptions writer_options = output_options.writer_options(values);
   const bool quiet = values.count("quiet") != 0;

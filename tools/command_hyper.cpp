@@ -73,6 +73,9 @@ int run_hyper(const std::vector<std::string>& args) {
   const LearningPlan plan = plan_learning(learning, start_values, kernel, values, description.rows, dataset,
                                           standardisation, description.feature_names);
   const ModelLearningOptions& options = plan.options;
+  if (values.count("quiet") == 0) {
+    for (const std::string& note : plan.notes) fmt::print(stderr, "hyper: note: {}\n", note);
+  }
 
   // Run.
   const ContextInterrupts interrupts(context);
@@ -82,7 +85,13 @@ int run_hyper(const std::vector<std::string>& args) {
   // A checkpoint of this very search (same arguments, same data) is continued; another one is not ours to replace.
   const SearchCheckpoint identity{"hyper", args, description.fingerprint, {}};
   SearchCheckpoint replay;
-  if (!checkpoint.empty() && std::filesystem::exists(checkpoint)) {
+  const bool taken = !checkpoint.empty() && resolve_output(checkpoint, "--checkpoint").kind == OutputTarget::Kind::regular;
+  if (taken && !is_search_checkpoint(checkpoint)) {
+    GPSTREAM_CHECK(overwrite,
+                   "--checkpoint: '{}' already exists and is not a search checkpoint; give another path, or --force "
+                   "to replace it",
+                   checkpoint);
+  } else if (taken) {
     SearchCheckpoint saved = read_search_checkpoint(checkpoint);
     GPSTREAM_CHECK(saved.command == identity.command && saved.arguments == identity.arguments &&
                        saved.dataset_fingerprint == identity.dataset_fingerprint,
@@ -106,7 +115,7 @@ int run_hyper(const std::vector<std::string>& args) {
     }
   }();
   save_learned_hyperparameters(output, learned, options, seed, dataset, description.fingerprint, standardisation,
-                               overwrite);
+                               description.feature_names, overwrite);
 
   // Report.
   const CandidateFit& best = learned.best();

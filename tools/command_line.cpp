@@ -181,7 +181,7 @@ ColumnCacheSettings ColumnCacheOptions::settings(const std::string& output, cons
 
 std::string ColumnCacheOptions::disk_directory(const std::string& output) const {
   if (!directory.empty()) return directory;
-  if (output == "-") return std::filesystem::temp_directory_path().string();
+  if (is_standard_stream(output)) return std::filesystem::temp_directory_path().string();
   const std::string parent = std::filesystem::path(output).parent_path().string();
   return parent.empty() ? "." : parent;
 }

@@ -9,6 +9,7 @@
 #include "storage/csv/prediction_table.h"
 #include "storage/dataset/dataset_format.h"
 #include "storage/dataset/hdf5_row_source.h"
+#include "storage/hdf5/hdf5_handle.h"
 #include "storage/model/sparse_model_file.h"
 #include "storage/scratch/scratch_file.h"
 #include "tools/command_line.h"
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 
 namespace gpstream::cli {
@@ -37,7 +39,9 @@ struct TestSet {
 // another order predicts the same, and one without the model's columns is refused.
 TestSet read_test_set(const std::string& path, const ModelDescription& model_description) {
   TestSet test;
-  if (path.ends_with(".csv") || path == "-") {
+  // A CSV is told by its contents, not its name (test.CSV, <(cat test.csv), a table without a suffix).
+  std::error_code ignored;
+  if (path == "-" || (std::filesystem::exists(path, ignored) && !hdf5::is_hdf5_file(path))) {
     CsvInputs inputs = read_csv_inputs(path, model_description.feature_names, model_description.target_name);
     test.rows = inputs.rows;
     test.x = std::move(inputs.x);
@@ -131,13 +135,26 @@ class PredictionWriter {
     written_ = table.variance.size();
   }
 
+  // A fresh variance run publishes its means as its variances begin: killed at any instant after that, it
+  // leaves a table that --resume continues, however long its first window of variances takes.
+  void publish_means() {
+    if (options_.with_variance && !resumed_ && written_ == 0 && !is_standard_stream(options_.output)) {
+      publish();
+      published_early_ = true;
+    }
+  }
+  // A run that fails (not one stopped: its table is to be resumed) leaves no table of its own behind.
+  void discard() {
+    if (published_early_) std::filesystem::remove(options_.output);
+  }
+
   // Rows first … first + variance.size() − 1 with their variances (in the target's units).
   void write_variances(std::size_t first, std::span<const double> variance) {
     GPSTREAM_CHECK(first == written_, "variances arrived for row {} after row {}", first + 1, written_);
     std::copy(variance.begin(), variance.end(), distribution_.variance.begin() + static_cast<long>(first));
     written_ += variance.size();
     const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_published_).count();
-    if (options_.output != "-" && written_ < rows() && since >= options_.checkpoint_every) publish();
+    if (!is_standard_stream(options_.output) && written_ < rows() && since >= options_.checkpoint_every) publish();
   }
 
   // The table as it stands: the rows done, the others with means only (empty variance and std when asked for).
@@ -164,6 +181,7 @@ class PredictionWriter {
   std::chrono::steady_clock::time_point last_published_;
   PredictiveDistribution distribution_;
   std::size_t written_ = 0;
+  bool published_early_ = false;  // publish_means() wrote the table this run began
 };
 
 // Checks the options and sets the model, inputs and training data paths from the arguments.
@@ -185,7 +203,7 @@ void validate(PredictOptions& options, const po::variables_map& values) {
   }
   if (options.time_limit > 0) options.variance.time_limit_seconds = options.time_limit;
   if (options.resume && !options.with_variance) throw UsageError("--resume continues a run with --variance");
-  if (options.resume && options.output == "-") throw UsageError("--resume needs the file of the run it continues (-o)");
+  if (options.resume && is_standard_stream(options.output)) throw UsageError("--resume needs the file of the run it continues (-o)");
   const bool committee = options.committee_machine();
   const bool transductive = options.transductive();
   if (!committee) reject_options(values, {"modules", "module-size", "query-block"}, "--model bcm");
@@ -260,6 +278,8 @@ class CommandSink final : public PredictionSink {
     if (writer_ != nullptr) writer_->write_variances(first, latent);
   }
   void begin_phase(const PredictionPhase& phase) override {
+    // The variances' work begins (their route chosen and accepted): the means are published at once.
+    if (writer_ != nullptr && writer_->rows() > 0) writer_->publish_means();
     if (!options_.quiet) {
       if (phase.rows_done > 0) {
         fmt::print(stderr, "predict: resuming: rows 1-{} of {} have variances in '{}'\n", phase.rows_done,
@@ -469,6 +489,17 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   }
   TestSet test = load_test_set(options, model_description);
   std::optional<PredictionTable> resumed;
+  if (options.resume && !std::filesystem::exists(options.output)) {
+    // Killed before it published anything (before its means): there is nothing to continue.
+    if (!options.quiet) {
+      fmt::print(stderr,
+                 "predict: note: '{}' does not exist: the run to resume stopped before it published any rows; "
+                 "starting afresh\n",
+                 options.output);
+    }
+    options.resume = false;
+    options.variance.first_row = 0;
+  }
   if (options.resume) {
     resumed = read_prediction_table(options.output);
     GPSTREAM_CHECK(resumed->has_variance_columns, "--resume: '{}' has no variance column to continue", options.output);
@@ -483,7 +514,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   std::optional<PathLock> output_lock;
   if (ranks.is_root()) {
     const bool overwrite = values.count("force") != 0 || options.resume;
-    if (options.output != "-") {
+    if (!is_standard_stream(options.output)) {
       check_new_output(options.output, "-o", overwrite);
       output_lock.emplace(options.output, "-o");
     }
@@ -505,6 +536,9 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
     if (writer.rows() == 0) throw;  // stopped before the means: nothing to publish
     writer.publish();
     throw Cancelled(stopped_variances_message(options, writer, args, "interrupted", ranks.size()));
+  } catch (const Error&) {
+    if (output) output->discard();
+    throw;
   }
   if (!output) return 0;  // another rank than 0: rank 0 writes and reports
   PredictionWriter& writer = *output;

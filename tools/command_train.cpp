@@ -36,20 +36,22 @@ struct OutputLocks {
   std::optional<PathLock> checkpoint, log;
 };
 
-// `continuing`: the checkpoint is this job's own (resumed, or its search replayed from it).
+// The files a continuing job owns: the checkpoint (or search checkpoint) it continues from, and the
+// training log that checkpoint's run wrote; nothing else. `force`: this command's own --force (a job
+// launched with --force keeps it for its own model only: set_job).
 std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const TrainingJob& job,
-                                           const std::string& checkpoint_path, bool continuing) {
-  const bool overwrite = job.overwrite_output;
+                                           const std::string& checkpoint_path, const std::string& continued_from,
+                                           bool force) {
   const std::vector<CommandFile> writes = {{"-o", job.output_path},
                                            {"--checkpoint", checkpoint_path},
                                            {"--log", job.log_path},
                                            {"--save-hyper", options.save_hyper}};
-  // A resumed run writes its checkpoint where it read it: the one file both read and written.
-  const bool rewrites_resumed = !options.resume.empty() && checkpoint_path == options.resume;
+  // A continuing run writes its checkpoint where it read it: the one file both read and written.
+  const bool own_checkpoint = !continued_from.empty() && same_file(checkpoint_path, continued_from);
   check_distinct_files({{"the training dataset", options.dataset},
                         {"--hyper", options.hyper_file},
                         {"--init", options.learning.init_file},
-                        {"--resume", rewrites_resumed ? std::string() : options.resume}},
+                        {"--resume", own_checkpoint ? std::string() : options.resume}},
                        writes);
   for (const CommandFile& output : writes) {
     if (!output.path.empty()) check_output_directory(output.path, output.role);
@@ -57,25 +59,21 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
   // Two runs may not write the same model, checkpoint or log at once (said first: a run that holds
   // the path may well have written it already).
   auto locks = std::make_unique<OutputLocks>(job.output_path, checkpoint_path, job.log_path);
-  // No output replaces a file the job did not make unless --force names it: the job's own
-  // checkpoint and log continue; any other file there is refused.
-  check_new_output(job.output_path, "-o", overwrite);
-  if (!options.save_hyper.empty()) check_new_output(options.save_hyper, "--save-hyper", overwrite);
-  if (!checkpoint_path.empty()) {
-    const OutputTarget target = resolve_output(checkpoint_path, "--checkpoint");
-    if (!continuing && !overwrite && target.kind == OutputTarget::Kind::regular) {
-      const bool resumable = is_checkpoint(checkpoint_path) || is_search_checkpoint(checkpoint_path);
-      throw Error(fmt::format(
-          "--checkpoint: '{}' already exists{}; give another path, or --force to replace it", checkpoint_path,
-          resumable
-              ? fmt::format(" and holds a run that gpstream train --resume {} continues", shell_quoted(checkpoint_path))
-              : ""));
-    }
+  // No output replaces a file the job did not make unless --force names it.
+  check_new_output(job.output_path, "-o", job.overwrite_output);
+  if (!options.save_hyper.empty()) check_new_output(options.save_hyper, "--save-hyper", force);
+  if (!checkpoint_path.empty() && !own_checkpoint && !force &&
+      resolve_output(checkpoint_path, "--checkpoint").kind == OutputTarget::Kind::regular) {
+    const bool resumable = is_checkpoint(checkpoint_path) || is_search_checkpoint(checkpoint_path);
+    throw Error(fmt::format(
+        "--checkpoint: '{}' already exists{}; give another path, or --force to replace it", checkpoint_path,
+        resumable ? fmt::format(" and holds a run that gpstream train --resume {} continues", shell_quoted(checkpoint_path))
+                  : ""));
   }
-  if (!job.log_path.empty()) {
-    const bool own_log = !options.resume.empty() && job.log_path == options.resumed_log;
-    const OutputTarget target = resolve_output(job.log_path, "--log");
-    if (!overwrite && target.kind == OutputTarget::Kind::regular && !(own_log && is_training_log(job.log_path))) {
+  if (!job.log_path.empty() && !force &&
+      resolve_output(job.log_path, "--log").kind == OutputTarget::Kind::regular) {
+    const bool own_log = !continued_from.empty() && same_file(job.log_path, options.resumed_log);
+    if (!(own_log && is_training_log(job.log_path))) {
       throw Error(fmt::format("--log: '{}' already exists{}; give another path, or --force to replace it", job.log_path,
                               own_log ? " and is not a gpstream training log" : ""));
     }
@@ -94,6 +92,7 @@ void learn_and_report(Context& context, Training& training, const TrainOptions& 
                                           options.dataset, standardisation, dataset.feature_names);
   const ModelLearningOptions& learning = plan.options;
   if (!options.quiet) {
+    for (const std::string& note : plan.notes) fmt::print(stderr, "train: note: {}\n", note);
     std::vector<std::string> kernels;
     for (const KernelHyperparameters& shape : learning.kernels) kernels.push_back(kernel_name(shape));
     fmt::print(stderr, "train: learning {} hyperparameters{} on {} random rows ({} restarts; start {}){}\n",
@@ -119,7 +118,8 @@ void learn_and_report(Context& context, Training& training, const TrainOptions& 
   }
   if (!options.save_hyper.empty() && context.communicator().is_root()) {
     save_learned_hyperparameters(options.save_hyper, learned, learning, options.seed, options.dataset,
-                                 dataset.fingerprint, standardisation, values.count("force") != 0);
+                                 dataset.fingerprint, standardisation, dataset.feature_names,
+                                 values.count("force") != 0);
   }
 }
 
@@ -217,8 +217,10 @@ int run_train_alone(const std::vector<std::string>& args) {
 
 namespace {
 
-// A training job; `replay`: its hyperparameter search so far (a job interrupted while learning).
-int run_train_job(const std::vector<std::string>& args, Communicator& ranks, SearchCheckpoint replay) {
+// A training job; `replay`: its hyperparameter search so far (a job interrupted while learning), read from
+// `replayed_from`.
+int run_train_job(const std::vector<std::string>& args, Communicator& ranks, SearchCheckpoint replay,
+                  const std::string& replayed_from) {
   CommandSpec spec;
   TrainOptions options;
   describe_command(spec, options);
@@ -226,6 +228,10 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
   if (!parse_command_line(spec, args, values)) return 0;
   if (!options.resume.empty() && is_search_checkpoint(options.resume)) {
     // Interrupted while learning its hyperparameters: the job as launched, its search replayed.
+    SearchCheckpoint saved = read_search_checkpoint(options.resume);
+    GPSTREAM_CHECK(saved.command == "train",
+                   "'{}' holds the hyperparameter search of gpstream {}, not a training job: continue it with {}",
+                   options.resume, saved.command, resume_command(options.resume, &saved));
     for (const std::string& word : args) {
       if (word != "--resume" && word != options.resume && word != "-q" && word != "--quiet") {
         throw UsageError(
@@ -234,17 +240,16 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
                         options.resume, shell_quoted(options.resume)));
       }
     }
-    SearchCheckpoint saved = read_search_checkpoint(options.resume);
-    GPSTREAM_CHECK(saved.command == "train",
-                   "'{}' holds the hyperparameter search of gpstream {}, not a training job: continue it with {}",
-                   options.resume, saved.command, resume_command(options.resume, &saved));
-    if (values.count("quiet") != 0) saved.arguments.push_back("-q");
-    if (!options.quiet) {
+    const auto quiet = [](const std::string& word) { return word == "-q" || word == "--quiet"; };
+    if (values.count("quiet") != 0 && std::none_of(saved.arguments.begin(), saved.arguments.end(), quiet)) {
+      saved.arguments.push_back("-q");
+    }
+    if (values.count("quiet") == 0) {
       fmt::print(stderr, "train: resuming the hyperparameter search saved in '{}' ({} evaluations)\n", options.resume,
                  saved.entries.size());
     }
     std::vector<std::string> arguments = saved.arguments;
-    return run_train_job(arguments, ranks, std::move(saved));
+    return run_train_job(arguments, ranks, std::move(saved), options.resume);
   }
 
   // Validate.
@@ -275,8 +280,10 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
   Context context(settings);
   const ContextInterrupts interrupts(context);
   // Rank 0 writes the job's files (gathering what the other ranks hold).
-  const bool continuing = !options.resume.empty() || !replay.command.empty();
-  const auto locks = ranks.is_root() ? claim_outputs(options, job, checkpoint_path, continuing) : nullptr;
+  const std::string continued_from = !options.resume.empty() ? options.resume : replayed_from;
+  const auto locks = ranks.is_root()
+                         ? claim_outputs(options, job, checkpoint_path, continued_from, values.count("force") != 0)
+                         : nullptr;
   if (resumed_state && !options.quiet) {
     fmt::print(stderr, "train: resuming {} from '{}' at iteration {}: {}; writing {}{}\n", configuration.solver.name,
                options.resume, resumed_state->iteration,
@@ -360,6 +367,6 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
 
 }  // namespace
 
-int run_train(const std::vector<std::string>& args, Communicator& ranks) { return run_train_job(args, ranks, {}); }
+int run_train(const std::vector<std::string>& args, Communicator& ranks) { return run_train_job(args, ranks, {}, {}); }
 
 }  // namespace gpstream::cli

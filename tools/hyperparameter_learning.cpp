@@ -10,8 +10,12 @@
 #include <boost/algorithm/string/classification.hpp>
 #include <boost/algorithm/string/split.hpp>
 
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 namespace gpstream::cli {
 
@@ -20,14 +24,23 @@ std::vector<double> parse_number_list(const std::string& text, const char* optio
   boost::split(words, text, boost::is_any_of(","));
   std::vector<double> values;
   for (const std::string& word : words) {
-    try {
-      std::size_t used = 0;
-      values.push_back(std::stod(word, &used));
-      if (used != word.size()) throw std::invalid_argument(word);
-    } catch (const std::exception&) {
+    char* end = nullptr;
+    errno = 0;
+    const double value = word.empty() || std::isspace(static_cast<unsigned char>(word.front()))
+                             ? 0.0
+                             : std::strtod(word.c_str(), &end);
+    if (end == nullptr || end != word.c_str() + word.size() || word.empty()) {
       throw UsageError(fmt::format("{}: \"{}\" is not a number", option, word));
     }
-    if (!std::isfinite(values.back())) throw UsageError(fmt::format("{}: {} is not a finite number", option, word));
+    if (!std::isfinite(value)) throw UsageError(fmt::format("{}: {} is not a finite number", option, word));
+    if (errno == ERANGE && value == 0.0) {
+      throw UsageError(fmt::format("{}: {} underflows to 0 (below 4.9e-324, the smallest double)", option, word));
+    }
+    if (value != 0.0 && std::abs(value) < std::numeric_limits<double>::min()) {
+      throw UsageError(fmt::format("{}: {} is subnormal (below 2.2e-308, the smallest normal double): too small to "
+                                   "compute with", option, word));
+    }
+    values.push_back(value);
   }
   return values;
 }
@@ -108,6 +121,8 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   ModelLearningOptions& model = plan.options;
   model.subset = learning.learning;
   const SubsetLearningOptions& options = model.subset;
+  GPSTREAM_CHECK(rows > 1, "'{}' has {} rows: a dataset of one row or none has nothing to learn hyperparameters from",
+                 dataset, rows);
   if (options.subset > rows && !given(values, "subset")) {
     model.subset.subset = rows;  // the default subset of a small dataset: all of its rows
   } else if (options.subset > rows) {
@@ -150,7 +165,9 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   StartingPoint& start = model.subset.start;
   std::vector<std::string> origins;
   if (!learning.init_file.empty()) {
-    const HyperparameterFile file = read_hyperparameter_file(learning.init_file);
+    HyperparameterFile file = read_hyperparameter_file(learning.init_file);
+    const std::string note = match_inputs(file, feature_names, learning.init_file, dataset);
+    if (!note.empty()) plan.notes.push_back(note);
     if (!given(values, "kernel")) {
       shape = file.prior.kernel;
       for (KernelTerm& term : shape.added) term.lengthscales.clear();  // added terms start informed
@@ -216,17 +233,23 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
                                              : std::string("all rows: not used");
   lines.push_back(fmt::format("{:<24} {:>16} {:>24} {:>6} {:>8}  {}", "kernel", "-log p (subset)",
                               "-log p (" + whole + ")", "params", "seconds", "lengthscales; signal, noise variance"));
-  const auto list = [](const std::vector<double>& values) {
-    std::vector<std::string> words;
-    for (const double value : values) words.push_back(fmt::format("{:.3g}", value));
-    return fmt::format("[{}]", fmt::join(words, ", "));
+  // "[ℓ…]; s², σ²" and, for each further term of a sum, " + [ℓ…]; s²".
+  const auto values_of = [](const KernelHyperparameters& h) {
+    const auto list = [](const std::vector<double>& values) {
+      std::vector<std::string> words;
+      for (const double value : values) words.push_back(fmt::format("{:.3g}", value));
+      return fmt::format("[{}]", fmt::join(words, ", "));
+    };
+    std::string values = fmt::format("{}; {:.3g}, {:.3g}", list(h.lengthscales), h.signal_variance, h.noise_variance);
+    for (const KernelTerm& term : h.added) {
+      values += fmt::format(" + {}; {:.3g}", list(term.lengthscales), term.signal_variance);
+    }
+    return values;
   };
   for (std::size_t c = 0; c < learned.candidates.size(); ++c) {
     const CandidateFit& fit = learned.candidates[c];
     const KernelHyperparameters& h = fit.hyperparameters;
-    std::string values = fmt::format("{}; {:.3g}, {:.3g}", list(h.lengthscales), h.signal_variance, h.noise_variance);
-    for (const KernelTerm& term : h.added)
-      values += fmt::format(" + {}; {:.3g}", list(term.lengthscales), term.signal_variance);
+    const std::string values = values_of(h);
     const std::string mark =
         !fit.resolved   ? std::string("  (not compared: a term shorter than the rows' spacing)")
         : !fit.compared ? fmt::format("  (not compared: Vecchia off by {:.2g} nats per row)", fit.check.error_per_row)
@@ -254,9 +277,9 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
     const KernelHyperparameters& h = rung.search.hyperparameters;
     lines.push_back(
         fmt::format("refined {} by the exact likelihood on {} random rows: -log p {:.2f} ({} evaluations, "
-                    "{:.1f} s); {}; {:.3g}, {:.3g}",
+                    "{:.1f} s); {}",
                     learned.best().name, format_count(rung.subset_size), rung.search.objective, rung.evaluations,
-                    rung.seconds, list(h.lengthscales), h.signal_variance, h.noise_variance));
+                    rung.seconds, values_of(h)));
   }
   if (learned.stochastic) {
     const StochasticRefinement& refined = *learned.stochastic;
@@ -271,10 +294,9 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
                                        refined.held, refined.held == 1 ? "it" : "them");
     lines.push_back(fmt::format(
         "refined {} on all {} rows by the exact likelihood's stochastic gradient ({} probes): {} estimates, {} "
-        "solve iterations, {:.1f} s; {}; {:.3g}, {:.3g}; values within {:.1f} % (one standard error){}; stopped: {}",
+        "solve iterations, {:.1f} s; {}; values within {:.1f} % (one standard error){}; stopped: {}",
         learned.best().name, format_count(learned.rows), options.stochastic.gradient.probes, refined.estimates,
-        format_count(refined.iterations), refined.seconds, list(h.lengthscales), h.signal_variance, h.noise_variance,
-        100.0 * largest, held, refined.stop_reason));
+        format_count(refined.iterations), refined.seconds, values_of(h), 100.0 * largest, held, refined.stop_reason));
   }
   const GaussianProcessPrior prior = learned_prior(learned);
   const MeanFunction& mean = prior.mean;
@@ -312,19 +334,21 @@ void SearchTraceObserver::on_start(const IterationReport&) {
 
 void SearchTraceObserver::on_iteration(const IterationReport& report) {
   if (report.inner_iteration > 0) return;  // a solve inside an all-rows estimate: its line comes when it is done
-  const std::size_t p = report.point.size();
   // An all-rows estimate has a gradient, not a value.
   const std::string objective = report.kind == ReportKind::gradient_estimate ? std::string("(all rows)")
                                                                              : fmt::format("{:.6f}", report.objective);
-  fmt::print(out_, "{:>5} {:>5} {:>16} {:>10.3e} {:>11.5g} {:>11.5g}\n", report.done, report.iteration, objective,
-             report.convergence_measure, p >= 2 ? report.point[p - 2] : 0.0, p >= 2 ? report.point[p - 1] : 0.0);
+  // A sum's signal variances, term by term: 0.101+0.094+0.165.
+  std::vector<std::string> signal;
+  for (const double variance : report.signal_variances) signal.push_back(fmt::format("{:.5g}", variance));
+  fmt::print(out_, "{:>5} {:>5} {:>16} {:>10.3e} {:>11} {:>11.5g}\n", report.done, report.iteration, objective,
+             report.convergence_measure, fmt::format("{}", fmt::join(signal, "+")), report.noise_variance);
   std::fflush(out_);
 }
 
 void save_learned_hyperparameters(const std::string& path, const LearnedModel& learned,
                                   const ModelLearningOptions& options, std::uint64_t seed, const std::string& dataset,
                                   const std::string& fingerprint, const Standardisation& standardisation,
-                                  bool overwrite) {
+                                  const std::vector<std::string>& input_names, bool overwrite) {
   const CandidateFit& best = learned.best();
   HyperparameterProvenance provenance;
   provenance.negative_log_marginal_likelihood = best.objective;
@@ -355,6 +379,7 @@ void save_learned_hyperparameters(const std::string& path, const LearnedModel& l
   provenance.seconds = learned.seconds;
   provenance.dataset_path = std::filesystem::absolute(dataset).string();
   provenance.dataset_fingerprint = fingerprint;
+  provenance.input_names = input_names;
   write_hyperparameter_file(path, learned_prior(learned), standardisation, provenance, overwrite);
 }
 

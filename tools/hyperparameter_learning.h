@@ -61,6 +61,7 @@ struct HyperparameterLearningOptions {
 struct LearningPlan {
   ModelLearningOptions options;
   std::string start_origin;  // "informed by the data", "--init FILE", ... for reports
+  std::vector<std::string> notes;  // for the user, once (an --init file applied by position)
 };
 
 // The options checked against the dataset (`rows` rows, `feature_names`;
@@ -103,7 +104,7 @@ class SearchTraceObserver final : public RunObserver {
 void save_learned_hyperparameters(const std::string& path, const LearnedModel& learned,
                                   const ModelLearningOptions& options, std::uint64_t seed, const std::string& dataset,
                                   const std::string& fingerprint, const Standardisation& standardisation,
-                                  bool overwrite);
+                                  const std::vector<std::string>& input_names, bool overwrite);
 
 // The live progress line of a search (train --learn-hyper): its evaluations
 // so far, the current −log p and gradient, the elapsed time.

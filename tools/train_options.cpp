@@ -9,6 +9,7 @@
 #include "storage/dataset/dataset_format.h"
 #include "storage/dataset/training_rows.h"
 #include "storage/hyper/hyperparameter_file.h"
+#include "storage/output/atomic_output_file.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -22,14 +23,17 @@ namespace {
 // --model's value for the exact GP (whose solver --solver names); the others are the registry's sparse models.
 constexpr const char* kExactModel = "dense";
 
-// The prior from --hyper, its kernel overridden by any hyperparameter given on the command line.
+// The prior from --hyper (its inputs matched to the dataset's by name), its kernel overridden by any
+// hyperparameter given on the command line.
 GaussianProcessPrior prior_from(const TrainOptions& options, const po::variables_map& values,
-                                std::optional<Standardisation>& file_standardisation) {
+                                const DatasetDescription& dataset, std::optional<Standardisation>& file_standardisation) {
   GaussianProcessPrior prior;
   KernelHyperparameters& hyper = prior.kernel;
   bool have_lengthscales = false, have_noise = false;
   if (!options.hyper_file.empty()) {
     HyperparameterFile file = read_hyperparameter_file(options.hyper_file);
+    const std::string note = match_inputs(file, dataset.feature_names, options.hyper_file, options.dataset);
+    if (!note.empty() && !options.quiet) fmt::print(stderr, "train: note: {}\n", note);
     prior = std::move(file.prior);
     file_standardisation = file.standardisation;
     have_lengthscales = have_noise = true;
@@ -121,6 +125,7 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
 void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_map& values,
              const TrainingMethod& method, bool fresh) {
   auto set = [&](const char* option) { return fresh || given(values, option); };
+  const std::string saved_output = job.output_path;
   if (given(values, "tol") && !method.stops_at_tol()) {
     throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}",
                                  method.stops_at_gap() ? std::string(method.name) + " stops at --gap"
@@ -141,7 +146,14 @@ void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_
   }
   if (set("refresh-every")) job.stopping.refresh_every = options.refresh_every;
   if (set("output")) job.output_path = std::filesystem::absolute(options.output).string();
-  if (set("force")) job.overwrite_output = values.count("force") != 0;
+  // --force covers the outputs of the command that gives it: a resumed job keeps its launch's for the
+  // model it was launched to write, and a model path new to the job needs the resumed command's own.
+  const bool force = values.count("force") != 0;
+  if (fresh || (given(values, "output") && !same_file(job.output_path, saved_output))) {
+    job.overwrite_output = force;
+  } else {
+    job.overwrite_output = job.overwrite_output || force;
+  }
   if (set("log")) job.log_path = options.log.empty() ? std::string() : std::filesystem::absolute(options.log).string();
   if (set("checkpoint-every")) job.checkpoint_every_seconds = options.checkpoint_every;
 }
@@ -158,6 +170,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
   if (options.dataset.empty()) throw UsageError("give the training dataset (or --resume CHECKPOINT)");
   TrainingConfiguration configuration;
   std::optional<Standardisation> file_standardisation;
+  const DatasetDescription description = read_dataset_description(options.dataset);
   const bool learn = values.count("learn-hyper") != 0;
   if (learn) {
     if (values.count("hyper") != 0) {
@@ -171,7 +184,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     if (const auto option = HyperparameterLearningOptions::first_given(values)) {
       throw UsageError(fmt::format("--{} is an option of learning: it needs --learn-hyper", *option));
     }
-    configuration.prior = prior_from(options, values, file_standardisation);
+    configuration.prior = prior_from(options, values, description, file_standardisation);
   }
   if (options.model == kExactModel) {
     const TrainingMethod* solver = find_training_method(options.solver);
@@ -179,6 +192,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
       throw UsageError(fmt::format("--solver: unknown solver \"{}\" (choose {})", options.solver,
                                    training_method_names(/*dense=*/true)));
     }
+    reject_parameters_of_other_methods(values, *solver);  // --objective, --basis, ... are sparse models'
     configuration.solver = {options.solver, options.active_set_size, options.candidates, options.subspace_steps};
     configuration.fit_subspace_steps_to_budget = !given(values, "subspace-steps");
   } else {
@@ -210,7 +224,6 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     configuration.online.passes = options.passes;
   }
   configuration.seed = options.seed;
-  const DatasetDescription description = read_dataset_description(options.dataset);
   if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
     const std::size_t lengthscales = configuration.prior.kernel.lengthscales.size();
     GPSTREAM_CHECK(lengthscales == default_lengthscale_count(configuration.prior.kernel.type, description.columns) ||

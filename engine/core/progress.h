@@ -36,8 +36,11 @@ struct IterationReport {
   // Units of work done and to do (test rows, modules, search starts) when the
   // work has a known size; 0 and 0 otherwise.
   std::uint64_t done = 0, total = 0;
-  // The current point of a search (a hyperparameter search's [ℓ…, s², σ²]); empty otherwise.
+  // The current point of a search (a hyperparameter search's [ℓ…, s², σ², a sum's further terms' ℓ…, s²]);
+  // empty otherwise. Its signal variances (one per term of a sum) and noise variance, as a trace shows them.
   std::span<const double> point;
+  std::span<const double> signal_variances;
+  double noise_variance = 0.0;
   // Within a step that runs a solve of its own (an all-rows gradient estimate of a search): the
   // solve's iteration, with convergence_measure the solve's; 0 for the step's own report.
   std::uint64_t inner_iteration = 0;

@@ -43,6 +43,10 @@ void Standardisation::validate(const std::string& source, const std::vector<std:
                           source, target_name, y_mean, y_std > 0 ? " to double precision" : "");
 }
 
+namespace {
+constexpr double kLargestStandardisedInput = 1e150;
+}  // namespace
+
 void Standardisation::apply_to_rows(double* x, std::size_t rows, std::size_t columns) const {
   if (!standardises_inputs()) return;
   GPSTREAM_CHECK(x_mean.size() == columns && x_std.size() == columns,
@@ -50,7 +54,15 @@ void Standardisation::apply_to_rows(double* x, std::size_t rows, std::size_t col
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t l = 0; l < columns; ++l) {
       const double spread = x_std[l] > 0.0 ? x_std[l] : 1.0;
-      x[i * columns + l] = (x[i * columns + l] - x_mean[l]) / spread;
+      const double value = x[i * columns + l];
+      x[i * columns + l] = (value - x_mean[l]) / spread;
+      // A spread far below the values' (a damaged or edited statistic) makes values whose squares — the
+      // kernels' distances — overflow; the dataset's own spread keeps every |value| below √n.
+      GPSTREAM_CHECK(std::abs(x[i * columns + l]) <= kLargestStandardisedInput,
+                     "input {} of a row, {}, standardised by mean {} and standard deviation {}, is {:.3g}: too large "
+                     "for its square to fit a double (a standard deviation far below the values' spread: a damaged "
+                     "or edited dataset or hyperparameter file?)",
+                     l + 1, value, x_mean[l], x_std[l], x[i * columns + l]);
     }
   }
 }

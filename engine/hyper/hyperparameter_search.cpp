@@ -278,13 +278,15 @@ SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHy
           value.value, h.signal_variance, h.noise_variance);
     }
     std::copy(value.gradient.begin(), value.gradient.end(), gradient.begin());
-    const std::vector<double> point = hyperparameter_values(h);
+    const std::vector<double> point = hyperparameter_values(h), signal = signal_variances(h);
     progress.step({.kind = ReportKind::likelihood_evaluation,
                    .iteration = ++evaluations,
                    .objective = value.value,
                    .convergence_measure = gradient_norm,
                    .done = start_number,
-                   .point = point});
+                   .point = point,
+                   .signal_variances = signal,
+                   .noise_variance = h.noise_variance});
     return value.value;
   };
   std::vector<double> theta = log_parameters(start);

@@ -51,6 +51,12 @@ std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters)
   return theta;
 }
 
+std::vector<double> signal_variances(const KernelHyperparameters& hyperparameters) {
+  std::vector<double> variances = {hyperparameters.signal_variance};
+  for (const KernelTerm& term : hyperparameters.added) variances.push_back(term.signal_variance);
+  return variances;
+}
+
 KernelHyperparameters from_log_parameters(KernelType type, std::span<const double> theta) {
   GPSTREAM_CHECK(theta.size() >= 2, "a kernel needs at least 2 parameters (log s², log σ²), not {}", theta.size());
   KernelHyperparameters hyperparameters;

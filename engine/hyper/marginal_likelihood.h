@@ -21,6 +21,8 @@ namespace gpstream {
 std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters);
 // [ℓ_1 … ℓ_L, s², σ², added terms' ℓ…, s²] as they are.
 std::vector<double> hyperparameter_values(const KernelHyperparameters& hyperparameters);
+// s² of each term, the first term's first (one value for a single kernel).
+std::vector<double> signal_variances(const KernelHyperparameters& hyperparameters);
 // A single kernel of `type` (every entry of θ but the last two are lengthscales).
 KernelHyperparameters from_log_parameters(KernelType type, std::span<const double> theta);
 // A kernel of the shape of `shape` (its types and lengthscale counts) with the values θ.

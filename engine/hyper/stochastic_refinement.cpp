@@ -157,7 +157,7 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
   };
   const auto estimate_at = [&](const std::vector<double>& at) {
     const KernelHyperparameters h = with_log_parameters(start, at);
-    const std::vector<double> values = hyperparameter_values(h);
+    const std::vector<double> values = hyperparameter_values(h), signal = signal_variances(h);
     ++result.estimates;
     const auto compute = [&] {
       // Replaying ended here: the next solve starts where the last recorded one left off.
@@ -170,6 +170,8 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
                        .convergence_measure = residual / options.gradient.tolerance,
                        .done = result.estimates,
                        .point = values,
+                       .signal_variances = signal,
+                       .noise_variance = h.noise_variance,
                        .inner_iteration = iteration});
         progress.throw_if_stopped("the all-rows hyperparameter refinement");
       });
@@ -192,7 +194,9 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
                    .objective = std::numeric_limits<double>::quiet_NaN(),
                    .convergence_measure = largest,
                    .done = result.estimates,
-                   .point = values});
+                   .point = values,
+                   .signal_variances = signal,
+                   .noise_variance = h.noise_variance});
     return Estimate{std::move(entry.gradient), std::move(entry.covariance)};
   };
   const auto dot = [&](const std::vector<double>& a, const std::vector<double>& b) {

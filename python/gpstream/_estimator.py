@@ -132,9 +132,11 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     X_train_, y_train_ : the training arrays (fit on arrays; used in place, not copied)
     training_data_ : str or None, the dataset file (fit on a file, or load)
     alpha_ : ndarray, the weights (dense: one per training row; sparse: one per basis row)
-    kernel_ : str, the kernel used (the one chosen with kernel='auto')
+    kernel_ : str, the kernel used (the one chosen with kernel='auto'; a sum as "matern32+matern32")
+    kernel_terms_ : list of dict, each term of the kernel (one for a single kernel): its
+        "kernel", "length_scale" and "signal_variance"
     mean_ : str, the prior mean: "none", "constant" or "linear in x1, ..."
-    length_scale_, signal_variance_, noise_variance_ : the hyperparameters used
+    length_scale_, signal_variance_ : the first term's; noise_variance_ : the noise variance
     n_iter_ : int, iterations of the solver
     n_features_in_, feature_names_in_ : as scikit-learn's
     """
@@ -322,6 +324,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.model_type_ = saved["type"]
         self.alpha_ = np.asarray(saved["weights"])
         self.kernel_ = saved["kernel"]
+        self.kernel_terms_ = [dict(term, length_scale=np.asarray(term["length_scale"])) for term in saved["terms"]]
         self.mean_ = saved["mean"]
         self.length_scale_ = np.asarray(saved["length_scale"])
         self.signal_variance_ = saved["signal_variance"]
@@ -376,9 +379,10 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         path = os.path.abspath(os.fspath(path))
         data = self.training_data_ or ""
         writes = [path] + ([path + ".data.h5"] if self.X_train_ is not None else [])
-        for written in writes:
+        for written in writes:  # every output checked before any is written
             if os.path.lexists(written) and not overwrite:
                 raise FileExistsError(f"save: {written!r} already exists; pass overwrite=True to replace it")
+            _gpstream.check_output(written, overwrite=overwrite)
         if self.X_train_ is not None:
             data = path + ".data.h5"
             names = list(map(str, getattr(self, "feature_names_in_", [f"x{k + 1}" for k in range(self.n_features_in_)])))

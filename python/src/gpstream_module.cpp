@@ -62,6 +62,18 @@ py::dict describe(const gpstream::ModelDescription& model) {
   out["length_scale"] = model.prior.kernel.lengthscales;
   out["signal_variance"] = model.prior.kernel.signal_variance;
   out["noise_variance"] = model.prior.kernel.noise_variance;
+  py::list terms;  // every term of a sum, the first first
+  const auto add_term = [&](gpstream::KernelType type, const std::vector<double>& lengthscales, double signal) {
+    py::dict term;
+    term["kernel"] = gpstream::kernel_type_name(type);
+    term["length_scale"] = lengthscales;
+    term["signal_variance"] = signal;
+    terms.append(term);
+  };
+  const gpstream::KernelHyperparameters& kernel = model.prior.kernel;
+  add_term(kernel.type, kernel.lengthscales, kernel.signal_variance);
+  for (const gpstream::KernelTerm& term : kernel.added) add_term(term.type, term.lengthscales, term.signal_variance);
+  out["terms"] = terms;
   out["dataset_path"] = model.dataset_path;
   out["rows"] = model.rows;
   out["columns"] = model.columns;
@@ -606,6 +618,12 @@ PYBIND11_MODULE(_gpstream, module) {
       },
       py::arg("path"), py::arg("X"), py::arg("y"), py::arg("feature_names"), py::arg("overwrite") = false,
       "Writes arrays as a gpstream dataset (HDF5), as `gpstream convert` does.");
+  module.def(
+      "check_output",
+      [](const std::string& path, bool overwrite) { gpstream::check_new_output(path, "save", overwrite); },
+      py::arg("path"), py::arg("overwrite") = false,
+      "Checks, before anything is written, that `path` can be written: its directory exists, it is not a directory, "
+      "and (unless overwrite) it does not exist (FileExistsError).");
   module.def(
       "convert",
       [](const std::string& csv, const std::string& output, const std::string& target, bool overwrite,

@@ -202,6 +202,12 @@ def test_save_never_writes_over_the_training_dataset_and_replaces_files_only_whe
     np.testing.assert_array_equal(gpstream.GaussianProcessRegressor.load(model).predict(X[:5]), from_arrays.predict(X[:5]))
     with pytest.raises(FileExistsError):
         from_arrays.save(model)
+    # A directory at PATH: refused before anything is written, PATH.data.h5 included.
+    directory = tmp_path / "somedir"
+    directory.mkdir()
+    with pytest.raises(RuntimeError, match="is a directory"):
+        from_arrays.save(directory, overwrite=True)
+    assert not (tmp_path / "somedir.data.h5").exists()
 
 
 def test_a_file_larger_than_the_memory_budget_is_streamed_to_the_same_model(tmp_path, cli, capfd):
@@ -553,3 +559,18 @@ def test_a_callable_verbose_sees_every_iteration_as_the_fit_runs():
     assert iterations == list(range(0, gp.n_iter_ + 1))  # the start, then every iteration
     assert reports[-1]["convergence_measure"] <= 1e-9 < reports[0]["convergence_measure"]
     assert all(report["seconds"] >= 0 for report in reports)
+
+
+def test_kernel_terms_describe_every_term_of_a_sum(tmp_path, cli):
+    train, hyper, model = tmp_path / "d.h5", tmp_path / "sum.json", tmp_path / "m.h5"
+    cli("generate", "friedman1", "--rows", 200, "--seed", 3, "-q", "-o", train)
+    hyper.write_text(json.dumps({
+        "kernel_name": "matern32+rbf", "length_scales": [0.5], "signal_variance": 0.1, "noise_variance": 0.05,
+        "added_terms": [{"length_scales": [2.5], "signal_variance": 0.2}]}))
+    cli("train", train, "--hyper", hyper, "--max-iter", 2, "-q", "-o", model)
+    gp = gpstream.GaussianProcessRegressor.load(model)
+    assert gp.kernel_ == "matern32+rbf"
+    assert [term["kernel"] for term in gp.kernel_terms_] == ["matern32", "rbf"]
+    assert [term["signal_variance"] for term in gp.kernel_terms_] == [0.1, 0.2]
+    np.testing.assert_array_equal(gp.kernel_terms_[1]["length_scale"], [2.5])
+    assert gp.noise_variance_ == 0.05

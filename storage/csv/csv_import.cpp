@@ -129,10 +129,10 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
         case FieldKind::empty:
         case FieldKind::missing:
         case FieldKind::non_finite:
-          GPSTREAM_CHECK(
-              options.drop_invalid, "{}:{}:{}: column {}: {} (use `drop_invalid` to skip such rows)", file,
-              csv.line_number(), column + 1, quoted(names[column]),
-              fields[column].empty() ? std::string("missing value") : "invalid value " + quoted(fields[column]));
+        case FieldKind::underflow:
+          GPSTREAM_CHECK(options.drop_invalid, "{}:{}:{}: column {}: {} (use `drop_invalid` to skip such rows)",
+                         file, csv.line_number(), column + 1, quoted(names[column]),
+                         describe_field(parse_number(fields[column], value), fields[column]));
           valid = false;
           ++result.rows_dropped;
           break;

@@ -50,8 +50,10 @@ CsvInputs read_csv_inputs(const std::string& path, const std::vector<std::string
                    quoted(csv.line()));
     auto read = [&](std::size_t column) {
       double value = 0;
-      GPSTREAM_CHECK(parse_number(fields[column], value) == FieldKind::number, "{}:{}:{}: {} is not a finite number",
-                     file, csv.line_number(), column + 1, quoted(fields[column]));
+      const FieldKind kind = parse_number(fields[column], value);
+      GPSTREAM_CHECK(kind == FieldKind::number, "{}:{}:{}: {}", file, csv.line_number(), column + 1,
+                     kind == FieldKind::underflow ? describe_field(kind, fields[column])
+                                                  : quoted(fields[column]) + " is not a finite number");
       return value;
     };
     for (const std::size_t column : columns) inputs.x.push_back(read(column));

@@ -56,10 +56,16 @@ void verify_dataset_contents(Hdf5RowSource& rows) {
     fingerprint.add_rows(count, columns, x.data(), y.data());
   }
   const std::string found = fingerprint.digest(description.rows, columns);
-  GPSTREAM_CHECK(found == description.fingerprint,
-                 "'{}' was changed after it was written: its contents hash to {}, not to its fingerprint {}; the "
-                 "checkpoint or model refers to the data as they were (convert the data again and start a new run)",
-                 description.path, found, description.fingerprint);
+  if (found == description.fingerprint) return;
+  // `convert` records "csv PATH" (Python's convert the path alone): the command that writes it again.
+  std::string csv = description.source.starts_with("csv ") ? description.source.substr(4) : description.source;
+  const bool from_csv = csv.ends_with(".csv") || csv.ends_with(".CSV");
+  GPSTREAM_THROW(
+      "'{}' was changed after it was written: its contents hash to {}, not to its fingerprint {}, so its stored "
+      "statistics describe other data, and no model or checkpoint made from it fits it; write the dataset again{}",
+      description.path, found, description.fingerprint,
+      from_csv ? fmt::format(" from its CSV: gpstream convert '{}' -o '{}' --force", csv, description.path)
+               : " (gpstream convert, generate, or Python's write_dataset), then start a new run");
 }
 
 }  // namespace gpstream

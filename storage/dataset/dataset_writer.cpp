@@ -78,7 +78,9 @@ DatasetWriter::DatasetWriter(std::string path, std::vector<std::string> feature_
 
   file_ = hdf5::create_file(output_.temporary_path());
   x_dataset_ = create_chunked(file_.get(), "X", columns, options_.chunk_rows, options_.compression_level);
-  y_dataset_ = create_chunked(file_.get(), "y", 0, options_.chunk_rows, options_.compression_level);
+  // /y's chunks hold at least 4,096 targets: one-row chunks of X (very wide data) would make it a chunk a value.
+  y_dataset_ = create_chunked(file_.get(), "y", 0, std::max<std::size_t>(options_.chunk_rows, 4096),
+                              options_.compression_level);
 }
 
 DatasetWriter::~DatasetWriter() = default;

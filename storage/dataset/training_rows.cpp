@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include <cmath>
 
 namespace gpstream {
@@ -73,13 +75,18 @@ TrainingRows::TrainingRows(const TrainingData& data, const Standardisation& stan
     description_ = describe_arrays(data.arrays);
     source_ = std::make_unique<BorrowedRowSource>(data.arrays.x, data.arrays.y, data.arrays.rows, data.arrays.columns);
   } else {
+    std::error_code error;
+    if (!options.expected_by.empty() && !std::filesystem::exists(data.path, error)) {
+      throw InvalidArgument(fmt::format(
+          "the training dataset of {}, '{}', does not exist (moved or removed?): give where it is now with `data`",
+          options.expected_by, data.path));
+    }
     auto file = std::make_unique<Hdf5RowSource>(data.path);
     description_ = file->description();
-    // The attribute matching is not enough: a file edited in place keeps it. One
-    // sequential read checks that the contents still hash to it.
-    if (options.expected_fingerprint && *options.expected_fingerprint == description_.fingerprint) {
-      verify_dataset_contents(*file);
-    }
+    // The attributes are not enough: a file edited in place keeps them. One
+    // sequential read checks that the contents still hash to the fingerprint.
+    const bool expected = !options.expected_fingerprint || *options.expected_fingerprint == description_.fingerprint;
+    if (options.verify_contents && expected && description_.rows > 0) verify_dataset_contents(*file);
     source_ = std::move(file);
   }
   const DatasetDescription& dataset = description_;

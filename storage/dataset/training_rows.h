@@ -60,6 +60,11 @@ struct TrainingRowsOptions {
   // `expected_by` names who expects it ("model 'm.h5'"), for the message.
   std::optional<std::string> expected_fingerprint;
   std::string expected_by;
+  // A dataset file's contents are hashed again against its fingerprint (one
+  // sequential read) unless the caller has done so already: a file edited in
+  // place keeps its stored statistics and fingerprint, which then describe
+  // other data.
+  bool verify_contents = true;
   // A distributed run's rank among `ranks`: it opens only the rows its
   // partition gives it (data/row_partition.h, whole HDF5 chunks), and the
   // O(n) vectors and resident X are those rows'.

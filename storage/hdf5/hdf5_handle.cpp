@@ -1,6 +1,7 @@
 #include "storage/hdf5/hdf5_handle.h"
 
 #include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
 #include "storage/hdf5/contents_checksum.h"
 
 #include <algorithm>
@@ -151,6 +152,18 @@ void write_file(const std::string& path, ExistingOutput existing, const std::str
     throw Error(fmt::format("cannot write the {} '{}': {}", what, path, error.what()), error.source_file(),
                 error.source_line());
   }
+}
+
+bool is_hdf5_file(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return false;  // a pipe's contents are not read to find out
+  std::ifstream stream(path, std::ios::binary);
+  constexpr std::array<char, 8> kSignature = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  std::array<char, 8> head{};
+  stream.read(head.data(), head.size());
+  if (stream.gcount() == 8 && head == kSignature) return true;
+  silence_error_stack();
+  return H5Fis_hdf5(path.c_str()) > 0;
 }
 
 Handle open_file(const std::string& path) {
@@ -333,6 +346,29 @@ void write_attribute(hid_t object, const std::string& name, const std::vector<do
 }
 
 void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& values) {
+  // Variable-length strings cost a global-heap object each (~24 bytes beyond the text): for a long list
+  // of similar names (100,000 inputs "x1" … "x100000") fixed-length strings as wide as the longest are
+  // a third of that. Readers take either (read_strings); short lists stay variable-length, as h5py writes.
+  constexpr std::size_t kHeapObjectBytes = 24, kShortList = 4096;
+  std::size_t widest = 1, total = 0;
+  for (const std::string& value : values) {
+    widest = std::max(widest, value.size());
+    total += value.size();
+  }
+  if (values.size() > kShortList && widest * values.size() < total + kHeapObjectBytes * values.size()) {
+    Handle type = check_handle(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+    check_status(H5Tset_size(type.get(), widest), "string type");
+    check_status(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "string type");
+    check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), "string type");
+    Handle space = vector_space(values.size());
+    Handle attribute = create_attribute(object, name, type.get(), space.get());
+    std::vector<char> packed(checked_multiply(values.size(), widest), '\0');
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      std::memcpy(packed.data() + i * widest, values[i].data(), values[i].size());
+    }
+    check_status(H5Awrite(attribute.get(), type.get(), packed.data()), "attribute " + name);
+    return;
+  }
   Handle type = string_type();
   Handle space = vector_space(values.size());
   Handle attribute = create_attribute(object, name, type.get(), space.get());

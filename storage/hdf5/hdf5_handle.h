@@ -72,6 +72,9 @@ void write_file(const std::string& path, ExistingOutput existing, const std::str
 // Opens an existing file read-only, with a clear message for a missing,
 // non-HDF5 or truncated file.
 Handle open_file(const std::string& path);
+// Whether `path` is a regular file in HDF5's format (its signature); false for anything else — a CSV
+// whatever its name, and a pipe or device, whose contents are not read to find out.
+bool is_hdf5_file(const std::string& path);
 
 Handle open_dataset(hid_t file, const std::string& name, const std::string& file_path, hid_t access_list = H5P_DEFAULT);
 // Throws unless the dataset holds numbers (floating point or integer, which

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -27,8 +28,38 @@ fs::path directory_of(const std::string& path) {
   return destination.has_parent_path() ? destination.parent_path() : fs::path(".");
 }
 
+// Our own names beside a destination NAME: .NAME.gpstream-tmp-PID-XXXXXX (a writer's temporary file) and
+// .NAME.gpstream-lock (a PathLock); nothing else there is ever removed.
 std::string temporary_prefix(const std::string& path) {
-  return fmt::format(".{}.tmp-", fs::path(path).filename().string());
+  return fmt::format(".{}.gpstream-tmp-", fs::path(path).filename().string());
+}
+
+// Whether `name` is one of our temporary files for `prefix`: PID-XXXXXX after it.
+bool is_our_temporary(const std::string& name, const std::string& prefix) {
+  if (!name.starts_with(prefix)) return false;
+  const std::string rest = name.substr(prefix.size());
+  const std::size_t dash = rest.find('-');
+  if (dash == 0 || dash == std::string::npos || rest.size() != dash + 7) return false;
+  return std::all_of(rest.begin(), rest.begin() + static_cast<long>(dash), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The descriptor a standard-stream name writes to (-, /dev/stdout, /dev/stderr, /dev/fd/N,
+// /proc/self/fd/N), or -1. Such an output is written to the descriptor as it is — at its offset, with
+// its append flag — never opened again by name (which would write a redirected file from its start) nor
+// renamed over (which would replace the file a shell's >> appends to).
+int standard_stream_descriptor(const std::string& path) {
+  if (path == "-" || path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (const std::string_view prefix : {std::string_view("/dev/fd/"), std::string_view("/proc/self/fd/")}) {
+    if (!path.starts_with(prefix) || path.size() == prefix.size() || path.size() > prefix.size() + 6) continue;
+    int descriptor = 0;
+    for (const char c : path.substr(prefix.size())) {
+      if (c < '0' || c > '9') return -1;
+      descriptor = descriptor * 10 + (c - '0');
+    }
+    return descriptor;
+  }
+  return -1;
 }
 
 // An exclusive open-file-description lock on the whole file, not waiting.
@@ -57,6 +88,11 @@ void sync_path(const std::string& path, bool directory) {
 
 OutputTarget resolve_output(const std::string& path, const std::string& role) {
   GPSTREAM_CHECK(!path.empty(), "{}: the path is empty", role);
+  if (const int descriptor = standard_stream_descriptor(path); descriptor >= 0) {
+    GPSTREAM_CHECK(::fcntl(descriptor, F_GETFL) != -1 && (::fcntl(descriptor, F_GETFL) & O_ACCMODE) != O_RDONLY,
+                   "{}: '{}' is not open for writing", role, path);
+    return {path, OutputTarget::Kind::in_place, descriptor};
+  }
   std::error_code error;
   const fs::file_status followed = fs::status(path, error);
   if (fs::exists(followed)) {
@@ -90,7 +126,7 @@ std::size_t remove_stale_temporary_files(const std::string& path) {
   std::size_t removed = 0;
   for (const fs::directory_entry& entry : fs::directory_iterator(directory_of(path), error)) {
     const std::string name = entry.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
+    if (!is_our_temporary(name, prefix)) continue;
     // A writer locks its file right after creating it: skip files too new to judge.
     const auto age = fs::file_time_type::clock::now() - entry.last_write_time(error);
     if (error || age < std::chrono::seconds(5)) continue;
@@ -102,8 +138,11 @@ std::size_t remove_stale_temporary_files(const std::string& path) {
   return removed;
 }
 
+bool is_standard_stream(const std::string& path) { return standard_stream_descriptor(path) >= 0; }
+
 void check_output_directory(const std::string& path, const std::string& option) {
   const OutputTarget target = resolve_output(path, option);
+  if (target.descriptor >= 0) return;  // resolve_output checked that it is open for writing
   if (target.in_place()) {
     GPSTREAM_CHECK(::access(target.path.c_str(), W_OK) == 0, "{}: cannot write '{}': {}", option, path,
                    system_error_text());
@@ -125,17 +164,28 @@ void check_new_output(const std::string& path, const std::string& option, bool o
 
 namespace {
 
-bool same_file(const std::string& a, const std::string& b) {
+bool names_a_file(const std::string& path) { return !path.empty() && standard_stream_descriptor(path) < 0; }
+
+// The path a file is created at when `path` names nothing yet: its links followed, as the shell's > would.
+fs::path created_at(const std::string& path) {
   std::error_code error;
-  if (fs::exists(a, error) && fs::exists(b, error)) return fs::equivalent(a, b, error);
-  const fs::path resolved_a = fs::weakly_canonical(fs::absolute(a), error);
-  const fs::path resolved_b = fs::weakly_canonical(fs::absolute(b), error);
-  return resolved_a == resolved_b;
+  fs::path target = path;
+  for (int depth = 0; depth < 40 && fs::is_symlink(fs::symlink_status(target, error)); ++depth) {
+    const fs::path next = fs::read_symlink(target, error);
+    if (error) break;
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  return fs::weakly_canonical(fs::absolute(target), error);
 }
 
-bool names_a_file(const std::string& path) { return !path.empty() && path != "-"; }
-
 }  // namespace
+
+bool same_file(const std::string& a, const std::string& b) {
+  if (!names_a_file(a) || !names_a_file(b)) return false;
+  std::error_code error;
+  if (fs::exists(a, error) && fs::exists(b, error)) return fs::equivalent(a, b, error);
+  return created_at(a) == created_at(b);
+}
 
 void check_distinct_files(const std::vector<CommandFile>& reads, const std::vector<CommandFile>& writes) {
   for (std::size_t k = 0; k < writes.size(); ++k) {
@@ -170,7 +220,8 @@ AtomicOutputFile::AtomicOutputFile(std::string path, ExistingOutput existing)
   const std::string temporary_name = (fs::path(directory) / fs::path(path_).filename()).string();
   remove_stale_temporary_files(temporary_name);
 
-  const std::string pattern = (fs::path(directory) / (temporary_prefix(temporary_name) + "XXXXXX")).string();
+  const std::string pattern =
+      (fs::path(directory) / fmt::format("{}{}-XXXXXX", temporary_prefix(temporary_name), ::getpid())).string();
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
@@ -196,11 +247,13 @@ AtomicOutputFile::~AtomicOutputFile() {
 
 namespace {
 
-// Copies the file at `from` into the device or FIFO `to`, opened as it is (not created, not truncated).
+// Copies the file at `from` into the device or FIFO `to`, opened as it is (not created, not truncated), or
+// into the standard stream's descriptor itself.
 void copy_in_place(const std::string& from, const std::string& to, const std::string& name) {
   const int source = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
   GPSTREAM_CHECK(source >= 0, "cannot read '{}': {}", from, system_error_text());
-  const int destination = ::open(to.c_str(), O_WRONLY | O_CLOEXEC);
+  const int stream = standard_stream_descriptor(to);
+  const int destination = stream >= 0 ? ::dup(stream) : ::open(to.c_str(), O_WRONLY | O_CLOEXEC);
   if (destination < 0) {
     const std::string why = system_error_text();
     ::close(source);
@@ -258,7 +311,7 @@ PathLock::PathLock(const std::string& path, const std::string& option) {
   const OutputTarget target = resolve_output(path, option);
   if (target.in_place()) return;
   lock_path_ =
-      (directory_of(target.path) / fmt::format(".{}.lock", fs::path(target.path).filename().string())).string();
+      (directory_of(target.path) / fmt::format(".{}.gpstream-lock", fs::path(target.path).filename().string())).string();
   for (;;) {
     descriptor_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     GPSTREAM_CHECK(descriptor_ >= 0, "{}: cannot lock '{}': {}", option, path, system_error_text());

@@ -18,9 +18,15 @@
 // What a destination path names is decided once (`OutputTarget`): a
 // symbolic link is written through, as the shell's `>` writes through one
 // (the file it points to is replaced, the link stays); a character device or
-// a FIFO (`-o /dev/null`, `-o /dev/stdout`) is written in place, never
-// replaced, and needs no --force since no file is lost; a block device, a
-// socket or a directory is refused.
+// a FIFO (`-o /dev/null`) is written in place, never replaced, and needs no
+// --force since no file is lost; a standard stream (`-`, `/dev/stdout`,
+// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`) is written to its open
+// descriptor, whatever it leads to (a file the shell appends to with `>>`
+// is appended to, not replaced); a block device, a socket or a directory is
+// refused.
+//
+// Beside a destination NAME this module creates only .NAME.gpstream-tmp-PID-XXXXXX
+// (temporary files) and .NAME.gpstream-lock (PathLock), and removes only those.
 #pragma once
 
 #include "engine/core/error.h"
@@ -42,10 +48,11 @@ struct OutputTarget {
   enum class Kind {
     absent,   // nothing there yet: created
     regular,  // an existing file: replaced only when the caller may
-    in_place  // a character device or FIFO: written in place, never replaced
+    in_place  // a character device, a FIFO or a standard stream: written in place, never replaced
   };
   std::string path;  // the file written: `path` itself, or what its links lead to
   Kind kind = Kind::absent;
+  int descriptor = -1;  // a standard stream's open descriptor (-, /dev/stdout, /proc/self/fd/N, ...)
 
   bool exists() const { return kind != Kind::absent; }
   bool in_place() const { return kind == Kind::in_place; }
@@ -106,6 +113,15 @@ void check_output_directory(const std::string& path, const std::string& option);
 // throws when `path` names an existing file and `overwrite` is false
 // (devices and FIFOs are written in place and pass).
 void check_new_output(const std::string& path, const std::string& option, bool overwrite);
+
+// Whether `a` and `b` name the same file: by identity when both exist (links
+// included), else by where the file would be created (links followed, a
+// dangling one too). A standard stream or an empty path is no file.
+bool same_file(const std::string& a, const std::string& b);
+
+// Whether `path` names a standard stream (-, /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N): written
+// to its descriptor, once, at the end of the work (nothing to publish to, resume from or lock).
+bool is_standard_stream(const std::string& path);
 
 // A file a command reads or writes, with what the user knows it as: the
 // option or parameter it came from, or its role ("the model's training

@@ -116,6 +116,25 @@ TEST_CASE("info describes every gpstream file: dataset, dense and sparse model, 
   expect(directory.file("h.json"), {"gpstream hyperparameters (JSON)", "kernel       se\n", "lengthscales 2.5",
                                     "signal var   1.5", "noise var    0.2", "train uses the dataset's"});
 
+  // A sum: every term, its family, lengthscales and signal variance; the noise once.
+  write_file(directory.file("sum.json"),
+             "{\"kernel_name\": \"matern32+matern32+matern32\", \"length_scales\": [0.5], \"signal_variance\": 0.1,"
+             " \"noise_variance\": 0.002, \"added_terms\": [{\"length_scales\": [2.5], \"signal_variance\": 0.2},"
+             " {\"length_scales\": [9], \"signal_variance\": 0.3}]}");
+  expect(directory.file("sum.json"),
+         {"kernel       matern32+matern32+matern32\n"
+          "term 1       matern32: lengthscales 0.5; signal var 0.1\n"
+          "term 2       matern32: lengthscales 2.5; signal var 0.2\n"
+          "term 3       matern32: lengthscales 9; signal var 0.3\n"
+          "noise var    0.002"});
+  const auto summed = run_gpstream("train '" + data + "' --hyper '" + directory.file("sum.json") + "' --max-iter 2 -o '" +
+                                   directory.file("sum.h5") + "'");
+  CAPTURE(summed.err);
+  REQUIRE(summed.exit_code == 0);
+  CHECK(summed.err.find("kernel matern32+matern32+matern32, noise variance 0.002") != std::string::npos);
+  expect(directory.file("sum.h5"), {"kernel       matern32+matern32+matern32\nterm 1",
+                                    "term 3       matern32: lengthscales 9; signal var 0.3\nnoise var    0.002"});
+
   write_file(directory.file("notes.txt"), "hello");
   const auto not_hdf5 = run_gpstream("info '" + directory.file("notes.txt") + "'");
   CHECK(not_hdf5.exit_code == 1);

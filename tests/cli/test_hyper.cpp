@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -342,4 +344,38 @@ TEST_CASE(
   CHECK(refused.err.find("the mean's input \"still\" is constant, or a combination of the others") !=
         std::string::npos);
   CHECK_FALSE(std::filesystem::exists(directory.file("h2.json")));
+}
+
+TEST_CASE("hyper shows every term of a sum: in its trace, its table and its file") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("train.h5"), hyper = directory.file("hyper.json");
+  REQUIRE(run_gpstream("generate friedman1 --rows 200 --seed 3 -q -o " + quote(data)).exit_code == 0);
+  const auto learned = run_gpstream("hyper " + quote(data) + " --kernel matern32+matern32 --subset 200 --restarts 0 " +
+                                    "--max-evaluations 5 -o " + quote(hyper));
+  CAPTURE(learned.out);
+  CAPTURE(learned.err);
+  REQUIRE(learned.exit_code == 0);
+  // The trace: start, evaluation, -log p, |grad|, the terms' signal variances joined by '+', the noise variance.
+  std::istringstream lines(learned.out);
+  std::string line;
+  std::size_t traced = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> words{std::istream_iterator<std::string>(fields), std::istream_iterator<std::string>()};
+    if (words.size() != 6 || words[0].find_first_not_of("0123456789") != std::string::npos) continue;
+    ++traced;
+    const std::size_t plus = words[4].find('+', 1);
+    REQUIRE(plus != std::string::npos);
+    CHECK(std::stod(words[4].substr(0, plus)) > 0);
+    CHECK(std::stod(words[4].substr(plus + 1)) > 0);
+    CHECK(std::stod(words[5]) > 0);
+    CHECK(std::stod(words[5]) < 1);  // the noise variance, standardised
+  }
+  CHECK(traced >= 2);
+  // The table: the second term's lengthscales and signal variance after the first's.
+  const nlohmann::json json = nlohmann::json::parse(read_file(hyper));
+  REQUIRE(json["added_terms"].size() == 1);
+  CHECK(learned.out.find(fmt::format("; {:.3g}", json["added_terms"][0]["signal_variance"].get<double>())) !=
+        std::string::npos);
+  CHECK(learned.out.find(" + [") != std::string::npos);
 }

@@ -1,7 +1,11 @@
 // Messages that say what is wrong and what to do, one case each (the second
 // adversarial sweep's list, issue 46), as a user meets them.
+#include "storage/dataset/dataset_format.h"
+#include "storage/hdf5/hdf5_handle.h"
 #include "test_support.h"
 #include "tools/command_line.h"
+
+#include <hdf5.h>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -9,6 +13,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <tuple>
 
 using gpstream::testing::quote;
 using gpstream::testing::read_file;
@@ -60,6 +65,9 @@ TEST_CASE("info describes a search checkpoint, and train --resume on hyper's nam
                               " --checkpoint-every 0.01 -o " + directory.file("h.json");
   CHECK(info.out.find("resume with  " + command) != std::string::npos);
   check_message(run_gpstream("train --resume " + quote(checkpoint)), "continue it with " + command);
+  // Given with other options too (which train would refuse for its own search): the same, naming hyper.
+  check_message(run_gpstream("train --resume " + quote(checkpoint) + " -o " + quote(directory.file("m.h5"))),
+                "holds the hyperparameter search of gpstream hyper, not a training job: continue it with " + command);
   // The command it names continues the search to its end.
   const auto continued = run_gpstream(command.substr(std::string("gpstream ").size()));
   CAPTURE(continued.err);
@@ -131,4 +139,149 @@ TEST_CASE("messages name parameters, which each front end spells its own way") {
   write_file(directory.file("a.h5"), "");
   check_message(run_gpstream("convert " + quote(directory.file("a.csv")) + " -o " + quote(directory.file("a.h5"))),
                 "already exists (use --force to overwrite it)");
+}
+
+TEST_CASE("a -q job stopped while learning resumes with -q") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("d.h5"), checkpoint = directory.file("ck.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 600 --seed 2 -q -o " + quote(data)).exit_code == 0);
+  const pid_t job = gpstream::testing::spawn_gpstream({"train", data, "--learn-hyper", "-q", "--checkpoint", checkpoint,
+                                                       "--checkpoint-every", "0.01", "-o", directory.file("m.h5")});
+  for (int wait = 0; wait < 2000 && !std::filesystem::exists(checkpoint); ++wait) ::usleep(5000);
+  ::usleep(200000);
+  ::kill(job, SIGINT);
+  gpstream::testing::wait_for(job);
+  REQUIRE(std::filesystem::exists(checkpoint));
+  REQUIRE_FALSE(std::filesystem::exists(directory.file("m.h5")));
+  const auto resumed = run_gpstream("train --resume " + quote(checkpoint) + " -q");
+  CAPTURE(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(resumed.err.empty());
+  CHECK(std::filesystem::exists(directory.file("m.h5")));
+}
+
+TEST_CASE("a CSV of test rows is told by its contents, whatever its name, and read from a pipe") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("d.h5"), model = directory.file("m.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 200 --seed 2 -q -o " + quote(data)).exit_code == 0);
+  REQUIRE(run_gpstream("train " + quote(data) + kHyper + " -q -o " + quote(model)).exit_code == 0);
+  const std::string csv = directory.file("test.csv");
+  REQUIRE(run_gpstream("generate friedman1 --rows 30 --seed 3 -q -o " + quote(csv)).exit_code == 0);
+  const std::string upper = directory.file("test.CSV"), bare = directory.file("rows");
+  write_file(upper, read_file(csv));
+  write_file(bare, read_file(csv));
+  const std::string reference = directory.file("p.csv");
+  REQUIRE(run_gpstream("predict " + quote(model) + " " + quote(csv) + " -q -o " + quote(reference)).exit_code == 0);
+  for (const std::string& inputs : {upper, bare, std::string("/dev/stdin")}) {
+    CAPTURE(inputs);
+    const auto predicted =
+        gpstream::testing::run_command("(cat " + quote(csv) + " | '" + std::string(GPSTREAM_BINARY) + "' predict " +
+                                       quote(model) + " " + inputs + " -q -o " + quote(directory.file("q.csv")) +
+                                       " --force)");
+    CAPTURE(predicted.err);
+    CHECK(predicted.exit_code == 0);
+    CHECK(read_file(directory.file("q.csv")) == read_file(reference));
+  }
+}
+
+TEST_CASE("numbers too small for a double, an empty --columns and options of other methods say what they are") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("d.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 100 --seed 2 -q -o " + quote(data)).exit_code == 0);
+  const std::string train = "train " + quote(data) + " -o " + quote(directory.file("m.h5"));
+  const auto usage = [](const gpstream::testing::CommandResult& result, const std::string& message) {
+    CAPTURE(result.err);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err.find(message) != std::string::npos);
+  };
+  usage(run_gpstream(train + " --lengthscales 4e-320 --noise-var 0.1"),
+        "--lengthscales: 4e-320 is subnormal (below 2.2e-308, the smallest normal double)");
+  usage(run_gpstream(train + " --gamma 4e-320 --noise-var 0.1"), "--gamma: 4e-320 is subnormal");
+  usage(run_gpstream(train + " --lengthscales 1e-400 --noise-var 0.1"),
+        "--lengthscales: 1e-400 underflows to 0 (below 4.9e-324, the smallest double)");
+  usage(run_gpstream(train + kHyper + " --objective bogus"), "--objective is for --model");
+  usage(run_gpstream(train + kHyper + " --objective var"), "--objective is for --model");
+  write_file(directory.file("u.csv"), "a,b,y\n1,1e-400,3\n2,3,4\n");
+  check_message(run_gpstream("convert " + quote(directory.file("u.csv")) + " -o " + quote(directory.file("u.h5"))),
+                "u.csv:2:2: column \"b\": value \"1e-400\", which underflows to 0 (below 4.9e-324, the smallest "
+                "double) (use --drop-invalid to skip such rows)");
+  // A subnormal value is a number.
+  write_file(directory.file("s.csv"), "a,b,y\n1,4e-320,3\n2,3,4\n");
+  CHECK(run_gpstream("convert -q " + quote(directory.file("s.csv")) + " -o " + quote(directory.file("s.h5"))).exit_code ==
+        0);
+  usage(run_gpstream("convert " + quote(directory.file("s.csv")) + " --columns '' -o " + quote(directory.file("c.h5"))),
+        "--columns '': a column is empty");
+  CHECK_FALSE(std::filesystem::exists(directory.file("c.h5")));
+}
+
+TEST_CASE("a path taken by another file and a moved training set are said as such") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("d.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 100 --seed 2 -q -o " + quote(data)).exit_code == 0);
+  write_file(directory.file("notes.txt"), "my notes\n");
+  check_message(run_gpstream("hyper " + quote(data) + " -q --checkpoint " + quote(directory.file("notes.txt")) +
+                             " -o " + quote(directory.file("h.json"))),
+                "--checkpoint: '" + directory.file("notes.txt") +
+                    "' already exists and is not a search checkpoint; give another path, or --force to replace it");
+  CHECK(read_file(directory.file("notes.txt")) == "my notes\n");
+
+  const std::string model = directory.file("m.h5"), moved = directory.file("moved.h5");
+  REQUIRE(run_gpstream("train " + quote(data) + kHyper + " -q -o " + quote(model)).exit_code == 0);
+  std::filesystem::rename(data, moved);
+  const std::string csv = directory.file("t.csv");
+  REQUIRE(run_gpstream("generate friedman1 --rows 10 --seed 3 -q -o " + quote(csv)).exit_code == 0);
+  check_message(run_gpstream("predict " + quote(model) + " " + quote(csv) + " --variance -q -o " +
+                             quote(directory.file("p.csv"))),
+                "the training dataset of model '" + model + "', '" + data +
+                    "', does not exist (moved or removed?): give where it is now with --data");
+  CHECK(run_gpstream("predict " + quote(model) + " " + quote(csv) + " --variance -q --data " + quote(moved) + " -o " +
+                     quote(directory.file("p.csv")))
+            .exit_code == 0);
+}
+
+TEST_CASE("a dataset edited after convert, or with a damaged standard deviation, is refused naming what is wrong") {
+  ScratchDirectory directory;
+  const std::string csv = directory.file("d.csv"), data = directory.file("d.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 200 --seed 2 -q -o " + quote(csv)).exit_code == 0);
+  REQUIRE(run_gpstream("convert -q " + quote(csv) + " -o " + quote(data)).exit_code == 0);
+  const std::string edited = directory.file("edited.h5"), tiny = directory.file("tiny.h5");
+  std::filesystem::copy_file(data, edited);
+  std::filesystem::copy_file(data, tiny);
+  {  // One target changed in place: the stored statistics and fingerprint now describe other data.
+    const hid_t file = H5Fopen(edited.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    const hid_t y = H5Dopen2(file, "y", H5P_DEFAULT);
+    const hid_t space = H5Dget_space(y);
+    const hsize_t first = 5, one = 1;
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, &first, nullptr, &one, nullptr);
+    const hid_t memory = H5Screate_simple(1, &one, nullptr);
+    const double value = 123.0;
+    REQUIRE(H5Dwrite(y, H5T_NATIVE_DOUBLE, memory, space, H5P_DEFAULT, &value) >= 0);
+    H5Sclose(memory), H5Sclose(space), H5Dclose(y), H5Fclose(file);
+  }
+  for (const std::string& command : {"train " + quote(edited) + kHyper, "hyper " + quote(edited) + " --subset 100"}) {
+    CAPTURE(command);
+    check_message(run_gpstream(command + " -q -o " + quote(directory.file("out"))),
+                  "'" + edited + "' was changed after it was written: its contents hash to");
+    check_message(run_gpstream(command + " -q -o " + quote(directory.file("out"))),
+                  "write the dataset again from its CSV: gpstream convert '" + csv + "' -o '" + edited + "' --force");
+    CHECK_FALSE(std::filesystem::exists(directory.file("out")));
+  }
+  // A standard deviation of 1e-300 for values of spread ~0.3 (a damaged statistic), and a negative one.
+  const std::string negative = directory.file("negative.h5");
+  std::filesystem::copy_file(data, negative);
+  for (const auto& [file, column, spread] : {std::tuple{tiny, 2, 1e-300}, std::tuple{negative, 4, -1.0}}) {
+    const gpstream::hdf5::Handle opened(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+    std::vector<double> spreads = gpstream::read_dataset_description(file).x_std;
+    spreads[column] = spread;
+    gpstream::hdf5::write_attribute(opened.get(), "x_std", spreads);
+  }
+  const auto info = run_gpstream("info " + quote(negative));
+  CHECK(info.exit_code == 0);
+  CHECK(info.out.find("-1  <- not a valid mean and standard deviation: train and predict refuse this dataset") !=
+        std::string::npos);
+  check_message(run_gpstream("train " + quote(tiny) + kHyper + " -q -o " + quote(directory.file("m.h5"))),
+                "standardised by mean");
+  check_message(run_gpstream("train " + quote(tiny) + kHyper + " -q -o " + quote(directory.file("m.h5"))),
+                "and standard deviation 1e-300, is ");
+  CHECK_FALSE(std::filesystem::exists(directory.file("m.h5")));
 }

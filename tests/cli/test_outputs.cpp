@@ -90,6 +90,92 @@ TEST_CASE("train --log and --checkpoint replace no file the run did not make unl
   }
 }
 
+TEST_CASE("a resumed run owns only the checkpoint it resumes, and an output new to the job needs the resumed command's --force") {
+  ScratchDirectory directory;
+  const Trained trained(directory);
+  const std::string precious = directory.file("notes.txt"), checkpoint = directory.file("ck.h5");
+  write_file(precious, "somebody's notes\n");
+  // Launched with --force (over an existing model), stopped at iteration 3 with its checkpoint.
+  write_file(directory.file("m1.h5"), "an old model\n");
+  REQUIRE(run_gpstream("train " + quote(trained.data) + kHyper + " --active-set 50 -q --max-iter 3 --force -o " +
+                       quote(directory.file("m1.h5")) + " --checkpoint " + quote(checkpoint))
+              .exit_code == 0);
+  const std::string resume = "train --resume " + quote(checkpoint) + " --max-iter 5 -q";
+
+  SUBCASE("--checkpoint elsewhere: an unrelated file or another run's checkpoint is kept") {
+    check_refused(run_gpstream(resume + " --checkpoint " + quote(precious)),
+                  "--checkpoint: '" + precious + "' already exists");
+    CHECK(read_file(precious) == "somebody's notes\n");
+    const std::string other = directory.file("other.h5");
+    REQUIRE(run_gpstream("train " + quote(trained.data) + kHyper + " --active-set 50 -q --max-iter 2 -o " +
+                         quote(directory.file("m3.h5")) + " --checkpoint " + quote(other))
+                .exit_code == 0);
+    const std::string before = read_file(other);
+    check_refused(run_gpstream(resume + " --checkpoint " + quote(other)), "holds a run that gpstream train --resume");
+    CHECK(read_file(other) == before);
+    // The resumed file itself, however it is spelled, is the job's own.
+    const auto spelled = run_gpstream("train --resume " + quote(checkpoint) + " --max-iter 4 -q --checkpoint " +
+                                      quote(directory.path().string() + "/./ck.h5"));
+    CAPTURE(spelled.err);
+    CHECK(spelled.exit_code == 0);
+    CHECK(gpstream::read_checkpoint(checkpoint).state.iteration == 4);
+  }
+  SUBCASE("--force given at launch does not cover the resumed command's new outputs") {
+    for (const char* option : {" -o ", " --log ", " --checkpoint "}) {
+      CAPTURE(option);
+      check_refused(run_gpstream(resume + option + quote(precious)), "'" + precious + "' already exists");
+      CHECK(read_file(precious) == "somebody's notes\n");
+    }
+    // The resumed command's own --force covers them; the launch's still covers the job's own model.
+    CHECK(run_gpstream(resume + " -o " + quote(precious) + " --force").exit_code == 0);
+    CHECK(read_file(precious).starts_with("\x89HDF"));
+  }
+  SUBCASE("the job's own model keeps the launch's --force") {
+    const auto resumed = run_gpstream(resume);
+    CAPTURE(resumed.err);
+    CHECK(resumed.exit_code == 0);
+    CHECK(read_file(directory.file("m1.h5")).starts_with("\x89HDF"));
+  }
+}
+
+TEST_CASE("a dangling link to another output is that output, not a run in progress") {
+  ScratchDirectory directory;
+  const Trained trained(directory);
+  const std::string link = directory.file("link.h5");
+  std::filesystem::create_symlink(directory.file("m9.h5"), link);
+  check_refused(run_gpstream("train " + quote(trained.data) + kHyper + " -q --max-iter 3 -o " +
+                             quote(directory.file("m9.h5")) + " --checkpoint " + quote(link)),
+                "-o and --checkpoint name the same file");
+}
+
+TEST_CASE("standard streams are written to their descriptor: a shell's >> appends, nothing is renamed over it") {
+  ScratchDirectory directory;
+  const Trained trained(directory);
+  const std::string log = directory.file("results.log");
+  const std::string binary = std::string("'") + GPSTREAM_BINARY + "' ";
+  for (const std::string output : {"/dev/stdout", "-", "/proc/self/fd/1", "/dev/fd/1"}) {
+    for (const std::string force : {"", " --force"}) {
+      CAPTURE(output);
+      CAPTURE(force);
+      write_file(log, "first line\n");
+      const auto predicted = gpstream::testing::run_command(
+          "(" + binary + "predict " + quote(trained.model) + " " + quote(trained.data) + " -q -o " + output + force +
+          " >> " + quote(log) + ")");
+      CAPTURE(predicted.err);
+      CHECK(predicted.exit_code == 0);
+      const std::string appended = read_file(log);
+      CHECK(appended.starts_with("first line\nmean\n"));
+      CHECK(gpstream::testing::count_lines(appended) == 302);
+    }
+  }
+  // A model to standard output: appended as bytes, the file before it kept.
+  write_file(log, "first line\n");
+  const auto model = gpstream::testing::run_command("(" + binary + "train " + quote(trained.data) + kHyper +
+                                                    " -q --max-iter 3 -o /dev/stdout --force >> " + quote(log) + ")");
+  CHECK(model.exit_code == 0);
+  CHECK(read_file(log).starts_with("first line\n\x89HDF"));
+}
+
 TEST_CASE("devices and FIFOs are written in place, never replaced, and -o /dev/null needs no --force") {
   ScratchDirectory directory;
   const Trained trained(directory);

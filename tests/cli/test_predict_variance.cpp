@@ -326,8 +326,9 @@ TEST_CASE("a variance run stopped by --time-limit or Ctrl-C publishes its finish
     const std::string command = std::string("'") + GPSTREAM_BINARY + "' " + run.predict(part) +
                                 " --checkpoint-every 0.01 2>/dev/null & pid=$!; " +
                                 // Killed once the first batch is published, however slow the machine (sanitizers).
-                                "for i in $(seq 600); do [ -e " + quote(part) +
-                                " ] && break; kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill -KILL $pid; wait $pid";
+                                "for i in $(seq 600); do grep -qE '^-?[0-9][^,]*,[^,]+,' " + quote(part) +
+                                " 2>/dev/null && break; kill -0 $pid 2>/dev/null || break; sleep 0.1; done; "
+                                "kill -KILL $pid; wait $pid";
     const int status = std::system(command.c_str());
     if (WEXITSTATUS(status) == 0) {
       MESSAGE("the run finished before the signal; nothing to check");  // a machine 10x faster than CI's
@@ -343,6 +344,34 @@ TEST_CASE("a variance run stopped by --time-limit or Ctrl-C publishes its finish
       CHECK(resumed.err.find(fmt::format("resuming: rows 1-{} of 200", done)) != std::string::npos);
       CHECK(read_file(part) == read_file(whole));
     }
+  }
+  SUBCASE("SIGKILL before the first window of variances: the means published at once, --resume starts afresh") {
+    const std::string part = run.directory.file("part.csv");
+    const std::string command = std::string("'") + GPSTREAM_BINARY + "' " + run.predict(part) +
+                                " 2>/dev/null & pid=$!; " +
+                                "for i in $(seq 600); do [ -e " + quote(part) +
+                                " ] && break; kill -0 $pid 2>/dev/null || break; sleep 0.01; done; "
+                                "kill -KILL $pid; wait $pid";
+    const int status = std::system(command.c_str());
+    if (WEXITSTATUS(status) == 0) {
+      MESSAGE("the run finished before the signal; nothing to check");
+    } else {
+      REQUIRE(std::filesystem::exists(part));
+      CHECK(gpstream::testing::count_lines(read_file(part)) == 201);  // every row's mean
+      const auto resumed = run_gpstream(run.predict(part) + " --resume");
+      CAPTURE(resumed.err);
+      REQUIRE(resumed.exit_code == 0);
+      CHECK(read_file(part) == read_file(whole));
+    }
+    // Nothing published at all (killed before the means): --resume says so and starts afresh.
+    std::filesystem::remove(part);
+    const auto afresh = run_gpstream(run.predict(part) + " --resume");
+    CAPTURE(afresh.err);
+    REQUIRE(afresh.exit_code == 0);
+    CHECK(afresh.err.find("predict: note: '" + part +
+                          "' does not exist: the run to resume stopped before it published any rows; starting "
+                          "afresh") != std::string::npos);
+    CHECK(read_file(part) == read_file(whole));
   }
   SUBCASE("a file from other inputs is refused, and left as it was") {
     const std::string other_inputs = run.directory.file("other.h5"), other = run.directory.file("other.csv");

@@ -257,7 +257,7 @@ TEST_CASE("a shared --log is refused while its run lives, and a resumed run's lo
                                         "0.039",
                                         "-q"};
   const pid_t first = gpstream::testing::spawn_gpstream(job);
-  const std::filesystem::path lock = directory.path() / ".log.csv.lock";
+  const std::filesystem::path lock = directory.path() / ".log.csv.gpstream-lock";
   for (int wait = 0; wait < 4000 && !std::filesystem::exists(lock); ++wait) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

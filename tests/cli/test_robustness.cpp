@@ -57,7 +57,7 @@ std::string printed_resume_command(const std::string& message) {
 // Waits (up to 20 s) until a run has claimed `path`: its lock file exists.
 void wait_until_claimed(const std::string& path) {
   const std::filesystem::path p(path);
-  const std::filesystem::path lock = p.parent_path() / ("." + p.filename().string() + ".lock");
+  const std::filesystem::path lock = p.parent_path() / ("." + p.filename().string() + ".gpstream-lock");
   for (int wait = 0; wait < 4000 && !std::filesystem::exists(lock); ++wait) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -340,15 +340,23 @@ TEST_CASE(
     CHECK(checkpoint.exit_code == 1);
     CHECK(checkpoint.err.find("--checkpoint: cannot write") != std::string::npos);
   }
-  SUBCASE("the temporary file of a killed writer is removed by the next writer of the same path") {
-    const std::string stale = directory.file(".m.h5.tmp-AbC123");
-    gpstream::testing::write_file(stale, std::string(1 << 16, 'x'));
-    std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5));
+  SUBCASE("the temporary file of a killed writer is removed by the next writer of the same path, and no other file") {
+    // Our own pattern (.NAME.gpstream-tmp-PID-XXXXXX), its writer gone: removed. A user's files that merely look
+    // alike (.m.h5.tmp-mine, .m.h5.lock) are not ours, however old.
+    const std::string stale = directory.file(".m.h5.gpstream-tmp-999999-AbC123");
+    const std::string mine = directory.file(".m.h5.tmp-mine"), lock = directory.file(".m.h5.lock");
+    for (const std::string& file : {stale, mine, lock}) {
+      gpstream::testing::write_file(file, std::string(1 << 16, 'x'));
+      std::filesystem::last_write_time(file, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+    }
     const auto trained = run_gpstream("train " + quote(train) + " -q --max-iter 3 -o " + quote(directory.file("m.h5")) +
                                       " " + join(kHyper));
     CHECK(trained.exit_code == 0);
     CHECK_FALSE(std::filesystem::exists(stale));
+    CHECK(gpstream::testing::read_file(mine) == std::string(1 << 16, 'x'));
+    CHECK(gpstream::testing::read_file(lock) == std::string(1 << 16, 'x'));
   }
+
 }
 
 TEST_CASE(

@@ -302,6 +302,8 @@ TEST_CASE("bad training and prediction inputs give one clear line") {
   }
   expect("train " + quote(directory.file("empty.h5")) + out + " --kernel se --lengthscales 1 --noise-var 0.1",
          "has no rows to train on");
+  expect("hyper " + quote(directory.file("empty.h5")) + " --subset 100 -o " + quote(directory.file("h.json")),
+         "' has 0 rows: a dataset of one row or none has nothing to learn hyperparameters from");
 
   // A model used with inputs of a different d.
   const std::string model = directory.file("model.h5");

@@ -11,12 +11,17 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -336,4 +341,61 @@ TEST_CASE("ranks are cross-checked: other data, another noise variance, toleranc
   CHECK(mixed.exit_code != 0);
   CHECK(mixed.err.find("rank 1 of 2 does not agree with rank 0 on the model's weights") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(directory.file("p.csv")));
+}
+
+TEST_CASE("Ctrl-C on one rank stops every rank at the same iteration, exits 130 through mpirun, and resumes") {
+  // mpirun's own exit code when it is signalled itself is Open MPI's (1: orterun's abort path), whatever the
+  // ranks return (docs/reliability.md); here the signal reaches a rank, as `kill -INT` of a rank's process does.
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5"), checkpoint = directory.file("ck.h5");
+  const std::string model = directory.file("m.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 4000 --seed 7 -q -o " + quote(train)).exit_code == 0);
+  std::vector<std::string> words = {MPIRUN, "--oversubscribe", "-np", "2", GPSTREAM_BINARY, "train", train,
+                                    "-o", model, "--checkpoint", checkpoint, "--tol", "1e-12", "-q",
+                                    "--lengthscales", "1.9,1.92,2.76,5.3,7.5,4e4,8e4,4e4,6e4,4e4", "--noise-var",
+                                    "0.039"};
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> environment_words = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  for (char** variable = environ; *variable != nullptr; ++variable) environment_words.emplace_back(*variable);
+  std::vector<char*> environment;
+  for (std::string& word : environment_words) environment.push_back(word.data());
+  environment.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, directory.file("err").c_str(), O_WRONLY | O_CREAT, 0644);
+  pid_t mpirun = 0;
+  REQUIRE(posix_spawn(&mpirun, argv[0], &actions, nullptr, argv.data(), environment.data()) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  // The checkpoint at iteration 0 says the run is under way; then a rank (a child of mpirun) is signalled.
+  for (int wait = 0; wait < 4000 && !std::filesystem::exists(checkpoint); ++wait) ::usleep(5000);
+  ::usleep(500000);
+  pid_t rank = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string pid, command, state, parent;
+    stat >> pid >> command >> state >> parent;
+    if (parent == std::to_string(mpirun) && command.find("gpstream") != std::string::npos) {
+      rank = static_cast<pid_t>(std::stol(pid));
+      break;
+    }
+  }
+  REQUIRE(rank > 0);
+  ::kill(rank, SIGINT);
+  int status = 0;
+  ::waitpid(mpirun, &status, 0);
+  const std::string err = gpstream::testing::read_file(directory.file("err"));
+  CAPTURE(err);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(err.find("Resume with:\n  mpirun -np 2 gpstream train --resume") != std::string::npos);
+  const std::uint64_t stopped = gpstream::read_checkpoint(checkpoint).state.iteration;
+  CHECK(stopped > 0);
+  const CommandResult resumed = run_on_ranks(2, "train --resume " + quote(checkpoint) + " -q --max-iter " +
+                                                    std::to_string(stopped + 2));
+  CAPTURE(resumed.err);
+  CHECK(resumed.exit_code == 0);
 }
