@@ -178,7 +178,7 @@ std::vector<Parameter> make_schema_parameters() {
       "objective by less than tol, relatively (default {:g})",
       default_tolerance(ToleranceMeaning::relative_residual), default_tolerance(ToleranceMeaning::relative_decrease));
   std::vector<Parameter> parameters = {
-      choice("solver", "solver", "gbcd", "the exact GP's solver: " + training_method_help(/*dense=*/true)),
+      choice("solver", "solver", "auto", "the exact GP's solver: " + training_method_help(/*dense=*/true)),
       choice("model", "model", "dense",
            "dense (the exact GP, by `solver`), or a sparse model (docs/sparse-models.md): " +
                training_method_help(/*dense=*/false)),

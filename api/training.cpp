@@ -97,14 +97,14 @@ Training::Training(Context& context, TrainingData data, TrainingConfiguration co
     : context_(context),
       data_(std::move(data)),
       configuration_(std::move(configuration)),
-      method_([&]() -> const TrainingMethod& {
+      method_([&] {
         const TrainingMethod* method = find_training_method(configuration_.solver.name);
         if (method == nullptr) {
           throw InvalidArgument(fmt::format("unknown training method \"{}\" (choose {}, or {})",
                                             configuration_.solver.name, training_method_names(/*dense=*/true),
                                             training_method_names(/*dense=*/false)));
         }
-        return *method;
+        return method;
       }()),
       resumed_(std::move(resumed)),
       resumed_from_(std::move(resumed_from)) {
@@ -118,7 +118,7 @@ Training::Training(Context& context, TrainingData data, TrainingConfiguration co
     configuration_.dataset_fingerprint = dataset.fingerprint;
     configuration_.rows = dataset.rows;
   }
-  if (!method_.dense() && configuration_.solver.active_set_size > dataset.rows) {
+  if (!method_->dense() && configuration_.solver.active_set_size > dataset.rows) {
     throw InvalidArgument(fmt::format("a basis of {} rows is larger than the {} training rows; give at most {}",
                                       configuration_.solver.active_set_size, dataset.rows, dataset.rows));
   }
@@ -132,7 +132,7 @@ void Training::open_rows() {
   Communicator& ranks = context_.communicator();
   const StoppingRule& stopping = configuration_.job.stopping;
   const auto open = [&] {
-    const HeldVectors held = vectors_held(method_, configuration_.solver);
+    const HeldVectors held = vectors_held(*method_, configuration_.solver);
     rows_.reset();  // its memory back in the budget before the rows are opened again
     rows_ = open_training_rows(
         data_, configuration_.standardisation, configuration_.prior.mean, context_,
@@ -174,7 +174,7 @@ void Training::open_rows() {
         "{} past steps of the subspace acceleration instead of the default {}: the {} vectors of {} values the others "
         "need do not fit the memory budget",
         steps, wanted,
-        vectors_held(method_, asked).of_every_row - vectors_held(method_, configuration_.solver).of_every_row,
+        vectors_held(*method_, asked).of_every_row - vectors_held(*method_, configuration_.solver).of_every_row,
         format_count(rows_->description().rows)));
   }
 }
@@ -206,12 +206,19 @@ std::string Training::prepare(const ColumnCacheSettings& cache) {
   // Before any work: a model whose variances overflow in the target's units could not predict.
   validate_model_description(describe_model(configuration_, dataset, {}), "the model of " + data_.name());
   kernel_matrix_ = std::make_unique<KernelMatrix>(context_, rows_->rows(), rows_->partition(), *kernel_);
+  if (method_->dense() && method_->make_dense == nullptr) {  // auto: the solver for this kernel, said why
+    const SolverChoice choice = choose_dense_solver(configuration_.prior.kernel, dataset.rows, dataset.columns,
+                                                    kernel_matrix_->distributed());
+    method_ = &choice.method;
+    configuration_.solver.name = choice.method.name;
+    solver_choice_ = choice.reason;
+  }
   y_ = read_all_targets(rows_->rows());
-  if (method_.iterative()) {
+  if (method_->iterative()) {
     state_ = resumed_ ? std::move(*resumed_)
-                      : initial_solver_state(method_.dense() ? std::span<const double>(y_) : std::span<const double>{},
+                      : initial_solver_state(method_->dense() ? std::span<const double>(y_) : std::span<const double>{},
                                              configuration_.seed);
-    if (method_.dense()) {
+    if (method_->dense()) {
       solver_ = make_solver(configuration_.solver, *kernel_matrix_);
       iterative_ = std::make_unique<DenseSolverRun>(*solver_, *kernel_matrix_, state_, y_);
     } else {
@@ -221,7 +228,7 @@ std::string Training::prepare(const ColumnCacheSettings& cache) {
     }
   }
   return configure_column_cache(
-      *kernel_matrix_, {configuration_.solver.name, method_.column_reuse, configuration_.solver.active_set_size},
+      *kernel_matrix_, {configuration_.solver.name, method_->column_reuse, configuration_.solver.active_set_size},
       cache);
 }
 
@@ -306,7 +313,7 @@ TrainingResult Training::run(const std::string& checkpoint_path, std::vector<Run
                                 describe(run.reason),
                                 run.last.iteration,
                                 run.last.convergence_measure,
-                                method_.stops_at_tolerance() ? job.stopping.tolerance : 0.0,
+                                method_->stops_at_tolerance() ? job.stopping.tolerance : 0.0,
                                 run.last.elapsed_seconds,
                                 run.last.kernel_evaluations};
   if (sparse) {

@@ -79,7 +79,10 @@ class Training {
   // What the data hold (valid for the Training's life, across learn()).
   const DatasetDescription& dataset() const;
   const TrainingConfiguration& configuration() const { return configuration_; }
-  const TrainingMethod& method() const { return method_; }
+  // What `auto` chose and why (engine/training/training_method.h), once prepare() has; "" for a solver given.
+  const std::string& solver_choice() const { return solver_choice_; }
+  // The method's entry; `auto`'s until prepare() chose a solver, that solver's after.
+  const TrainingMethod& method() const { return *method_; }
   bool resumed() const { return resumed_.has_value(); }
   // What the job changed of its configuration to fit, in words (fewer past
   // steps than the default when they do not fit the memory budget).
@@ -119,10 +122,11 @@ class Training {
   Context& context_;
   TrainingData data_;
   TrainingConfiguration configuration_;
-  const TrainingMethod& method_;
+  const TrainingMethod* method_;
   std::optional<SolverState> resumed_;
   std::string resumed_from_;
-  bool contents_verified_ = false;  // the dataset file hashed against its fingerprint (open_rows)
+  bool contents_verified_ = false;
+  std::string solver_choice_;  // the dataset file hashed against its fingerprint (open_rows)
   DatasetDescription dataset_;
   std::unique_ptr<TrainingRows> rows_;
   std::unique_ptr<Kernel> kernel_;

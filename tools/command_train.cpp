@@ -325,7 +325,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
   if (!options.quiet) {
     std::string what = !method.dense()
                            ? fmt::format("{} model, basis {}, on", trained.solver.name, trained.solver.active_set_size)
-                       : vectors_held(method, trained.solver).of_every_row > 0
+                       : vectors_held(training.method(), trained.solver).of_every_row > 0
                            ? fmt::format("{} with {} past steps on", trained.solver.name, trained.solver.subspace_steps)
                            : fmt::format("{} on", trained.solver.name);
     if (distributed) {
@@ -336,6 +336,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
                what, options.dataset, format_count(dataset.rows), dataset.columns, training.kernel().name(),
                training.kernel().noise_variance(), context.memory().describe(),
                training.in_memory() ? "X held in memory" : "X streamed from the file in blocks", cache);
+    if (!training.solver_choice().empty()) fmt::print(stderr, "train: {}\n", training.solver_choice());
     for (const std::string& note : training.notes()) fmt::print(stderr, "train: note: {}\n", note);
   }
 

@@ -1,5 +1,7 @@
 #include "engine/hyper/hyperparameter_search.h"
 
+#include "engine/linalg/small_cholesky.h"
+
 #include "engine/core/work_progress.h"
 
 #include "engine/core/error.h"
@@ -27,6 +29,7 @@ constexpr double kNoiseUpperBound = 10.0;
 constexpr double kRestartLengthscale[2] = {0.1, 10.0};
 constexpr double kRestartSignal[2] = {0.1, 10.0};
 constexpr double kRestartNoise[2] = {1e-3, 1.0};
+constexpr double kLargestScoringStep = 2.0;  // in log-parameters: a factor e² in any value a Fisher-scoring step
 constexpr double kMeanBound = 1e3;  // |β| in standardised units: a trend of a thousand standard deviations per one
 
 std::string describe_nlopt_result(nlopt_result result) {
@@ -302,6 +305,164 @@ SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHy
           minimum.value,
           minimum.evaluations,
           minimum.stop_reason};
+}
+
+namespace {
+
+// The Fisher information corrected along the last step s, with y the change of the gradient over it, by one
+// BFGS update (B = I − I s sᵀ I / sᵀIs + y yᵀ / yᵀs, where yᵀs > 0): B s = y, the curvature the evaluations
+// saw along s. Fisher scoring alone converges linearly, and zigzags, along a direction where the expected
+// information underestimates the curvature (on a small spatial field it took 287 evaluations to L-BFGS's 24 at
+// a tolerance of 1e-8): the update is made where a step turns back on the last one.
+void correct_along_last_step(std::vector<double>& matrix, std::size_t all, std::span<const double> step,
+                             std::span<const double> change) {
+  std::vector<double> product(all, 0.0);  // I s
+  double curvature = 0.0, observed = 0.0;
+  for (std::size_t a = 0; a < all; ++a) {
+    for (std::size_t b = 0; b < all; ++b) product[a] += matrix[a * all + b] * step[b];
+    curvature += step[a] * product[a];
+    observed += change[a] * step[a];
+  }
+  if (!(curvature > 0.0) || !(observed > 0.0)) return;
+  for (std::size_t a = 0; a < all; ++a) {
+    for (std::size_t b = 0; b < all; ++b) {
+      matrix[a * all + b] += change[a] * change[b] / observed - product[a] * product[b] / curvature;
+    }
+  }
+}
+
+// The scoring step s = −(B + λ·diag B)⁻¹ g on the parameters that are free, B the information `matrix`: a
+// parameter on a bound whose gradient points out of the box is held (its s is 0). λ starts at 0 and grows ten-fold
+// until the matrix factors (a parameter the likelihood does not depend on makes it singular).
+std::vector<double> scoring_step(const std::vector<double>& information, std::span<const double> gradient,
+                                 std::span<const double> theta, const LogParameterBounds& bounds) {
+  const std::size_t all = theta.size();
+  std::vector<std::size_t> free;
+  for (std::size_t j = 0; j < all; ++j) {
+    const bool held =
+        (theta[j] <= bounds.lower[j] && gradient[j] > 0) || (theta[j] >= bounds.upper[j] && gradient[j] < 0);
+    if (!held) free.push_back(j);
+  }
+  const std::size_t k = free.size();
+  std::vector<double> step(all, 0.0), matrix(k * k), solution(k);
+  for (double damping = 0.0;; damping = damping == 0.0 ? 1e-8 : 10.0 * damping) {
+    for (std::size_t a = 0; a < k; ++a) {
+      for (std::size_t b = 0; b < k; ++b) matrix[a * k + b] = information[free[a] * all + free[b]];
+      matrix[a * k + a] *= 1.0 + damping;
+      matrix[a * k + a] += damping * 1e-12;  // a zero row (a parameter nothing depends on) factors too
+    }
+    if (small_cholesky::factor_in_place(matrix.data(), k)) break;
+    GPSTREAM_CHECK(damping < 1e6, "the Fisher information is not positive definite, however damped");
+  }
+  for (std::size_t a = 0; a < k; ++a) solution[a] = -gradient[free[a]];
+  small_cholesky::forward_solve(matrix.data(), k, solution.data());
+  small_cholesky::backward_solve(matrix.data(), k, solution.data());
+  // At most a factor e² in any value a step: the information is a local model.
+  double largest = 0.0;
+  for (const double value : solution) largest = std::max(largest, std::abs(value));
+  const double scale = largest > kLargestScoringStep ? kLargestScoringStep / largest : 1.0;
+  for (std::size_t a = 0; a < k; ++a) step[free[a]] = scale * solution[a];
+  return step;
+}
+
+}  // namespace
+
+SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const KernelHyperparameters& start,
+                                std::span<const double> start_mean, std::size_t start_number,
+                                const HyperparameterSearchOptions& options, WorkProgress& progress) {
+  GPSTREAM_CHECK(likelihood.has_information(), "Fisher scoring needs a likelihood that gives its information");
+  const std::size_t mean_terms = likelihood.mean().basis_size();
+  std::vector<double> initial_mean(start_mean.begin(), start_mean.end());
+  if (initial_mean.empty()) initial_mean.assign(mean_terms, 0.0);
+  GPSTREAM_CHECK(initial_mean.size() == mean_terms, "{} starting mean coefficients for {} basis functions",
+                 initial_mean.size(), mean_terms);
+  const LogParameterBounds bounds = log_parameter_bounds(start, mean_terms, options.min_noise_variance);
+  std::vector<double> theta = log_parameters(start);
+  theta.insert(theta.end(), initial_mean.begin(), initial_mean.end());
+  for (std::size_t j = 0; j < theta.size(); ++j) theta[j] = std::clamp(theta[j], bounds.lower[j], bounds.upper[j]);
+  std::size_t evaluations = 0;
+  const auto kernel_at = [&](std::span<const double> point) {
+    return with_log_parameters(start, point.first(point.size() - mean_terms));
+  };
+  const auto evaluate = [&](std::span<const double> point) {
+    if (context.stop_requested()) throw Cancelled("hyperparameter search stopped");
+    const KernelHyperparameters h = kernel_at(point);
+    MarginalLikelihood value = likelihood.evaluate_with_information(h, point.last(mean_terms));
+    double gradient_norm = 0.0;
+    for (const double component : value.gradient) gradient_norm = std::max(gradient_norm, std::abs(component));
+    const std::vector<double> values = hyperparameter_values(h), signal = signal_variances(h);
+    progress.step({.kind = ReportKind::likelihood_evaluation,
+                   .iteration = ++evaluations,
+                   .objective = value.value,
+                   .convergence_measure = gradient_norm,
+                   .done = start_number,
+                   .point = values,
+                   .signal_variances = signal,
+                   .noise_variance = h.noise_variance});
+    return value;
+  };
+  MarginalLikelihood at = evaluate(theta);
+  GPSTREAM_CHECK(std::isfinite(at.value), "the negative log marginal likelihood is not finite ({}) at the start of "
+                 "the search: check the training rows and targets for non-finite or huge values", at.value);
+  std::string reason = "evaluation limit reached";
+  std::size_t rejected = 0;
+  std::vector<double> last_step, gradient_change;  // over the last accepted step
+  while (evaluations < options.max_evaluations) {
+    std::vector<double> step = scoring_step(at.information, at.gradient, theta, bounds);
+    double turn = 0.0;  // < 0: the step turns back on the last one, the zigzag of a curvature underestimated
+    for (std::size_t j = 0; j < last_step.size(); ++j) turn += step[j] * last_step[j];
+    if (turn < 0.0) {
+      std::vector<double> matrix = at.information;
+      correct_along_last_step(matrix, theta.size(), last_step, gradient_change);
+      step = scoring_step(matrix, at.gradient, theta, bounds);
+    }
+    double slope = 0.0;  // gᵀs < 0: the decrease the quadratic model predicts is −½ gᵀs
+    for (std::size_t j = 0; j < theta.size(); ++j) slope += at.gradient[j] * step[j];
+    if (-0.5 * slope <= options.tolerance * std::max(1.0, std::abs(at.value))) {
+      reason = "the decrease a step predicts is below the tolerance";
+      break;
+    }
+    // Halve until the objective falls by at least 1e-4 of what the step's slope promises (Armijo).
+    bool accepted = false;
+    for (double fraction = 1.0; fraction >= 1.0 / 64 && evaluations < options.max_evaluations; fraction /= 2) {
+      std::vector<double> trial(theta.size());
+      for (std::size_t j = 0; j < theta.size(); ++j) {
+        trial[j] = std::clamp(theta[j] + fraction * step[j], bounds.lower[j], bounds.upper[j]);
+      }
+      MarginalLikelihood value;
+      try {
+        value = evaluate(trial);
+      } catch (const Cancelled&) {
+        throw;
+      } catch (const Error&) {  // K̄ not positive definite at the trial point: a shorter step
+        ++rejected;
+        continue;
+      }
+      if (std::isfinite(value.value) && value.value <= at.value + 1e-4 * fraction * slope) {
+        last_step.resize(theta.size());
+        gradient_change.resize(theta.size());
+        for (std::size_t j = 0; j < theta.size(); ++j) {
+          last_step[j] = trial[j] - theta[j];
+          gradient_change[j] = value.gradient[j] - at.gradient[j];
+        }
+        theta = std::move(trial);
+        at = std::move(value);
+        accepted = true;
+        break;
+      }
+    }
+    if (!accepted) {
+      reason = "no step along the scoring direction lowers the objective (the optimum is as good as the "
+               "evaluations resolve)";
+      break;
+    }
+  }
+  if (rejected > 0) {
+    reason += fmt::format("; {} trial points rejected (K̄ not positive definite there)", rejected);
+  }
+  const std::span<const double> best(theta);
+  return {start,        kernel_at(best), initial_mean, std::vector<double>(best.end() - static_cast<std::ptrdiff_t>(mean_terms), best.end()),
+          at.value, evaluations, reason};
 }
 
 HyperparameterSearchResult learn_hyperparameters(Context& context, const double* x, std::span<const double> y,

@@ -51,6 +51,10 @@ std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters)
   return theta;
 }
 
+MarginalLikelihood Likelihood::evaluate_with_information(const KernelHyperparameters&, std::span<const double>) {
+  GPSTREAM_THROW("this likelihood does not compute its Fisher information");
+}
+
 std::vector<double> signal_variances(const KernelHyperparameters& hyperparameters) {
   std::vector<double> variances = {hyperparameters.signal_variance};
   for (const KernelTerm& term : hyperparameters.added) variances.push_back(term.signal_variance);

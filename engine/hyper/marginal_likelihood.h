@@ -33,6 +33,9 @@ KernelHyperparameters with_values(const KernelHyperparameters& shape, std::span<
 struct MarginalLikelihood {
   double value = 0.0;            // −log p(y | X, θ, β)
   std::vector<double> gradient;  // ∂/∂θ in the order of log_parameters(), then ∂/∂β (one per mean basis function)
+  // The expected Fisher information in the same coordinates (P×P, row-major; P = gradient.size()) where the
+  // likelihood computes it (Likelihood::evaluate_with_information), else empty.
+  std::vector<double> information;
 };
 
 // −log p(y | X, θ, β) in some form — exact on a subset, or a Vecchia
@@ -47,6 +50,11 @@ class Likelihood {
   virtual MarginalLikelihood evaluate(const KernelHyperparameters& kernel, std::span<const double> beta) = 0;
   // The mean's basis (its coefficients unused): how many β there are.
   virtual const MeanFunction& mean() const = 0;
+  // Whether evaluate_with_information() gives the Fisher information (the Vecchia likelihood's: Fisher scoring,
+  // hyperparameter_search.h's fisher_scoring_from).
+  virtual bool has_information() const { return false; }
+  // evaluate(), and its expected Fisher information.
+  virtual MarginalLikelihood evaluate_with_information(const KernelHyperparameters& kernel, std::span<const double> beta);
 };
 
 // The exact likelihood of n rows x (n×d, row-major, standardised) with

@@ -57,7 +57,9 @@ void refine_on_all_rows(Context& context, VecchiaLikelihood& vecchia, Likelihood
     const double changed = vecchia.condition_on(h);
     if (round > 0 && changed < 0.01) break;
     const SearchStart result =
-        search_from(context, objective, h, beta, candidate * options.rounds + round, search, progress);
+        objective.has_information()
+            ? fisher_scoring_from(context, objective, h, beta, candidate * options.rounds + round, search, progress)
+            : search_from(context, objective, h, beta, candidate * options.rounds + round, search, progress);
     h = result.optimum;
     beta = result.optimum_mean;
     fit.objective = result.objective;

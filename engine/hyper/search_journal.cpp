@@ -36,11 +36,28 @@ SearchJournal::Entry SearchJournal::evaluate_entry(std::span<const double> point
   return entry;
 }
 
-MarginalLikelihood JournaledLikelihood::evaluate(const KernelHyperparameters& kernel, std::span<const double> beta) {
-  std::vector<double> point = {static_cast<double>(static_cast<int>(kernel.type))};
+namespace {
+
+std::vector<double> journal_point(const KernelHyperparameters& kernel, std::span<const double> beta, bool information) {
+  std::vector<double> point = {static_cast<double>(static_cast<int>(kernel.type)) + (information ? 0.5 : 0.0)};
   for (const double value : log_parameters(kernel)) point.push_back(value);
   point.insert(point.end(), beta.begin(), beta.end());
-  return journal_.evaluate(point, [&] { return inner_.evaluate(kernel, beta); });
+  return point;
+}
+
+}  // namespace
+
+MarginalLikelihood JournaledLikelihood::evaluate(const KernelHyperparameters& kernel, std::span<const double> beta) {
+  return journal_.evaluate(journal_point(kernel, beta, false), [&] { return inner_.evaluate(kernel, beta); });
+}
+
+MarginalLikelihood JournaledLikelihood::evaluate_with_information(const KernelHyperparameters& kernel,
+                                                                  std::span<const double> beta) {
+  SearchJournal::Entry entry = journal_.evaluate_entry(journal_point(kernel, beta, true), [&] {
+    MarginalLikelihood result = inner_.evaluate_with_information(kernel, beta);
+    return SearchJournal::Entry{{}, result.value, std::move(result.gradient), std::move(result.information)};
+  });
+  return {entry.value, std::move(entry.gradient), std::move(entry.covariance)};
 }
 
 }  // namespace gpstream

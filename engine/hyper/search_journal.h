@@ -19,10 +19,12 @@ namespace gpstream {
 class SearchJournal {
  public:
   struct Entry {
-    std::vector<double> point;  // [kernel type, log ℓ…, log s², log σ², β…]
-    double value = 0.0;         // NaN for a gradient estimated alone (stochastic_gradient.h)
+    // [kernel type (+ ½ for an evaluation with its Fisher information), log ℓ…, log s², log σ², β…]
+    std::vector<double> point;
+    double value = 0.0;  // NaN for a gradient estimated alone (stochastic_gradient.h)
     std::vector<double> gradient;
-    std::vector<double> covariance;  // of an estimated gradient's error (p×p); empty for exact evaluations
+    // p×p: an estimated gradient's error covariance, or an evaluation's Fisher information; else empty.
+    std::vector<double> covariance;
   };
 
   SearchJournal() = default;
@@ -61,6 +63,9 @@ class JournaledLikelihood final : public Likelihood {
   JournaledLikelihood(Likelihood& inner, SearchJournal& journal) : inner_(inner), journal_(journal) {}
   MarginalLikelihood evaluate(const KernelHyperparameters& kernel, std::span<const double> beta) override;
   const MeanFunction& mean() const override { return inner_.mean(); }
+  bool has_information() const override { return inner_.has_information(); }
+  MarginalLikelihood evaluate_with_information(const KernelHyperparameters& kernel,
+                                               std::span<const double> beta) override;
 
  private:
   Likelihood& inner_;

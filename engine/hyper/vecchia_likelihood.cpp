@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
+#include "engine/linalg/small_cholesky.h"
 
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
@@ -14,75 +15,76 @@
 namespace gpstream {
 namespace {
 
+using small_cholesky::backward_solve;
+using small_cholesky::factor_in_place;
+using small_cholesky::forward_solve;
+
 // Rows per chunk of the sum: a fixed grain, so that the order of additions does not depend on threads or ranks.
 constexpr std::size_t kChunkRows = 64;
 
-// A = L Lᵀ in place (J×J row-major, lower triangle): the conditioning blocks are small (J ≤ m + 1), where a plain
-// loop beats a LAPACK call. False when a pivot is not positive.
-bool factor_in_place(double* a, std::size_t size) {
-  for (std::size_t j = 0; j < size; ++j) {
-    double pivot = a[j * size + j];
-    for (std::size_t k = 0; k < j; ++k) pivot -= a[j * size + k] * a[j * size + k];
-    if (!(pivot > 0.0)) return false;
-    const double diagonal = std::sqrt(pivot);
-    a[j * size + j] = diagonal;
-    for (std::size_t i = j + 1; i < size; ++i) {
-      double value = a[i * size + j];
-      for (std::size_t k = 0; k < j; ++k) value -= a[i * size + k] * a[j * size + k];
-      a[i * size + j] = value / diagonal;
-    }
-  }
-  return true;
-}
-
-// v ← L⁻¹ v.
-void forward_solve(const double* l, std::size_t size, double* v) {
-  for (std::size_t i = 0; i < size; ++i) {
-    double value = v[i];
-    for (std::size_t k = 0; k < i; ++k) value -= l[i * size + k] * v[k];
-    v[i] = value / l[i * size + i];
-  }
-}
-
-// v ← L⁻ᵀ v.
-void backward_solve(const double* l, std::size_t size, double* v) {
-  for (std::size_t i = size; i-- > 0;) {
-    double value = v[i];
-    for (std::size_t k = i + 1; k < size; ++k) value -= l[k * size + i] * v[k];
-    v[i] = value / l[i * size + i];
-  }
-}
-
 // One thread's scratch for the rows of a chunk.
 struct RowWorkspace {
-  std::vector<double> rows, residual, basis, block, z, u, a, weights;
+  std::vector<double> rows, residual, basis, block, z, u, a, weights, derivatives, projected;
   PreparedRows prepared;
 };
+
+// Row i's share of the Fisher information (see the header), added to `information` (P×P, P = the kernel's
+// parameters then p mean terms): c_q = L⁻¹(∂_q A u) for each kernel parameter q, ∂_q A u one row of A at a
+// time by the kernel's gradient contraction (weights uᵀ), σ² u for the noise; then Σ c_j c_kᵀ less half the
+// last entries' product, and (H_Jᵀu)(H_Jᵀu)ᵀ for the mean.
+void add_information(const Kernel& kernel, RowWorkspace& w, std::size_t size, double noise, std::size_t noise_index,
+                     std::size_t p, double* information) {
+  const std::size_t d = kernel.dimension(), kernel_parameters = kernel.parameter_count();
+  const std::size_t parameters = kernel_parameters + p;
+  const PreparedView all = w.prepared.view(d);
+  w.derivatives.assign(size * kernel_parameters, 0.0);  // row h: (∂_q A u)_h for every q
+  const double* weights[1] = {w.u.data()};
+  for (std::size_t h = 0; h < size; ++h) {
+    kernel.add_parameter_gradients_serially(w.prepared.view(d, h, 1), all, weights,
+                                            w.derivatives.data() + h * kernel_parameters);
+  }
+  // c_q = L⁻¹ (∂_q A u), q by q (columns of `derivatives`, moved to rows of `weights`).
+  w.weights.assign(kernel_parameters * size, 0.0);
+  for (std::size_t q = 0; q < kernel_parameters; ++q) {
+    double* c = w.weights.data() + q * size;
+    for (std::size_t h = 0; h < size; ++h) {
+      c[h] = q == noise_index ? noise * w.u[h] : w.derivatives[h * kernel_parameters + q];
+    }
+    forward_solve(w.block.data(), size, c);
+  }
+  const std::size_t last = size - 1;
+  for (std::size_t j = 0; j < kernel_parameters; ++j) {
+    const double* c_j = w.weights.data() + j * size;
+    for (std::size_t k = 0; k <= j; ++k) {
+      const double* c_k = w.weights.data() + k * size;
+      double sum = -0.5 * c_j[last] * c_k[last];
+      for (std::size_t h = 0; h < size; ++h) sum += c_j[h] * c_k[h];
+      information[j * parameters + k] += sum;
+      if (k != j) information[k * parameters + j] += sum;
+    }
+  }
+  for (std::size_t a = 0; a < p; ++a) {
+    for (std::size_t b = 0; b < p; ++b) {
+      information[(kernel_parameters + a) * parameters + kernel_parameters + b] += w.projected[a] * w.projected[b];
+    }
+  }
+}
 
 }  // namespace
 
 VecchiaLikelihood::VecchiaLikelihood(Context& context, const double* x, std::span<const double> y, std::size_t d,
                                      MeanFunction mean, const VecchiaOptions& options)
-    : context_(context),
-      n_(y.size()),
-      d_(d),
-      m_(std::min(options.neighbours, y.size() > 0 ? y.size() - 1 : 0)),
-      mean_(std::move(mean)) {
+    : context_(context), n_(y.size()), d_(d), mean_(std::move(mean)), sets_(n_, options.neighbours, options.seed) {
   GPSTREAM_CHECK(n_ >= 2, "the Vecchia likelihood needs at least 2 rows, not {}", n_);
   GPSTREAM_CHECK_ARGUMENT(options.neighbours >= 1, "the Vecchia likelihood needs at least 1 neighbour per row");
   mean_.coefficients.clear();
   const std::size_t p = mean_.basis_size();
   memory_ = context.memory().reserve(
-      fmt::format("the Vecchia likelihood's rows and conditioning sets ({} rows, {} neighbours each)", n_, m_),
-      checked_add(checked_multiply(n_, d + 2 + p, sizeof(double)), checked_multiply(n_, m_ + 1, 4)),
+      fmt::format("the Vecchia likelihood's rows and conditioning sets ({} rows, {} neighbours each)", n_,
+                  sets_.neighbours()),
+      checked_add(checked_multiply(n_, d + 2 + p, sizeof(double)), checked_multiply(n_, sets_.neighbours() + 1, 4)),
       "learn on a subset of the rows");
-  // A random order (Guinness 2018): row order[k] of the data is position k.
-  std::vector<std::size_t> order(n_);
-  for (std::size_t i = 0; i < n_; ++i) order[i] = i;
-  std::mt19937_64 random(options.seed);
-  for (std::size_t i = n_ - 1; i > 0; --i) {
-    std::swap(order[i], order[std::uniform_int_distribution<std::size_t>(0, i)(random)]);
-  }
+  const std::span<const std::size_t> order = sets_.order();
   x_.resize(n_ * d);
   y_.resize(n_);
   basis_.resize(n_ * p);
@@ -91,43 +93,31 @@ VecchiaLikelihood::VecchiaLikelihood(Context& context, const double* x, std::spa
     y_[k] = y[order[k]];
     mean_.basis(x + order[k] * d, basis_.data() + k * p);
   }
-  neighbours_.assign(n_ * m_, 0);
-  counts_.assign(n_, 0);
 }
 
 double VecchiaLikelihood::condition_on(const KernelHyperparameters& kernel) {
-  std::vector<double> scale(d_, 1.0);
-  const std::vector<double>& lengthscales = kernel.lengthscales;
-  for (std::size_t l = 0; l < d_ && !lengthscales.empty(); ++l) {
-    scale[l] = 1.0 / lengthscales[lengthscales.size() == 1 ? 0 : l];
-  }
-  const NeighbourIndex index(x_.data(), n_, d_, scale);
-  std::vector<std::uint8_t> changed(n_, 0);
-  context_.execute([&] {
-    tbb::parallel_for(std::size_t{0}, (n_ + kChunkRows - 1) / kChunkRows, [&](std::size_t chunk) {
-      std::vector<std::uint32_t> found;
-      for (std::size_t i = chunk * kChunkRows; i < std::min(n_, (chunk + 1) * kChunkRows); ++i) {
-        index.nearest_before(i, m_, i, found);
-        std::uint32_t* set = neighbours_.data() + i * m_;
-        changed[i] = counts_[i] != found.size() || !std::equal(found.begin(), found.end(), set);
-        std::copy(found.begin(), found.end(), set);
-        counts_[i] = static_cast<std::uint32_t>(found.size());
-      }
-    });
-  });
-  std::size_t count = 0;
-  for (const std::uint8_t flag : changed) count += flag;
-  return static_cast<double>(count) / static_cast<double>(n_);
+  return sets_.find(context_, x_.data(), d_, conditioning_scale(kernel, d_));
+}
+
+MarginalLikelihood VecchiaLikelihood::evaluate(const KernelHyperparameters& kernel, std::span<const double> beta) {
+  return evaluate(kernel, beta, false);
+}
+
+MarginalLikelihood VecchiaLikelihood::evaluate_with_information(const KernelHyperparameters& kernel,
+                                                                std::span<const double> beta) {
+  return evaluate(kernel, beta, true);
 }
 
 MarginalLikelihood VecchiaLikelihood::evaluate(const KernelHyperparameters& hyperparameters,
-                                               std::span<const double> beta) {
-  const std::size_t p = mean_.basis_size(), d = d_, m = m_;
+                                               std::span<const double> beta, bool information) {
+  const std::size_t p = mean_.basis_size(), d = d_;
   GPSTREAM_CHECK(beta.size() == p, "{} mean coefficients for {} basis functions", beta.size(), p);
   const auto kernel = make_kernel(hyperparameters, d);
   const std::size_t kernel_parameters = kernel->parameter_count();  // the noise's slot included
   const std::size_t noise_index = kernel->noise_index();
-  const std::size_t values = 1 + kernel_parameters + p;  // the term, then its gradient
+  const std::size_t parameters = kernel_parameters + p;
+  // The term, its gradient, then (when asked) the information's P×P entries.
+  const std::size_t values = 1 + parameters + (information ? parameters * parameters : 0);
   const double noise = hyperparameters.noise_variance;
   const double log_2pi_half = 0.5 * std::log(2.0 * std::numbers::pi);
   // This rank's chunks; every other rank's entries stay 0, so the all-reduce adds each once.
@@ -143,13 +133,14 @@ MarginalLikelihood VecchiaLikelihood::evaluate(const KernelHyperparameters& hype
       double* sum = sums.data() + chunk * values;
       double* gradient = sum + 1;
       for (std::size_t i = chunk * kChunkRows; i < std::min(n_, (chunk + 1) * kChunkRows); ++i) {
-        const std::size_t k = counts_[i], size = k + 1, last = k;
+        const std::span<const std::uint32_t> set = sets_.set(i);
+        const std::size_t k = set.size(), size = k + 1, last = k;
         // J = N(i) then i.
         w.rows.resize(size * d);
         w.residual.resize(size);
         w.basis.resize(size * p);
         for (std::size_t j = 0; j < size; ++j) {
-          const std::size_t position = j < k ? neighbours_[i * m + j] : i;
+          const std::size_t position = j < k ? set[j] : i;
           std::copy_n(x_.data() + position * d, d, w.rows.data() + j * d);
           double residual = y_[position];
           for (std::size_t q = 0; q < p; ++q) {
@@ -189,11 +180,12 @@ MarginalLikelihood VecchiaLikelihood::evaluate(const KernelHyperparameters& hype
         }
         kernel->add_parameter_gradient_serially(w.prepared.view(d), w.prepared.view(d), w.weights.data(), gradient);
         gradient[noise_index] += noise * trace;  // ∂A/∂log σ² = σ² I
+        w.projected.assign(p, 0.0);  // H_Jᵀu
         for (std::size_t q = 0; q < p; ++q) {
-          double projection = 0.0;
-          for (std::size_t j = 0; j < size; ++j) projection += w.basis[j * p + q] * w.u[j];
-          gradient[kernel_parameters + q] -= z_last * projection;
+          for (std::size_t j = 0; j < size; ++j) w.projected[q] += w.basis[j * p + q] * w.u[j];
+          gradient[kernel_parameters + q] -= z_last * w.projected[q];
         }
+        if (information) add_information(*kernel, w, size, noise, noise_index, p, gradient + parameters);
       }
     });
   });
@@ -207,10 +199,13 @@ MarginalLikelihood VecchiaLikelihood::evaluate(const KernelHyperparameters& hype
   }
   if (ranks.size() > 1) ranks.sum(sums);
   MarginalLikelihood result;
-  result.gradient.assign(values - 1, 0.0);
+  result.gradient.assign(parameters, 0.0);
+  if (information) result.information.assign(parameters * parameters, 0.0);
   for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
-    result.value += sums[chunk * values];
-    for (std::size_t j = 0; j + 1 < values; ++j) result.gradient[j] += sums[chunk * values + 1 + j];
+    const double* sum = sums.data() + chunk * values;
+    result.value += sum[0];
+    for (std::size_t j = 0; j < parameters; ++j) result.gradient[j] += sum[1 + j];
+    for (std::size_t j = 0; j < result.information.size(); ++j) result.information[j] += sum[1 + parameters + j];
   }
   return result;
 }

@@ -17,7 +17,16 @@
 //   ∂/∂β = −z_J H_Jᵀ u
 //
 // (A⁻¹ − A_NN⁻¹ padded = uuᵀ, and a − a_N padded = z_J u: every factor's
-// gradient from two triangular solves, no inverse.) The rows' terms are
+// gradient from two triangular solves, no inverse.)
+//
+// The expected Fisher information [Guinness21 §3] is the joint's less the
+// neighbours': I_jk = Σᵢ ½ tr(A⁻¹∂_jA A⁻¹∂_kA) − ½ tr(A_NN⁻¹∂_jA_NN A_NN⁻¹∂_kA_NN).
+// With B_p = L⁻¹ ∂_pA L⁻ᵀ, whose leading block is the neighbours' own (L's
+// leading block is A_NN's factor), only B_p's last row c_p = L⁻¹(∂_pA u)
+// survives the difference: I_jk = Σᵢ c_jᵀc_k − ½ c_j,J c_k,J; for β,
+// I_ββ = Σᵢ (H_Jᵀu)(H_Jᵀu)ᵀ and the cross terms vanish. ∂_pA u comes from
+// the kernel's gradient contraction one row of A at a time, so the
+// information costs about a gradient's work again, for every kernel. The rows' terms are
 // summed in fixed chunks, in chunk order, whatever the thread count or the
 // number of ranks, so that an evaluation gives the same bits everywhere.
 //
@@ -27,7 +36,7 @@
 #pragma once
 
 #include "engine/core/context.h"
-#include "engine/data/nearest_neighbours.h"
+#include "engine/data/conditioning_sets.h"
 #include "engine/hyper/marginal_likelihood.h"
 
 #include <cstdint>
@@ -53,18 +62,22 @@ class VecchiaLikelihood final : public Likelihood {
   double condition_on(const KernelHyperparameters& kernel);
   MarginalLikelihood evaluate(const KernelHyperparameters& kernel, std::span<const double> beta) override;
   const MeanFunction& mean() const override { return mean_; }
+  bool has_information() const override { return true; }
+  MarginalLikelihood evaluate_with_information(const KernelHyperparameters& kernel,
+                                               std::span<const double> beta) override;
 
   std::size_t rows() const { return n_; }
-  std::size_t neighbours() const { return m_; }
+  std::size_t neighbours() const { return sets_.neighbours(); }
 
  private:
+  MarginalLikelihood evaluate(const KernelHyperparameters& kernel, std::span<const double> beta, bool information);
+
   Context& context_;
-  std::size_t n_, d_, m_;
+  std::size_t n_, d_;
   MeanFunction mean_;
   MemoryReservation memory_;
-  std::vector<double> x_, y_, basis_;      // in the random order: n×d, n, n×p
-  std::vector<std::uint32_t> neighbours_;  // n×m positions (earlier ones), nearest first
-  std::vector<std::uint32_t> counts_;      // how many each row has: min(m, its position)
+  ConditioningSets sets_;
+  std::vector<double> x_, y_, basis_;  // in the sets' random order: n×d, n, n×p
 };
 
 }  // namespace gpstream

@@ -129,6 +129,15 @@ std::size_t Kernel::parameter_count() const {
   return count;
 }
 
+std::vector<double> conditioning_scale(const KernelHyperparameters& hyperparameters, std::size_t d) {
+  std::vector<double> scale(d, 1.0);
+  const std::vector<double>& lengthscales = hyperparameters.lengthscales;
+  for (std::size_t l = 0; l < d && !lengthscales.empty(); ++l) {
+    scale[l] = 1.0 / lengthscales[lengthscales.size() == 1 ? 0 : l];
+  }
+  return scale;
+}
+
 double gamma_from_lengthscale(double lengthscale) { return 1.0 / (2.0 * lengthscale * lengthscale); }
 double lengthscale_from_gamma(double gamma) { return std::sqrt(1.0 / (2.0 * gamma)); }
 

@@ -78,6 +78,12 @@ struct KernelHyperparameters {
   std::vector<KernelTerm> added;     // further terms (empty: one kernel)
 };
 
+// The scaling of the inputs in which the kernel's first term sees distances,
+// x̃_l = x_l / ℓ_l (d values; 1 where it has no lengthscales): the nearest
+// neighbours of a Vecchia approximation. A learned sum's shortest term comes
+// first (hyper/model_learning.h), so its sets follow the finest scale.
+std::vector<double> conditioning_scale(const KernelHyperparameters& hyperparameters, std::size_t d);
+
 // "matern12", or "matern12+rbf" for a sum.
 std::string kernel_name(const KernelHyperparameters& hyperparameters);
 // Whether every term of the kernel is a function of x − z alone (the

@@ -9,7 +9,9 @@
 
 namespace gpstream {
 
-ConjugateGradient::ConjugateGradient(KernelMatrix& kernel) : kernel_(kernel) {
+ConjugateGradient::ConjugateGradient(KernelMatrix& kernel, std::unique_ptr<VecchiaFactor> preconditioner)
+    : kernel_(kernel), preconditioner_(std::move(preconditioner)) {
+  GPSTREAM_CHECK(!preconditioner_ || !kernel.distributed(), "pcg runs in one process");
   std::vector<double> diagonal(kernel.size());
   kernel.diagonal(diagonal.data());
   if (!diagonal.empty()) largest_diagonal_ = *std::max_element(diagonal.begin(), diagonal.end());
@@ -20,17 +22,26 @@ std::vector<double> ConjugateGradient::every_row(std::span<const double> local) 
   return kernel_.context().communicator().all_gather(local);
 }
 
-// auxiliary["cg_direction"] = p (all n rows), auxiliary["cg_residual_norm"] = {rᵀr}.
+std::vector<double> ConjugateGradient::preconditioned_residual(std::span<const double> gradient) const {
+  std::vector<double> residual(gradient.size());
+  for (std::size_t i = 0; i < gradient.size(); ++i) residual[i] = -gradient[i];
+  if (!preconditioner_) return residual;
+  std::vector<double> z(residual.size());
+  preconditioner_->apply_inverse(residual, z);
+  return z;
+}
+
+// auxiliary["cg_direction"] = p (all n rows), auxiliary["cg_residual_norm"] = {rᵀz} (z = r for cg).
 void ConjugateGradient::start(SolverState& state, std::span<const double> /*y*/) {
+  const std::vector<double> gradient = every_row(state.gradient);
   std::vector<double>& direction = state.auxiliary["cg_direction"];
-  direction = every_row(state.gradient);
-  state.auxiliary["cg_residual_norm"] = {deterministic_dot(direction, direction)};
-  for (double& value : direction) value = -value;  // p₀ = r₀ = −g₀
+  direction = preconditioned_residual(gradient);  // p₀ = z₀ = M r₀, r₀ = −g₀
+  state.auxiliary["cg_residual_norm"] = {-deterministic_dot(gradient, direction)};
 }
 
 void ConjugateGradient::gradient_refreshed(SolverState& state) {
   const std::vector<double> gradient = every_row(state.gradient);
-  state.auxiliary["cg_residual_norm"] = {deterministic_dot(gradient, gradient)};
+  state.auxiliary["cg_residual_norm"] = {-deterministic_dot(gradient, preconditioned_residual(gradient))};
 }
 
 void ConjugateGradient::iterate(SolverState& state, std::span<const double> /*y*/) {
@@ -51,7 +62,7 @@ void ConjugateGradient::iterate(SolverState& state, std::span<const double> /*y*
   // pᵀK̄p ≥ σ²‖p‖²: a Rayleigh quotient below the floor means K̄ is singular to working precision.
   const double squared_norm = deterministic_dot(p, p);
   if (!(curvature > kSingularRelativeFloor * largest_diagonal_ * squared_norm)) {
-    throw_not_positive_definite("K̄", fmt::format("cg found pᵀK̄p / pᵀp = {:.3g}", curvature / squared_norm));
+    throw_not_positive_definite("K̄", fmt::format("{} found pᵀK̄p / pᵀp = {:.3g}", name(), curvature / squared_norm));
   }
   const double step = residual_norm / curvature;
   tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
@@ -59,9 +70,10 @@ void ConjugateGradient::iterate(SolverState& state, std::span<const double> /*y*
     state.gradient[i] += step * product_[i];
   });
   const std::vector<double> gradient = every_row(state.gradient);
-  const double new_norm = deterministic_dot(gradient, gradient);
+  const std::vector<double> z = preconditioned_residual(gradient);
+  const double new_norm = -deterministic_dot(gradient, z);
   const double ratio = new_norm / residual_norm;
-  tbb::parallel_for(std::size_t{0}, p.size(), [&](std::size_t i) { p[i] = -gradient[i] + ratio * p[i]; });
+  tbb::parallel_for(std::size_t{0}, p.size(), [&](std::size_t i) { p[i] = z[i] + ratio * p[i]; });
   residual_norm = new_norm;
 }
 

@@ -30,6 +30,11 @@ template <class Solver>
 std::unique_ptr<DenseSolver> make_dense(const SolverOptions&, KernelMatrix& kernel) {
   return std::make_unique<Solver>(kernel);
 }
+std::unique_ptr<DenseSolver> make_preconditioned_conjugate_gradient(const SolverOptions&, KernelMatrix& kernel) {
+  auto factor = std::make_unique<VecchiaFactor>(kernel.context(), kernel.rows(), kernel.kernel(),
+                                                kPreconditionerNeighbours, kPreconditionerSeed);
+  return std::make_unique<ConjugateGradient>(kernel, std::move(factor));
+}
 
 template <BasisCriterion criterion>
 std::unique_ptr<SparseTrainingMethod> make_greedy_basis(const SparseMethodOptions& options, KernelMatrix& kernel,
@@ -92,6 +97,10 @@ constexpr ColumnReusePattern no_reuse = ColumnReusePattern::none, reselected = C
 
 // The registry, in the order the help lists it.
 constexpr TrainingMethod kMethods[] = {
+    {"auto",
+     "pcg for a sum of kernels on at most 3 inputs (a field of several scales) in one process, gbcd otherwise; "
+     "train says which and why",
+     dense_solver, relative_residual, 4, reselected, true, nullptr},
     {"gbcd",
      "greedy block coordinate descent: each iteration the m rows whose update lowers the objective most, "
      "scored among kappa candidates [BoSminchisescu08]",
@@ -102,6 +111,10 @@ constexpr TrainingMethod kMethods[] = {
      relative_residual, 6, reselected, true, make_block_coordinate_descent},
     {"cg", "conjugate gradient, the reference iterative solver", dense_solver, relative_residual, 5, no_reuse, true,
      make_dense<ConjugateGradient>},
+    {"pcg",
+     "conjugate gradient preconditioned by the Vecchia factor of K-bar, each row conditioned on its 30 nearest "
+     "earlier rows [Vecchia88; Guinness18]: a few passes over K-bar for spatial fields of several scales",
+     dense_solver, relative_residual, 7, no_reuse, false, make_preconditioned_conjugate_gradient},
     {"smo", "sequential minimal optimisation: two coordinates a step [Platt98]", dense_solver, relative_residual, 4,
      no_reuse, false, make_dense<SequentialMinimalOptimization>},
     {"cholesky", "a Cholesky factor of K-bar (n^2 doubles in memory): the exact reference", dense_solver,
@@ -140,6 +153,13 @@ std::span<const TrainingMethod> training_methods() { return kMethods; }
 
 HeldVectors vectors_held(const TrainingMethod& method, const SolverOptions& options) {
   HeldVectors held{.of_own_rows = method.vectors};
+  // auto may become gbcd, or pcg (3 vectors more than gbcd's own): the larger of the two is reserved until it
+  // has chosen.
+  if (method.name == std::string_view("auto")) {
+    held.of_every_row = options.subspace_steps > 0 ? checked_add(checked_multiply(2, options.subspace_steps), 2) : 0;
+    held.of_every_row = std::max<std::size_t>(held.of_every_row, 3);
+    return held;
+  }
   if (method.make_dense == make_block_coordinate_descent && options.subspace_steps > 0) {
     held.of_every_row = checked_add(checked_multiply(2, options.subspace_steps), 2);
   }
@@ -203,11 +223,32 @@ std::string training_method_help(bool dense) {
   return help;
 }
 
+SolverChoice choose_dense_solver(const KernelHyperparameters& kernel, std::size_t rows, std::size_t inputs,
+                                 bool distributed) {
+  constexpr std::size_t kLowDimension = 3, kSmallProblem = 2000;
+  const bool several_scales = !kernel.added.empty();
+  if (several_scales && is_stationary(kernel) && inputs <= kLowDimension && rows > kSmallProblem && !distributed) {
+    return {*find_training_method("pcg"),
+            fmt::format("solver auto: pcg, conjugate gradient preconditioned by K-bar's Vecchia factor: the kernel is "
+                        "a sum of {} terms on {} inputs, whose long-range term couples every row with every other "
+                        "(gbcd's local blocks make slow progress on it); --solver gbcd forces the other",
+                        kernel.added.size() + 1, inputs)};
+  }
+  const std::string why = distributed            ? "the rows are partitioned among ranks (pcg runs in one process)"
+                          : !several_scales       ? "a single kernel, where gbcd's local blocks are as fast or faster"
+                          : inputs > kLowDimension ? fmt::format("{} inputs, where the Vecchia factor is not accurate",
+                                                                 inputs)
+                                                  : "a small or non-stationary problem";
+  return {*find_training_method("gbcd"), fmt::format("solver auto: gbcd, greedy block coordinate descent: {}", why)};
+}
+
 std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMatrix& kernel) {
   const TrainingMethod* method = find_training_method(options.name);
   GPSTREAM_CHECK_ARGUMENT(method != nullptr && method->dense(), "unknown solver \"{}\" (choose {})", options.name,
                           training_method_names(/*dense=*/true));
   GPSTREAM_CHECK(method->runs_on_ranks || !kernel.distributed(), "{} does not run on rows partitioned among ranks yet",
+                 options.name);
+  GPSTREAM_CHECK(method->make_dense != nullptr, "solver {} is chosen before a solver is made (choose_dense_solver)",
                  options.name);
   return method->make_dense(options, kernel);
 }

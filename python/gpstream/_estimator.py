@@ -48,8 +48,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    solver : {'gbcd', 'bcd-cyclic', 'bcd-gradient', 'cg', 'smo', 'cholesky'}
-        The solver of (K + noise_variance I) alpha = y for model='exact'.
+    solver : {'auto', 'gbcd', 'bcd-cyclic', 'bcd-gradient', 'cg', 'pcg', 'smo', 'cholesky'}
+        The solver of (K + noise_variance I) alpha = y for model='exact'; 'auto' takes
+        pcg for a sum of kernels on at most 3 inputs, gbcd otherwise (as `gpstream train`).
     model : {'exact', 'sd', 'sr', 'sgma', 'mpgp', 'sggp', 'nystrom', 'cholqr', 'online'}
         The exact GP, or a sparse model on `basis_size` basis rows.
     kernel : {'rbf', 'se', 'matern12', 'matern32', 'matern52', 'matern72', 'hik', 'auto'}
@@ -143,7 +144,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
-        solver="gbcd",
+        solver="auto",
         model="exact",
         kernel="rbf",
         length_scale=1.0,

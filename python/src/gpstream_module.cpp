@@ -322,7 +322,7 @@ class QueuedReports final : public gpstream::RunObserver {
 
 // What to train, as the estimator's parameters give it.
 struct TrainingParameters {
-  std::string method = "gbcd";  // a dense solver or a sparse model (the registry's names)
+  std::string method = "auto";  // a dense solver or a sparse model (the registry's names)
   std::string kernel = "rbf";   // a kernel of the registry, or "auto" (with learn)
   std::vector<double> length_scale;
   double signal_variance = 1.0, noise_variance = 0.1;

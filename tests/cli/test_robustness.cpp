@@ -367,7 +367,7 @@ TEST_CASE(
   // the process varies between runs (more under the sanitizers).
   REQUIRE(run_gpstream("generate friedman1 --rows 200000 --seed 3 -q -o " + quote(train)).exit_code == 0);
   // Plain GBCD: its four vectors of the rows' values (the default's past steps are checked below).
-  const std::string base = "train " + quote(train) + " --max-iter 2 --subspace-steps 0 " + join(kHyper) + " -o ";
+  const std::string base = "train " + quote(train) + " --max-iter 2 --solver gbcd --subspace-steps 0 " + join(kHyper) + " -o ";
   const auto resident = run_gpstream(base + quote(directory.file("a.h5")) + " --memory 256M");
   CHECK(resident.exit_code == 0);
   CHECK(resident.err.find("memory budget 256.0 MiB: ") != std::string::npos);

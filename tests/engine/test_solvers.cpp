@@ -61,12 +61,37 @@ TEST_CASE("each iterative solver reaches the Cholesky solution (relative error <
   const Solution exact = solve(problem, h, {.name = "cholesky"}, 1e-9);
   REQUIRE(exact.run.reason == StopReason::solved_directly);
   CHECK(exact.run.last.convergence_measure < 1e-10);
-  for (const char* name : {"gbcd", "bcd-cyclic", "bcd-gradient", "cg", "smo"}) {
+  for (const char* name : {"gbcd", "bcd-cyclic", "bcd-gradient", "cg", "pcg", "smo"}) {
     CAPTURE(name);
     const Solution solution = solve(problem, h, {.name = name, .active_set_size = 200, .candidates = 60}, 1e-9);
     CHECK(solution.run.reason == StopReason::converged);
     CHECK(relative_difference(solution.state.alpha, exact.state.alpha) <= 1e-6);
   }
+}
+
+TEST_CASE("pcg reaches the Cholesky solution of a small multi-scale field in a few passes, where cg needs many") {
+  // A field of three scales on 2 inputs (a sum of Matérn 3/2 terms, short, middle and long) with small noise:
+  // the problem `auto` gives pcg.
+  const Problem problem = make_problem(2500, 2, 21);
+  KernelHyperparameters h{KernelType::matern32, {0.05, 0.06}, 0.3, 0.003};
+  h.added = {{KernelType::matern32, {0.4, 0.5}, 0.3}, {KernelType::matern32, {3.0, 4.0}, 0.4}};
+  const Solution exact = solve(problem, h, {.name = "cholesky"}, 1e-9);
+  const Solution preconditioned = solve(problem, h, {.name = "pcg"}, 1e-6);
+  const Solution plain = solve(problem, h, {.name = "cg"}, 1e-6);
+  CHECK(preconditioned.run.reason == StopReason::converged);
+  CHECK(relative_difference(preconditioned.state.alpha, exact.state.alpha) <= 1e-4);
+  CHECK(preconditioned.exact_gradient_drift <= 1e-9);
+  CAPTURE(preconditioned.run.last.iteration);
+  CAPTURE(plain.run.last.iteration);
+  CHECK(preconditioned.run.last.iteration <= 20);
+  CHECK(5 * preconditioned.run.last.iteration < plain.run.last.iteration);
+  // auto takes pcg for this kernel on these inputs, and gbcd for a single kernel, many inputs or ranks.
+  CHECK(std::string(choose_dense_solver(h, 2500, 2, false).method.name) == "pcg");
+  CHECK(choose_dense_solver(h, 2500, 2, false).reason.find("a sum of 3 terms on 2 inputs") != std::string::npos);
+  CHECK(std::string(choose_dense_solver(h, 2500, 8, false).method.name) == "gbcd");
+  CHECK(std::string(choose_dense_solver(h, 2500, 2, true).method.name) == "gbcd");
+  CHECK(std::string(choose_dense_solver(se_ard(2, 1.0, 0.1), 2500, 2, false).method.name) == "gbcd");
+  CHECK(std::string(choose_dense_solver(h, 500, 2, false).method.name) == "gbcd");
 }
 
 TEST_CASE("rough kernels (Matérn 1/2 and 3/2, histogram intersection) work with every solver") {
@@ -76,7 +101,7 @@ TEST_CASE("rough kernels (Matérn 1/2 and 3/2, histogram intersection) work with
                                          KernelHyperparameters{KernelType::histogram_intersection, {}, 1.0, 0.1}}) {
     CAPTURE(kernel_type_name(h.type));
     const Solution exact = solve(problem, h, {.name = "cholesky"}, 1e-9);
-    for (const char* name : {"gbcd", "bcd-cyclic", "bcd-gradient", "cg", "smo"}) {
+    for (const char* name : {"gbcd", "bcd-cyclic", "bcd-gradient", "cg", "pcg", "smo"}) {
       CAPTURE(name);
       const Solution solution = solve(problem, h, {.name = name, .active_set_size = 50, .candidates = 60}, 1e-8);
       CHECK(solution.run.reason == StopReason::converged);
@@ -89,7 +114,7 @@ TEST_CASE("solvers give the same answer when rows stream from a non-resident sou
   const Problem problem = make_problem(900, 3, 12);
   const KernelHyperparameters h = se_ard(3, 0.7, 0.2);
   const Solution exact = solve(problem, h, {.name = "cholesky"}, 1e-9);
-  for (const char* name : {"gbcd", "cg"}) {
+  for (const char* name : {"gbcd", "cg", "pcg"}) {
     CAPTURE(name);
     const Solution solution = solve(problem, h, {.name = name, .active_set_size = 100}, 1e-9, {}, true);
     CHECK(relative_difference(solution.state.alpha, exact.state.alpha) <= 1e-6);
@@ -388,7 +413,7 @@ TEST_CASE("the Cholesky reference refuses a K̄ larger than the memory budget an
   Context context({.memory_budget_bytes = 300 * 300 * 8});
   KernelMatrix matrix(context, rows, *kernel);
   CHECK(make_solver({.name = "cholesky"}, matrix) != nullptr);
-  CHECK_THROWS_WITH_AS(make_solver({.name = "newton"}, matrix), doctest::Contains("choose gbcd, bcd-cyclic"), Error);
+  CHECK_THROWS_WITH_AS(make_solver({.name = "newton"}, matrix), doctest::Contains("choose auto, gbcd, bcd-cyclic"), Error);
 }
 
 TEST_CASE("duplicated rows with a small noise variance are solved, and a singular K̄ is an error for every solver") {
@@ -582,7 +607,7 @@ TEST_CASE("a bad name or size given by the caller is an InvalidArgument (Python'
   const auto kernel = make_kernel(se_ard(2, 1.0, 0.1), 2);
   Context context({.memory_budget_bytes = 64u << 20});
   KernelMatrix matrix(context, rows, *kernel);
-  CHECK_THROWS_WITH_AS(make_solver({.name = "newton"}, matrix), doctest::Contains("choose gbcd"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(make_solver({.name = "newton"}, matrix), doctest::Contains("choose auto, gbcd"), InvalidArgument);
   CHECK_THROWS_WITH_AS(make_solver({.name = "gbcd", .active_set_size = 0}, matrix),
                        doctest::Contains("must be at least 1"), InvalidArgument);
   CHECK_THROWS_WITH_AS(make_active_set_policy("greedy", 10), doctest::Contains("choose gbcd, bcd-cyclic"),
