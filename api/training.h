@@ -125,8 +125,8 @@ class Training {
   const TrainingMethod* method_;
   std::optional<SolverState> resumed_;
   std::string resumed_from_;
-  bool contents_verified_ = false;
-  std::string solver_choice_;  // the dataset file hashed against its fingerprint (open_rows)
+  bool contents_verified_ = false;  // the dataset file hashed against its fingerprint (open_rows)
+  std::string solver_choice_;
   DatasetDescription dataset_;
   std::unique_ptr<TrainingRows> rows_;
   std::unique_ptr<Kernel> kernel_;

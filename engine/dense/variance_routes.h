@@ -63,8 +63,10 @@ class VarianceRoute : public IterativeMethod {
 
 // Whether the gbcd route starts each batch with the exact solve on its local
 // rows (VarianceOptions::local_rows): one process, σ² > 0, n more than twice
-// the local rows (else the start would be most of a dense solve), and a
-// kernel of long reach against the rows' spacing — a median test row, of 16
+// the local rows (else the start would be most of a dense solve), and a sum
+// of kernels (a field of several scales, whose long-range term couples a test
+// row with every training row) or a kernel of long reach against the rows'
+// spacing — a median test row, of 16
 // spread over all count (so that a resumed run decides alike), with at least 128 training rows of
 // covariance ≥ half its prior variance (heaton_sim's default model: 274 to
 // 3,065, median ~1,500; bcef's: 0 for 15 of 16, whose GBCD steps from zero

@@ -33,7 +33,7 @@ VecchiaFactor::VecchiaFactor(Context& context, RowSource& rows, const Kernel& ke
   GPSTREAM_CHECK(n < std::numeric_limits<std::uint32_t>::max(), "{} rows are more than a Vecchia factor holds", n);
   memory_ = context.memory().reserve(
       fmt::format("the Vecchia factor of K̄ ({} rows, {} neighbours each)", n, m), bytes(n, m, d),
-      "or train with --solver gbcd, which needs no factor");
+      "train with `solver` gbcd, which needs no factor");
   // The rows in the sets' order (the factor reads them once; a spatial dataset's are a few doubles each).
   std::vector<double> x(checked_multiply(n, d)), in_order(checked_multiply(n, d));
   rows.read_rows(0, n, x.data(), nullptr);

@@ -214,15 +214,16 @@ TEST_CASE("every dense solver gives the same bits from rows streamed in blocks a
   const Problem problem = make_problem(300, 3, 13);
   const KernelHyperparameters h = se_ard(3, 0.7, 0.2);
   const auto kernel = make_kernel(h, 3);
-  for (const char* name : {"gbcd", "bcd-cyclic", "bcd-gradient", "cg", "smo", "cholesky"}) {
+  for (const char* name : {"gbcd", "bcd-cyclic", "bcd-gradient", "cg", "pcg", "smo", "cholesky"}) {
     CAPTURE(name);
     std::vector<std::vector<double>> alphas;
     for (const bool streamed : {false, true}) {
       InMemoryRowSource resident = problem.source();
       StandardisedRowSource wrapped(resident, Standardisation::identity());
       RowSource& rows = streamed ? static_cast<RowSource&>(wrapped) : resident;
-      // Streamed in blocks of a few dozen rows; the Cholesky reference needs its K̄ besides.
-      Context context({.memory_budget_bytes = std::string(name) == "cholesky" ? (1u << 20) : (24u << 10)});
+      // Streamed in blocks of a few dozen rows; the Cholesky reference needs its K̄ besides, pcg its factor.
+      const bool holds_more = std::string(name) == "cholesky" || std::string(name) == "pcg";
+      Context context({.memory_budget_bytes = holds_more ? (1u << 20) : (24u << 10)});
       KernelMatrix matrix(context, rows, *kernel);
       auto solver = make_solver({.name = name, .active_set_size = 30, .candidates = 20}, matrix);
       SolverState state = initial_solver_state(problem.y, 7);
@@ -433,7 +434,7 @@ TEST_CASE("duplicated rows with a small noise variance are solved, and a singula
   Problem copies = make_problem(40, 1, 17);
   for (double& x : copies.x) x = 0.5;
   const KernelHyperparameters singular{KernelType::squared_exponential_ard, {1.0}, 1.0, 1e-300};
-  for (const char* name : {"cholesky", "gbcd", "bcd-cyclic", "bcd-gradient", "cg"}) {
+  for (const char* name : {"cholesky", "gbcd", "bcd-cyclic", "bcd-gradient", "cg", "pcg"}) {
     CAPTURE(name);
     CHECK_THROWS_WITH_AS(solve(copies, singular, {.name = name, .active_set_size = 5}, 1e-6),
                          doctest::Contains("not numerically positive definite"), Error);
@@ -540,65 +541,69 @@ TEST_CASE("the tolerance bounds the RMS error of the means at the training input
 }
 
 TEST_CASE(
-    "a stop request inside a product over all of K̄ drops it: a CG iteration or a claim's exact residual leaves "
-    "the state as it was, and the resumed run is the uninterrupted one bit for bit") {
+    "a stop request inside a product over all of K̄ drops it: a CG or PCG iteration or a claim's exact residual "
+    "leaves the state as it was, and the resumed run is the uninterrupted one bit for bit") {
   const Problem problem = make_problem(1000, 3, 43);
   const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
   InMemoryRowSource rows = problem.source();
   const auto kernel = make_kernel(h, 3);
   constexpr std::uint64_t never = StopInside::kNever;
-  // CG from `state`, fresh or resumed, in a Context of its own; a product is 8 panels of 128 columns.
-  auto run_cg = [&](SolverState& state, bool fresh, std::uint64_t stop_after, bool stop_at_claim,
-                    std::uint64_t max_iterations = StopInside::kNever) {
-    StopFlag stop;
-    Context context({.memory_budget_bytes = 64u << 20});
-    context.set_stop_flag(&stop);
-    KernelMatrix matrix(context, rows, *kernel, {.tile_rows = 64, .panel_columns = 128});
-    const auto cg = make_solver({.name = "cg"}, matrix);
-    StopInside solver(*cg, stop, stop_after, stop_at_claim);
-    StoppingRule rule;
-    rule.tolerance = 1e-8;
-    rule.max_iterations = max_iterations;
-    return run_solver(solver, matrix, state, problem.y, rule, fresh);
-  };
-  SolverState reference = initial_solver_state(problem.y, 7);
-  const SolverRun uninterrupted = run_cg(reference, true, never, false);
-  REQUIRE(uninterrupted.reason == StopReason::converged);
-  REQUIRE(uninterrupted.last.iteration > 12);
-  const std::uint64_t pass = 1000 * 1000;  // kernel evaluations of one product over all of K̄
+  for (const char* name : {"cg", "pcg"}) {  // pcg's factor is made again on resume, to the same bits
+    CAPTURE(name);
+    // The solver from `state`, fresh or resumed, in a Context of its own; a product is 8 panels of 128 columns.
+    auto run = [&](SolverState& state, bool fresh, std::uint64_t stop_after, bool stop_at_claim,
+                   std::uint64_t max_iterations = StopInside::kNever) {
+      StopFlag stop;
+      Context context({.memory_budget_bytes = 64u << 20});
+      context.set_stop_flag(&stop);
+      KernelMatrix matrix(context, rows, *kernel, {.tile_rows = 64, .panel_columns = 128});
+      const auto made = make_solver({.name = name}, matrix);
+      StopInside solver(*made, stop, stop_after, stop_at_claim);
+      StoppingRule rule;
+      rule.tolerance = 1e-8;
+      rule.max_iterations = max_iterations;
+      return run_solver(solver, matrix, state, problem.y, rule, fresh);
+    };
+    SolverState reference = initial_solver_state(problem.y, 7);
+    const SolverRun uninterrupted = run(reference, true, never, false);
+    REQUIRE(uninterrupted.reason == StopReason::converged);
+    REQUIRE(uninterrupted.last.iteration > 4);
+    const std::uint64_t pass = 1000 * 1000;  // kernel evaluations of one product over all of K̄
+    const std::uint64_t middle = uninterrupted.last.iteration / 2;
 
-  // Inside the 11th iteration's product: the state and the kernel evaluations of a run of 10 iterations.
-  SolverState ten = initial_solver_state(problem.y, 7);
-  const SolverRun limited = run_cg(ten, true, never, false, 10);
-  SolverState stopped = initial_solver_state(problem.y, 7);
-  const SolverRun interrupted = run_cg(stopped, true, 10, false);
-  CHECK(interrupted.reason == StopReason::interrupted);
-  CHECK(interrupted.last.iteration == 10);
-  CHECK(stopped.alpha == ten.alpha);
-  CHECK(stopped.gradient == ten.gradient);
-  CHECK(stopped.auxiliary == ten.auxiliary);
-  CHECK(interrupted.last.kernel_evaluations == limited.last.kernel_evaluations);  // dropped at its first panel
-  const SolverRun resumed = run_cg(stopped, false, never, false);
-  CHECK(resumed.reason == StopReason::converged);
-  CHECK(resumed.last.iteration == uninterrupted.last.iteration);
-  CHECK(resumed.last.kernel_evaluations == uninterrupted.last.kernel_evaluations);
-  CHECK(stopped.alpha == reference.alpha);
-  CHECK(stopped.gradient == reference.gradient);
+    // Inside an iteration's product: the state and the kernel evaluations of a run of the iterations before it.
+    SolverState before = initial_solver_state(problem.y, 7);
+    const SolverRun limited = run(before, true, never, false, middle);
+    SolverState stopped = initial_solver_state(problem.y, 7);
+    const SolverRun interrupted = run(stopped, true, middle, false);
+    CHECK(interrupted.reason == StopReason::interrupted);
+    CHECK(interrupted.last.iteration == middle);
+    CHECK(stopped.alpha == before.alpha);
+    CHECK(stopped.gradient == before.gradient);
+    CHECK(stopped.auxiliary == before.auxiliary);
+    CHECK(interrupted.last.kernel_evaluations == limited.last.kernel_evaluations);  // dropped at its first panel
+    const SolverRun resumed = run(stopped, false, never, false);
+    CHECK(resumed.reason == StopReason::converged);
+    CHECK(resumed.last.iteration == uninterrupted.last.iteration);
+    CHECK(resumed.last.kernel_evaluations == uninterrupted.last.kernel_evaluations);
+    CHECK(stopped.alpha == reference.alpha);
+    CHECK(stopped.gradient == reference.gradient);
 
-  // At the claim: its exact residual is dropped, one product fewer, and the maintained g kept; the resumed
-  // run checks the claim and ends where the uninterrupted one did.
-  SolverState claimed = initial_solver_state(problem.y, 7);
-  const SolverRun at_claim = run_cg(claimed, true, never, true);
-  CHECK(at_claim.reason == StopReason::interrupted);
-  CHECK(at_claim.last.iteration == uninterrupted.last.iteration);
-  CHECK(at_claim.last.kernel_evaluations + pass == uninterrupted.last.kernel_evaluations);
-  CHECK(claimed.alpha == reference.alpha);
-  const SolverRun checked = run_cg(claimed, false, never, false);
-  CHECK(checked.reason == StopReason::converged);
-  CHECK(checked.last.iteration == uninterrupted.last.iteration);
-  CHECK(checked.last.convergence_measure == uninterrupted.last.convergence_measure);
-  CHECK(checked.last.kernel_evaluations == uninterrupted.last.kernel_evaluations);
-  CHECK(claimed.gradient == reference.gradient);
+    // At the claim: its exact residual is dropped, one product fewer, and the maintained g kept; the resumed
+    // run checks the claim and ends where the uninterrupted one did.
+    SolverState claimed = initial_solver_state(problem.y, 7);
+    const SolverRun at_claim = run(claimed, true, never, true);
+    CHECK(at_claim.reason == StopReason::interrupted);
+    CHECK(at_claim.last.iteration == uninterrupted.last.iteration);
+    CHECK(at_claim.last.kernel_evaluations + pass == uninterrupted.last.kernel_evaluations);
+    CHECK(claimed.alpha == reference.alpha);
+    const SolverRun checked = run(claimed, false, never, false);
+    CHECK(checked.reason == StopReason::converged);
+    CHECK(checked.last.iteration == uninterrupted.last.iteration);
+    CHECK(checked.last.convergence_measure == uninterrupted.last.convergence_measure);
+    CHECK(checked.last.kernel_evaluations == uninterrupted.last.kernel_evaluations);
+    CHECK(claimed.gradient == reference.gradient);
+  }
 }
 
 TEST_CASE("a bad name or size given by the caller is an InvalidArgument (Python's ValueError), naming the choices") {
