@@ -4,6 +4,7 @@
 #include "test_support.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -184,4 +185,29 @@ TEST_CASE("docs/commands.md's parameter table is the schema's, and train's help 
     CHECK(generated.out.find(std::string(defaulted).substr(0, std::string(defaulted).find(' '))) !=
           std::string::npos);
   }
+}
+
+TEST_CASE("a dataset of 100 000 inputs converts to about twice its values, a row to a chunk, and info reads it") {
+  // Before: 64-row chunks made these 3 rows a 51 MB chunk, and every read compared the names pairwise.
+  ScratchDirectory directory;
+  constexpr std::size_t kInputs = 100000, kRows = 3;
+  std::string text;
+  for (std::size_t l = 0; l < kInputs; ++l) text += fmt::format("x{},", l + 1);
+  text += "y\n";
+  for (std::size_t i = 0; i < kRows; ++i) {
+    for (std::size_t l = 0; l <= kInputs; ++l) {
+      const double value = std::sin(0.3 * static_cast<double>(i) + 0.001 * static_cast<double>(l));
+      text += fmt::format("{:.4f}{}", value, l < kInputs ? "," : "\n");
+    }
+  }
+  write_file(directory.file("wide.csv"), text);
+  const std::string data = directory.file("wide.h5");
+  REQUIRE(run_gpstream("convert -q '" + directory.file("wide.csv") + "' -o '" + data + "'").exit_code == 0);
+  const double values = static_cast<double>(kRows * (kInputs + 1) * sizeof(double));
+  CHECK(static_cast<double>(std::filesystem::file_size(data)) <= 2.2 * values);
+  const auto info = run_gpstream("info '" + data + "'");
+  CHECK(info.exit_code == 0);
+  CHECK(info.out.find("inputs (d)   100000") != std::string::npos);
+  CHECK(info.out.find("chunks       1 rows x 100000 columns") != std::string::npos);
+  CHECK(info.out.find("x100000") != std::string::npos);
 }
