@@ -259,6 +259,24 @@ BoundedMinimum minimise_log_parameters(const LogParameterObjective& objective, s
   return {std::move(callback.best_theta), callback.best_value, callback.evaluations, reason};
 }
 
+namespace {
+
+// One evaluation of a search, to the observers: its values, −log p and ‖gradient‖∞.
+void report_evaluation(WorkProgress& progress, const KernelHyperparameters& h, double objective, double gradient_norm,
+                       std::size_t evaluation, std::size_t start_number) {
+  const std::vector<double> point = hyperparameter_values(h), signal = signal_variances(h);
+  progress.step({.kind = ReportKind::likelihood_evaluation,
+                 .iteration = evaluation,
+                 .objective = objective,
+                 .convergence_measure = gradient_norm,
+                 .done = start_number,
+                 .point = point,
+                 .signal_variances = signal,
+                 .noise_variance = h.noise_variance});
+}
+
+}  // namespace
+
 SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHyperparameters& start,
                         std::span<const double> start_mean, std::size_t start_number,
                         const HyperparameterSearchOptions& options, WorkProgress& progress) {
@@ -281,15 +299,7 @@ SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHy
           value.value, h.signal_variance, h.noise_variance);
     }
     std::copy(value.gradient.begin(), value.gradient.end(), gradient.begin());
-    const std::vector<double> point = hyperparameter_values(h), signal = signal_variances(h);
-    progress.step({.kind = ReportKind::likelihood_evaluation,
-                   .iteration = ++evaluations,
-                   .objective = value.value,
-                   .convergence_measure = gradient_norm,
-                   .done = start_number,
-                   .point = point,
-                   .signal_variances = signal,
-                   .noise_variance = h.noise_variance});
+    report_evaluation(progress, h, value.value, gradient_norm, ++evaluations, start_number);
     return value.value;
   };
   std::vector<double> theta = log_parameters(start);
@@ -390,15 +400,7 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
     MarginalLikelihood value = likelihood.evaluate_with_information(h, point.last(mean_terms));
     double gradient_norm = 0.0;
     for (const double component : value.gradient) gradient_norm = std::max(gradient_norm, std::abs(component));
-    const std::vector<double> values = hyperparameter_values(h), signal = signal_variances(h);
-    progress.step({.kind = ReportKind::likelihood_evaluation,
-                   .iteration = ++evaluations,
-                   .objective = value.value,
-                   .convergence_measure = gradient_norm,
-                   .done = start_number,
-                   .point = values,
-                   .signal_variances = signal,
-                   .noise_variance = h.noise_variance});
+    report_evaluation(progress, h, value.value, gradient_norm, ++evaluations, start_number);
     return value;
   };
   MarginalLikelihood at = evaluate(theta);
