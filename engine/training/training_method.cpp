@@ -153,9 +153,9 @@ std::span<const TrainingMethod> training_methods() { return kMethods; }
 
 HeldVectors vectors_held(const TrainingMethod& method, const SolverOptions& options) {
   HeldVectors held{.of_own_rows = method.vectors};
-  // auto may become gbcd, or pcg (3 vectors more than gbcd's own): the larger of the two is reserved until it
-  // has chosen.
-  if (method.name == std::string_view("auto")) {
+  // A solver chosen at prepare() (auto: gbcd, or pcg with 3 vectors more than gbcd's own): the larger of the
+  // two is reserved until it has chosen.
+  if (method.dense() && method.make_dense == nullptr) {
     held.of_every_row = options.subspace_steps > 0 ? checked_add(checked_multiply(2, options.subspace_steps), 2) : 0;
     held.of_every_row = std::max<std::size_t>(held.of_every_row, 3);
     return held;

@@ -67,7 +67,8 @@ struct TrainingMethod {
   // Whether it runs on rows partitioned among the ranks of a distributed run
   // (its products and sums formed per rank and combined), not only in one process.
   bool runs_on_ranks;
-  // The factory of its family; the other two are null.
+  // The factory of its family; the other two are null. A dense entry without one (auto) chooses its solver
+  // when the kernel is known (choose_dense_solver).
   std::unique_ptr<DenseSolver> (*make_dense)(const SolverOptions&, KernelMatrix&) = nullptr;
   std::unique_ptr<SparseTrainingMethod> (*make_sparse)(const SparseMethodOptions&, KernelMatrix&,
                                                        std::span<const double> y, SolverState&) = nullptr;

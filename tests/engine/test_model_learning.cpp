@@ -318,9 +318,9 @@ TEST_CASE("a composed search resumed from its journal ends where the uninterrupt
   // Cut inside the composed fits: the journal of the single kernel and part of the sums.
   const std::size_t single_evaluations =
       uninterrupted.candidates.front().subset.evaluations + uninterrupted.candidates.front().all_rows_evaluations;
-  REQUIRE(whole.entries().size() > single_evaluations + 10);
-  std::vector<SearchJournal::Entry> recorded(whole.entries().begin(),
-                                             whole.entries().begin() + static_cast<long>(single_evaluations + 10));
+  REQUIRE(whole.entries().size() > single_evaluations + 2);
+  const std::size_t cut = single_evaluations + (whole.entries().size() - single_evaluations) / 2;
+  std::vector<SearchJournal::Entry> recorded(whole.entries().begin(), whole.entries().begin() + static_cast<long>(cut));
   SearchJournal replay(std::move(recorded));
   Context resumed_context;
   const LearnedModel resumed = learn_model(resumed_context, rows, RowPartition::whole(p.rows()), options, &replay);
