@@ -70,6 +70,72 @@ void add_information(const Kernel& kernel, RowWorkspace& w, std::size_t size, do
   }
 }
 
+// The rows, targets and mean basis in the sets' order, and β: what a row's terms are made of.
+struct RowInputs {
+  const double *x, *y, *basis;
+  std::size_t d, p;
+  std::span<const double> beta;
+};
+
+// Row i's term of −log p, its gradient and (with `information`) its Fisher information, added to `sum`
+// (1 + P values, then P² more): see the header. False when the conditioning block does not factor.
+bool add_row_terms(const Kernel& kernel, std::span<const std::uint32_t> set, std::size_t i, const RowInputs& in,
+                   RowWorkspace& w, double* sum, bool information) {
+  const std::size_t d = in.d, p = in.p, k = set.size(), size = k + 1, last = k;
+  const std::size_t kernel_parameters = kernel.parameter_count(), noise_index = kernel.noise_index();
+  const double noise = kernel.noise_variance();
+  double* gradient = sum + 1;
+  // J = N(i) then i.
+  w.rows.resize(size * d);
+  w.residual.resize(size);
+  w.basis.resize(size * p);
+  for (std::size_t j = 0; j < size; ++j) {
+    const std::size_t position = j < k ? set[j] : i;
+    std::copy_n(in.x + position * d, d, w.rows.data() + j * d);
+    double residual = in.y[position];
+    for (std::size_t q = 0; q < p; ++q) {
+      w.basis[j * p + q] = in.basis[position * p + q];
+      residual -= in.basis[position * p + q] * in.beta[q];
+    }
+    w.residual[j] = residual;
+  }
+  kernel.prepare(w.rows.data(), size, w.prepared);
+  w.block.resize(size * size);
+  kernel.evaluate(w.prepared, w.prepared, w.block.data());
+  for (std::size_t j = 0; j < size; ++j) w.block[j * size + j] += noise;
+  if (!factor_in_place(w.block.data(), size)) return false;
+  const double* l = w.block.data();
+  w.z = w.residual;
+  forward_solve(l, size, w.z.data());
+  const double z_last = w.z[last];
+  sum[0] += std::log(l[last * size + last]) + 0.5 * z_last * z_last + 0.5 * std::log(2.0 * std::numbers::pi);
+  w.u.assign(size, 0.0);
+  w.u[last] = 1.0;
+  backward_solve(l, size, w.u.data());  // u = L⁻ᵀ e_J: the last row of L⁻¹
+  w.a = w.z;
+  backward_solve(l, size, w.a.data());  // a = A⁻¹ r_J
+  w.weights.resize(size * size);
+  double trace = 0.0;
+  for (std::size_t j = 0; j < size; ++j) {
+    const double b_j = w.a[j] - z_last * w.u[j];
+    for (std::size_t h = 0; h < size; ++h) {
+      const double b_h = w.a[h] - z_last * w.u[h];
+      w.weights[j * size + h] =
+          0.5 * ((1.0 - z_last * z_last) * w.u[j] * w.u[h] - z_last * (b_j * w.u[h] + w.u[j] * b_h));
+    }
+    trace += w.weights[j * size + j];
+  }
+  kernel.add_parameter_gradient_serially(w.prepared.view(d), w.prepared.view(d), w.weights.data(), gradient);
+  gradient[noise_index] += noise * trace;  // ∂A/∂log σ² = σ² I
+  w.projected.assign(p, 0.0);              // H_Jᵀu
+  for (std::size_t q = 0; q < p; ++q) {
+    for (std::size_t j = 0; j < size; ++j) w.projected[q] += w.basis[j * p + q] * w.u[j];
+    gradient[kernel_parameters + q] -= z_last * w.projected[q];
+  }
+  if (information) add_information(kernel, w, size, noise, noise_index, p, gradient + kernel_parameters + p);
+  return true;
+}
+
 }  // namespace
 
 VecchiaLikelihood::VecchiaLikelihood(Context& context, const double* x, std::span<const double> y, std::size_t d,
@@ -113,13 +179,11 @@ MarginalLikelihood VecchiaLikelihood::evaluate(const KernelHyperparameters& hype
   const std::size_t p = mean_.basis_size(), d = d_;
   GPSTREAM_CHECK(beta.size() == p, "{} mean coefficients for {} basis functions", beta.size(), p);
   const auto kernel = make_kernel(hyperparameters, d);
-  const std::size_t kernel_parameters = kernel->parameter_count();  // the noise's slot included
-  const std::size_t noise_index = kernel->noise_index();
-  const std::size_t parameters = kernel_parameters + p;
+  const std::size_t parameters = kernel->parameter_count() + p;  // the noise's slot included
   // The term, its gradient, then (when asked) the information's P×P entries.
   const std::size_t values = 1 + parameters + (information ? parameters * parameters : 0);
   const double noise = hyperparameters.noise_variance;
-  const double log_2pi_half = 0.5 * std::log(2.0 * std::numbers::pi);
+  const RowInputs rows{x_.data(), y_.data(), basis_.data(), d, p, beta};
   // This rank's chunks; every other rank's entries stay 0, so the all-reduce adds each once.
   Communicator& ranks = context_.communicator();
   const std::size_t chunks = (n_ + kChunkRows - 1) / kChunkRows;
@@ -131,61 +195,11 @@ MarginalLikelihood VecchiaLikelihood::evaluate(const KernelHyperparameters& hype
     tbb::parallel_for(first_chunk, last_chunk, [&](std::size_t chunk) {
       RowWorkspace w;
       double* sum = sums.data() + chunk * values;
-      double* gradient = sum + 1;
       for (std::size_t i = chunk * kChunkRows; i < std::min(n_, (chunk + 1) * kChunkRows); ++i) {
-        const std::span<const std::uint32_t> set = sets_.set(i);
-        const std::size_t k = set.size(), size = k + 1, last = k;
-        // J = N(i) then i.
-        w.rows.resize(size * d);
-        w.residual.resize(size);
-        w.basis.resize(size * p);
-        for (std::size_t j = 0; j < size; ++j) {
-          const std::size_t position = j < k ? set[j] : i;
-          std::copy_n(x_.data() + position * d, d, w.rows.data() + j * d);
-          double residual = y_[position];
-          for (std::size_t q = 0; q < p; ++q) {
-            w.basis[j * p + q] = basis_[position * p + q];
-            residual -= basis_[position * p + q] * beta[q];
-          }
-          w.residual[j] = residual;
-        }
-        kernel->prepare(w.rows.data(), size, w.prepared);
-        w.block.resize(size * size);
-        kernel->evaluate(w.prepared, w.prepared, w.block.data());
-        for (std::size_t j = 0; j < size; ++j) w.block[j * size + j] += noise;
-        if (!factor_in_place(w.block.data(), size)) {
+        if (!add_row_terms(*kernel, sets_.set(i), i, rows, w, sum, information)) {
           failed[chunk] = 1;
           return;
         }
-        const double* l = w.block.data();
-        w.z = w.residual;
-        forward_solve(l, size, w.z.data());
-        const double z_last = w.z[last];
-        sum[0] += std::log(l[last * size + last]) + 0.5 * z_last * z_last + log_2pi_half;
-        w.u.assign(size, 0.0);
-        w.u[last] = 1.0;
-        backward_solve(l, size, w.u.data());  // u = L⁻ᵀ e_J: the last row of L⁻¹
-        w.a = w.z;
-        backward_solve(l, size, w.a.data());  // a = A⁻¹ r_J
-        w.weights.resize(size * size);
-        double trace = 0.0;
-        for (std::size_t j = 0; j < size; ++j) {
-          const double b_j = w.a[j] - z_last * w.u[j];
-          for (std::size_t h = 0; h < size; ++h) {
-            const double b_h = w.a[h] - z_last * w.u[h];
-            w.weights[j * size + h] =
-                0.5 * ((1.0 - z_last * z_last) * w.u[j] * w.u[h] - z_last * (b_j * w.u[h] + w.u[j] * b_h));
-          }
-          trace += w.weights[j * size + j];
-        }
-        kernel->add_parameter_gradient_serially(w.prepared.view(d), w.prepared.view(d), w.weights.data(), gradient);
-        gradient[noise_index] += noise * trace;  // ∂A/∂log σ² = σ² I
-        w.projected.assign(p, 0.0);  // H_Jᵀu
-        for (std::size_t q = 0; q < p; ++q) {
-          for (std::size_t j = 0; j < size; ++j) w.projected[q] += w.basis[j * p + q] * w.u[j];
-          gradient[kernel_parameters + q] -= z_last * w.projected[q];
-        }
-        if (information) add_information(*kernel, w, size, noise, noise_index, p, gradient + parameters);
       }
     });
   });
