@@ -26,7 +26,8 @@ struct Solution {
 };
 
 Solution solve(const Problem& problem, const KernelHyperparameters& h, const SolverOptions& options, double tolerance,
-               std::vector<RunObserver*> observers = {}, bool streamed = false, std::uint64_t refresh_every = 0) {
+               std::vector<RunObserver*> observers = {}, bool streamed = false, std::uint64_t refresh_every = 0,
+               std::uint64_t max_iterations = 200000) {
   InMemoryRowSource resident = problem.source();
   StandardisedRowSource wrapped(resident, Standardisation::identity());
   RowSource& rows = streamed ? static_cast<RowSource&>(wrapped) : resident;
@@ -37,7 +38,7 @@ Solution solve(const Problem& problem, const KernelHyperparameters& h, const Sol
   Solution solution{initial_solver_state(problem.y, 7), {}};
   StoppingRule rule;
   rule.tolerance = tolerance;
-  rule.max_iterations = 200000;
+  rule.max_iterations = max_iterations;
   rule.refresh_every = refresh_every;
   const Context::ObserverScope observe(context, std::move(observers));
   solution.run = run_solver(*solver, matrix, solution.state, problem.y, rule, true);
@@ -77,14 +78,15 @@ TEST_CASE("pcg reaches the Cholesky solution of a small multi-scale field in a f
   h.added = {{KernelType::matern32, {0.4, 0.5}, 0.3}, {KernelType::matern32, {3.0, 4.0}, 0.4}};
   const Solution exact = solve(problem, h, {.name = "cholesky"}, 1e-9);
   const Solution preconditioned = solve(problem, h, {.name = "pcg"}, 1e-6);
-  const Solution plain = solve(problem, h, {.name = "cg"}, 1e-6);
   CHECK(preconditioned.run.reason == StopReason::converged);
   CHECK(relative_difference(preconditioned.state.alpha, exact.state.alpha) <= 1e-4);
   CHECK(preconditioned.exact_gradient_drift <= 1e-9);
   CAPTURE(preconditioned.run.last.iteration);
-  CAPTURE(plain.run.last.iteration);
   CHECK(preconditioned.run.last.iteration <= 20);
-  CHECK(5 * preconditioned.run.last.iteration < plain.run.last.iteration);
+  // Plain cg is still short of the tolerance after 5× as many (it takes ~600; stopped there, as under the
+  // sanitizers they take minutes).
+  const Solution plain = solve(problem, h, {.name = "cg"}, 1e-6, {}, false, 0, 5 * preconditioned.run.last.iteration);
+  CHECK(plain.run.reason == StopReason::iteration_limit);
   // auto takes pcg for this kernel on these inputs, and gbcd for a single kernel, many inputs or ranks.
   CHECK(std::string(choose_dense_solver(h, 2500, 2, false).method.name) == "pcg");
   CHECK(choose_dense_solver(h, 2500, 2, false).reason.find("a sum of 3 terms on 2 inputs") != std::string::npos);
