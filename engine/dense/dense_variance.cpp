@@ -17,6 +17,9 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
 
 namespace gpstream {
 namespace {
@@ -88,6 +91,33 @@ Pilot run_pilot(KernelMatrix& training, const double* test_rows, std::size_t cou
   const SolverRun run = run_iterations(*method, training, StoppingRule{}, /*fresh_start=*/true);
   if (run.reason == StopReason::interrupted) throw Cancelled("variance planning stopped");
   return {result.iterations, result.unconverged_rows == 0, result.local_rows};
+}
+
+// The gbcd route's flops as a pilot batch measures them, and the note that says so. The sweep count of the
+// estimate is kin40k's; kernels of short reach (spatial data) need far fewer. The pilot's steps are priced at
+// a full batch's each, for every batch, with each batch's local start (a block step on its s rows and their
+// factor); a pilot stopped at its cap leaves the estimate where that is larger. (Only where the cholesky route
+// is a choice: else gbcd is the route whatever it costs.)
+std::pair<double, std::string> piloted_gbcd_flops(KernelMatrix& training, const double* test_rows, std::size_t count,
+                                                  const VarianceOptions& options, bool local_start,
+                                                  double cholesky_flops, double estimate) {
+  const std::size_t n = training.size(), d = training.rows().columns();
+  const std::size_t rows = count - options.first_row, full_batch = std::min(rows, largest_batch(local_start));
+  const double pilot_step = gbcd_step_flops(n, d, options.active_set_size, std::min(rows, kPilotRows));
+  const auto cap = static_cast<std::uint64_t>(std::max(1.0, kPilotShare * cholesky_flops / pilot_step));
+  const Pilot pilot = run_pilot(training, test_rows, count, options, local_start, cap);
+  const double batches = std::ceil(static_cast<double>(rows) / static_cast<double>(full_batch));
+  const double local = static_cast<double>(pilot.local_rows);
+  const double measured =
+      (static_cast<double>(pilot.iterations) * gbcd_step_flops(n, d, options.active_set_size, full_batch) +
+       gbcd_step_flops(n, d, pilot.local_rows, full_batch) + local * local * local / 3.0) *
+      batches;
+  if (pilot.finished) {
+    return {measured,
+            fmt::format(" (a pilot batch of {} rows took {} steps)", std::min(rows, kPilotRows), pilot.iterations)};
+  }
+  return {std::max(estimate, measured), fmt::format(" (a pilot batch of {} rows was not done after {} steps)",
+                                                    std::min(rows, kPilotRows), pilot.iterations)};
 }
 
 }  // namespace
@@ -168,27 +198,10 @@ VariancePlan plan_variances(KernelMatrix& training, std::size_t count, const Var
   const bool on_disk = !fits && options.open_factor_store && disk_needed <= available && room_on_disk;
   std::string pilot_note;
   const bool local_start = variance_routes::local_start_applies(training, options, test_rows, count);
-  const std::size_t full_batch = std::min(rows, largest_batch(local_start));
   if (test_rows != nullptr && rows > 0 && options.method == VarianceMethod::automatic && (fits || on_disk) &&
       training.kernel().noise_variance() > 0.0) {
-    // The sweep count above is kin40k's; kernels of short reach (spatial data) need far fewer. A pilot batch
-    // measures it: its steps, at the cost of a full batch each, for every batch. (Only where the cholesky
-    // route is a choice: else gbcd is the route whatever it costs.)
-    const double pilot_step = gbcd_step_flops(n, d, options.active_set_size, std::min(rows, kPilotRows));
-    const auto cap = static_cast<std::uint64_t>(std::max(1.0, kPilotShare * cholesky_flops / pilot_step));
-    const Pilot pilot = run_pilot(training, test_rows, count, options, local_start, cap);
-    const double batches = std::ceil(static_cast<double>(rows) / static_cast<double>(full_batch));
-    // Each batch's local start: a block step on its s rows and their factor.
-    const double local = static_cast<double>(pilot.local_rows);
-    const double measured =
-        (static_cast<double>(pilot.iterations) * gbcd_step_flops(n, d, options.active_set_size, full_batch) +
-         gbcd_step_flops(n, d, pilot.local_rows, full_batch) + local * local * local / 3.0) *
-        batches;
-    gbcd_flops = pilot.finished ? measured : std::max(gbcd_flops, measured);
-    pilot_note = pilot.finished ? fmt::format(" (a pilot batch of {} rows took {} steps)", std::min(rows, kPilotRows),
-                                              pilot.iterations)
-                                : fmt::format(" (a pilot batch of {} rows was not done after {} steps)",
-                                              std::min(rows, kPilotRows), pilot.iterations);
+    std::tie(gbcd_flops, pilot_note) =
+        piloted_gbcd_flops(training, test_rows, count, options, local_start, cholesky_flops, gbcd_flops);
   }
   const std::string costs =
       fmt::format("n³/3 + n²·r = {:.2g} flops against ~{:.2g} for gbcd{}", cholesky_flops, gbcd_flops, pilot_note);

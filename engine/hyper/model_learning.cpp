@@ -308,40 +308,9 @@ void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& obje
   }
 }
 
-}  // namespace
-
-LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
-                         const ModelLearningOptions& options, SearchJournal* journal) {
-  GPSTREAM_CHECK(!options.kernels.empty(), "no kernel to learn");
-  const bool least_squares = options.mean_fit == ModelLearningOptions::MeanFit::least_squares;
-  if (!options.mean.empty() && (least_squares || options.leave_out_redundant_mean_inputs)) {
-    // β by least squares, first (one pass): the basis the trend can use, and, for OLS, its coefficients.
-    LeastSquaresTrend trend;
-    if (options.leave_out_redundant_mean_inputs) {
-      trend = least_squares_trend(context.communicator(), rows, partition, options.mean);
-    } else {
-      trend.mean = options.mean;
-      trend.mean.coefficients =
-          least_squares_coefficients(context.communicator(), rows, partition, options.mean, options.input_names);
-    }
-    ModelLearningOptions reduced = options;
-    reduced.leave_out_redundant_mean_inputs = false;
-    reduced.mean = trend.mean;
-    reduced.mean.coefficients.clear();
-    LearnedModel learned;
-    if (least_squares) {  // the kernel on the residual, with no mean left to fit
-      MeanResidualRowSource residual(rows, trend.mean);
-      reduced.mean = {};
-      learned = learn_model(context, residual, partition, reduced, journal);
-      for (CandidateFit& fit : learned.candidates) fit.mean_coefficients = trend.mean.coefficients;
-    } else {  // jointly with the kernel, on the basis it can use
-      learned = learn_model(context, rows, partition, reduced, journal);
-    }
-    learned.mean = trend.mean;
-    learned.mean.coefficients.clear();
-    learned.mean_inputs_left_out = trend.left_out;
-    return learned;
-  }
+// Steps 1 to 3 and the refinements (docs/model.md) for a mean that is empty or fitted jointly on its basis.
+LearnedModel learn_candidates(Context& context, RowSource& rows, const RowPartition& partition,
+                              const ModelLearningOptions& options, SearchJournal* journal) {
   const auto started = std::chrono::steady_clock::now();
   LearnedModel learned;
   const std::size_t n = partition.global_rows, d = rows.columns();
@@ -419,6 +388,43 @@ LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& 
   learned.mean = options.mean;
   learned.seconds = seconds_since(started);
   return learned;
+}
+
+}  // namespace
+
+LearnedModel learn_model(Context& context, RowSource& rows, const RowPartition& partition,
+                         const ModelLearningOptions& options, SearchJournal* journal) {
+  GPSTREAM_CHECK(!options.kernels.empty(), "no kernel to learn");
+  const bool least_squares = options.mean_fit == ModelLearningOptions::MeanFit::least_squares;
+  if (!options.mean.empty() && (least_squares || options.leave_out_redundant_mean_inputs)) {
+    // β by least squares, first (one pass): the basis the trend can use, and, for OLS, its coefficients.
+    LeastSquaresTrend trend;
+    if (options.leave_out_redundant_mean_inputs) {
+      trend = least_squares_trend(context.communicator(), rows, partition, options.mean);
+    } else {
+      trend.mean = options.mean;
+      trend.mean.coefficients =
+          least_squares_coefficients(context.communicator(), rows, partition, options.mean, options.input_names);
+    }
+    ModelLearningOptions reduced = options;
+    reduced.leave_out_redundant_mean_inputs = false;
+    reduced.mean = trend.mean;
+    reduced.mean.coefficients.clear();
+    LearnedModel learned;
+    if (least_squares) {  // the kernel on the residual, with no mean left to fit
+      MeanResidualRowSource residual(rows, trend.mean);
+      reduced.mean = {};
+      learned = learn_candidates(context, residual, partition, reduced, journal);
+      for (CandidateFit& fit : learned.candidates) fit.mean_coefficients = trend.mean.coefficients;
+    } else {  // jointly with the kernel, on the basis it can use
+      learned = learn_candidates(context, rows, partition, reduced, journal);
+    }
+    learned.mean = trend.mean;
+    learned.mean.coefficients.clear();
+    learned.mean_inputs_left_out = trend.left_out;
+    return learned;
+  }
+  return learn_candidates(context, rows, partition, options, journal);
 }
 
 GaussianProcessPrior learned_prior(const LearnedModel& learned) {

@@ -9,6 +9,73 @@
 #include <algorithm>
 
 namespace gpstream {
+namespace {
+
+// What every tile of a cross_products call shares: P and Q prepared (or P's column plan), the sizes, the
+// whitening, the projection and W.
+struct TileInputs {
+  KernelMatrix& matrix;
+  const KernelMatrix::ColumnPlan& plan;
+  const PreparedRows &prepared_p, &prepared_q;
+  std::size_t p, q, r;
+  const double *p_whitening, *q_projection, *w;
+  bool same, p_columns;
+};
+
+// One chunk's sums, added to tile by tile.
+struct Partial {
+  std::vector<double> pq, norms, qw;
+};
+
+// The tile of `rows` training rows from global row `first` (their inputs at x): its block of K_P (whitened),
+// of K_Q (projected), added to the partial's K_PᵀK_Q, column norms of K_Q and K_QᵀW.
+void add_tile(const TileInputs& in, std::size_t first, std::size_t rows, const double* x,
+              KernelMatrix::TileWorkspace& workspace, std::vector<double>& block_q, Partial& partial) {
+  const Kernel& kernel = in.matrix.kernel();
+  const std::size_t p = in.p, q = in.q, r = in.r;
+  kernel.prepare(x, rows, workspace.rows);
+  workspace.block.resize(rows * p);
+  if (in.p_columns) {
+    in.matrix.tile_columns(in.plan, first, rows, workspace);
+    for (std::size_t k = 0; k < p; ++k) {
+      const double* column = workspace.columns[k];
+      for (std::size_t i = 0; i < rows; ++i) workspace.block[i * p + k] = column[i];
+    }
+  } else if (p > 0) {
+    kernel.evaluate(workspace.rows, in.prepared_p, workspace.block.data());
+  }
+  if (p > 0 && in.p_whitening != nullptr) {
+    cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(rows),
+                static_cast<int>(p), 1.0, in.p_whitening, static_cast<int>(p), workspace.block.data(),
+                static_cast<int>(p));
+  }
+  const double* k_q = workspace.block.data();
+  if (!in.same) {
+    block_q.resize(rows * q);
+    kernel.evaluate(workspace.rows, in.prepared_q, block_q.data());
+    if (in.q_projection != nullptr && p > 0) {  // K_Q − K_P W
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(q),
+                  static_cast<int>(p), -1.0, workspace.block.data(), static_cast<int>(p), in.q_projection,
+                  static_cast<int>(q), 1.0, block_q.data(), static_cast<int>(q));
+    }
+    k_q = block_q.data();
+  }
+  if (p > 0) {
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(p), static_cast<int>(q),
+                static_cast<int>(rows), 1.0, workspace.block.data(), static_cast<int>(p), k_q, static_cast<int>(q),
+                1.0, partial.pq.data(), static_cast<int>(q));
+  }
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t j = 0; j < q; ++j) partial.norms[j] += k_q[i * q + j] * k_q[i * q + j];
+  }
+  if (r > 0) {
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(q), static_cast<int>(r),
+                static_cast<int>(rows), 1.0, k_q, static_cast<int>(q), in.w + first * r, static_cast<int>(r), 1.0,
+                partial.qw.data(), static_cast<int>(r));
+  }
+}
+
+}  // namespace
 
 CrossProducts cross_products(KernelMatrix& matrix, const double* p_rows, std::size_t p, const double* q_rows,
                              std::size_t q, const double* w, std::size_t r, const double* p_whitening,
@@ -37,10 +104,8 @@ CrossProducts cross_products(KernelMatrix& matrix, const double* p_rows, std::si
   // its own partial: the sums do not depend on the thread count, and there
   // are few p×q partials however many tiles there are.
   constexpr std::size_t kChunks = 8;
-  struct Partial {
-    std::vector<double> pq, norms, qw;
-  };
   std::vector<Partial> partials(kChunks);
+  const TileInputs inputs{matrix, plan, prepared_p, prepared_q, p, q, r, p_whitening, q_projection, w, same, p_columns};
   auto add_block = [&](std::size_t first, std::size_t count, const double* x) {
     const std::size_t tiles = (count + tile_rows - 1) / tile_rows;
     const std::size_t chunks = std::min(kChunks, tiles);
@@ -54,46 +119,7 @@ CrossProducts cross_products(KernelMatrix& matrix, const double* p_rows, std::si
       for (std::size_t t = chunk * tiles / chunks; t < (chunk + 1) * tiles / chunks; ++t) {
         const std::size_t offset = t * tile_rows;
         const std::size_t rows = std::min(tile_rows, count - offset);
-        kernel.prepare(x + offset * d, rows, workspace.rows);
-        workspace.block.resize(rows * p);
-        if (p_columns) {
-          matrix.tile_columns(plan, first + offset, rows, workspace);
-          for (std::size_t k = 0; k < p; ++k) {
-            const double* column = workspace.columns[k];
-            for (std::size_t i = 0; i < rows; ++i) workspace.block[i * p + k] = column[i];
-          }
-        } else if (p > 0) {
-          kernel.evaluate(workspace.rows, prepared_p, workspace.block.data());
-        }
-        if (p > 0 && p_whitening != nullptr) {
-          cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(rows),
-                      static_cast<int>(p), 1.0, p_whitening, static_cast<int>(p), workspace.block.data(),
-                      static_cast<int>(p));
-        }
-        const double* k_q = workspace.block.data();
-        if (!same) {
-          block_q.resize(rows * q);
-          kernel.evaluate(workspace.rows, prepared_q, block_q.data());
-          if (q_projection != nullptr && p > 0) {  // K_Q − K_P W
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(q),
-                        static_cast<int>(p), -1.0, workspace.block.data(), static_cast<int>(p), q_projection,
-                        static_cast<int>(q), 1.0, block_q.data(), static_cast<int>(q));
-          }
-          k_q = block_q.data();
-        }
-        if (p > 0) {
-          cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(p), static_cast<int>(q),
-                      static_cast<int>(rows), 1.0, workspace.block.data(), static_cast<int>(p), k_q,
-                      static_cast<int>(q), 1.0, partial.pq.data(), static_cast<int>(q));
-        }
-        for (std::size_t i = 0; i < rows; ++i) {
-          for (std::size_t j = 0; j < q; ++j) partial.norms[j] += k_q[i * q + j] * k_q[i * q + j];
-        }
-        if (r > 0) {
-          cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(q), static_cast<int>(r),
-                      static_cast<int>(rows), 1.0, k_q, static_cast<int>(q), w + (first + offset) * r,
-                      static_cast<int>(r), 1.0, partial.qw.data(), static_cast<int>(r));
-        }
+        add_tile(inputs, first + offset, rows, x + offset * d, workspace, block_q, partial);
       }
     });
     for (std::size_t chunk = 0; chunk < chunks; ++chunk) {

@@ -36,6 +36,35 @@ std::vector<double> inducing_kernel_factor(const Kernel& kernel, const PreparedR
   return factor;
 }
 
+namespace {
+
+// Φ = K_NI L_I⁻ᵀ (n×m), ΦᵀΦ (both triangles) and the factor L_S of S = σ²I + ΦᵀΦ = L_S L_Sᵀ.
+struct ProjectedRows {
+  std::vector<double> phi, gram, factor_s;
+};
+
+ProjectedRows project_onto_inducing(const Kernel& kernel, const PreparedRows& rows, const PreparedRows& inducing_rows,
+                                    const std::vector<double>& factor_i, double noise) {
+  const std::size_t n = rows.count, m = inducing_rows.count;
+  const int ni = static_cast<int>(n), mi = static_cast<int>(m);
+  ProjectedRows projected{std::vector<double>(checked_multiply(n, m)), std::vector<double>(checked_multiply(m, m), 0.0),
+                          {}};
+  std::vector<double>& phi = projected.phi;
+  kernel.evaluate(rows, inducing_rows, phi.data());
+  cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, ni, mi, 1.0, factor_i.data(), mi,
+              phi.data(), mi);
+  std::vector<double>& gram = projected.gram;  // ΦᵀΦ, lower triangle, then mirrored
+  cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, mi, ni, 1.0, phi.data(), mi, 0.0, gram.data(), mi);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < i; ++j) gram[j * m + i] = gram[i * m + j];
+  projected.factor_s = gram;
+  for (std::size_t i = 0; i < m; ++i) projected.factor_s[i * m + i] += noise;
+  cholesky_factor(projected.factor_s.data(), m, "S = sigma^2 I + Phi^T Phi");
+  return projected;
+}
+
+}  // namespace
+
 InducingObjectiveValue evaluate_inducing_objective(const KernelHyperparameters& hyperparameters, const double* x,
                                                    std::size_t n, std::size_t d, std::span<const double> y,
                                                    std::span<const std::size_t> inducing, InducingObjective objective,
@@ -58,18 +87,8 @@ InducingObjectiveValue evaluate_inducing_objective(const KernelHyperparameters& 
   kernel->prepare(x_i.data(), m, inducing_rows);
   const std::vector<double> factor_i = inducing_kernel_factor(*kernel, inducing_rows, "K_I, the inducing rows' kernel");
 
-  // Φ = K_NI L_I⁻ᵀ (n×m), S = σ²I + ΦᵀΦ = L_S L_Sᵀ.
-  std::vector<double> phi(checked_multiply(n, m));
-  kernel->evaluate(rows, inducing_rows, phi.data());
-  cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, ni, mi, 1.0, factor_i.data(), mi,
-              phi.data(), mi);
-  std::vector<double> gram(checked_multiply(m, m), 0.0);  // ΦᵀΦ, lower triangle
-  cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, mi, ni, 1.0, phi.data(), mi, 0.0, gram.data(), mi);
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j < i; ++j) gram[j * m + i] = gram[i * m + j];
-  std::vector<double> factor_s = gram;
-  for (std::size_t i = 0; i < m; ++i) factor_s[i * m + i] += noise;
-  cholesky_factor(factor_s.data(), m, "S = sigma^2 I + Phi^T Phi");
+  const ProjectedRows projected = project_onto_inducing(*kernel, rows, inducing_rows, factor_i, noise);
+  const std::vector<double>&phi = projected.phi, &gram = projected.gram, &factor_s = projected.factor_s;
 
   std::vector<double> z(m);  // L_S⁻¹ Φᵀy
   cblas_dgemv(CblasRowMajor, CblasTrans, ni, mi, 1.0, phi.data(), mi, y.data(), 1, 0.0, z.data(), 1);
