@@ -64,7 +64,7 @@ double gbcd_step_flops(std::size_t n, std::size_t d, std::size_t m, std::size_t 
 
 struct Pilot {
   std::uint64_t iterations = 0;
-  bool finished = false;  // every row within the tolerance before the cap
+  bool finished = false;       // every row within the tolerance before the cap
   std::size_t local_rows = 0;  // of the local start of each batch (0: none)
 };
 

@@ -62,8 +62,8 @@ void add_tile(const TileInputs& in, std::size_t first, std::size_t rows, const d
   }
   if (p > 0) {
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(p), static_cast<int>(q),
-                static_cast<int>(rows), 1.0, workspace.block.data(), static_cast<int>(p), k_q, static_cast<int>(q),
-                1.0, partial.pq.data(), static_cast<int>(q));
+                static_cast<int>(rows), 1.0, workspace.block.data(), static_cast<int>(p), k_q, static_cast<int>(q), 1.0,
+                partial.pq.data(), static_cast<int>(q));
   }
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t j = 0; j < q; ++j) partial.norms[j] += k_q[i * q + j] * k_q[i * q + j];

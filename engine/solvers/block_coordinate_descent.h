@@ -174,6 +174,8 @@ class GreedySelection final : public ActiveSetPolicy {
   void fill_pool(SelectionContext& context, std::size_t draw_count, std::size_t first);
   // Steps 2–6 of Algorithm 2 on the pool: B, its factor, and ΔU_B.
   void take_steps(SelectionContext& context, ActiveSet& out);
+  // The pool's variable at `position` joins B: its index, row, gradient row and prepared row.
+  void join_active_set(std::size_t position, std::size_t d, std::size_t r, ActiveSet& out);
 
   std::size_t candidates_, steps_per_chunk_;
   // Reused across iterations: sized once, never re-zeroed.

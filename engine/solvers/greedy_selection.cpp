@@ -104,6 +104,36 @@ double squared_norm(const double* row, std::size_t r) {
   return sum;
 }
 
+// A chunk of greedy steps: steps [first, last), each over its κ candidates
+// at pool positions (step − 1)·κ on, their E_O rows from `row_first`'s.
+struct ChunkSteps {
+  std::size_t first, last, row_first, candidates, columns;
+};
+
+// Step 3 for each step of the chunk: s = argmin_i −e_i² / (2 K̄_ii) over its
+// κ candidates, eq. (10), with E_O as of the chunk's start; members of B and
+// the chunk's earlier choices are skipped, ties go to the first candidate.
+// The pool positions chosen go to `chosen` (cleared first), their variables
+// into `in_b`.
+void choose_in_chunk(const ChunkSteps& chunk, const std::vector<std::size_t>& draws, const double* e_o,
+                     const double* diagonal, IndexSet& in_b, std::vector<std::size_t>& chosen) {
+  chosen.clear();
+  for (std::size_t step = chunk.first; step < chunk.last; ++step) {
+    const std::size_t row0 = (step - 1) * chunk.candidates;
+    std::size_t best = chunk.candidates;
+    double best_score = -1.0;
+    for (std::size_t k = 0; k < chunk.candidates; ++k) {
+      if (in_b.contains(draws[row0 + k])) continue;
+      const double score =
+          squared_norm(e_o + (row0 - chunk.row_first + k) * chunk.columns, chunk.columns) / diagonal[row0 + k];
+      if (score > best_score) best_score = score, best = k;
+    }
+    if (best == chunk.candidates) continue;  // every candidate is already in B
+    chosen.push_back(row0 + best);
+    in_b.insert(draws[row0 + best]);
+  }
+}
+
 // argmax_i Σ_j G_ij² / K̄_ii over all n, ties to the smallest i (deterministic):
 // over this rank's rows, then over the ranks.
 std::size_t best_first_variable(const SelectionContext& context) {
@@ -273,6 +303,15 @@ void GreedySelection::select(SelectionContext& context, ActiveSet& out) {
   preparing_.wait();
 }
 
+void GreedySelection::join_active_set(std::size_t position, std::size_t d, std::size_t r, ActiveSet& out) {
+  out.indices.push_back(pool_.draws[position]);
+  out.rows.insert(out.rows.end(), pool_.rows.begin() + static_cast<std::ptrdiff_t>(position * d),
+                  pool_.rows.begin() + static_cast<std::ptrdiff_t>((position + 1) * d));
+  g_b_.insert(g_b_.end(), pool_.gradient.begin() + static_cast<std::ptrdiff_t>(position * r),
+              pool_.gradient.begin() + static_cast<std::ptrdiff_t>((position + 1) * r));
+  active_.append(pool_.prepared, position, d);
+}
+
 void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
   KernelMatrix& kernel = context.kernel;
   PhaseTimes* times = kernel.context().phase_times();
@@ -290,17 +329,15 @@ void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
   IncrementalCholesky& factor = *factor_;
   factor.clear();
   std::vector<std::size_t>& b = out.indices;
-  std::vector<double>& x_b = out.rows;
-  b.assign(1, first);
-  x_b.assign(pool_.rows.begin() + static_cast<std::ptrdiff_t>(first_position * d),
-             pool_.rows.begin() + static_cast<std::ptrdiff_t>((first_position + 1) * d));
-  // X_B prepared once and grown as variables are chosen.
+  // B, X_B, G_B (one row per chosen variable) and X_B prepared once, grown as variables are chosen.
+  b.clear();
+  out.rows.clear();
+  g_b_.clear();
   active_.count = 0;
   active_.values.clear();
   active_.squared_norms.clear();
-  active_.append(pool_.prepared, first_position, d);
+  join_active_set(first_position, d, r, out);
   factor.append(nullptr, diagonal[first_position]);
-  g_b_.assign(g + first_position * r, g + (first_position + 1) * r);  // G_B, one row per chosen variable
 
   IndexSet in_b(m);
   in_b.insert(first);
@@ -340,35 +377,13 @@ void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
       });
       evaluations += rows * t;
       phase.emplace(times, Phase::greedy_steps);
-      // Step 3 for each step of the chunk: s = argmin_i −e_i² / (2 K̄_ii) over
-      // its κ candidates, eq. (10), with E_O as of the chunk's start; members
-      // of B and this chunk's earlier choices are skipped, ties go to the
-      // first candidate.
-      chosen_.clear();
-      for (std::size_t step = chunk_first; step < chunk_last; ++step) {
-        const std::size_t row0 = (step - 1) * candidates_;
-        std::size_t best = candidates_;
-        double best_score = -1.0;
-        for (std::size_t k = 0; k < candidates_; ++k) {
-          if (in_b.contains(draws[row0 + k])) continue;
-          const double score = squared_norm(e_o_.data() + (row0 - row_first + k) * r, r) / diagonal[row0 + k];
-          if (score > best_score) best_score = score, best = k;
-        }
-        if (best == candidates_) continue;  // every candidate is already in B
-        chosen_.push_back(row0 + best);
-        in_b.insert(draws[row0 + best]);
-      }
+      choose_in_chunk({chunk_first, chunk_last, row_first, candidates_, r}, draws, e_o_.data(), diagonal, in_b,
+                      chosen_);
       // S joins B: K̄[S, B] and K̄_SS from their rows, and the factor of K̄_BB
       // grown by S in one block.
       phase.emplace(times, Phase::factor_block);
       const std::size_t count = chosen_.size();
-      for (const std::size_t position : chosen_) {
-        b.push_back(draws[position]);
-        x_b.insert(x_b.end(), pool_.rows.begin() + static_cast<std::ptrdiff_t>(position * d),
-                   pool_.rows.begin() + static_cast<std::ptrdiff_t>((position + 1) * d));
-        g_b_.insert(g_b_.end(), g + position * r, g + (position + 1) * r);
-        active_.append(pool_.prepared, position, d);
-      }
+      for (const std::size_t position : chosen_) join_active_set(position, d, r, out);
       k_sb_.resize(count * t);
       k_ss_.resize(count * count);
       covariance.evaluate(active_.view(d, t, count), active_.view(d, 0, t), k_sb_.data());

@@ -27,6 +27,57 @@ void inverse_from_factor(std::vector<double>& factor, std::size_t q) {
     for (std::size_t j = 0; j < i; ++j) factor[j * q + i] = factor[i * q + j];
 }
 
+// Module i's terms for a block of q test rows: K_i* (size×q), E_i = K_*i α_i, V = L_i⁻¹ K_i*, C_i = K_** − VᵀV
+// (`covariance` holds K_** + jitter·I); adds C_i⁻¹ to `precision_sum` and C_i⁻¹E_i to `weighted_sum`. True
+// where C_i needed more jitter than K_**.
+bool add_module_terms(const Kernel& kernel, const PreparedRows& module_rows, const std::vector<double>& factor,
+                      const std::vector<double>& alpha, const PreparedView& test_block, std::vector<double> covariance,
+                      double jitter, std::vector<double>& precision_sum, std::vector<double>& weighted_sum) {
+  const std::size_t size = alpha.size(), q = weighted_sum.size(), d = kernel.dimension();
+  const int si = static_cast<int>(size), qi = static_cast<int>(q);
+  std::vector<double> v(checked_multiply(size, q));
+  kernel.evaluate(module_rows.view(d), test_block, v.data());
+  std::vector<double> mean(q);
+  cblas_dgemv(CblasRowMajor, CblasTrans, si, qi, 1.0, v.data(), qi, alpha.data(), 1, 0.0, mean.data(), 1);
+  cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, si, qi, 1.0, factor.data(), si,
+              v.data(), qi);
+  cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, qi, si, -1.0, v.data(), qi, 1.0, covariance.data(), qi);
+  const bool more_jitter =
+      cholesky_factor_with_jitter(covariance, q, 100.0 * jitter, 4, "a BCM module's posterior covariance C_i") > 0;
+  std::vector<double> solved = mean;  // C_i⁻¹ E_i
+  cholesky_solve(covariance.data(), q, solved.data(), 1);
+  inverse_from_factor(covariance, q);
+  for (std::size_t k = 0; k < q * q; ++k) precision_sum[k] += covariance[k];
+  for (std::size_t k = 0; k < q; ++k) weighted_sum[k] += solved[k];
+  return more_jitter;
+}
+
+// A test block's mean and latent variances from its modules' sums: C⁻¹ = Σ C_i⁻¹ − (M − 1) K_**⁻¹ (`prior`,
+// K_** + jitter·I, where M > 1), E = C Σ C_i⁻¹E_i. Without `latent`, the mean only; a variance below 0 is
+// counted and written as 0.
+void combine_block(std::vector<double>& precision, std::vector<double> mean, std::vector<double> prior, double others,
+                   double jitter, double* mean_out, double* latent, std::size_t& negative_variances) {
+  const std::size_t q = mean.size();
+  if (others > 0.0) {
+    cholesky_factor(prior.data(), q, "the test block's prior K_**");
+    inverse_from_factor(prior, q);
+    for (std::size_t k = 0; k < q * q; ++k) precision[k] -= others * prior[k];
+  }
+  cholesky_factor(precision.data(), q,
+                  "the committee's precision sum_i C_i^-1 - (M - 1) K_**^-1 (try larger modules or query blocks)");
+  cholesky_solve(precision.data(), q, mean.data(), 1);
+  std::copy(mean.begin(), mean.end(), mean_out);
+  if (latent == nullptr) return;
+  inverse_from_factor(precision, q);
+  for (std::size_t j = 0; j < q; ++j) {
+    latent[j] = precision[j * q + j] - jitter;
+    if (latent[j] < 0.0) {
+      latent[j] = 0.0;
+      ++negative_variances;
+    }
+  }
+}
+
 }  // namespace
 
 CommitteePrediction predict_committee(KernelMatrix& training, std::span<const double> y,
@@ -91,24 +142,11 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
 
     for (std::size_t b = 0; b < blocks; ++b) {
       const std::size_t q = block_size(b);
-      const int si = static_cast<int>(size), qi = static_cast<int>(q);
-      // K_i* (size×q), E_i = K_*i α_i, V = L_i⁻¹ K_i*, C_i = K_** − VᵀV.
-      std::vector<double> v(checked_multiply(size, q));
-      kernel.evaluate(prepared.view(d), test.view(d, b * block_rows, q), v.data());
-      training.count_kernel_evaluations(checked_multiply(size, q));
-      std::vector<double> mean(q);
-      cblas_dgemv(CblasRowMajor, CblasTrans, si, qi, 1.0, v.data(), qi, alpha.data(), 1, 0.0, mean.data(), 1);
-      cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, si, qi, 1.0, factor.data(), si,
-                  v.data(), qi);
-      std::vector<double> covariance = prior(b);
-      cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, qi, si, -1.0, v.data(), qi, 1.0, covariance.data(), qi);
-      if (cholesky_factor_with_jitter(covariance, q, 100.0 * jitter, 4, "a BCM module's posterior covariance C_i") > 0)
+      if (add_module_terms(kernel, prepared, factor, alpha, test.view(d, b * block_rows, q), prior(b), jitter,
+                           precision_sums[b], weighted_sums[b])) {
         ++prediction.extra_jitter;
-      std::vector<double> solved = mean;  // C_i⁻¹ E_i
-      cholesky_solve(covariance.data(), q, solved.data(), 1);
-      inverse_from_factor(covariance, q);
-      for (std::size_t k = 0; k < q * q; ++k) precision_sums[b][k] += covariance[k];
-      for (std::size_t k = 0; k < q; ++k) weighted_sums[b][k] += solved[k];
+      }
+      training.count_kernel_evaluations(checked_multiply(size, q));
     }
   }
 
@@ -123,29 +161,9 @@ CommitteePrediction predict_committee(KernelMatrix& training, std::span<const do
   // C⁻¹ = Σ C_i⁻¹ − (M − 1) K_**⁻¹; E = C Σ C_i⁻¹E_i.
   const double others = static_cast<double>(modules.size() - 1);
   for (std::size_t b = 0; b < blocks; ++b) {
-    const std::size_t q = block_size(b);
-    std::vector<double>& precision = precision_sums[b];
-    if (others > 0.0) {
-      std::vector<double> prior_inverse = prior(b);
-      cholesky_factor(prior_inverse.data(), q, "the test block's prior K_**");
-      inverse_from_factor(prior_inverse, q);
-      for (std::size_t k = 0; k < q * q; ++k) precision[k] -= others * prior_inverse[k];
-    }
-    cholesky_factor(precision.data(), q,
-                    "the committee's precision sum_i C_i^-1 - (M - 1) K_**^-1 (try larger modules or query blocks)");
-    std::vector<double> mean = weighted_sums[b];
-    cholesky_solve(precision.data(), q, mean.data(), 1);
-    std::copy(mean.begin(), mean.end(), prediction.mean.begin() + static_cast<std::ptrdiff_t>(b * block_rows));
-    if (!with_variance) continue;
-    inverse_from_factor(precision, q);
-    for (std::size_t j = 0; j < q; ++j) {
-      double latent = precision[j * q + j] - jitter;
-      if (latent < 0.0) {
-        latent = 0.0;
-        ++prediction.negative_variances;
-      }
-      prediction.latent[b * block_rows + j] = latent;
-    }
+    combine_block(precision_sums[b], weighted_sums[b], others > 0.0 ? prior(b) : std::vector<double>(), others, jitter,
+                  prediction.mean.data() + b * block_rows,
+                  with_variance ? prediction.latent.data() + b * block_rows : nullptr, prediction.negative_variances);
   }
   return prediction;
 }

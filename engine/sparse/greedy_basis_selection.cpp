@@ -34,6 +34,56 @@ double squared_norm(const std::vector<double>& v) {
   return sum;
 }
 
+// Column j of a row-major matrix of `columns` columns.
+std::vector<double> column_of(const std::vector<double>& matrix, std::size_t columns, std::size_t j) {
+  std::vector<double> column(matrix.size() / columns);
+  for (std::size_t i = 0; i < column.size(); ++i) column[i] = matrix[i * columns + j];
+  return column;
+}
+
+// A candidate's score, and what it brings if chosen.
+struct CandidateScore {
+  double value = -std::numeric_limits<double>::infinity();
+  double z = 0.0;                // the new z component, sggp
+  double trace_reduction = 0.0;  // ‖(K − K̃)[:, j]‖² / (K − K̃)_jj
+  double s_jj = 0.0;             // σ² + ‖φ_j‖², the new diagonal of S
+};
+
+// r_j = k_jj + jitter − ‖u_j‖² for the c columns of U = L_K⁻¹K(B, C) (m×c): each candidate's Nyström residual
+// variance, what of it the basis cannot express.
+std::vector<double> residual_variances(const std::vector<double>& u, const std::vector<double>& k_cc, double jitter) {
+  const std::size_t c = k_cc.size(), m = c == 0 ? 0 : u.size() / c;
+  std::vector<double> residual(c);
+  for (std::size_t j = 0; j < c; ++j) {
+    double u_norm = 0.0;
+    for (std::size_t i = 0; i < m; ++i) u_norm += u[i * c + j] * u[i * c + j];
+    residual[j] = k_cc[j] + jitter - u_norm;
+  }
+  return residual;
+}
+
+// Keerthi & Chu's score of candidate j for mpgp: only β_j moves; the objective falls by
+// (c_jᵀr − σ²k_jBᵀβ)² / (2 A_jj), r = y − K_NBβ. With c_j = R_j + Φu_j, Φᵀy = L_S z and
+// ΦᵀΦβ̃ = L_S z − σ²β̃, the slope is R_jᵀy − (ΦᵀR_j)ᵀβ̃ (`r_phi_beta` its second term), and
+// A_jj = σ²k_jj + ‖c_j‖² = σ²k_jj + ‖R_j‖² + 2u_jᵀΦᵀR_j + ‖Φu_j‖². U and ΦᵀR are m×c; `s_u` m values of room.
+double matching_pursuit_score(const IncrementalCholesky& whitened, const std::vector<double>& u,
+                              const CrossProducts& residual, std::size_t j, double noise, double k_jj,
+                              double r_phi_beta, std::vector<double>& s_u) {
+  const std::size_t m = s_u.size(), c = residual.q_squared_norms.size();
+  double u_cross = 0.0, u_s_u = 0.0, u_u = 0.0;
+  for (std::size_t i = 0; i < m; ++i) {
+    u_cross += u[i * c + j] * residual.pq[i * c + j];
+    u_u += u[i * c + j] * u[i * c + j];
+  }
+  // ‖Φu‖² = uᵀ(S − σ²I)u = ‖L_Sᵀu‖² − σ²‖u‖².
+  for (std::size_t i = 0; i < m; ++i) s_u[i] = u[i * c + j];
+  whitened.multiply_transposed(s_u.data());
+  for (const double value : s_u) u_s_u += value * value;
+  const double a_jj = noise * k_jj + residual.q_squared_norms[j] + 2.0 * u_cross + std::max(u_s_u - noise * u_u, 0.0);
+  const double slope = residual.q_times_w[j] - r_phi_beta;
+  return slope * slope / a_jj;
+}
+
 }  // namespace
 
 std::string basis_criterion_name(BasisCriterion criterion) {
@@ -189,15 +239,11 @@ void GreedyBasisSelection::primal_step() {
   std::vector<double> w(u);
   kernel_factor_.solve_columns(w.data(), c, true);
   CrossProducts residual = cross_products(kernel_, basis_rows_.data(), m, x_c.data(), c, y_.data(), 1, nullptr,
-                                                  m > 0 ? w.data() : nullptr, basis_);
+                                          m > 0 ? w.data() : nullptr, basis_);
   kernel_factor_.solve_columns(residual.pq.data(), c, false);
-  std::vector<double> residual_diagonal(c), scale(c);
-  for (std::size_t j = 0; j < c; ++j) {
-    double u_norm = 0.0;
-    for (std::size_t i = 0; i < m; ++i) u_norm += u[i * c + j] * u[i * c + j];
-    residual_diagonal[j] = k_cc[j] + jitter - u_norm;
-    scale[j] = residual_diagonal[j] > 0 ? 1.0 / std::sqrt(residual_diagonal[j]) : 0.0;
-  }
+  const std::vector<double> residual_diagonal = residual_variances(u, k_cc, jitter);
+  std::vector<double> scale(c);
+  for (std::size_t j = 0; j < c; ++j) scale[j] = residual_diagonal[j] > 0 ? 1.0 / std::sqrt(residual_diagonal[j]) : 0.0;
   // Φᵀφ_j, the new column of S = σ²I + ΦᵀΦ; l_j = L_S⁻¹Φᵀφ_j.
   std::vector<double> cross(residual.pq);
   for (std::size_t i = 0; i < m; ++i) {
@@ -209,13 +255,7 @@ void GreedyBasisSelection::primal_step() {
   std::vector<double> beta_whitened(m);
   whitened_.back_substitute(z_.data(), beta_whitened.data(), m);
 
-  struct Score {
-    double value = -std::numeric_limits<double>::infinity();
-    double z = 0.0;                // the new z component, sggp
-    double trace_reduction = 0.0;  // ‖(K − K̃)[:, j]‖² / (K − K̃)_jj
-    double s_jj = 0.0;             // σ² + ‖φ_j‖², the new diagonal of S
-  };
-  std::vector<Score> scores(c);
+  std::vector<CandidateScore> scores(c);
   std::vector<double> s_u(m);  // mpgp: L_Sᵀu_j
   for (std::size_t j = 0; j < c; ++j) {
     if (!(residual_diagonal[j] > 2.0 * resolution.independence_floor * k_cc[j])) continue;  // in the span of B
@@ -230,7 +270,7 @@ void GreedyBasisSelection::primal_step() {
     const double s_jj = noise_ + residual_squared_norm / residual_diagonal[j];
     const double pivot_squared = s_jj - l_norm;
     if (!(pivot_squared > kPivotFloor * s_jj)) continue;
-    Score& score = scores[j];
+    CandidateScore& score = scores[j];
     score.s_jj = s_jj;
     score.trace_reduction = residual_squared_norm / residual_diagonal[j];
     score.z = (residual.q_times_w[j] * scale[j] - lz) / std::sqrt(pivot_squared);
@@ -238,32 +278,16 @@ void GreedyBasisSelection::primal_step() {
       case BasisCriterion::sgma:
         score.value = score.trace_reduction;
         break;
-      case BasisCriterion::mpgp: {
-        // Keerthi & Chu: only β_j moves; the objective falls by (c_jᵀr − σ²k_jBᵀβ)² / (2 A_jj),
-        // r = y − K_NBβ. With c_j = R_j + Φu_j, Φᵀy = L_S z and ΦᵀΦβ̃ = L_S z − σ²β̃, the slope is
-        // R_jᵀy − (ΦᵀR_j)ᵀβ̃, and A_jj = σ²k_jj + ‖c_j‖² = σ²k_jj + ‖R_j‖² + 2u_jᵀΦᵀR_j + ‖Φu_j‖².
-        double u_cross = 0.0, u_s_u = 0.0, u_u = 0.0;
-        for (std::size_t i = 0; i < m; ++i) {
-          u_cross += u[i * c + j] * residual.pq[i * c + j];
-          u_u += u[i * c + j] * u[i * c + j];
-        }
-        // ‖Φu‖² = uᵀ(S − σ²I)u = ‖L_Sᵀu‖² − σ²‖u‖².
-        for (std::size_t i = 0; i < m; ++i) s_u[i] = u[i * c + j];
-        whitened_.multiply_transposed(s_u.data());
-        for (const double value : s_u) u_s_u += value * value;
-        const double a_jj =
-            noise_ * k_cc[j] + residual_squared_norm + 2.0 * u_cross + std::max(u_s_u - noise_ * u_u, 0.0);
-        const double slope = residual.q_times_w[j] - r_phi_beta;
-        score.value = slope * slope / a_jj;
+      case BasisCriterion::mpgp:
+        score.value = matching_pursuit_score(whitened_, u, residual, j, noise_, k_cc[j], r_phi_beta, s_u);
         break;
-      }
       case BasisCriterion::sggp:
         score.value = score.z * score.z;
         break;  // Q falls by ½ z_j² (eq. 12 re-fitted)
     }
   }
-  const auto best =
-      std::max_element(scores.begin(), scores.end(), [](const Score& p, const Score& q) { return p.value < q.value; });
+  const auto best = std::max_element(
+      scores.begin(), scores.end(), [](const CandidateScore& p, const CandidateScore& q) { return p.value < q.value; });
   if (!std::isfinite(best->value)) {
     // Every candidate is (numerically) in the span of the basis already.
     if (++fruitless_steps_ >= kFruitlessStepLimit) exhausted_ = true;
@@ -271,21 +295,28 @@ void GreedyBasisSelection::primal_step() {
   }
   fruitless_steps_ = 0;
   const std::size_t j = static_cast<std::size_t>(best - scores.begin());
-  std::vector<double> column(m), kernel_column(m);
-  for (std::size_t i = 0; i < m; ++i) {
-    column[i] = cross[i * c + j];
-    kernel_column[i] = k_bc[i * c + j];
-  }
-  const bool appended = whitened_.append(column.data(), best->s_jj) &&
-                        kernel_factor_.append(kernel_column.data(), k_cc[j] + jitter, resolution.independence_floor);
-  GPSTREAM_CHECK(appended, "the basis factor lost positive definiteness at row {}", m + 1);
-  z_.push_back(best->z);
+  add_to_basis({.row = candidates[j],
+                .x = x_c.data() + j * d_,
+                .whitened_column = column_of(cross, c, j),
+                .kernel_column = column_of(k_bc, c, j),
+                .s_jj = best->s_jj,
+                .kernel_diagonal = k_cc[j] + jitter,
+                .z = best->z,
+                .trace_reduction = best->trace_reduction});
+}
+
+void GreedyBasisSelection::add_to_basis(const BasisCandidate& candidate) {
+  const BasisResolution resolution = basis_resolution(kernel_.kernel().hyperparameters());
+  const bool appended =
+      whitened_.append(candidate.whitened_column.data(), candidate.s_jj) &&
+      kernel_factor_.append(candidate.kernel_column.data(), candidate.kernel_diagonal, resolution.independence_floor);
+  GPSTREAM_CHECK(appended, "the basis factor lost positive definiteness at row {}", basis_.size() + 1);
+  z_.push_back(candidate.z);
   update_weights();
-  trace_residual_ = std::max(trace_residual_ - best->trace_reduction, 0.0);
-  basis_.push_back(candidates[j]);
-  in_basis_[candidates[j]] = 1;
-  basis_rows_.insert(basis_rows_.end(), x_c.begin() + static_cast<std::ptrdiff_t>(j * d_),
-                     x_c.begin() + static_cast<std::ptrdiff_t>((j + 1) * d_));
+  trace_residual_ = std::max(trace_residual_ - candidate.trace_reduction, 0.0);
+  basis_.push_back(candidate.row);
+  in_basis_[candidate.row] = 1;
+  basis_rows_.insert(basis_rows_.end(), candidate.x, candidate.x + d_);
 }
 
 void GreedyBasisSelection::update_weights() {

@@ -102,6 +102,15 @@ class GreedyBasisSelection final : public SparseTrainingMethod {
   void draw(std::vector<std::size_t>& chosen, const std::vector<char>& taken, std::size_t taken_count,
             std::size_t count);
   void primal_step();
+  // What a candidate brings to the basis: its row, its columns of S (whitened: Φᵀφ_j, and S_jj = σ² + ‖φ_j‖²)
+  // and of K_B (and K_jj + jitter), its z component and how much it lowers tr(K − K̃).
+  struct BasisCandidate {
+    std::size_t row;
+    const double* x;
+    std::vector<double> whitened_column, kernel_column;
+    double s_jj, kernel_diagonal, z, trace_reduction;
+  };
+  void add_to_basis(const BasisCandidate& candidate);
   // β and the objective from z and the two factors.
   void update_weights();
   void dual_step();

@@ -47,8 +47,8 @@ ProjectedRows project_onto_inducing(const Kernel& kernel, const PreparedRows& ro
                                     const std::vector<double>& factor_i, double noise) {
   const std::size_t n = rows.count, m = inducing_rows.count;
   const int ni = static_cast<int>(n), mi = static_cast<int>(m);
-  ProjectedRows projected{std::vector<double>(checked_multiply(n, m)), std::vector<double>(checked_multiply(m, m), 0.0),
-                          {}};
+  ProjectedRows projected{
+      std::vector<double>(checked_multiply(n, m)), std::vector<double>(checked_multiply(m, m), 0.0), {}};
   std::vector<double>& phi = projected.phi;
   kernel.evaluate(rows, inducing_rows, phi.data());
   cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, ni, mi, 1.0, factor_i.data(), mi,
