@@ -83,6 +83,43 @@ class CurvatureModel {
   bool factored_ = false;
 };
 
+// An all-rows estimate of the gradient of −log p and of its covariance Σ.
+struct Estimate {
+  std::vector<double> gradient, covariance;
+};
+
+// Held parameters leave the model: those whose curvature is flat against the steepest; their rows and columns
+// of H (`model`, p×p) become the identity's (and their gradient and covariance entries are zeroed where they
+// are estimated), so their steps and standard errors are 0.
+std::vector<bool> hold_flat_parameters(std::vector<double>& model, std::size_t p) {
+  double steepest = 0.0;
+  for (std::size_t k = 0; k < p; ++k) steepest = std::max(steepest, model[k * p + k]);
+  std::vector<bool> held(p, false);
+  for (std::size_t k = 0; k < p; ++k) {
+    if (!(steepest > 0.0) || std::abs(model[k * p + k]) > kFlatCurvature * steepest) continue;
+    held[k] = true;
+    for (std::size_t j = 0; j < p; ++j) model[k * p + j] = model[j * p + k] = 0.0;
+    model[k * p + k] = 1.0;
+  }
+  return held;
+}
+
+// The Newton step −H⁻¹ĝ, and its standard errors √diag(H⁻¹ΣH⁻¹) (two solves with H's factor).
+std::vector<double> newton_step(CurvatureModel& curvature, const Estimate& at, std::vector<double>& standard_errors) {
+  const std::size_t p = at.gradient.size();
+  std::vector<double> step(p);
+  for (std::size_t k = 0; k < p; ++k) step[k] = -at.gradient[k];
+  curvature.solve(step, 1);
+  std::vector<double> spread = at.covariance;  // Σ, then H⁻¹Σ, (H⁻¹Σ)ᵀ = ΣH⁻¹, then H⁻¹ΣH⁻¹
+  curvature.solve(spread, p);
+  for (std::size_t i = 0; i < p; ++i)
+    for (std::size_t j = 0; j < i; ++j) std::swap(spread[i * p + j], spread[j * p + i]);
+  curvature.solve(spread, p);
+  standard_errors.resize(p);
+  for (std::size_t k = 0; k < p; ++k) standard_errors[k] = std::sqrt(std::max(spread[k * p + k], 0.0));
+  return step;
+}
+
 }  // namespace
 
 std::vector<double> subset_hessian(Context& context, RowSource& rows, const RowPartition& partition,
@@ -122,6 +159,69 @@ std::vector<double> subset_hessian(Context& context, RowSource& rows, const RowP
   return hessian;
 }
 
+namespace {
+
+// What each all-rows estimate of a refinement uses, and where it counts.
+struct EstimateInputs {
+  StochasticGradient& estimator;
+  const KernelHyperparameters& start;
+  const std::vector<bool>& held;
+  const StochasticRefinementOptions& options;
+  SearchJournal* journal;
+  WorkProgress& progress;
+  StochasticRefinement& result;
+};
+
+// The gradient and its covariance at log-parameters `at`: replayed from the journal where it holds them, else
+// estimated (the solves warm-started from the last ones), reported step by step, held parameters' entries zero.
+Estimate estimate_at(const std::vector<double>& at, EstimateInputs& in) {
+  const std::size_t p = at.size();
+  const KernelHyperparameters h = with_log_parameters(in.start, at);
+  const std::vector<double> values = hyperparameter_values(h), signal = signal_variances(h);
+  ++in.result.estimates;
+  const auto compute = [&] {
+    // Replaying ended here: the next solve starts where the last recorded one left off.
+    if (in.journal != nullptr && in.estimator.solutions().empty() && !in.journal->warm_start.empty())
+      in.estimator.restore_solutions(in.journal->warm_start);
+    const GradientEstimate estimate = in.estimator.estimate(h, [&](std::uint64_t iteration, double residual) {
+      in.progress.step({.kind = ReportKind::gradient_estimate,
+                        .iteration = in.result.estimates,
+                        .objective = std::numeric_limits<double>::quiet_NaN(),
+                        .convergence_measure = residual / in.options.gradient.tolerance,
+                        .done = in.result.estimates,
+                        .point = values,
+                        .signal_variances = signal,
+                        .noise_variance = h.noise_variance,
+                        .inner_iteration = iteration});
+      in.progress.throw_if_stopped("the all-rows hyperparameter refinement");
+    });
+    in.result.iterations += estimate.iterations;
+    if (in.journal != nullptr) in.journal->warm_start = in.estimator.solutions();
+    return SearchJournal::Entry{{}, std::numeric_limits<double>::quiet_NaN(), estimate.gradient, estimate.covariance};
+  };
+  std::vector<double> point = {static_cast<double>(static_cast<int>(h.type))};
+  point.insert(point.end(), at.begin(), at.end());
+  SearchJournal::Entry entry = in.journal != nullptr ? in.journal->evaluate_entry(point, compute) : compute();
+  for (std::size_t k = 0; k < p; ++k) {
+    if (!in.held[k]) continue;
+    entry.gradient[k] = 0.0;
+    for (std::size_t j = 0; j < p; ++j) entry.covariance[k * p + j] = entry.covariance[j * p + k] = 0.0;
+  }
+  double largest = 0.0;
+  for (const double component : entry.gradient) largest = std::max(largest, std::abs(component));
+  in.progress.step({.kind = ReportKind::gradient_estimate,
+                    .iteration = in.result.estimates,
+                    .objective = std::numeric_limits<double>::quiet_NaN(),
+                    .convergence_measure = largest,
+                    .done = in.result.estimates,
+                    .point = values,
+                    .signal_variances = signal,
+                    .noise_variance = h.noise_variance});
+  return Estimate{std::move(entry.gradient), std::move(entry.covariance)};
+}
+
+}  // namespace
+
 StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& rows, const RowPartition& partition,
                                                    const KernelHyperparameters& start,
                                                    const std::vector<double>& hessian,
@@ -134,94 +234,27 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
                  "the all-rows refinement needs at least one estimate, a positive step limit and a non-negative "
                  "significance");
   const LogParameterBounds bounds = log_parameter_bounds(start, 0, options.min_noise_variance);
-  // Held parameters leave the model: their rows and columns of H become the identity's, their gradient and
-  // covariance entries zero, so their steps and standard errors are 0.
-  double steepest = 0.0;
-  for (std::size_t k = 0; k < p; ++k) steepest = std::max(steepest, hessian[k * p + k]);
-  std::vector<bool> held(p, false);
   std::vector<double> model = hessian;
+  const std::vector<bool> held = hold_flat_parameters(model, p);
   StochasticRefinement result;
-  for (std::size_t k = 0; k < p; ++k) {
-    if (!(steepest > 0.0) || std::abs(hessian[k * p + k]) > kFlatCurvature * steepest) continue;
-    held[k] = true;
-    ++result.held;
-    for (std::size_t j = 0; j < p; ++j) model[k * p + j] = model[j * p + k] = 0.0;
-    model[k * p + k] = 1.0;
-  }
+  result.held = static_cast<std::size_t>(std::count(held.begin(), held.end(), true));
   CurvatureModel curvature(std::move(model));
   StochasticGradient estimator(context, rows, partition, options.gradient);
   WorkProgress progress(context, options.max_steps);
 
-  struct Estimate {
-    std::vector<double> gradient, covariance;
-  };
-  const auto estimate_at = [&](const std::vector<double>& at) {
-    const KernelHyperparameters h = with_log_parameters(start, at);
-    const std::vector<double> values = hyperparameter_values(h), signal = signal_variances(h);
-    ++result.estimates;
-    const auto compute = [&] {
-      // Replaying ended here: the next solve starts where the last recorded one left off.
-      if (journal != nullptr && estimator.solutions().empty() && !journal->warm_start.empty())
-        estimator.restore_solutions(journal->warm_start);
-      const GradientEstimate estimate = estimator.estimate(h, [&](std::uint64_t iteration, double residual) {
-        progress.step({.kind = ReportKind::gradient_estimate,
-                       .iteration = result.estimates,
-                       .objective = std::numeric_limits<double>::quiet_NaN(),
-                       .convergence_measure = residual / options.gradient.tolerance,
-                       .done = result.estimates,
-                       .point = values,
-                       .signal_variances = signal,
-                       .noise_variance = h.noise_variance,
-                       .inner_iteration = iteration});
-        progress.throw_if_stopped("the all-rows hyperparameter refinement");
-      });
-      result.iterations += estimate.iterations;
-      if (journal != nullptr) journal->warm_start = estimator.solutions();
-      return SearchJournal::Entry{{}, std::numeric_limits<double>::quiet_NaN(), estimate.gradient, estimate.covariance};
-    };
-    std::vector<double> point = {static_cast<double>(static_cast<int>(h.type))};
-    point.insert(point.end(), at.begin(), at.end());
-    SearchJournal::Entry entry = journal != nullptr ? journal->evaluate_entry(point, compute) : compute();
-    for (std::size_t k = 0; k < p; ++k) {
-      if (!held[k]) continue;
-      entry.gradient[k] = 0.0;
-      for (std::size_t j = 0; j < p; ++j) entry.covariance[k * p + j] = entry.covariance[j * p + k] = 0.0;
-    }
-    double largest = 0.0;
-    for (const double component : entry.gradient) largest = std::max(largest, std::abs(component));
-    progress.step({.kind = ReportKind::gradient_estimate,
-                   .iteration = result.estimates,
-                   .objective = std::numeric_limits<double>::quiet_NaN(),
-                   .convergence_measure = largest,
-                   .done = result.estimates,
-                   .point = values,
-                   .signal_variances = signal,
-                   .noise_variance = h.noise_variance});
-    return Estimate{std::move(entry.gradient), std::move(entry.covariance)};
-  };
+  EstimateInputs inputs{estimator, start, held, options, journal, progress, result};
   const auto dot = [&](const std::vector<double>& a, const std::vector<double>& b) {
     double sum = 0.0;
     for (std::size_t k = 0; k < p; ++k) sum += a[k] * b[k];
     return sum;
   };
 
-  Estimate current = estimate_at(theta);
+  Estimate current = estimate_at(theta, inputs);
   for (;;) {
-    // The Newton step and its standard errors: diag(H⁻¹ΣH⁻¹), two solves with H's factor.
-    std::vector<double> step(p);
-    for (std::size_t k = 0; k < p; ++k) step[k] = -current.gradient[k];
-    curvature.solve(step, 1);
-    std::vector<double> spread = current.covariance;  // Σ, then H⁻¹Σ, (H⁻¹Σ)ᵀ = ΣH⁻¹, then H⁻¹ΣH⁻¹
-    curvature.solve(spread, p);
-    for (std::size_t i = 0; i < p; ++i)
-      for (std::size_t j = 0; j < i; ++j) std::swap(spread[i * p + j], spread[j * p + i]);
-    curvature.solve(spread, p);
-    result.standard_errors.resize(p);
+    const std::vector<double> step = newton_step(curvature, current, result.standard_errors);
     bool significant = false;
-    for (std::size_t k = 0; k < p; ++k) {
-      result.standard_errors[k] = std::sqrt(std::max(spread[k * p + k], 0.0));
+    for (std::size_t k = 0; k < p; ++k)
       significant = significant || std::abs(step[k]) > options.significance * result.standard_errors[k];
-    }
     if (!significant) {
       result.stop_reason =
           fmt::format("the gradient is zero within {:g} standard errors of its estimate", options.significance);
@@ -243,7 +276,7 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
       result.stop_reason = "every step is held at the search's bounds";
       break;
     }
-    Estimate there = estimate_at(next);
+    Estimate there = estimate_at(next, inputs);
     // Past the minimum along the step by more than half: back to where the directional derivative's secant is 0.
     const double before = dot(current.gradient, moved), after = dot(there.gradient, moved);
     if (before < 0.0 && after > 0.0 && result.estimates < options.max_steps) {
@@ -251,7 +284,7 @@ StochasticRefinement refine_by_stochastic_gradient(Context& context, RowSource& 
       if (fraction < 0.5) {
         for (std::size_t k = 0; k < p; ++k) next[k] = theta[k] + std::max(fraction, 0.1) * moved[k];
         for (std::size_t k = 0; k < p; ++k) moved[k] = next[k] - theta[k];
-        there = estimate_at(next);
+        there = estimate_at(next, inputs);
       }
     }
     // How stiff the model was along the step: the measured curvature sᵀ(ĝ' − ĝ) against sᵀHs. A subset's
