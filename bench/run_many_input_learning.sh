@@ -11,17 +11,9 @@
 #        bench/run_many_input_learning.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-gpstream="${GPSTREAM:-}"
-if [ -z "$gpstream" ]; then
-  "$root/scripts/install-deps.sh"
-  BUILD_TARGET=gpstream "$root/scripts/build.sh"
-  gpstream="$root/build/tools/gpstream"
-fi
-shared="${GPSTREAM_DATA:-$root/../shared/data}"
-if [ ! -f "$shared/kin40k_train.csv" ]; then
-  echo "kin40k is not in $shared (GPSTREAM_DATA): nothing to measure" >&2
-  exit 1
-fi
+source "$root/bench/common.sh"
+gpstream="$(bench_gpstream)"
+shared="$(bench_data kin40k_train.csv kin40k)"
 rows="${ROWS:-10000}"
 extra="${EXTRA_INPUTS:-16}"
 out="${OUT_DIR:-$root/out/bench}"

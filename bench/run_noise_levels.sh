@@ -14,17 +14,9 @@
 #        [GPSTREAM=path] [GPSTREAM_DATA=dir] [OUT_DIR=dir] bench/run_noise_levels.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-gpstream="${GPSTREAM:-}"
-if [ -z "$gpstream" ]; then
-  "$root/scripts/install-deps.sh"
-  BUILD_TARGET=gpstream "$root/scripts/build.sh"
-  gpstream="$root/build/tools/gpstream"
-fi
-shared="${GPSTREAM_DATA:-$root/../shared/data}"
-if [ ! -f "$shared/kin40k_train.csv" ]; then
-  echo "kin40k is not in $shared (GPSTREAM_DATA): nothing to measure" >&2
-  exit 1
-fi
+source "$root/bench/common.sh"
+gpstream="$(bench_gpstream)"
+shared="$(bench_data kin40k_train.csv kin40k)"
 levels="${NOISE_LEVELS:-0.1 0.01 0.001}"
 variance_rows="${VARIANCE_ROWS:-64}"
 variance_seconds="${VARIANCE_SECONDS:-300}"

@@ -16,17 +16,9 @@
 #        [GPSTREAM=path] [GPSTREAM_DATA=dir] [OUT_DIR=dir] bench/run_solver_sweep.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-gpstream="${GPSTREAM:-}"
-if [ -z "$gpstream" ]; then
-  "$root/scripts/install-deps.sh"
-  BUILD_TARGET=gpstream "$root/scripts/build.sh"
-  gpstream="$root/build/tools/gpstream"
-fi
-shared="${GPSTREAM_DATA:-$root/../shared/data}"
-if [ ! -f "$shared/multiscale_train.csv" ]; then
-  echo "multiscale is not in $shared (GPSTREAM_DATA): nothing to measure" >&2
-  exit 1
-fi
+source "$root/bench/common.sh"
+gpstream="$(bench_gpstream)"
+shared="$(bench_data multiscale_train.csv multiscale)"
 levels="${NOISE_LEVELS:-0.4 0.04 0.004}"
 terms_list="${TERMS:-1 2 3}"
 solvers="${SOLVERS:-gbcd pcg}"
