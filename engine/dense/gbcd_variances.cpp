@@ -379,8 +379,7 @@ bool local_start_applies(KernelMatrix& training, const VarianceOptions& options,
   }
   // A sum of terms (a field of several scales): its long-range term couples a test row with every training
   // row, where GBCD from zero makes slow progress; the local start takes the near rows at once and the
-  // Nyström certificate the smooth rest (multiscale's three-term model, 4,096 test rows: 26.1 ms a row
-  // against 44.0 without; docs/variance.md).
+  // Nyström certificate the smooth rest (measured on multiscale's model: docs/variance.md).
   if (!training.kernel().hyperparameters().added.empty()) return true;
   constexpr std::size_t kProbes = 16, kMinimumReach = 128;
   const std::size_t d = training.rows().columns(), probes = std::min(kProbes, count);

@@ -131,11 +131,10 @@ std::string training_method_help(bool dense);
 
 // What `auto` trains with (its entry has no factory): pcg where the kernel is
 // a sum of stationary terms — a field of several scales — on at most 3 inputs
-// of more than 2,000 rows, in one process; gbcd otherwise. Measured on 2 cores
-// (docs/solvers.md): multiscale's three-term sum took 7 pcg iterations (265 s)
-// where gbcd took 3,596 (18.8 passes over K̄); on single kernels gbcd is as
-// fast or faster (heaton_sim 77 s against 107 s, bcef 65 s against 68 s).
-// `reason` says so, in a line for the user.
+// of more than 2,000 rows, in one process; gbcd otherwise: on a sum pcg needs
+// a handful of passes over K̄ where gbcd's local blocks need many, and on
+// single kernels gbcd is as fast or faster (the figures: docs/solvers.md,
+// "pcg and auto"). `reason` says so, in a line for the user.
 struct SolverChoice {
   const TrainingMethod& method;
   std::string reason;
