@@ -47,10 +47,11 @@ void print_kernel(Text& out, const KernelHyperparameters& h) {
     out.line("signal var", fmt::format("{:.6g}", h.signal_variance));
   } else {
     const auto term = [&](std::size_t number, KernelType type, const std::vector<double>& lengthscales, double signal) {
-      out.line(fmt::format("term {}", number),
-               fmt::format("{}: {}signal var {:.6g}", kernel_type_name(type),
-                           lengthscales.empty() ? "" : fmt::format("lengthscales {:.6g}; ", fmt::join(lengthscales, ", ")),
-                           signal));
+      out.line(
+          fmt::format("term {}", number),
+          fmt::format("{}: {}signal var {:.6g}", kernel_type_name(type),
+                      lengthscales.empty() ? "" : fmt::format("lengthscales {:.6g}; ", fmt::join(lengthscales, ", ")),
+                      signal));
     };
     term(1, h.type, h.lengthscales, h.signal_variance);
     for (std::size_t t = 0; t < h.added.size(); ++t) {
@@ -135,6 +136,8 @@ void describe_model(Text& out, const std::string& path, const hdf5::FileOrigin& 
     out.line("convergence", fmt::format("{:.4g} (tolerance {:g}){}", training.convergence_measure, training.tolerance,
                                         training.convergence_measure <= training.tolerance ? "" : ", not converged"));
   }
+  if (dense)
+    out.line("precision", describe_precision(training.precision, training.exact_residuals_in_single_precision));
 }
 
 void describe_checkpoint(Text& out, const std::string& path, const hdf5::FileOrigin& origin,
@@ -157,6 +160,10 @@ void describe_checkpoint(Text& out, const std::string& path, const hdf5::FileOri
   if (dense) measures += fmt::format(", |g|inf {:.4g}", gradient_max_norm(state));
   out.line("reached", fmt::format("iteration {} after {:.1f} s{}", format_count(state.iteration), state.elapsed_seconds,
                                   measures));
+  if (dense && state.auxiliary.contains("precision")) {
+    const PrecisionRecord record = precision_record(state);
+    out.line("precision", describe_precision(precision_name(record), record.exact_residuals));
+  }
   out.line("stops at", describe_stopping_rule(configuration.job.stopping, method));
   out.line("output", configuration.job.output_path.empty() ? std::string("(none)") : configuration.job.output_path);
   if (!configuration.job.log_path.empty()) out.line("log", configuration.job.log_path);

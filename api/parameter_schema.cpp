@@ -19,21 +19,36 @@ namespace {
 
 Parameter whole(std::string name, std::string option, std::string default_text, double minimum, std::string help,
                 bool python = false) {
-  return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::whole_number,
-          .default_text = std::move(default_text), .minimum = minimum, .help = std::move(help), .python = python};
+  return {.name = std::move(name),
+          .option = std::move(option),
+          .kind = ParameterKind::whole_number,
+          .default_text = std::move(default_text),
+          .minimum = minimum,
+          .help = std::move(help),
+          .python = python};
 }
 Parameter positive(std::string name, std::string option, std::string default_text, std::string help,
                    bool python = false) {
-  return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::real,
-          .default_text = std::move(default_text), .minimum = 0, .minimum_excluded = true, .help = std::move(help),
+  return {.name = std::move(name),
+          .option = std::move(option),
+          .kind = ParameterKind::real,
+          .default_text = std::move(default_text),
+          .minimum = 0,
+          .minimum_excluded = true,
+          .help = std::move(help),
           .python = python};
 }
 Parameter path(std::string name, std::string option, std::string help) {
   return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::path, .help = std::move(help)};
 }
-Parameter choice(std::string name, std::string option, std::string default_text, std::string help, bool python = false) {
-  return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::text,
-          .default_text = std::move(default_text), .help = std::move(help), .python = python};
+Parameter choice(std::string name, std::string option, std::string default_text, std::string help,
+                 bool python = false) {
+  return {.name = std::move(name),
+          .option = std::move(option),
+          .kind = ParameterKind::text,
+          .default_text = std::move(default_text),
+          .help = std::move(help),
+          .python = python};
 }
 
 // The method a configuration names; null when it names none (yet).
@@ -92,26 +107,31 @@ void bind_configuration_fields(std::vector<Parameter>& parameters) {
     }
     GPSTREAM_CHECK(false, "no parameter `{}` in the schema to bind", name);
   };
-  const auto method_name = Field{
-      nullptr, [](const C& c) -> StoredValue { return c.solver.name; },
-      [](const Parameter& p, C& c, const StoredValue& v) {
-        const TrainingMethod* method = find_training_method(stored_text(p, v));
-        GPSTREAM_CHECK_ARGUMENT(method != nullptr && method->dense() == (p.name == "solver"), "`{}`: unknown \"{}\"",
-                                p.name, stored_text(p, v));
-        c.solver.name = stored_text(p, v);
-      }};
+  const auto method_name = Field{nullptr, [](const C& c) -> StoredValue { return c.solver.name; },
+                                 [](const Parameter& p, C& c, const StoredValue& v) {
+                                   const TrainingMethod* method = find_training_method(stored_text(p, v));
+                                   GPSTREAM_CHECK_ARGUMENT(method != nullptr && method->dense() == (p.name == "solver"),
+                                                           "`{}`: unknown \"{}\"", p.name, stored_text(p, v));
+                                   c.solver.name = stored_text(p, v);
+                                 }};
   bind("solver", {dense_method, method_name.get, method_name.set});
   bind("model", {sparse_method, method_name.get, method_name.set});
-  const auto size = Field{
-      nullptr, [](const C& c) -> StoredValue { return as_stored(c.solver.active_set_size); },
-      [](const Parameter& p, C& c, const StoredValue& v) { c.solver.active_set_size = stored_whole(p, v); }};
+  const auto size =
+      Field{nullptr, [](const C& c) -> StoredValue { return as_stored(c.solver.active_set_size); },
+            [](const Parameter& p, C& c, const StoredValue& v) { c.solver.active_set_size = stored_whole(p, v); }};
   bind("active_set_size", {dense_method, size.get, size.set});
   bind("basis_size", {sparse_method, size.get, size.set});
-  bind("candidates", {always, [](const C& c) -> StoredValue { return as_stored(c.solver.candidates); },
-                      [](const Parameter& p, C& c, const StoredValue& v) { c.solver.candidates = stored_whole(p, v); }});
+  bind("candidates",
+       {always, [](const C& c) -> StoredValue { return as_stored(c.solver.candidates); },
+        [](const Parameter& p, C& c, const StoredValue& v) { c.solver.candidates = stored_whole(p, v); }});
   bind("subspace_steps",
        {dense_method, [](const C& c) -> StoredValue { return as_stored(c.solver.subspace_steps); },
         [](const Parameter& p, C& c, const StoredValue& v) { c.solver.subspace_steps = stored_whole(p, v); }});
+  bind("precision", {dense_method, [](const C& c) -> StoredValue { return c.solver.precision; },
+                     [](const Parameter& p, C& c, const StoredValue& v) {
+                       (void)single_precision_wanted(stored_text(p, v));  // checks the choice
+                       c.solver.precision = stored_text(p, v);
+                     }});
   // Any 64 bits are a seed, stored as the signed integer of the same bits.
   bind("random_state", {always, [](const C& c) -> StoredValue { return static_cast<std::int64_t>(c.seed); },
                         [](const Parameter& p, C& c, const StoredValue& v) {
@@ -119,9 +139,9 @@ void bind_configuration_fields(std::vector<Parameter>& parameters) {
                           GPSTREAM_CHECK(bits != nullptr, "`{}` is not stored as a whole number", p.name);
                           c.seed = static_cast<std::uint64_t>(*bits);
                         }});
-  const auto tolerance = Field{
-      nullptr, [](const C& c) -> StoredValue { return c.job.stopping.tolerance; },
-      [](const Parameter& p, C& c, const StoredValue& v) { c.job.stopping.tolerance = stored_real(p, v); }};
+  const auto tolerance =
+      Field{nullptr, [](const C& c) -> StoredValue { return c.job.stopping.tolerance; },
+            [](const Parameter& p, C& c, const StoredValue& v) { c.job.stopping.tolerance = stored_real(p, v); }};
   bind("tol", {stops_at_tol, tolerance.get, tolerance.set});
   bind("gap", {[](const C& c) { return method_in(c) != nullptr && !stops_at_tol(c); }, tolerance.get, tolerance.set});
   // 0 stands for "no limit", as the parameters take it.
@@ -180,18 +200,25 @@ std::vector<Parameter> make_schema_parameters() {
   std::vector<Parameter> parameters = {
       choice("solver", "solver", "auto", "the exact GP's solver: " + training_method_help(/*dense=*/true)),
       choice("model", "model", "dense",
-           "dense (the exact GP, by `solver`), or a sparse model (docs/sparse-models.md): " +
-               training_method_help(/*dense=*/false)),
+             "dense (the exact GP, by `solver`), or a sparse model (docs/sparse-models.md): " +
+                 training_method_help(/*dense=*/false)),
       whole("basis_size", "basis", "1000", 1, "sparse models: basis size m (rows of the subset for sd)", true),
       positive("gap", "gap", fmt::format("{:g}", default_tolerance(ToleranceMeaning::gap)),
                "sggp: stop when the relative gap of the bounds falls below this"),
       whole("info_pivots", "info-pivots", "16", 1, "cholqr: information pivots z ranking the swap candidates"),
       choice("objective", "objective", "var",
-           "cholqr: var (variational free energy) or mle (projected-process likelihood)"),
-      {.name = "fixed_hyper", .option = "fixed-hyper", .kind = ParameterKind::flag,
+             "cholqr: var (variational free energy) or mle (projected-process likelihood)"),
+      {.name = "fixed_hyper",
+       .option = "fixed-hyper",
+       .kind = ParameterKind::flag,
        .help = "cholqr: keep the hyperparameters; only the inducing set is optimised"},
-      {.name = "novelty", .option = "novelty", .kind = ParameterKind::real, .default_text = "1e-06", .minimum = 0,
-       .maximum = 1, .maximum_excluded = true,
+      {.name = "novelty",
+       .option = "novelty",
+       .kind = ParameterKind::real,
+       .default_text = "1e-06",
+       .minimum = 0,
+       .maximum = 1,
+       .maximum_excluded = true,
        .help = "online: a row joins the basis when its novelty exceeds this fraction of its prior variance"},
       whole("passes", "passes", "1", 1, "online: passes over the data"),
       whole("active_set_size", "active-set", "500", 1, "active set size m (gbcd, bcd-*)"),
@@ -201,22 +228,36 @@ std::vector<Parameter> make_schema_parameters() {
       whole("subspace_steps", "subspace-steps", std::to_string(SolverOptions{}.subspace_steps), 0,
             "gbcd, bcd-*: past steps each iteration re-optimises along with its block (subspace acceleration; 0: "
             "the papers' plain BCD)"),
+      choice("precision", "precision", SolverOptions{}.precision,
+             "gbcd, bcd-*: the kernel entries of the block products and greedy scores: auto (single precision, "
+             "twice the entries per second; the final |K alpha - y|/|y| computed exactly in double, and a run whose "
+             "exact residual misses tol continues in double, saying so) or double"),
       whole("random_state", "seed", "1", 0, "random seed", true),
       positive("tol", "tol", "", tolerance_help, true),
-      whole("max_iter", "max-iter", "", 0,
-            "stop after this many iterations in all, resumptions included (0: no limit)", true),
-      {.name = "time_limit", .option = "time-limit", .kind = ParameterKind::real, .minimum = 0,
+      whole("max_iter", "max-iter", "", 0, "stop after this many iterations in all, resumptions included (0: no limit)",
+            true),
+      {.name = "time_limit",
+       .option = "time-limit",
+       .kind = ParameterKind::real,
+       .minimum = 0,
        .help = "stop after this many seconds of training in all, resumptions included (0: no limit)"},
       whole("refresh_every", "refresh-every", "0", 0,
             "recompute g exactly every K iterations and report the drift (0: never)"),
       choice("kernel", "kernel", "rbf", kernel_names() + ", a sum of them (`matern12+rbf`), or auto (learned)", true),
       positive("checkpoint_every", "checkpoint-every", "60", "seconds between checkpoints"),
-      {.name = "length_scale", .option = "lengthscales", .kind = ParameterKind::reals, .minimum = 0, .minimum_excluded = true,
-       .help = "comma-separated lengthscales (one per input, or one for all)", .python = true},
+      {.name = "length_scale",
+       .option = "lengthscales",
+       .kind = ParameterKind::reals,
+       .minimum = 0,
+       .minimum_excluded = true,
+       .help = "comma-separated lengthscales (one per input, or one for all)",
+       .python = true},
       positive("signal_variance", "signal-var", "", "signal variance s^2 (train: 1 unless a `hyper` file gives it)",
                true),
       positive("noise_variance", "noise-var", "", "noise variance sigma^2", true),
-      {.name = "memory", .option = "memory", .kind = ParameterKind::byte_size,
+      {.name = "memory",
+       .option = "memory",
+       .kind = ParameterKind::byte_size,
        .help = "memory budget of the whole process, counted from its own code and libraries (about 20 MiB) up: what "
                "a run holds in proportion to the data (vectors, rows, factors, caches, blocks in flight) is reserved "
                "in it; a solver's fixed workspace (gbcd: about 30 MiB at `active_set_size` 500), thread stacks and "
@@ -229,8 +270,8 @@ std::vector<Parameter> make_schema_parameters() {
   const StochasticGradientOptions stochastic;
   std::vector<Parameter> learning = {
       path("init", "init",
-             "start the search from this hyperparameter file (JSON); `length_scale`, `gamma`, `signal_variance` and "
-             "`noise_variance` override its values, and values given by neither are informed by the data"),
+           "start the search from this hyperparameter file (JSON); `length_scale`, `gamma`, `signal_variance` and "
+           "`noise_variance` override its values, and values given by neither are informed by the data"),
       whole("subset", "subset", std::to_string(subset.subset), 2,
             "rows the marginal likelihood is computed on (random, without replacement; all rows of a smaller dataset)"),
       whole("restarts", "restarts", std::to_string(subset.restarts), 0,
@@ -270,24 +311,33 @@ std::vector<Parameter> make_schema_parameters() {
             fmt::format("random probe vectors t of each all-rows gradient estimate (Hutchinson's trace estimator; "
                         "its error falls as 1/sqrt(t); a multiple of {})",
                         stochastic.groups)),
-      {.name = "all_rows_tol", .option = "all-rows-tol", .kind = ParameterKind::real,
-       .default_text = fmt::format("{:g}", stochastic.tolerance), .minimum = 0, .minimum_excluded = true,
-       .maximum = 1, .maximum_excluded = true,
+      {.name = "all_rows_tol",
+       .option = "all-rows-tol",
+       .kind = ParameterKind::real,
+       .default_text = fmt::format("{:g}", stochastic.tolerance),
+       .minimum = 0,
+       .minimum_excluded = true,
+       .maximum = 1,
+       .maximum_excluded = true,
        .help = fmt::format("relative residual of the all-rows estimates' probe solves (alpha's: {:g}, or this if "
                            "smaller)",
                            stochastic.alpha_tolerance)},
   };
   // The kernel-column cache's (`train`, `predict`; engine/kernels/column_cache_setup.h).
   std::vector<Parameter> cache = {
-      choice("cache", "cache", "auto",
-             "kernel-column cache for what reuses kernel columns (train: the bcd family and the greedy bases sgma, "
-             "mpgp, sggp; predict: the gbcd variance route): off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel "
-             "entry is measured to cost more than reading it, disk where also more than reading it from disk); "
-             "results are bitwise the same either way"),
+      choice(
+          "cache", "cache", "auto",
+          "kernel-column cache for what reuses kernel columns (train: the bcd family and the greedy bases sgma, "
+          "mpgp, sggp; predict: the gbcd variance route): off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel "
+          "entry is measured to cost more than reading it, disk where also more than reading it from disk); "
+          "results are bitwise the same either way at the same `precision` (whose auto takes double with the "
+          "cache on: its columns are exact)"),
       path("cache_dir", "cache-dir",
-             "directory for the cache's disk tier and for predict's variance factor on disk, files deleted when the "
-             "run ends (default: the output file's directory)"),
-      {.name = "cache_disk", .option = "cache-disk", .kind = ParameterKind::byte_size,
+           "directory for the cache's disk tier and for predict's variance factor on disk, files deleted when the "
+           "run ends (default: the output file's directory)"),
+      {.name = "cache_disk",
+       .option = "cache-disk",
+       .kind = ParameterKind::byte_size,
        .help = "size of the cache's disk tier, e.g. 20G (default: half the directory's free space, and at most a "
                "column per training row)"},
   };

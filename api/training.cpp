@@ -207,8 +207,8 @@ std::string Training::prepare(const ColumnCacheSettings& cache) {
   validate_model_description(describe_model(configuration_, dataset, {}), "the model of " + data_.name());
   kernel_matrix_ = std::make_unique<KernelMatrix>(context_, rows_->rows(), rows_->partition(), *kernel_);
   if (method_->dense() && method_->make_dense == nullptr) {  // auto: the solver for this kernel, said why
-    const SolverChoice choice = choose_dense_solver(configuration_.prior.kernel, dataset.rows, dataset.columns,
-                                                    kernel_matrix_->distributed());
+    const SolverChoice choice =
+        choose_dense_solver(configuration_.prior.kernel, dataset.rows, dataset.columns, kernel_matrix_->distributed());
     method_ = &choice.method;
     configuration_.solver.name = choice.method.name;
     solver_choice_ = choice.reason;
@@ -227,9 +227,11 @@ std::string Training::prepare(const ColumnCacheSettings& cache) {
       iterative_ = std::move(made);
     }
   }
-  return configure_column_cache(
+  std::string cache_line = configure_column_cache(
       *kernel_matrix_, {configuration_.solver.name, method_->column_reuse, configuration_.solver.active_set_size},
       cache);
+  if (solver_) precision_choice_ = solver_->plan_precision(state_);
+  return cache_line;
 }
 
 void write_training_checkpoint(const std::string& path, const TrainingConfiguration& configuration,
@@ -309,13 +311,18 @@ TrainingResult Training::run(const std::string& checkpoint_path, std::vector<Run
   }
 
   const SolverRun& run = result.run;
-  const TrainingSummary summary{configuration_.solver.name,
-                                describe(run.reason),
-                                run.last.iteration,
-                                run.last.convergence_measure,
-                                method_->stops_at_tolerance() ? job.stopping.tolerance : 0.0,
-                                run.last.elapsed_seconds,
-                                run.last.kernel_evaluations};
+  const PrecisionRecord precision = solver_ ? precision_record(state_) : PrecisionRecord{};
+  const TrainingSummary summary{
+      .solver = configuration_.solver.name,
+      .stop_reason = describe(run.reason),
+      .iterations = run.last.iteration,
+      .convergence_measure = run.last.convergence_measure,
+      .tolerance = method_->stops_at_tolerance() ? job.stopping.tolerance : 0.0,
+      .seconds = run.last.elapsed_seconds,
+      .kernel_evaluations = run.last.kernel_evaluations,
+      .precision = precision_name(precision),
+      .exact_residuals_in_single_precision = precision.exact_residuals,
+  };
   if (sparse) {
     const KernelHyperparameters trained_kernel = sparse->prior.kernel;  // CholQR learns its own; keep it
     static_cast<ModelDescription&>(*sparse) = describe_model(configuration_, dataset, summary);

@@ -81,6 +81,9 @@ class Training {
   const TrainingConfiguration& configuration() const { return configuration_; }
   // What `auto` chose and why (engine/training/training_method.h), once prepare() has; "" for a solver given.
   const std::string& solver_choice() const { return solver_choice_; }
+  // The precision of the solver's products and why, once prepare() has (DenseSolver::plan_precision); "" for
+  // a method of one precision.
+  const std::string& precision_choice() const { return precision_choice_; }
   // The method's entry; `auto`'s until prepare() chose a solver, that solver's after.
   const TrainingMethod& method() const { return *method_; }
   bool resumed() const { return resumed_.has_value(); }
@@ -127,6 +130,7 @@ class Training {
   std::string resumed_from_;
   bool contents_verified_ = false;  // the dataset file hashed against its fingerprint (open_rows)
   std::string solver_choice_;
+  std::string precision_choice_;
   DatasetDescription dataset_;
   std::unique_ptr<TrainingRows> rows_;
   std::unique_ptr<Kernel> kernel_;

@@ -67,11 +67,11 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
     const bool resumable = is_checkpoint(checkpoint_path) || is_search_checkpoint(checkpoint_path);
     throw Error(fmt::format(
         "--checkpoint: '{}' already exists{}; give another path, or --force to replace it", checkpoint_path,
-        resumable ? fmt::format(" and holds a run that gpstream train --resume {} continues", shell_quoted(checkpoint_path))
-                  : ""));
+        resumable
+            ? fmt::format(" and holds a run that gpstream train --resume {} continues", shell_quoted(checkpoint_path))
+            : ""));
   }
-  if (!job.log_path.empty() && !force &&
-      resolve_output(job.log_path, "--log").kind == OutputTarget::Kind::regular) {
+  if (!job.log_path.empty() && !force && resolve_output(job.log_path, "--log").kind == OutputTarget::Kind::regular) {
     const bool own_log = !continued_from.empty() && same_file(job.log_path, options.resumed_log);
     if (!(own_log && is_training_log(job.log_path))) {
       throw Error(fmt::format("--log: '{}' already exists{}; give another path, or --force to replace it", job.log_path,
@@ -130,10 +130,15 @@ void write_and_report(const TrainingResult& trained, const TrainingMethod& metho
   const TrainingJob& job = configuration.job;
   const SolverRun& run = trained.run;
   trained.model->save(job.output_path, job.overwrite_output ? ExistingOutput::replace : ExistingOutput::keep);
-  if (trained.model->dense() != nullptr) {
+  if (const DenseModel* dense = trained.model->dense()) {
     if (options.quiet) return;
-    fmt::print(stderr, "train: {} after {} iterations in {:.2f} s, |g|/|y| {:.3e}; wrote {}\n", describe(run.reason),
-               run.last.iteration, run.last.elapsed_seconds, run.last.convergence_measure, job.output_path);
+    const TrainingSummary& summary = dense->training;
+    const std::string precision =
+        summary.precision == "double"
+            ? std::string()
+            : "; precision " + describe_precision(summary.precision, summary.exact_residuals_in_single_precision);
+    fmt::print(stderr, "train: {} after {} iterations in {:.2f} s, |g|/|y| {:.3e}{}; wrote {}\n", describe(run.reason),
+               run.last.iteration, run.last.elapsed_seconds, run.last.convergence_measure, precision, job.output_path);
     if (run.reason == StopReason::iteration_limit || run.reason == StopReason::time_limit) {
       fmt::print(stderr, "train: warning: not converged to --tol {:.0e}; the model holds the current weights\n",
                  job.stopping.tolerance);
@@ -301,10 +306,9 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
                     "checkpoint '" + options.resume + "'");
   if (values.count("learn-hyper") != 0 && !training.resumed()) {
     // The search checkpoints into --checkpoint until the solver's first checkpoint replaces it.
-    SearchCheckpoints searching =
-        command_line_search_checkpoints(checkpoint_path, job.checkpoint_every_seconds,
-                                        {"train", args, training.dataset().fingerprint, {}}, ranks.is_root(),
-                                        std::move(replay));
+    SearchCheckpoints searching = command_line_search_checkpoints(checkpoint_path, job.checkpoint_every_seconds,
+                                                                  {"train", args, training.dataset().fingerprint, {}},
+                                                                  ranks.is_root(), std::move(replay));
     try {
       learn_and_report(context, training, options, values, searching.journal());
     } catch (const Cancelled& stopped) {
@@ -337,6 +341,8 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
                training.kernel().noise_variance(), context.memory().describe(),
                training.in_memory() ? "X held in memory" : "X streamed from the file in blocks", cache);
     if (!training.solver_choice().empty()) fmt::print(stderr, "train: {}\n", training.solver_choice());
+    if (!training.precision_choice().empty())
+      fmt::print(stderr, "train: {}\n", for_command_line(training.precision_choice()));
     for (const std::string& note : training.notes()) fmt::print(stderr, "train: note: {}\n", note);
   }
 

@@ -26,7 +26,8 @@ constexpr const char* kExactModel = "dense";
 // The prior from --hyper (its inputs matched to the dataset's by name), its kernel overridden by any
 // hyperparameter given on the command line.
 GaussianProcessPrior prior_from(const TrainOptions& options, const po::variables_map& values,
-                                const DatasetDescription& dataset, std::optional<Standardisation>& file_standardisation) {
+                                const DatasetDescription& dataset,
+                                std::optional<Standardisation>& file_standardisation) {
   GaussianProcessPrior prior;
   KernelHyperparameters& hyper = prior.kernel;
   bool have_lengthscales = false, have_noise = false;
@@ -108,6 +109,8 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
   if (given("subspace-steps") && options.subspace_steps != saved.solver.subspace_steps) {
     conflict("subspace-steps", std::to_string(options.subspace_steps), std::to_string(saved.solver.subspace_steps));
   }
+  if (given("precision") && options.precision != saved.solver.precision)
+    conflict("precision", options.precision, saved.solver.precision);
   if (given("seed") && options.seed != saved.seed)
     conflict("seed", std::to_string(options.seed), std::to_string(saved.seed));
   for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise",
@@ -193,7 +196,13 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
                                    training_method_names(/*dense=*/true)));
     }
     reject_parameters_of_other_methods(values, *solver);  // --objective, --basis, ... are sparse models'
-    configuration.solver = {options.solver, options.active_set_size, options.candidates, options.subspace_steps};
+    try {
+      (void)single_precision_wanted(options.precision);
+    } catch (const Error& error) {
+      throw UsageError(fmt::format("--{}", error.what()));
+    }
+    configuration.solver = {options.solver, options.active_set_size, options.candidates, options.subspace_steps,
+                            options.precision};
     configuration.fit_subspace_steps_to_budget = !given(values, "subspace-steps");
   } else {
     const TrainingMethod* method = find_training_method(options.model);
@@ -203,7 +212,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
                       "--model srm-trans)",
                       options.model, training_method_names(/*dense=*/false)));
     }
-    reject_options(values, {"solver"}, "--model dense; sparse models choose their own");
+    reject_options(values, {"solver", "precision"}, "--model dense; sparse models choose their own");
     if (!method->iterative() && !options.checkpoint.empty()) {
       throw UsageError(
           fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
@@ -294,6 +303,7 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
   add_parameter(out, "active_set_size", options.active_set_size);
   add_parameter(out, "candidates", options.candidates);
   add_parameter(out, "subspace_steps", options.subspace_steps);
+  add_parameter(out, "precision", options.precision);
   add_parameter(out, "random_state", options.seed);
   add_parameter(out, "tol", options.tolerance);
   add_parameter(out, "max_iter", options.max_iterations);

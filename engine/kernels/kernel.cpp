@@ -1,13 +1,15 @@
-#include "engine/core/error.h"
 #include "engine/kernels/kernel.h"
 
-#include <algorithm>
+#include "engine/core/error.h"
+#include "engine/core/size_arithmetic.h"
 #include "engine/kernels/kernel_implementations.h"
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <vector>
 
 namespace gpstream {
 namespace {
@@ -140,6 +142,12 @@ std::vector<double> conditioning_scale(const KernelHyperparameters& hyperparamet
 
 double gamma_from_lengthscale(double lengthscale) { return 1.0 / (2.0 * lengthscale * lengthscale); }
 double lengthscale_from_gamma(double gamma) { return std::sqrt(1.0 / (2.0 * gamma)); }
+
+void Kernel::evaluate_single(const PreparedView& a, const PreparedView& b, float* block) const {
+  std::vector<double> exact(checked_multiply(a.count, b.count));
+  evaluate_entrywise(a, b, exact.data());
+  std::transform(exact.begin(), exact.end(), block, [](double value) { return static_cast<float>(value); });
+}
 
 void Kernel::add_parameter_gradient(const PreparedView& a, const PreparedView& b, const double* weights,
                                     double* gradient) const {

@@ -127,6 +127,11 @@ struct PreparedRows {
   }
 };
 
+// The precision of the kernel entries a product runs on: double
+// (evaluate_entrywise), or single (evaluate_single) inside a loop whose
+// stopping decisions an exact product in double certifies.
+enum class Precision { double_precision, single_precision };
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -161,6 +166,14 @@ class Kernel {
   virtual void evaluate_rounded(const PreparedView& a, const PreparedView& b, double* block) const {
     evaluate(a, b, block);
   }
+  // As evaluate_entrywise(), in single precision (float entries, the same
+  // bits wherever an entry is computed): what `--precision single` products
+  // run on, inside a loop a double residual certifies (solvers/solver_driver.h),
+  // never where α or a reported figure is taken from them directly. The
+  // stationary families compute D = Σ_l (ã_l − b̃_l)² and k(D) in float,
+  // twice the vector lanes: within a few 1e-7 of s² of evaluate()'s entries.
+  // Other kernels: evaluate_entrywise() rounded to float.
+  virtual void evaluate_single(const PreparedView& a, const PreparedView& b, float* block) const;
   // k(x, x) for one row, without noise.
   virtual double self_covariance(const double* x) const = 0;
   // k(x, x) when it is the same for every x (stationary kernels): diag(K̄) then needs no data pass.

@@ -21,7 +21,8 @@ namespace gpstream::detail {
 // smoothness ν of its spectral density (random features).
 struct StationaryProfile {
   void (*row)(double*, std::size_t, double, const double*, double);
-  void (*rounded_row)(double*, std::size_t, double, const double*, double);  // the same in single precision
+  void (*rounded_row)(double*, std::size_t, double, const double*, double);         // the same in single precision
+  void (*single_row)(float* distances, std::size_t count, double signal_variance);  // k(D) in place, in float
   void (*slope)(const double* value, const double* distance, double* slope, std::size_t count);
   bool gamma_scaling;  // D = Σ γ_l (x_l − z_l)², γ = 1/(2ℓ²) (the squared exponential), else D = r²
   double smoothness;   // Matérn ν; infinity for the squared exponential

@@ -104,11 +104,13 @@ namespace {
 // the result does not depend on where a column comes from (computed in this
 // tile or read from the cache), which keeps products with and without the
 // column cache bitwise equal.
-void add_columns(std::size_t count, std::span<const double* const> columns, const double* v, double* out) {
+// out += Σ_k column_k v_k over a tile, in double (a single-precision column's values widened exactly).
+template <typename Real>
+void add_columns(std::size_t count, std::span<const Real* const> columns, const double* v, double* out) {
   const std::size_t m = columns.size();
   std::size_t k = 0;
   for (; k + 4 <= m; k += 4) {
-    const double *c0 = columns[k], *c1 = columns[k + 1], *c2 = columns[k + 2], *c3 = columns[k + 3];
+    const Real *c0 = columns[k], *c1 = columns[k + 1], *c2 = columns[k + 2], *c3 = columns[k + 3];
     const double v0 = v[k], v1 = v[k + 1], v2 = v[k + 2], v3 = v[k + 3];
     for (std::size_t i = 0; i < count; ++i) {
       double sum = out[i];
@@ -120,26 +122,44 @@ void add_columns(std::size_t count, std::span<const double* const> columns, cons
     }
   }
   for (; k < m; ++k) {
-    const double* c = columns[k];
+    const Real* c = columns[k];
     const double vk = v[k];
     for (std::size_t i = 0; i < count; ++i) out[i] += c[i] * vk;
   }
 }
 
+// out (count×r) += K̄[tile, B] V from the tile's columns, by one GEMM on the block they make.
+template <typename Real>
+void add_block(std::size_t count, std::span<const Real* const> columns, const double* v, std::size_t r,
+               std::vector<double>& block, double* out) {
+  const std::size_t m = columns.size();
+  block.resize(count * m);
+  for (std::size_t k = 0; k < m; ++k) {
+    const Real* column = columns[k];
+    for (std::size_t i = 0; i < count; ++i) block[i * m + k] = column[i];
+  }
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count), static_cast<int>(r),
+              static_cast<int>(m), 1.0, block.data(), static_cast<int>(m), v, static_cast<int>(r), 1.0, out,
+              static_cast<int>(r));
+}
+
 }  // namespace
 
-void KernelMatrix::plan_columns(std::span<const std::size_t> b, const double* x_b, ColumnPlan& plan) {
+void KernelMatrix::plan_columns(std::span<const std::size_t> b, const double* x_b, ColumnPlan& plan,
+                                Precision precision) {
   const std::size_t m = b.size();
   const std::size_t d = rows_.columns();
+  plan.precision = precision;
+  plan.cached = column_cache_ && precision == Precision::double_precision;
   plan.computed.clear();
   std::vector<double> x_computed;  // their rows, when the cache holds some of B
-  if (column_cache_) column_cache_->plan(b, cache_plan_);
+  if (plan.cached) column_cache_->plan(b, cache_plan_);
   for (std::size_t k = 0; k < m; ++k) {
-    if (column_cache_ && cache_plan_.cached[k] != nullptr) continue;
+    if (plan.cached && cache_plan_.cached[k] != nullptr) continue;
     plan.computed.push_back(k);
-    if (column_cache_) x_computed.insert(x_computed.end(), x_b + k * d, x_b + (k + 1) * d);
+    if (plan.cached) x_computed.insert(x_computed.end(), x_b + k * d, x_b + (k + 1) * d);
   }
-  kernel_.prepare(column_cache_ ? x_computed.data() : x_b, plan.computed.size(), plan.prepared);
+  kernel_.prepare(plan.cached ? x_computed.data() : x_b, plan.computed.size(), plan.prepared);
   plan.columns = m;
 }
 
@@ -147,51 +167,54 @@ void KernelMatrix::tile_columns(const ColumnPlan& plan, std::size_t first, std::
                                 TileWorkspace& workspace) const {
   const std::size_t d = rows_.columns();
   const std::size_t c = plan.computed.size();
+  const bool single = plan.precision == Precision::single_precision;
   // K(B_computed, tile): row q holds column computed[q] over the tile, in
   // the orientation the cache stores columns.
+  if (single) {  // every column computed (plan_columns)
+    workspace.computed_single.resize(c * count);
+    if (c > 0) kernel_.evaluate_single(plan.prepared.view(d), workspace.rows.view(d), workspace.computed_single.data());
+    workspace.single_columns.resize(c);
+    for (std::size_t q = 0; q < c; ++q) workspace.single_columns[q] = workspace.computed_single.data() + q * count;
+    return;
+  }
   workspace.computed.resize(c * count);
   if (c > 0) kernel_.evaluate_entrywise(plan.prepared.view(d), workspace.rows.view(d), workspace.computed.data());
   workspace.columns.resize(plan.columns);
   for (std::size_t k = 0; k < plan.columns; ++k)
-    workspace.columns[k] = column_cache_ && cache_plan_.cached[k] != nullptr ? cache_plan_.cached[k] + first : nullptr;
+    workspace.columns[k] = plan.cached && cache_plan_.cached[k] != nullptr ? cache_plan_.cached[k] + first : nullptr;
   for (std::size_t q = 0; q < c; ++q) {
     const double* column = workspace.computed.data() + q * count;
     workspace.columns[plan.computed[q]] = column;
-    if (double* store = column_cache_ ? cache_plan_.store[plan.computed[q]] : nullptr)
+    if (double* store = plan.cached ? cache_plan_.store[plan.computed[q]] : nullptr)
       std::copy_n(column, count, store + first);
   }
 }
 
 void KernelMatrix::complete_columns(const ColumnPlan& plan) {
-  if (column_cache_) column_cache_->complete();
+  if (plan.cached) column_cache_->complete();
   kernel_evaluations_ += checked_multiply(size(), plan.computed.size());
 }
 
 void KernelMatrix::multiply_columns(std::span<const std::size_t> b, const double* x_b, const double* v, std::size_t r,
-                                    double* out, bool accumulate) {
+                                    double* out, bool accumulate, Precision precision) {
   const std::size_t m = b.size();
   const std::size_t n = size();
   if (!accumulate) std::fill(out, out + checked_multiply(n, r), 0.0);
   if (m == 0) return;
   ColumnPlan plan;
-  plan_columns(b, x_b, plan);
+  plan_columns(b, x_b, plan, precision);
   for_each_tile([&](std::size_t first, std::size_t count, const double* x) {
     TileWorkspace& workspace = workspaces_->per_thread.local();
     if (!plan.computed.empty()) kernel_.prepare(x, count, workspace.rows);
     tile_columns(plan, first, count, workspace);
-    if (r == 1) {
-      add_columns(count, workspace.columns, v, out + first);
-      return;
+    if (plan.precision == Precision::single_precision) {
+      const std::span<const float* const> columns = workspace.single_columns;
+      if (r == 1) return add_columns(count, columns, v, out + first);
+      return add_block(count, columns, v, r, workspace.block, out + first * r);
     }
-    // r > 1: the tile's K̄[tile, B] row-major, for one GEMM with V.
-    workspace.block.resize(count * m);
-    for (std::size_t k = 0; k < m; ++k) {
-      const double* column = workspace.columns[k];
-      for (std::size_t i = 0; i < count; ++i) workspace.block[i * m + k] = column[i];
-    }
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count), static_cast<int>(r),
-                static_cast<int>(m), 1.0, workspace.block.data(), static_cast<int>(m), v, static_cast<int>(r), 1.0,
-                out + first * r, static_cast<int>(r));
+    const std::span<const double* const> columns = workspace.columns;
+    if (r == 1) return add_columns(count, columns, v, out + first);
+    add_block(count, columns, v, r, workspace.block, out + first * r);
   });
   complete_columns(plan);
   // The σ²I part of K̄[:, B]: row b_j of the output gains σ² V[j] (where this rank owns it).

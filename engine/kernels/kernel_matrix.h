@@ -70,9 +70,11 @@ class KernelMatrix {
   // out (n×r, row-major) = K̄[:, B] · V (or += with `accumulate`), where B
   // lists m training row indices, x_b holds their rows (m×d) and V is m×r.
   // Distributed: this rank's rows of it, B numbered over all n.
-  // With a column cache, cached columns are read instead of computed.
+  // With a column cache, cached columns are read instead of computed. In
+  // single precision every column is Kernel::evaluate_single's, summed in
+  // double, and the cache (which holds exact columns) is left alone.
   void multiply_columns(std::span<const std::size_t> b, const double* x_b, const double* v, std::size_t r, double* out,
-                        bool accumulate = false);
+                        bool accumulate = false, Precision precision = Precision::double_precision);
 
   // out (m×r) = K(X, Z)ᵀ · U for m points Z that are not training rows (no
   // noise term), U n×r: the predictive mean (U = α) in one pass over X.
@@ -138,6 +140,8 @@ class KernelMatrix {
     std::vector<double> block;
     std::vector<double> computed;        // K(B's computed columns, tile rows)
     std::vector<const double*> columns;  // each column of B over the tile: computed or cached
+    std::vector<float> computed_single;  // in single precision: every column of B over the tile
+    std::vector<const float*> single_columns;
   };
   // The calling thread's, reused across calls.
   TileWorkspace& tile_workspace();
@@ -147,11 +151,16 @@ class KernelMatrix {
     std::size_t columns = 0;            // m
     std::vector<std::size_t> computed;  // positions in B not read from the cache
     PreparedRows prepared;              // their rows
+    // Single precision computes every column and leaves the cache, which holds exact ones, alone.
+    Precision precision = Precision::double_precision;
+    bool cached = false;  // whether the plan reads and fills the cache
   };
-  void plan_columns(std::span<const std::size_t> b, const double* x_b, ColumnPlan& plan);
+  void plan_columns(std::span<const std::size_t> b, const double* x_b, ColumnPlan& plan,
+                    Precision precision = Precision::double_precision);
   // Points workspace.columns[k] at column k over rows [first, first + count)
   // (whose prepared rows are in workspace.rows, when the plan computes any): cached, or computed
-  // entrywise into workspace.computed and stored when the plan says so.
+  // entrywise into workspace.computed and stored when the plan says so; in single precision
+  // workspace.single_columns[k], computed into workspace.computed_single.
   void tile_columns(const ColumnPlan& plan, std::size_t first, std::size_t count, TileWorkspace& workspace) const;
   // After the pass: the stored columns count as cached; evaluations counted.
   void complete_columns(const ColumnPlan& plan);

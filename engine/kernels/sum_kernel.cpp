@@ -42,6 +42,9 @@ class SumKernel final : public Kernel {
   void evaluate_rounded(const PreparedView& a, const PreparedView& b, double* block) const override {
     accumulate(a, b, block, &Kernel::evaluate_rounded);
   }
+  void evaluate_single(const PreparedView& a, const PreparedView& b, float* block) const override {
+    accumulate(a, b, block, &Kernel::evaluate_single);
+  }
 
   double self_covariance(const double* x) const override {
     double sum = 0.0;
@@ -82,16 +85,17 @@ class SumKernel final : public Kernel {
   }
 
  private:
-  // Σ_t term_t's block, each by `evaluation` (one of Kernel's block evaluations).
-  void accumulate(const PreparedView& a, const PreparedView& b, double* block,
-                  void (Kernel::*evaluation)(const PreparedView&, const PreparedView&, double*) const) const {
+  // Σ_t term_t's block, each by `evaluation` (one of Kernel's block evaluations), in its precision.
+  template <typename Real>
+  void accumulate(const PreparedView& a, const PreparedView& b, Real* block,
+                  void (Kernel::*evaluation)(const PreparedView&, const PreparedView&, Real*) const) const {
     if (a.count == 0 || b.count == 0) return;
     PreparedRows term_a, term_b;
-    std::vector<double> term_block(a.count * b.count);
+    std::vector<Real> term_block(a.count * b.count);
     for (std::size_t t = 0; t < terms_.size(); ++t) {
       terms_[t]->prepare(a.values, a.count, term_a);
       terms_[t]->prepare(b.values, b.count, term_b);
-      double* out = t == 0 ? block : term_block.data();
+      Real* out = t == 0 ? block : term_block.data();
       ((*terms_[t]).*evaluation)(term_a.view(dimension()), term_b.view(dimension()), out);
       if (t > 0) {
         for (std::size_t k = 0; k < term_block.size(); ++k) block[k] += term_block[k];

@@ -24,6 +24,12 @@ struct TrainingSummary {
   double tolerance = 0.0;
   double seconds = 0.0;
   std::uint64_t kernel_evaluations = 0;
+  // The kernel entries of the solver's products: "double", "single", or
+  // "single, then double from iteration N" (solvers/solver_state.h,
+  // PrecisionRecord), and the exact residuals in double that checked
+  // single precision's convergence claims.
+  std::string precision = "double";
+  std::uint64_t exact_residuals_in_single_precision = 0;
 };
 
 struct ModelDescription {

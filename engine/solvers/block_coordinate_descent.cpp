@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpstream {
 namespace {
@@ -21,8 +22,13 @@ void collect_gradient(KernelMatrix& kernel, std::span<const std::size_t> indices
 }  // namespace
 
 BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique_ptr<ActiveSetPolicy> policy,
-                                               std::size_t active_set_size, std::size_t subspace_steps)
-    : kernel_(kernel), policy_(std::move(policy)), active_set_size_(active_set_size), diagonal_(kernel.size()) {
+                                               std::size_t active_set_size, std::size_t subspace_steps,
+                                               bool single_precision)
+    : kernel_(kernel),
+      policy_(std::move(policy)),
+      active_set_size_(active_set_size),
+      single_precision_asked_(single_precision),
+      diagonal_(kernel.size()) {
   GPSTREAM_CHECK_ARGUMENT(active_set_size > 0, "the active set size m must be at least 1");
   // A solver's fixed workspace is outside the memory budget (docs/reliability.md: gbcd holds about 30 MiB at
   // m = 500 on ten inputs); what grows past it with the inputs' width is reserved, so that wide data are refused
@@ -40,12 +46,59 @@ BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique
   kernel_.diagonal(diagonal_.data());
 }
 
+namespace {
+// Single precision rounds each entry to ~2⁻²⁴ of s² (a few ulps: distances,
+// e^{−x}), a perturbation of K̄ of about √n·2⁻²⁴·s² in norm for rounding of
+// random sign — small against σ², K̄'s smallest eigenvalue at least, when
+// σ²/s² ≥ this × √n·2⁻²⁴. Below it the iteration may not converge (a
+// 400-row set with σ²/s² = 5e-7 diverged), so auto takes double there.
+constexpr double kSinglePrecisionNoiseFloor = 64.0;
+constexpr double kSingleUnitRoundoff = 0x1p-24;
+}  // namespace
+
+std::string BlockCoordinateDescent::plan_precision(const SolverState& state) {
+  if (state.auxiliary.contains("precision") || state.iteration > 0) {  // resumed: as the run it continues
+    const PrecisionRecord record = precision_record(state);
+    single_precision_ = record.single;
+    return fmt::format("precision: {} (as the checkpoint's run)", record.single ? "single" : "double");
+  }
+  single_precision_ = false;
+  if (!single_precision_asked_) return "precision: double (as `precision` asks)";
+  Communicator& ranks = kernel_.context().communicator();
+  const double noise = kernel_.kernel().noise_variance();
+  const double signal =
+      ranks.max(diagonal_.empty() ? 0.0 : *std::max_element(diagonal_.begin(), diagonal_.end()) - noise);
+  const double floor = kSinglePrecisionNoiseFloor * std::sqrt(static_cast<double>(kernel_.partition().global_rows)) *
+                       kSingleUnitRoundoff;
+  if (kernel_.column_cache() != nullptr)
+    return "precision: double (auto: the kernel-column cache is on, and its columns are exact)";
+  if (noise < floor * signal) {
+    return fmt::format(
+        "precision: double (auto: sigma^2/s^2 = {:.2g} is below {:.2g}, where single precision's rounding of the "
+        "kernel entries would not be small against the noise)",
+        noise / signal, floor);
+  }
+  single_precision_ = true;
+  return "precision: single for the block products and greedy scores (auto: twice the kernel entries per second; "
+         "the final residual computed exactly in double)";
+}
+
 void BlockCoordinateDescent::start(SolverState& state, std::span<const double> y) {
+  PrecisionRecord record = precision_record(state);
+  if (record.fell_back_at == 0) record.single = single_precision_;  // a restart after falling back stays in double
+  set_precision_record(state, record);
   if (!subspace_) return;
-  // The error bound starts at 0 only from the state start() promises, checked.
-  bool exact = state.alpha.size() == y.size() && state.gradient.size() == y.size();
+  // The error bound starts at 0 only from the state start() promises, checked, and in double precision.
+  bool exact = state.alpha.size() == y.size() && state.gradient.size() == y.size() && !record.single;
   for (std::size_t i = 0; exact && i < y.size(); ++i) exact = state.alpha[i] == 0.0 && state.gradient[i] == -y[i];
   subspace_->start(state, !kernel_.context().communicator().any(!exact));
+}
+
+void BlockCoordinateDescent::use_double_precision(SolverState& state) {
+  PrecisionRecord record = precision_record(state);
+  record.single = false;
+  record.fell_back_at = state.iteration;
+  set_precision_record(state, record);
 }
 
 void BlockCoordinateDescent::gradient_refreshed(SolverState& state) {
@@ -59,19 +112,21 @@ std::optional<double> BlockCoordinateDescent::gradient_error_bound(const SolverS
 void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double> /*y*/) {
   const Columns columns{state.gradient.data(), 1};
   PhaseTimes* times = kernel_.context().phase_times();
+  const Precision precision = single_precision(state) ? Precision::single_precision : Precision::double_precision;
   if (subspace_) {
-    const ActiveSet& active = solve_on_active_set(columns, state.random, state.auxiliary, delta_, nullptr);
+    const ActiveSet& active = solve_on_active_set(columns, state.random, state.auxiliary, delta_, nullptr, precision);
     block_product_.resize(kernel_.size());
     if (active.indices.empty()) return;
     {
       const ScopedPhase phase(times, Phase::block_product);
-      kernel_.multiply_columns(active.indices, active.rows.data(), delta_.data(), 1, block_product_.data());
+      kernel_.multiply_columns(active.indices, active.rows.data(), delta_.data(), 1, block_product_.data(), false,
+                               precision);
     }
     const ScopedPhase phase(times, Phase::subspace_step);
     subspace_->step(state, active.indices, delta_, block_product_);
     return;
   }
-  const ActiveSet& active = iterate_columns(columns, state.random, state.auxiliary, delta_);
+  const ActiveSet& active = iterate_columns(columns, state.random, state.auxiliary, delta_, nullptr, precision);
   const RowPartition& partition = kernel_.partition();
   for (std::size_t j = 0; j < active.indices.size(); ++j) {
     if (partition.owns(active.indices[j])) state.alpha[partition.local(active.indices[j])] += delta_[j];
@@ -80,18 +135,19 @@ void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double>
 
 const ActiveSet& BlockCoordinateDescent::iterate_columns(const Columns& columns, std::mt19937_64& random,
                                                          AuxiliaryState& auxiliary, std::vector<double>& delta,
-                                                         std::vector<double>* gradient_on_b) {
-  const ActiveSet& active = solve_on_active_set(columns, random, auxiliary, delta, gradient_on_b);
+                                                         std::vector<double>* gradient_on_b, Precision precision) {
+  const ActiveSet& active = solve_on_active_set(columns, random, auxiliary, delta, gradient_on_b, precision);
   if (!active.indices.empty()) {
     const ScopedPhase phase(kernel_.context().phase_times(), Phase::block_product);
-    kernel_.multiply_columns(active.indices, active.rows.data(), delta.data(), columns.r, columns.gradient, true);
+    kernel_.multiply_columns(active.indices, active.rows.data(), delta.data(), columns.r, columns.gradient, true,
+                             precision);
   }
   return active;
 }
 
 const ActiveSet& BlockCoordinateDescent::solve_on_active_set(const Columns& columns, std::mt19937_64& random,
                                                              AuxiliaryState& auxiliary, std::vector<double>& delta,
-                                                             std::vector<double>* gradient_on_b) {
+                                                             std::vector<double>* gradient_on_b, Precision precision) {
   double* gradient = columns.gradient;
   const std::size_t r = columns.r;
   SelectionContext context{kernel_,
@@ -100,7 +156,8 @@ const ActiveSet& BlockCoordinateDescent::solve_on_active_set(const Columns& colu
                            columns.scored != nullptr ? columns.scored : gradient,
                            columns.scored != nullptr ? columns.scored_columns : r,
                            random,
-                           auxiliary};
+                           auxiliary,
+                           precision};
   active_set_.has_cholesky = false;
   policy_->select(context, active_set_);
   const ScopedPhase phase(kernel_.context().phase_times(), Phase::block_solve);

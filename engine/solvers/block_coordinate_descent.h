@@ -57,6 +57,9 @@ struct SelectionContext {
   std::size_t columns;               // r
   std::mt19937_64& random;
   AuxiliaryState& auxiliary;
+  // Of the entries that only rank candidates (GreedySelection's scores): single precision's
+  // (Kernel::evaluate_single) in a single-precision run, else Kernel::evaluate_rounded's.
+  Precision precision = Precision::double_precision;
 };
 
 class ActiveSetPolicy {
@@ -78,15 +81,27 @@ class BlockCoordinateDescent final : public DenseSolver {
   // With `subspace_steps` k > 0, iterate() takes the subspace step over the
   // block step and the last k steps (solvers/subspace_acceleration.h)
   // instead of the block step alone; 0 is the papers' plain iteration.
+  // With `single_precision` (and where plan_precision(), which a run must
+  // call for it, keeps it), a fresh
+  // run's block products K̄[:, B]Δ and greedy scores run on single-precision
+  // entries (Kernel::evaluate_single), without the error bound (its entries
+  // are not K̂'s): its claims are certified by exact products
+  // (solver_driver.h), and a run whose claim fails continues in double.
   BlockCoordinateDescent(KernelMatrix& kernel, std::unique_ptr<ActiveSetPolicy> policy, std::size_t active_set_size,
-                         std::size_t subspace_steps = 0);
+                         std::size_t subspace_steps = 0, bool single_precision = false);
 
   std::string name() const override { return policy_->name(); }
   void start(SolverState& state, std::span<const double> y) override;
   void iterate(SolverState& state, std::span<const double> y) override;
   void gradient_refreshed(SolverState& state) override;
-  // Kept by the subspace step (subspace_acceleration.h); plain BCD keeps none.
+  // Kept by the subspace step (subspace_acceleration.h) in double precision; plain BCD keeps none.
   std::optional<double> gradient_error_bound(const SolverState& state) const override;
+  // Single precision where it was asked for, unless the column cache is on
+  // (its columns are exact and cost nothing to compute) or σ² is too small
+  // against s² for the entries' rounding (kSinglePrecisionNoiseFloor).
+  std::string plan_precision(const SolverState& state) override;
+  bool single_precision(const SolverState& state) const override { return precision_record(state).single; }
+  void use_double_precision(SolverState& state) override;
 
   // One iteration on r right-hand sides: chooses B for the gradient columns
   // G (n×r, row-major), sets Δ = −K̄_BB⁻¹ G_B (|B|×r) and G += K̄[:, B] Δ
@@ -103,17 +118,21 @@ class BlockCoordinateDescent final : public DenseSolver {
     std::size_t scored_columns = 0;
   };
   const ActiveSet& iterate_columns(const Columns& columns, std::mt19937_64& random, AuxiliaryState& auxiliary,
-                                   std::vector<double>& delta, std::vector<double>* gradient_on_b = nullptr);
+                                   std::vector<double>& delta, std::vector<double>* gradient_on_b = nullptr,
+                                   Precision precision = Precision::double_precision);
 
  private:
   // iterate_columns up to the product: B, its factor and Δ.
   const ActiveSet& solve_on_active_set(const Columns& columns, std::mt19937_64& random, AuxiliaryState& auxiliary,
-                                       std::vector<double>& delta, std::vector<double>* gradient_on_b);
+                                       std::vector<double>& delta, std::vector<double>* gradient_on_b,
+                                       Precision precision);
 
   KernelMatrix& kernel_;
   std::unique_ptr<ActiveSetPolicy> policy_;
   MemoryReservation workspace_;  // the policy's rows beyond the fixed workspace (see the constructor)
   std::size_t active_set_size_;
+  bool single_precision_asked_;                     // `precision` auto
+  bool single_precision_ = false;                   // a fresh run's products, as plan_precision() decided
   std::unique_ptr<SubspaceAcceleration> subspace_;  // null: plain BCD
   std::vector<double> diagonal_;
   ActiveSet active_set_;
@@ -189,9 +208,10 @@ class GreedySelection final : public ActiveSetPolicy {
   RowCapture next_rows_;       // when the rows stream: the next pool's rows, from this iteration's pass
   tbb::task_group preparing_;  // when they are in memory: the next pool's rows, gathered and prepared
   PreparedRows active_;
-  tbb::enumerable_thread_specific<std::vector<double>> tile_blocks_;  // K(a tile of candidates, B)
-  std::vector<std::size_t> chosen_;                                   // pool positions chosen in the current chunk
-  std::vector<std::size_t> tiles_;                                    // the current chunk's tiles of candidates
+  tbb::enumerable_thread_specific<std::vector<double>> tile_blocks_;   // K(a tile of candidates, B)
+  tbb::enumerable_thread_specific<std::vector<float>> single_blocks_;  // the same in single precision, first
+  std::vector<std::size_t> chosen_;                                    // pool positions chosen in the current chunk
+  std::vector<std::size_t> tiles_;                                     // the current chunk's tiles of candidates
   std::vector<double> first_row_, e_o_, k_sb_, k_ss_, delta_, g_b_;
   PreparedRows first_prepared_;
 };

@@ -33,6 +33,9 @@ struct SolverOptions {
   std::size_t candidates = kGreedyCandidates;  // κ, for gbcd
   // Past steps each BCD iteration re-optimises along (solvers/subspace_acceleration.h); 0: plain BCD.
   std::size_t subspace_steps = 4;
+  // The BCD family's block products: "auto" (single precision where the
+  // solver can, certified in double: solver_driver.h) or "double".
+  std::string precision = "auto";
 };
 
 class DenseSolver {
@@ -50,6 +53,16 @@ class DenseSolver {
   virtual void iterate(SolverState& state, std::span<const double> y) = 0;
   // True for direct methods, whose one iteration is the exact solution.
   virtual bool is_direct() const { return false; }
+  // Once the kernel matrix is set up (its column cache decided), before
+  // the run: fixes the precision of a fresh run's products, and returns a
+  // line saying which and why for the user ("" for a solver with one
+  // precision); a resumed `state` keeps its own (PrecisionRecord).
+  virtual std::string plan_precision(const SolverState& /*state*/) { return ""; }
+  // Whether its updates of g run on single-precision kernel entries now
+  // (the state's PrecisionRecord), and the switch to double for the rest of
+  // the run, when single precision's drift kept a claim from certifying.
+  virtual bool single_precision(const SolverState& /*state*/) const { return false; }
+  virtual void use_double_precision(SolverState& /*state*/) {}
   // A bound on max_i |g_i − (K̂α − y)_i| over all n rows — how far the
   // maintained gradient can be from the residual of the stored α, K̂ being
   // the kernel values the updates compute — accumulated from every update's

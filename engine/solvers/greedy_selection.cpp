@@ -361,8 +361,9 @@ void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
       // so K̄_OB = K_OB: no noise term), a tile of rows at a time on all
       // cores: each tile's K_OB is used once, while it is in cache, and not
       // kept. E only ranks the candidates, so K_OB is rounded
-      // (Kernel::evaluate_rounded: ~1e-7 of s², at 0.6× the cost); K̄_SB and
-      // K̄_SS for the factor, and so Δα_B and every product, are exact.
+      // (Kernel::evaluate_rounded: ~1e-7 of s², at 0.6× the cost; in a
+      // single-precision run evaluate_single's, cheaper still); K̄_SB and
+      // K̄_SS for the factor, and so Δα_B, are exact.
       const std::size_t row_first = (chunk_first - 1) * candidates_;
       const std::size_t rows = (chunk_last - chunk_first) * candidates_;
       e_o_.assign(g + row_first * r, g + (row_first + rows) * r);
@@ -372,7 +373,15 @@ void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
         const std::size_t begin = tiles_[tile], size = tiles_[tile + 1] - begin;
         std::vector<double>& block = tile_blocks_.local();
         block.resize(size * t);
-        covariance.evaluate_rounded(pool_.prepared.view(d, row_first + begin, size), chosen_so_far, block.data());
+        const PreparedView candidates = pool_.prepared.view(d, row_first + begin, size);
+        if (context.precision == Precision::single_precision) {
+          std::vector<float>& single = single_blocks_.local();
+          single.resize(size * t);
+          covariance.evaluate_single(candidates, chosen_so_far, single.data());
+          std::copy(single.begin(), single.end(), block.begin());
+        } else {
+          covariance.evaluate_rounded(candidates, chosen_so_far, block.data());
+        }
         add_product(size, t, block.data(), t, delta_.data(), r, e_o_.data() + begin * r);
       });
       evaluations += rows * t;

@@ -53,6 +53,9 @@ struct Certificate {
   // claim holds when that sum meets the tolerance; otherwise the run goes on until it does. −1: the
   // measure was computed exactly.
   double error_bound = -1.0;
+  // A single-precision run's claim that the exact measure did not bear out: the run goes on from the
+  // exact gradient in double precision (DenseSolver::use_double_precision).
+  bool fell_back_to_double = false;
 };
 
 // One iteration at a time of a training method, on state it owns.
@@ -89,6 +92,10 @@ class IterativeMethod {
   virtual std::pair<std::uint64_t, std::uint64_t> work_done() const { return {0, 0}; }
   // Called after each iteration; returns a drift to report, or −1.
   virtual double after_iteration(const StoppingRule& /*rule*/) { return -1.0; }
+  // The maintained measure at which a claim is made: the tolerance, or
+  // below it where the maintained measure drifts by more than rounding (a
+  // single-precision run's), so that the exact one meets the tolerance too.
+  virtual double claim_level(double tolerance) const { return tolerance; }
   // When convergence_measure() meets the tolerance (or a direct method has
   // solved): the measure computed exactly, which replaces a maintained one,
   // or the maintained one with a bound on its error (Certificate::error_bound);
@@ -131,9 +138,13 @@ class DenseSolverRun final : public IterativeMethod {
   double objective() const override;
   double convergence_measure() const override;
   bool is_direct() const override { return solver_.is_direct(); }
+  // In single precision, a measure above kSinglePrecisionDivergence
+  // (its start is 1) restarts the run in double (restart_in_double).
   double after_iteration(const StoppingRule& rule) override;
   // Iterative solvers: a sample of K̄ solved exactly first (solvers/conditioning.h).
   void check_tolerance(double tolerance) override;
+  // In single precision: kSinglePrecisionClaim × tolerance.
+  double claim_level(double tolerance) const override;
   // ‖K̄α − y‖₂/‖y‖₂ ≤ `tolerance` shown without a product when the
   // solver's error bound β can (√n·β/‖y‖₂ ≤ tolerance/2: the claim holds
   // once ‖g‖₂/‖y‖₂ + √n·β/‖y‖₂ ≤ tolerance, a few iterations later at most);
@@ -141,13 +152,22 @@ class DenseSolverRun final : public IterativeMethod {
   // `tolerance`, its rounding floor by a second one (at 1M rows each costs
   // as much as ~2,000 GBCD iterations, so a met claim pays only the first).
   // A stop request drops either product (StopRequested): the state is then
-  // as before it, or has the refreshed g.
+  // as before it, or has the refreshed g. A single-precision run's claim
+  // always takes the exact product (its maintained g carries the entries'
+  // rounding, ~1e-7 of s² each, which no bound here covers) — one step of
+  // mixed-precision iterative refinement [CarsonHigham18]: the exact g
+  // replaces the drifted one — and when the exact measure misses
+  // `tolerance`, the run goes on in double precision.
   std::optional<Certificate> certify(double tolerance) override;
 
  private:
   DenseSolver& solver_;
   KernelMatrix& kernel_;
   SolverState& state_;
+  // α = 0, g = −y, the solver started afresh in double precision: what a single-precision run that
+  // diverged (the entries' rounding large against σ², past the check of plan_precision) does.
+  void restart_in_double();
+
   std::span<const double> y_;
   double target_norm_ = 0.0;  // ‖y‖₂ over all ranks
 };

@@ -33,6 +33,36 @@ double deterministic_dot(std::span<const double> a, std::span<const double> b) {
       std::plus<>());
 }
 
+namespace {
+// [single (0 or 1), exact residuals, iteration of the fall-back]; absent: double throughout.
+constexpr const char* kPrecisionRecord = "precision";
+}  // namespace
+
+PrecisionRecord precision_record(const SolverState& state) {
+  const auto found = state.auxiliary.find(kPrecisionRecord);
+  if (found == state.auxiliary.end()) return {};
+  GPSTREAM_CHECK(found->second.size() == 3, "the solver state's precision record holds {} values, not 3",
+                 found->second.size());
+  return {found->second[0] != 0.0, static_cast<std::uint64_t>(found->second[1]),
+          static_cast<std::uint64_t>(found->second[2])};
+}
+
+void set_precision_record(SolverState& state, const PrecisionRecord& record) {
+  state.auxiliary[kPrecisionRecord] = {record.single ? 1.0 : 0.0, static_cast<double>(record.exact_residuals),
+                                       static_cast<double>(record.fell_back_at)};
+}
+
+std::string precision_name(const PrecisionRecord& record) {
+  if (record.fell_back_at > 0) return "single, then double from iteration " + std::to_string(record.fell_back_at);
+  return record.single ? "single" : "double";
+}
+
+std::string describe_precision(const std::string& precision_name, std::uint64_t exact_residuals) {
+  if (exact_residuals == 0) return precision_name;
+  return precision_name + ", " + std::to_string(exact_residuals) + " exact residual" +
+         (exact_residuals == 1 ? "" : "s") + " in double";
+}
+
 double objective(const SolverState& state, std::span<const double> y) {
   return 0.5 * (deterministic_dot(state.alpha, state.gradient) - deterministic_dot(state.alpha, y));
 }

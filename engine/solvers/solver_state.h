@@ -35,6 +35,24 @@ double objective(const SolverState& state, std::span<const double> y);
 // ‖g‖∞.
 double gradient_max_norm(const SolverState& state);
 
+// How a run's products went (Precision, kernels/kernel.h), kept in
+// state.auxiliary so that a resumed run continues as the interrupted one
+// would and the model records it: single precision or double, the exact
+// residuals in double that checked single precision's claims (the
+// refinements of mixed-precision iterative refinement), and the iteration
+// at which the run fell back to double (0: it did not).
+struct PrecisionRecord {
+  bool single = false;
+  std::uint64_t exact_residuals = 0;
+  std::uint64_t fell_back_at = 0;
+};
+PrecisionRecord precision_record(const SolverState& state);
+void set_precision_record(SolverState& state, const PrecisionRecord& record);
+// "double", "single", or "single, then double from iteration N".
+std::string precision_name(const PrecisionRecord& record);
+// That name with the exact residuals: "single, 1 exact residual in double".
+std::string describe_precision(const std::string& precision_name, std::uint64_t exact_residuals);
+
 // A checkpointed entry of state.auxiliary, or an Error naming `owner` (the
 // method whose state it is) when the checkpoint lacks it.
 const std::vector<double>& saved_entry(const SolverState& state, const std::string& name, const char* owner);

@@ -24,7 +24,8 @@ namespace {
 std::unique_ptr<DenseSolver> make_block_coordinate_descent(const SolverOptions& options, KernelMatrix& kernel) {
   GPSTREAM_CHECK_ARGUMENT(options.active_set_size > 0, "the active set size m of {} must be at least 1", options.name);
   return std::make_unique<BlockCoordinateDescent>(kernel, make_active_set_policy(options.name, options.candidates),
-                                                  options.active_set_size, options.subspace_steps);
+                                                  options.active_set_size, options.subspace_steps,
+                                                  single_precision_wanted(options.precision));
 }
 template <class Solver>
 std::unique_ptr<DenseSolver> make_dense(const SolverOptions&, KernelMatrix& kernel) {
@@ -123,15 +124,56 @@ constexpr TrainingMethod kMethods[] = {
      nullptr, nullptr, fit_random_basis<fit_subset_of_data>},
     {"sr", "subset of regressors on m random basis rows [RW06 §8.3.2]", sparse_direct, direct, 2, no_reuse, true,
      nullptr, nullptr, fit_random_basis<regressors_on>},
-    {"sgma", "subset of regressors on a basis chosen by sparse greedy matrix approximation [SmolaScholkopf00]",
-     sparse_iterative, none, 2, basis, true, nullptr, make_greedy_basis<BasisCriterion::sgma>, nullptr, {}, true,
+    {"sgma",
+     "subset of regressors on a basis chosen by sparse greedy matrix approximation [SmolaScholkopf00]",
+     sparse_iterative,
+     none,
+     2,
+     basis,
+     true,
+     nullptr,
+     make_greedy_basis<BasisCriterion::sgma>,
+     nullptr,
+     {},
+     true,
      summarise_trace},
-    {"mpgp", "subset of regressors on a matching-pursuit basis [KeerthiChu06]", sparse_iterative, none, 2, basis, true,
-     nullptr, make_greedy_basis<BasisCriterion::mpgp>, nullptr, {}, true, summarise_trace},
-    {"sggp", "sparse greedy GP, until the relative gap of its bounds is below `gap` [SmolaBartlett01]",
-     sparse_iterative, gap, 2, basis, true, nullptr, make_greedy_basis<BasisCriterion::sggp>, nullptr, {}, true},
-    {"nystrom", "the Nystrom reduced-rank approximation, for comparison [WilliamsSeeger01; SchwaighoferTresp03 §2.1]",
-     sparse_direct, direct, 2, no_reuse, true, nullptr, nullptr, fit_random_basis<fit_reduced_rank>, {}, false,
+    {"mpgp",
+     "subset of regressors on a matching-pursuit basis [KeerthiChu06]",
+     sparse_iterative,
+     none,
+     2,
+     basis,
+     true,
+     nullptr,
+     make_greedy_basis<BasisCriterion::mpgp>,
+     nullptr,
+     {},
+     true,
+     summarise_trace},
+    {"sggp",
+     "sparse greedy GP, until the relative gap of its bounds is below `gap` [SmolaBartlett01]",
+     sparse_iterative,
+     gap,
+     2,
+     basis,
+     true,
+     nullptr,
+     make_greedy_basis<BasisCriterion::sggp>,
+     nullptr,
+     {},
+     true},
+    {"nystrom",
+     "the Nystrom reduced-rank approximation, for comparison [WilliamsSeeger01; SchwaighoferTresp03 §2.1]",
+     sparse_direct,
+     direct,
+     2,
+     no_reuse,
+     true,
+     nullptr,
+     nullptr,
+     fit_random_basis<fit_reduced_rank>,
+     {},
+     false,
      summarise_nystrom},
     {"cholqr", "inducing set and kernel optimised together [Cao15]", sparse_iterative, relative_decrease, 2, no_reuse,
      false, nullptr, make_cholqr, nullptr, kCholQrParameters, true, summarise_cholqr},
@@ -234,12 +276,18 @@ SolverChoice choose_dense_solver(const KernelHyperparameters& kernel, std::size_
                         "(gbcd's local blocks make slow progress on it); --solver gbcd forces the other",
                         kernel.added.size() + 1, inputs)};
   }
-  const std::string why = distributed            ? "the rows are partitioned among ranks (pcg runs in one process)"
-                          : !several_scales       ? "a single kernel, where gbcd's local blocks are as fast or faster"
-                          : inputs > kLowDimension ? fmt::format("{} inputs, where the Vecchia factor is not accurate",
-                                                                 inputs)
-                                                  : "a small or non-stationary problem";
+  const std::string why = distributed       ? "the rows are partitioned among ranks (pcg runs in one process)"
+                          : !several_scales ? "a single kernel, where gbcd's local blocks are as fast or faster"
+                          : inputs > kLowDimension
+                              ? fmt::format("{} inputs, where the Vecchia factor is not accurate", inputs)
+                              : "a small or non-stationary problem";
   return {*find_training_method("gbcd"), fmt::format("solver auto: gbcd, greedy block coordinate descent: {}", why)};
+}
+
+bool single_precision_wanted(const std::string& precision) {
+  GPSTREAM_CHECK_ARGUMENT(precision == "auto" || precision == "double", "precision: \"{}\" is not one of auto, double",
+                          precision);
+  return precision == "auto";
 }
 
 std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMatrix& kernel) {

@@ -142,6 +142,11 @@ struct SolverChoice {
 SolverChoice choose_dense_solver(const KernelHyperparameters& kernel, std::size_t rows, std::size_t inputs,
                                  bool distributed);
 
+// SolverOptions::precision: true for "auto" (the BCD family's products in
+// single precision, certified in double), false for "double"; throws for
+// any other value, naming the choices.
+bool single_precision_wanted(const std::string& precision);
+
 // The dense solver `options.name`. Throws naming the valid solvers for an
 // unknown name, and for a solver that does not run on ranks when `kernel` is distributed.
 std::unique_ptr<DenseSolver> make_solver(const SolverOptions& options, KernelMatrix& kernel);

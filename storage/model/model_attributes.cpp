@@ -112,6 +112,9 @@ void write_training_summary_attributes(hid_t object, const TrainingSummary& trai
   hdf5::write_attribute(object, "tolerance", training.tolerance);
   hdf5::write_attribute(object, "training_seconds", training.seconds);
   hdf5::write_attribute(object, "kernel_evaluations", static_cast<std::int64_t>(training.kernel_evaluations));
+  hdf5::write_attribute(object, "precision", training.precision);
+  hdf5::write_attribute(object, "exact_residuals_in_single_precision",
+                        static_cast<std::int64_t>(training.exact_residuals_in_single_precision));
 }
 
 TrainingSummary read_training_summary_attributes(hid_t object, const std::string& context) {
@@ -127,6 +130,11 @@ TrainingSummary read_training_summary_attributes(hid_t object, const std::string
   training.seconds = hdf5::read_double_attribute(object, "training_seconds", context);
   training.kernel_evaluations =
       static_cast<std::uint64_t>(hdf5::read_integer_attribute(object, "kernel_evaluations", context));
+  if (hdf5::has_attribute(object, "precision")) {  // files from before single precision have none: double
+    training.precision = hdf5::read_string_attribute(object, "precision", context);
+    training.exact_residuals_in_single_precision = static_cast<std::uint64_t>(
+        hdf5::read_integer_attribute(object, "exact_residuals_in_single_precision", context));
+  }
   return training;
 }
 

@@ -78,8 +78,8 @@ TEST_CASE("a run stopped and resumed from its checkpoint gives the bit-identical
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 1000 --seed 7 -q -o " + quote(train)).exit_code == 0);
-  const std::string common = " --active-set 100 --tol 1e-7 --seed 3 " + kHyper;
-  // The kernel-column cache changes no result: the whole run keeps columns,
+  const std::string common = " --active-set 100 --tol 1e-7 --seed 3 --precision double " + kHyper;
+  // The kernel-column cache changes no result (at one precision): the whole run keeps columns,
   // the first part does not, the resumed part starts with an empty cache.
   const auto whole_run =
       run_gpstream("train " + quote(train) + " -o " + quote(directory.file("whole.h5")) + common + " --cache ram");
@@ -122,13 +122,59 @@ TEST_CASE("a run stopped and resumed from its checkpoint gives the bit-identical
   CHECK(other.err.find("is not the dataset checkpoint") != std::string::npos);
 }
 
+TEST_CASE("a single-precision run resumes to the same bits, and the model and info say how it ran") {
+  ScratchDirectory directory;
+  const std::string train = directory.file("train.h5");
+  REQUIRE(run_gpstream("generate friedman1 --rows 3000 --seed 7 -q -o " + quote(train)).exit_code == 0);
+  const std::string common = " --active-set 100 --seed 3 --cache off " + kHyper;
+  const auto whole_run = run_gpstream("train " + quote(train) + " -o " + quote(directory.file("whole.h5")) + common);
+  CAPTURE(whole_run.err);
+  REQUIRE(whole_run.exit_code == 0);
+  CHECK(whole_run.err.find("train: precision: single for the block products and greedy scores (auto") !=
+        std::string::npos);
+  CHECK(whole_run.err.find("; precision single, 1 exact residual in double; wrote") != std::string::npos);
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(directory.file("part.h5")) + common +
+                       " -q --max-iter 5 --checkpoint " + quote(directory.file("c.h5")))
+              .exit_code == 0);
+  // The job keeps its precision: another one is refused, and the resumed run says it continues in single.
+  CHECK(run_gpstream("info " + quote(directory.file("c.h5"))).out.find("precision    single\n") != std::string::npos);
+  const auto conflicting = run_gpstream("train --resume " + quote(directory.file("c.h5")) + " -o " +
+                                        quote(directory.file("x.h5")) + " --precision double");
+  CHECK(conflicting.exit_code == 1);
+  CHECK(conflicting.err.find("--precision double conflicts with checkpoint") != std::string::npos);
+  const auto resumed = run_gpstream("train --resume " + quote(directory.file("c.h5")) + " -o " +
+                                    quote(directory.file("resumed.h5")) + " --max-iter 0");
+  CAPTURE(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.err.find("train: precision: single (as the checkpoint's run)") != std::string::npos);
+  const auto whole = gpstream::read_dense_model(directory.file("whole.h5"));
+  const auto continued = gpstream::read_dense_model(directory.file("resumed.h5"));
+  REQUIRE(whole.alpha.size() == continued.alpha.size());
+  CHECK(std::memcmp(whole.alpha.data(), continued.alpha.data(), whole.alpha.size() * sizeof(double)) == 0);
+  CHECK(whole.training.precision == "single");
+  CHECK(whole.training.exact_residuals_in_single_precision == 1);
+  CHECK(continued.training.precision == "single");
+  CHECK(run_gpstream("info " + quote(directory.file("whole.h5")))
+            .out.find("precision    single, 1 exact residual in "
+                      "double") != std::string::npos);
+  // --precision double: the model says so, and the sparse models take no precision.
+  REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(directory.file("double.h5")) + common +
+                       " -q --precision double")
+              .exit_code == 0);
+  CHECK(gpstream::read_dense_model(directory.file("double.h5")).training.precision == "double");
+  const auto sparse = run_gpstream("train " + quote(train) + " -o " + quote(directory.file("sd.h5")) +
+                                   " --model sd --basis 100 --precision double " + kHyper);
+  CHECK(sparse.exit_code == 2);
+  CHECK(sparse.err.find("--precision is for --model dense") != std::string::npos);
+}
+
 TEST_CASE("the kernel-column cache's disk tier gives the model bit for bit, serves columns, and leaves no file") {
   ScratchDirectory directory;
   const std::string train = directory.file("train.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 2000 --seed 7 -q -o " + quote(train)).exit_code == 0);
   // 16 MiB above the process's own: RAM for ~380 of the 2,000 columns, more than an active set of 100; the rest on disk.
-  const std::string common =
-      " --active-set 100 --max-iter 30 --seed 3" + gpstream::testing::memory_above_process(16u << 20) + " " + kHyper;
+  const std::string common = " --active-set 100 --max-iter 30 --seed 3 --precision double" +
+                             gpstream::testing::memory_above_process(16u << 20) + " " + kHyper;
   REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(directory.file("off.h5")) + common + " --cache off")
               .exit_code == 0);
   // The disk tier's file goes in the model's directory by default.

@@ -42,6 +42,45 @@ TEST_CASE("kernel blocks equal the formulas evaluated pair by pair, for every ke
   }
 }
 
+TEST_CASE(
+    "single-precision blocks are within 1e-6 of s² of the double ones, and each entry the same bits in any block") {
+  const Problem a = make_problem(37, 5, 1), b = make_problem(53, 5, 2);
+  for (const double lengthscale : {0.05, 0.7, 3.0}) {  // D from ~0 to far past e^{-80}'s cap
+    for (KernelHyperparameters h : every_kernel(5)) {
+      CAPTURE(kernel_type_name(h.type));
+      CAPTURE(lengthscale);
+      for (double& value : h.lengthscales) value *= lengthscale;
+      double signal = h.signal_variance;
+      for (KernelTerm& term : h.added) {
+        for (double& value : term.lengthscales) value *= lengthscale;
+        signal += term.signal_variance;
+      }
+      const auto kernel = make_kernel(h, 5);
+      PreparedRows pa, pb;
+      kernel->prepare(a.x.data(), a.rows(), pa);
+      kernel->prepare(b.x.data(), b.rows(), pb);
+      std::vector<double> exact(a.rows() * b.rows());
+      std::vector<float> single(exact.size()), part(exact.size());
+      kernel->evaluate(pa, pb, exact.data());
+      kernel->evaluate_single(pa.view(5), pb.view(5), single.data());
+      double largest = 0.0;
+      for (std::size_t k = 0; k < exact.size(); ++k) largest = std::max(largest, std::abs(single[k] - exact[k]));
+      CHECK(largest <= 1e-6 * signal);
+      // Rows 3 to 12 of a against columns 5 to 50 of b: the same bits as in the whole block.
+      kernel->evaluate_single(pa.view(5, 3, 10), pb.view(5, 5, 46), part.data());
+      bool same = true;
+      for (std::size_t i = 0; i < 10; ++i)
+        for (std::size_t j = 0; j < 46; ++j) same = same && part[i * 46 + j] == single[(i + 3) * b.rows() + j + 5];
+      CHECK(same);
+      // k(x, x) = s² to single precision's rounding.
+      kernel->evaluate_single(pa.view(5), pa.view(5), part.data());
+      if (kernel->constant_self_covariance()) {
+        for (std::size_t i = 0; i < a.rows(); ++i) CHECK(std::abs(part[i * a.rows() + i] - signal) <= 1e-6 * signal);
+      }
+    }
+  }
+}
+
 TEST_CASE("kernel blocks do not cancel: inputs far from the origin and lengthscales of 1e-8 give the pairwise values") {
   // ‖x̃‖² + ‖z̃‖² − 2 x̃·z̃ loses u·‖x̃‖² of D: at 3e5 + U[0, 1] with ℓ = 0.3 that is 1e-5 of D, at ℓ = 1e-8 it is
   // 1e1 — the diagonal was e^{-35}·s². Every stationary family, every evaluation path.
@@ -200,7 +239,8 @@ TEST_CASE("the Matérn kernels take their closed forms at known distances, and t
   CHECK(at_one(KernelType::squared_exponential_ard) == doctest::Approx(1.7 * std::exp(-0.5)).epsilon(1e-14));
   // The general Matérn formula the other kernel tests use as their reference agrees with these closed forms.
   CHECK(matern_correlation(0.5, 1.0) == doctest::Approx(std::exp(-1.0)).epsilon(1e-13));
-  CHECK(matern_correlation(1.5, 1.0) == doctest::Approx((1 + std::sqrt(3.0)) * std::exp(-std::sqrt(3.0))).epsilon(1e-13));
+  CHECK(matern_correlation(1.5, 1.0) ==
+        doctest::Approx((1 + std::sqrt(3.0)) * std::exp(-std::sqrt(3.0))).epsilon(1e-13));
   CHECK(matern_correlation(2.5, 1.0) ==
         doctest::Approx((1 + std::sqrt(5.0) + 5.0 / 3.0) * std::exp(-std::sqrt(5.0))).epsilon(1e-13));
   // Every stationary family of the registry: its value at r = 1 is the Matérn class's at its smoothness, and
@@ -215,7 +255,8 @@ TEST_CASE("the Matérn kernels take their closed forms at known distances, and t
   }
   std::sort(by_smoothness.begin(), by_smoothness.end());
   for (std::size_t k = 1; k < by_smoothness.size(); ++k) {
-    if (by_smoothness[k].first > by_smoothness[k - 1].first) CHECK(by_smoothness[k - 1].second < by_smoothness[k].second);
+    if (by_smoothness[k].first > by_smoothness[k - 1].first)
+      CHECK(by_smoothness[k - 1].second < by_smoothness[k].second);
   }
 }
 

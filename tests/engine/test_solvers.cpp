@@ -13,6 +13,11 @@
 #include "problems.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
 
 using namespace gpstream;
 using namespace gpstream::testing;
@@ -416,7 +421,8 @@ TEST_CASE("the Cholesky reference refuses a K̄ larger than the memory budget an
   Context context({.memory_budget_bytes = 300 * 300 * 8});
   KernelMatrix matrix(context, rows, *kernel);
   CHECK(make_solver({.name = "cholesky"}, matrix) != nullptr);
-  CHECK_THROWS_WITH_AS(make_solver({.name = "newton"}, matrix), doctest::Contains("choose auto, gbcd, bcd-cyclic"), Error);
+  CHECK_THROWS_WITH_AS(make_solver({.name = "newton"}, matrix), doctest::Contains("choose auto, gbcd, bcd-cyclic"),
+                       Error);
 }
 
 TEST_CASE("duplicated rows with a small noise variance are solved, and a singular K̄ is an error for every solver") {
@@ -614,7 +620,8 @@ TEST_CASE("a bad name or size given by the caller is an InvalidArgument (Python'
   const auto kernel = make_kernel(se_ard(2, 1.0, 0.1), 2);
   Context context({.memory_budget_bytes = 64u << 20});
   KernelMatrix matrix(context, rows, *kernel);
-  CHECK_THROWS_WITH_AS(make_solver({.name = "newton"}, matrix), doctest::Contains("choose auto, gbcd"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(make_solver({.name = "newton"}, matrix), doctest::Contains("choose auto, gbcd"),
+                       InvalidArgument);
   CHECK_THROWS_WITH_AS(make_solver({.name = "gbcd", .active_set_size = 0}, matrix),
                        doctest::Contains("must be at least 1"), InvalidArgument);
   CHECK_THROWS_WITH_AS(make_active_set_policy("greedy", 10), doctest::Contains("choose gbcd, bcd-cyclic"),
@@ -623,4 +630,135 @@ TEST_CASE("a bad name or size given by the caller is an InvalidArgument (Python'
                        InvalidArgument);
   CHECK_THROWS_WITH_AS(parse_column_cache_mode("disc"), doctest::Contains("choose off, ram, disk or auto"),
                        InvalidArgument);
+}
+
+namespace {
+
+// A BCD solve as a training job runs one: the precision planned first (DenseSolver::plan_precision), then
+// run from `state` (fresh, or a stopped run's) to `tolerance` or `max_iterations`.
+struct PlannedRun {
+  std::string choice;
+  SolverRun run;
+  std::vector<std::string> warnings;
+  double exact_residual = 0.0;  // ‖K̄α − y‖/‖y‖ by an exact product after the run
+};
+PlannedRun run_planned(const Problem& problem, const KernelHyperparameters& h, const SolverOptions& options,
+                       double tolerance, SolverState& state, bool fresh, bool cached = false,
+                       std::uint64_t max_iterations = 100000) {
+  InMemoryRowSource rows = problem.source();
+  const auto kernel = make_kernel(h, problem.d);
+  Context context({.memory_budget_bytes = 64u << 20});
+  KernelMatrix matrix(context, rows, *kernel);
+  if (cached) matrix.enable_column_cache(context.memory().reserve("cache", 8u << 20));
+  auto solver = make_solver(options, matrix);
+  class Warnings final : public RunObserver {
+   public:
+    void on_warning(const std::string& message) override { said.push_back(message); }
+    std::vector<std::string> said;
+  } warnings;
+  const Context::ObserverScope observe(context, {&warnings});
+  PlannedRun out;
+  out.choice = solver->plan_precision(state);
+  StoppingRule rule;
+  rule.tolerance = tolerance;
+  rule.max_iterations = max_iterations;
+  out.run = run_solver(*solver, matrix, state, problem.y, rule, fresh);
+  SolverState copy = state;
+  refresh_gradient(matrix, copy, problem.y);
+  double residual = 0.0, target = 0.0;
+  for (std::size_t i = 0; i < problem.y.size(); ++i) {
+    residual += copy.gradient[i] * copy.gradient[i];
+    target += problem.y[i] * problem.y[i];
+  }
+  out.exact_residual = std::sqrt(residual / target);
+  out.warnings = warnings.said;
+  return out;
+}
+
+// ‖a − b‖₂.
+double distance(const std::vector<double>& a, const std::vector<double>& b) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) sum += (a[i] - b[i]) * (a[i] - b[i]);
+  return std::sqrt(sum);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "gbcd in single precision: its claim proved by one exact residual in double, alpha within tol of Cholesky's") {
+  const Problem problem = make_problem(2000, 4, 31);
+  const KernelHyperparameters h = se_ard(4, 0.8, 0.05);
+  const Solution exact = solve(problem, h, {.name = "cholesky"}, 1e-9);
+  double norm_y = 0.0;
+  for (const double value : problem.y) norm_y += value * value;
+  norm_y = std::sqrt(norm_y);
+  for (const char* precision : {"auto", "double"}) {
+    CAPTURE(precision);
+    SolverState state = initial_solver_state(problem.y, 7);
+    const PlannedRun run =
+        run_planned(problem, h, {.name = "gbcd", .active_set_size = 100, .precision = precision}, 1e-3, state, true);
+    const PrecisionRecord record = precision_record(state);
+    const bool single = std::string(precision) == "auto";
+    CHECK(record.single == single);
+    CHECK(run.choice.starts_with(single ? "precision: single" : "precision: double (as `precision` asks)"));
+    CHECK(run.run.reason == StopReason::converged);
+    CHECK(run.warnings.empty());
+    // The reported measure is the exact residual, and meets the tolerance.
+    CHECK(run.exact_residual <= 1e-3);
+    if (single) {
+      CHECK(record.exact_residuals == 1);
+      CHECK(run.run.last.convergence_measure == doctest::Approx(run.exact_residual).epsilon(1e-9));
+    }
+    // ‖α − α*‖ ≤ ‖K̄(α − α*)‖/σ² = ‖g‖/σ² ≤ tol‖y‖/σ².
+    CHECK(distance(state.alpha, exact.state.alpha) <= 1e-3 * norm_y / h.noise_variance);
+  }
+}
+
+TEST_CASE(
+    "a single-precision run whose tolerance its rounding cannot meet continues in double from the exact residual") {
+  const Problem problem = make_problem(2000, 3, 32);
+  const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
+  SolverState state = initial_solver_state(problem.y, 7);
+  const PlannedRun run = run_planned(problem, h, {.name = "gbcd", .active_set_size = 100}, 1e-10, state, true);
+  const PrecisionRecord record = precision_record(state);
+  CHECK(!record.single);
+  CHECK(record.fell_back_at > 0);
+  CHECK(record.exact_residuals >= 1);
+  CHECK(precision_name(record) == fmt::format("single, then double from iteration {}", record.fell_back_at));
+  REQUIRE(run.warnings.size() == 1);
+  CHECK(run.warnings[0].find("continuing from it in double precision") != std::string::npos);
+  CHECK(run.run.reason == StopReason::converged);
+  CHECK(run.exact_residual <= 1e-10);
+}
+
+TEST_CASE("auto precision takes double where the noise is small against s² and where the column cache is on") {
+  const Problem problem = make_problem(600, 3, 33);
+  SolverState state = initial_solver_state(problem.y, 7);
+  // σ²/s² = 1e-5 against the floor 64·√600·2⁻²⁴ = 9.3e-5.
+  const PlannedRun tiny_noise =
+      run_planned(problem, se_ard(3, 0.8, 1e-5), {.name = "gbcd", .active_set_size = 50}, 1e-3, state, true, false, 20);
+  CHECK(tiny_noise.choice.find("precision: double (auto: sigma^2/s^2 = 1e-05 is below 9.3e-05") != std::string::npos);
+  CHECK(!precision_record(state).single);
+  state = initial_solver_state(problem.y, 7);
+  const PlannedRun cached = run_planned(problem, se_ard(3, 0.8, 0.05), {.name = "gbcd", .active_set_size = 50}, 1e-3,
+                                        state, true, /*cached=*/true);
+  CHECK(cached.choice == "precision: double (auto: the kernel-column cache is on, and its columns are exact)");
+  CHECK(!precision_record(state).single);
+}
+
+TEST_CASE("a single-precision run stopped and resumed gives the uninterrupted run's bits") {
+  const Problem problem = make_problem(2500, 4, 34);
+  const KernelHyperparameters h = se_ard(4, 0.8, 0.05);
+  const SolverOptions options{.name = "gbcd", .active_set_size = 100};
+  SolverState whole = initial_solver_state(problem.y, 7);
+  const PlannedRun uninterrupted = run_planned(problem, h, options, 1e-4, whole, true);
+  REQUIRE(precision_record(whole).single);
+  SolverState part = initial_solver_state(problem.y, 7);
+  run_planned(problem, h, options, 1e-4, part, true, false, whole.iteration / 2);
+  REQUIRE(part.iteration == whole.iteration / 2);
+  const PlannedRun resumed = run_planned(problem, h, options, 1e-4, part, false);
+  CHECK(resumed.choice == "precision: single (as the checkpoint's run)");
+  CHECK(part.iteration == whole.iteration);
+  CHECK(part.alpha == whole.alpha);
+  CHECK(precision_record(part).exact_residuals == precision_record(whole).exact_residuals);
 }

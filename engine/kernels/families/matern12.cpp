@@ -8,8 +8,8 @@ namespace {
 struct Matern12 {
   static constexpr bool kRootOfDistance = true;
   template <typename Real>
-  static double value(double distance, double signal_variance) {
-    return signal_variance * static_cast<double>(stationary::decay(std::sqrt(static_cast<Real>(distance))));
+  static Real shape(Real distance) {
+    return stationary::decay(std::sqrt(distance));
   }
   // k = s² e^{−r}, r = √D: h = k / r, and 0 at r = 0 (D_l / r → 0 there).
   static void slope(const double* value, const double* distance, double* slope, std::size_t count) {

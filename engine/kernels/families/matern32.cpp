@@ -7,9 +7,9 @@ namespace {
 struct Matern32 {
   static constexpr bool kRootOfDistance = true;
   template <typename Real>
-  static double value(double distance, double signal_variance) {
-    const Real scaled = std::sqrt(Real{3}) * std::sqrt(static_cast<Real>(distance));
-    return signal_variance * static_cast<double>(Real{1} + scaled) * static_cast<double>(stationary::decay(scaled));
+  static Real shape(Real distance) {
+    const Real scaled = std::sqrt(Real{3}) * std::sqrt(distance);
+    return (Real{1} + scaled) * stationary::decay(scaled);
   }
   // k = s² (1 + a) e^{−a}, a = √(3D): h = 3 s² e^{−a} = 3k / (1 + a).
   static void slope(const double* value, const double* distance, double* slope, std::size_t count) {

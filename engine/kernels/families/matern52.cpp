@@ -7,11 +7,9 @@ namespace {
 struct Matern52 {
   static constexpr bool kRootOfDistance = false;
   template <typename Real>
-  static double value(double squared_distance, double signal_variance) {
-    const Real distance = static_cast<Real>(squared_distance);
+  static Real shape(Real distance) {
     const Real scaled = std::sqrt(Real{5}) * std::sqrt(distance);
-    return signal_variance * static_cast<double>(Real{1} + scaled + (Real{5} / Real{3}) * distance) *
-           static_cast<double>(stationary::decay(scaled));
+    return (Real{1} + scaled + (Real{5} / Real{3}) * distance) * stationary::decay(scaled);
   }
   // k = s² (1 + a + a²/3) e^{−a}, a = √(5D): h = (5/3) s² (1 + a) e^{−a} = (5/3) k (1 + a) / (1 + a + a²/3).
   static void slope(const double* value, const double* distance, double* slope, std::size_t count) {

@@ -9,10 +9,10 @@ namespace {
 struct Matern72 {
   static constexpr bool kRootOfDistance = false;
   template <typename Real>
-  static double value(double distance, double signal_variance) {
-    const Real scaled = std::sqrt(Real{7}) * std::sqrt(static_cast<Real>(distance));
+  static Real shape(Real distance) {
+    const Real scaled = std::sqrt(Real{7}) * std::sqrt(distance);
     const Real polynomial = Real{1} + scaled * (Real{1} + scaled * (Real{2} / Real{5} + scaled / Real{15}));
-    return signal_variance * static_cast<double>(polynomial) * static_cast<double>(stationary::decay(scaled));
+    return polynomial * stationary::decay(scaled);
   }
   // dk/dr = −(7/5) s² r (1 + a + a²/3) e^{−a}, so h = −2 dk/dD = −(dk/dr)/r = (7/5) s² (1 + a + a²/3) e^{−a}
   // = (7/5) k (1 + a + a²/3) / (1 + a + 2a²/5 + a³/15).

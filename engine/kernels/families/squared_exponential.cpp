@@ -13,8 +13,8 @@ namespace {
 struct SquaredExponential {
   static constexpr bool kRootOfDistance = false;
   template <typename Real>
-  static double value(double distance, double signal_variance) {
-    return signal_variance * static_cast<double>(stationary::decay(static_cast<Real>(distance)));
+  static Real shape(Real distance) {
+    return stationary::decay(distance);
   }
   // k = s² e^{−D}: h = 2k.
   static void slope(const double* value, const double*, double* slope, std::size_t count) {
@@ -28,7 +28,8 @@ constexpr StationaryProfile kProfile =
 
 }  // namespace
 
-extern const KernelFamily squared_exponential_ard_family{{"rbf", "se-ard"}, Lengthscales::per_input, &kProfile, nullptr};
+extern const KernelFamily squared_exponential_ard_family{
+    {"rbf", "se-ard"}, Lengthscales::per_input, &kProfile, nullptr};
 extern const KernelFamily squared_exponential_family{{"se", nullptr}, Lengthscales::one, &kProfile, nullptr};
 
 }  // namespace gpstream::detail

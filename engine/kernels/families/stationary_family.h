@@ -11,13 +11,14 @@
 // and then into kernel values k(D_j), with the function of D evaluated in
 // `Real`: double for the kernel's values, float for values rounded to a
 // relative error of about 1e-6 (Kernel::evaluate_rounded), at about 0.6× the
-// cost. The slope is h(D) = −2 dk/dD from the values k at D: what the
+// cost; single_row_pass takes D in float too (Kernel::evaluate_single). The slope is h(D) = −2 dk/dD from the values k at D: what the
 // likelihood gradient multiplies each squared scaled difference by
 // (∂k/∂log ℓ_l = h D_l).
 #pragma once
 
 #include "engine/kernels/kernel_implementations.h"
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <type_traits>
@@ -28,10 +29,24 @@ namespace gpstream::detail::stationary {
 // zero next to s² for any use of rounded values): beyond ~87 expf
 // underflows, and libmvec then takes a scalar path for the lane — it made
 // Matérn 1/2's rounded blocks on bcef (lengthscales 0.035) several times slower.
+// In single precision by our own reduction (libmvec's expf, which checks
+// for every special case, took 38 % of a single-precision train on kin40k):
+// e^{−x} = 2^{−n} e^{r}, n = round(x/ln 2), r = n ln 2 − x in [−ln 2/2, ln 2/2]
+// (ln 2 in two parts, so that r is exact to float rounding), e^{r} by its
+// Taylor polynomial of degree 6 (|remainder| ≤ 0.35⁷/7! < 1.2e-7), 2^{−n}
+// from its exponent bits (normal for n ≤ 116, x ≤ 80): within 3e-7 relative.
 template <typename Real>
 inline Real decay(Real x) {
-  if constexpr (std::is_same_v<Real, float>) x = std::fmin(x, 80.0f);
-  return std::exp(-x);
+  if constexpr (std::is_same_v<Real, float>) {
+    x = std::fmin(x, 80.0f);
+    const float n = static_cast<float>(static_cast<int>(x * 1.44269504f + 0.5f));
+    const float r = (n * 0.693145751953125f - x) + n * 1.428606765330187e-06f;
+    const float p =
+        1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
+    return p * std::bit_cast<float>((127 - static_cast<int>(n)) << 23);
+  } else {
+    return std::exp(-x);
+  }
 }
 
 // The expansion ‖a‖² + ‖b‖² − 2a·b leaves a rounding residue of a few ulps
@@ -50,8 +65,8 @@ inline double squared_distance_of_root(double cross, double row_norm, double col
   return distance <= kRoundingLevel * (row_norm + column_norm) ? 0.0 : distance;
 }
 
-// The row pass of a family from its value at one squared distance:
-// `Family::value<Real>(D, s²)`, with D from squared_distance, or from
+// The row pass of a family from its shape k/s² at one squared distance,
+// `Family::shape<Real>(D)`, with D from squared_distance, or from
 // squared_distance_of_root where `Family::kRootOfDistance` (the families
 // evaluated at r = √D, whose residue at a = b the root would amplify).
 template <class Family, typename Real>
@@ -60,14 +75,28 @@ void row_pass(double* row, std::size_t count, double row_norm, const double* col
   for (std::size_t j = 0; j < count; ++j) {
     const double distance = Family::kRootOfDistance ? squared_distance_of_root(row[j], row_norm, column_norms[j])
                                                     : squared_distance(row[j], row_norm, column_norms[j]);
-    row[j] = Family::template value<Real>(distance, signal_variance);
+    row[j] = signal_variance * static_cast<double>(Family::template shape<Real>(static_cast<Real>(distance)));
   }
+}
+
+// The pass of single-precision blocks (Kernel::evaluate_single): D, formed
+// from the differences and so exact at a = b, to k(D), all in float.
+template <class Family>
+void single_row_pass(float* row, std::size_t count, double signal_variance) {
+  const float signal = static_cast<float>(signal_variance);
+#pragma omp simd
+  for (std::size_t j = 0; j < count; ++j) row[j] = signal * Family::template shape<float>(row[j]);
 }
 
 // A family's profile: its row passes in double and single precision, and its slope `Family::slope`.
 template <class Family>
 constexpr StationaryProfile profile(bool gamma_scaling, double smoothness) {
-  return {&row_pass<Family, double>, &row_pass<Family, float>, &Family::slope, gamma_scaling, smoothness};
+  return {&row_pass<Family, double>,
+          &row_pass<Family, float>,
+          &single_row_pass<Family>,
+          &Family::slope,
+          gamma_scaling,
+          smoothness};
 }
 
 }  // namespace gpstream::detail::stationary
