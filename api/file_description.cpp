@@ -160,7 +160,7 @@ void describe_checkpoint(Text& out, const std::string& path, const hdf5::FileOri
   if (dense) measures += fmt::format(", |g|inf {:.4g}", gradient_max_norm(state));
   out.line("reached", fmt::format("iteration {} after {:.1f} s{}", format_count(state.iteration), state.elapsed_seconds,
                                   measures));
-  if (dense && state.auxiliary.contains("precision")) {
+  if (dense && has_precision_record(state)) {
     const PrecisionRecord record = precision_record(state);
     out.line("precision", describe_precision(precision_name(record), record.exact_residuals));
   }

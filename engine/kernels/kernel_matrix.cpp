@@ -284,7 +284,7 @@ void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out)
   kernel_evaluations_ += checked_multiply(size(), m);
 }
 
-bool KernelMatrix::multiply_panels(const double* v, std::size_t r, double* out, bool stoppable) {
+bool KernelMatrix::multiply_panels(const double* v, std::size_t r, double* out, bool stoppable, Precision precision) {
   const std::size_t n = partition_.global_rows;
   const std::size_t d = rows_.columns();
   const std::size_t panel = std::min(options_.panel_columns, n);
@@ -297,7 +297,7 @@ bool KernelMatrix::multiply_panels(const double* v, std::size_t r, double* out, 
     std::iota(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(count), first);
     exchange_.read_global_rows(first, count, x_panel.data());
     multiply_columns(std::span<const std::size_t>(indices.data(), count), x_panel.data(), v + first * r, r, out,
-                     first > 0);
+                     first > 0, precision);
   }
   return true;
 }

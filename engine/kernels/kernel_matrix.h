@@ -98,7 +98,11 @@ class KernelMatrix {
   // Ctrl-C that long. A stop request (Context::stop_requested, on any rank;
   // every rank decides alike) ends it between panels of columns: false
   // then, and `out` partial.
-  [[nodiscard]] bool multiply_unless_stopped(const double* v, double* out) { return multiply_panels(v, 1, out, true); }
+  // In `precision` (multiply_columns'): single for a product inside a loop a double residual certifies.
+  [[nodiscard]] bool multiply_unless_stopped(const double* v, double* out,
+                                             Precision precision = Precision::double_precision) {
+    return multiply_panels(v, 1, out, true, precision);
+  }
 
   // out (a×b, row-major) = K(A, B) for rows held in memory, without noise.
   void block(const double* x_a, std::size_t a, const double* x_b, std::size_t b, double* out) const;
@@ -167,7 +171,8 @@ class KernelMatrix {
 
  private:
   // multiply()'s panels; with `stoppable`, false when a stop request ended them.
-  bool multiply_panels(const double* v, std::size_t r, double* out, bool stoppable);
+  bool multiply_panels(const double* v, std::size_t r, double* out, bool stoppable,
+                       Precision precision = Precision::double_precision);
   // Calls block(first_row, count, x) for every block of rows in order: the
   // resident rows as one block, or the blocks of one streamed pass; inside
   // the context's arena, so that every parallel loop of a block uses its threads.

@@ -4,11 +4,11 @@
 #include "engine/core/human_readable.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/linalg/cholesky.h"
+#include "engine/solvers/mixed_precision.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 namespace gpstream {
 namespace {
@@ -46,60 +46,26 @@ BlockCoordinateDescent::BlockCoordinateDescent(KernelMatrix& kernel, std::unique
   kernel_.diagonal(diagonal_.data());
 }
 
-namespace {
-// Single precision rounds each entry to ~2⁻²⁴ of s² (a few ulps: distances,
-// e^{−x}), a perturbation of K̄ of about √n·2⁻²⁴·s² in norm for rounding of
-// random sign — small against σ², K̄'s smallest eigenvalue at least, when
-// σ²/s² ≥ this × √n·2⁻²⁴. Below it the iteration may not converge (a
-// 400-row set with σ²/s² = 5e-7 diverged), so auto takes double there.
-constexpr double kSinglePrecisionNoiseFloor = 64.0;
-constexpr double kSingleUnitRoundoff = 0x1p-24;
-}  // namespace
-
 std::string BlockCoordinateDescent::plan_precision(const SolverState& state) {
-  if (state.auxiliary.contains("precision") || state.iteration > 0) {  // resumed: as the run it continues
-    const PrecisionRecord record = precision_record(state);
-    single_precision_ = record.single;
-    return fmt::format("precision: {} (as the checkpoint's run)", record.single ? "single" : "double");
-  }
-  single_precision_ = false;
-  if (!single_precision_asked_) return "precision: double (as `precision` asks)";
-  Communicator& ranks = kernel_.context().communicator();
   const double noise = kernel_.kernel().noise_variance();
-  const double signal =
-      ranks.max(diagonal_.empty() ? 0.0 : *std::max_element(diagonal_.begin(), diagonal_.end()) - noise);
-  const double floor = kSinglePrecisionNoiseFloor * std::sqrt(static_cast<double>(kernel_.partition().global_rows)) *
-                       kSingleUnitRoundoff;
-  if (kernel_.column_cache() != nullptr)
-    return "precision: double (auto: the kernel-column cache is on, and its columns are exact)";
-  if (noise < floor * signal) {
-    return fmt::format(
-        "precision: double (auto: sigma^2/s^2 = {:.2g} is below {:.2g}, where single precision's rounding of the "
-        "kernel entries would not be small against the noise)",
-        noise / signal, floor);
-  }
-  single_precision_ = true;
-  return "precision: single for the block products and greedy scores (auto: twice the kernel entries per second; "
-         "the final residual computed exactly in double)";
+  const double signal = kernel_.context().communicator().max(
+      diagonal_.empty() ? 0.0 : *std::max_element(diagonal_.begin(), diagonal_.end()) - noise);
+  const PrecisionPlan plan =
+      gpstream::plan_precision(state, single_precision_asked_, kernel_, signal, "the block products and greedy scores");
+  single_precision_ = plan.single;
+  return plan.line;
 }
 
 void BlockCoordinateDescent::start(SolverState& state, std::span<const double> y) {
-  PrecisionRecord record = precision_record(state);
-  if (record.fell_back_at == 0) record.single = single_precision_;  // a restart after falling back stays in double
-  set_precision_record(state, record);
+  start_precision(state, single_precision_);
   if (!subspace_) return;
   // The error bound starts at 0 only from the state start() promises, checked, and in double precision.
-  bool exact = state.alpha.size() == y.size() && state.gradient.size() == y.size() && !record.single;
+  bool exact = state.alpha.size() == y.size() && state.gradient.size() == y.size() && !single_precision(state);
   for (std::size_t i = 0; exact && i < y.size(); ++i) exact = state.alpha[i] == 0.0 && state.gradient[i] == -y[i];
   subspace_->start(state, !kernel_.context().communicator().any(!exact));
 }
 
-void BlockCoordinateDescent::use_double_precision(SolverState& state) {
-  PrecisionRecord record = precision_record(state);
-  record.single = false;
-  record.fell_back_at = state.iteration;
-  set_precision_record(state, record);
-}
+void BlockCoordinateDescent::use_double_precision(SolverState& state) { fall_back_to_double(state); }
 
 void BlockCoordinateDescent::gradient_refreshed(SolverState& state) {
   if (subspace_) subspace_->forget_error_bound(state);
@@ -112,7 +78,7 @@ std::optional<double> BlockCoordinateDescent::gradient_error_bound(const SolverS
 void BlockCoordinateDescent::iterate(SolverState& state, std::span<const double> /*y*/) {
   const Columns columns{state.gradient.data(), 1};
   PhaseTimes* times = kernel_.context().phase_times();
-  const Precision precision = single_precision(state) ? Precision::single_precision : Precision::double_precision;
+  const Precision precision = products_precision(state);
   if (subspace_) {
     const ActiveSet& active = solve_on_active_set(columns, state.random, state.auxiliary, delta_, nullptr, precision);
     block_product_.resize(kernel_.size());

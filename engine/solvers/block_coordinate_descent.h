@@ -96,9 +96,7 @@ class BlockCoordinateDescent final : public DenseSolver {
   void gradient_refreshed(SolverState& state) override;
   // Kept by the subspace step (subspace_acceleration.h) in double precision; plain BCD keeps none.
   std::optional<double> gradient_error_bound(const SolverState& state) const override;
-  // Single precision where it was asked for, unless the column cache is on
-  // (its columns are exact and cost nothing to compute) or σ² is too small
-  // against s² for the entries' rounding (kSinglePrecisionNoiseFloor).
+  // Single precision where it was asked for and solvers/mixed_precision.h's plan takes it.
   std::string plan_precision(const SolverState& state) override;
   bool single_precision(const SolverState& state) const override { return precision_record(state).single; }
   void use_double_precision(SolverState& state) override;

@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/linalg/cholesky.h"
+#include "engine/solvers/mixed_precision.h"
 
 #include <tbb/parallel_for.h>
 
@@ -9,8 +10,9 @@
 
 namespace gpstream {
 
-ConjugateGradient::ConjugateGradient(KernelMatrix& kernel, std::unique_ptr<VecchiaFactor> preconditioner)
-    : kernel_(kernel), preconditioner_(std::move(preconditioner)) {
+ConjugateGradient::ConjugateGradient(KernelMatrix& kernel, std::unique_ptr<VecchiaFactor> preconditioner,
+                                     bool single_precision)
+    : kernel_(kernel), preconditioner_(std::move(preconditioner)), single_precision_asked_(single_precision) {
   GPSTREAM_CHECK(!preconditioner_ || !kernel.distributed(), "pcg runs in one process");
   std::vector<double> diagonal(kernel.size());
   kernel.diagonal(diagonal.data());
@@ -31,8 +33,22 @@ std::vector<double> ConjugateGradient::preconditioned_residual(std::span<const d
   return z;
 }
 
+std::string ConjugateGradient::plan_precision(const SolverState& state) {
+  const PrecisionPlan plan =
+      gpstream::plan_precision(state, single_precision_asked_, kernel_,
+                               largest_diagonal_ - kernel_.kernel().noise_variance(), "the products K̄p");
+  single_precision_ = plan.single;
+  return plan.line;
+}
+
+void ConjugateGradient::use_double_precision(SolverState& state) {
+  fall_back_to_double(state);
+  state.auxiliary["cg_direction"] = preconditioned_residual(every_row(state.gradient));
+}
+
 // auxiliary["cg_direction"] = p (all n rows), auxiliary["cg_residual_norm"] = {rᵀz} (z = r for cg).
 void ConjugateGradient::start(SolverState& state, std::span<const double> /*y*/) {
+  start_precision(state, single_precision_);
   const std::vector<double> gradient = every_row(state.gradient);
   std::vector<double>& direction = state.auxiliary["cg_direction"];
   direction = preconditioned_residual(gradient);  // p₀ = z₀ = M r₀, r₀ = −g₀
@@ -56,7 +72,7 @@ void ConjugateGradient::iterate(SolverState& state, std::span<const double> /*y*
   const std::size_t n = own.count;
   product_.resize(n);
   // q = K̄p, this rank's rows: a pass over all n² entries, dropped on a stop request before anything changed.
-  if (!kernel_.multiply_unless_stopped(p.data(), product_.data())) throw StopRequested();
+  if (!kernel_.multiply_unless_stopped(p.data(), product_.data(), products_precision(state))) throw StopRequested();
   // The dot products over all n rows in one fixed order: the same bits on any number of ranks.
   const double curvature = deterministic_dot(p, every_row(product_));
   // pᵀK̄p ≥ σ²‖p‖²: a Rayleigh quotient below the floor means K̄ is singular to working precision.

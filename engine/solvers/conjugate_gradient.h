@@ -27,12 +27,19 @@ namespace gpstream {
 
 class ConjugateGradient final : public DenseSolver {
  public:
-  // `preconditioner`: none for cg; the Vecchia factor of K̄ for pcg.
-  explicit ConjugateGradient(KernelMatrix& kernel, std::unique_ptr<VecchiaFactor> preconditioner = nullptr);
+  // `preconditioner`: none for cg; the Vecchia factor of K̄ for pcg. With
+  // `single_precision` (and where plan_precision() keeps it) the products K̄p
+  // run on single-precision entries (solvers/mixed_precision.h).
+  explicit ConjugateGradient(KernelMatrix& kernel, std::unique_ptr<VecchiaFactor> preconditioner = nullptr,
+                             bool single_precision = false);
   std::string name() const override { return preconditioner_ ? "pcg" : "cg"; }
   void start(SolverState& state, std::span<const double> y) override;
   void gradient_refreshed(SolverState& state) override;
   void iterate(SolverState& state, std::span<const double> y) override;
+  std::string plan_precision(const SolverState& state) override;
+  bool single_precision(const SolverState& state) const override { return precision_record(state).single; }
+  // In double from the (refreshed) residual on, the direction started again from it.
+  void use_double_precision(SolverState& state) override;
 
  private:
   // Every rank's rows of a per-row vector, in row order (a copy in a single process).
@@ -44,6 +51,8 @@ class ConjugateGradient final : public DenseSolver {
   std::unique_ptr<VecchiaFactor> preconditioner_;
   std::vector<double> product_;
   double largest_diagonal_ = 0.0;  // max_i K̄_ii, the scale of the singularity test
+  bool single_precision_asked_;    // `precision` auto
+  bool single_precision_ = false;  // a fresh run's products, as plan_precision() decided
 };
 
 }  // namespace gpstream

@@ -33,8 +33,8 @@ struct SolverOptions {
   std::size_t candidates = kGreedyCandidates;  // κ, for gbcd
   // Past steps each BCD iteration re-optimises along (solvers/subspace_acceleration.h); 0: plain BCD.
   std::size_t subspace_steps = 4;
-  // The BCD family's block products: "auto" (single precision where the
-  // solver can, certified in double: solver_driver.h) or "double".
+  // The products of the BCD family, cg and pcg: "auto" (single precision
+  // where solvers/mixed_precision.h's plan takes it, certified in double) or "double".
   std::string precision = "auto";
 };
 

@@ -47,6 +47,8 @@ PrecisionRecord precision_record(const SolverState& state) {
           static_cast<std::uint64_t>(found->second[2])};
 }
 
+bool has_precision_record(const SolverState& state) { return state.auxiliary.contains(kPrecisionRecord); }
+
 void set_precision_record(SolverState& state, const PrecisionRecord& record) {
   state.auxiliary[kPrecisionRecord] = {record.single ? 1.0 : 0.0, static_cast<double>(record.exact_residuals),
                                        static_cast<double>(record.fell_back_at)};

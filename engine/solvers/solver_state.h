@@ -46,7 +46,8 @@ struct PrecisionRecord {
   std::uint64_t exact_residuals = 0;
   std::uint64_t fell_back_at = 0;
 };
-PrecisionRecord precision_record(const SolverState& state);
+PrecisionRecord precision_record(const SolverState& state);  // {} (double) where the state has none
+bool has_precision_record(const SolverState& state);
 void set_precision_record(SolverState& state, const PrecisionRecord& record);
 // "double", "single", or "single, then double from iteration N".
 std::string precision_name(const PrecisionRecord& record);

@@ -31,10 +31,14 @@ template <class Solver>
 std::unique_ptr<DenseSolver> make_dense(const SolverOptions&, KernelMatrix& kernel) {
   return std::make_unique<Solver>(kernel);
 }
-std::unique_ptr<DenseSolver> make_preconditioned_conjugate_gradient(const SolverOptions&, KernelMatrix& kernel) {
+std::unique_ptr<DenseSolver> make_conjugate_gradient(const SolverOptions& options, KernelMatrix& kernel) {
+  return std::make_unique<ConjugateGradient>(kernel, nullptr, single_precision_wanted(options.precision));
+}
+std::unique_ptr<DenseSolver> make_preconditioned_conjugate_gradient(const SolverOptions& options,
+                                                                    KernelMatrix& kernel) {
   auto factor = std::make_unique<VecchiaFactor>(kernel.context(), kernel.rows(), kernel.kernel(),
                                                 kPreconditionerNeighbours, kPreconditionerSeed);
-  return std::make_unique<ConjugateGradient>(kernel, std::move(factor));
+  return std::make_unique<ConjugateGradient>(kernel, std::move(factor), single_precision_wanted(options.precision));
 }
 
 template <BasisCriterion criterion>
@@ -111,7 +115,7 @@ constexpr TrainingMethod kMethods[] = {
     {"bcd-gradient", "block coordinate descent on the m rows of largest |g| [BoSminchisescu08 §3]", dense_solver,
      relative_residual, 6, reselected, true, make_block_coordinate_descent},
     {"cg", "conjugate gradient, the reference iterative solver", dense_solver, relative_residual, 5, no_reuse, true,
-     make_dense<ConjugateGradient>},
+     make_conjugate_gradient},
     {"pcg",
      "conjugate gradient preconditioned by the Vecchia factor of K-bar, each row conditioned on its 30 nearest "
      "earlier rows [Vecchia88; Guinness18]: a few passes over K-bar for spatial fields of several scales",

@@ -237,7 +237,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             print(f"gpstream: the search saved in {self.resume} went on from its {report['replayed_evaluations']} "
                   "evaluations", file=sys.stderr, flush=True)
         if self.verbose is True:
-            print(f"gpstream: {report['start']}; {report['column_cache']}\n"
+            precision = f"\ngpstream: {report['precision']}" if report["precision"] else ""
+            print(f"gpstream: {report['start']}; {report['column_cache']}{precision}\n"
                   f"gpstream: {report['stop_reason']} after {report['iterations']} iterations in "
                   f"{report['seconds']:.2f} s", file=sys.stderr, flush=True)
         self._set_fitted(model, X, y, path)

@@ -55,7 +55,6 @@ std::string for_python(std::string_view message) {
   return gpstream::spell_parameters(message, [](std::string_view name) { return std::string(name); });
 }
 
-
 py::dict describe(const gpstream::ModelDescription& model) {
   py::dict out;
   out["kernel"] = gpstream::kernel_name(model.prior.kernel);
@@ -84,6 +83,8 @@ py::dict describe(const gpstream::ModelDescription& model) {
   out["iterations"] = model.training.iterations;
   out["convergence_measure"] = model.training.convergence_measure;
   out["seconds"] = model.training.seconds;
+  out["precision"] = model.training.precision;
+  out["exact_residuals_in_single_precision"] = model.training.exact_residuals_in_single_precision;
   out["mean"] = model.prior.mean.describe(model.feature_names);
   return out;
 }
@@ -446,9 +447,8 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
     }
   }
   // A job resumed without data of its own continues on the file its checkpoint records.
-  const gpstream::TrainingData data = resumed && x.is_none() && path.empty()
-                                          ? gpstream::TrainingData::file(configuration.dataset_path)
-                                          : rows.data();
+  const gpstream::TrainingData data =
+      resumed && x.is_none() && path.empty() ? gpstream::TrainingData::file(configuration.dataset_path) : rows.data();
   // A resumed search goes on checkpointing into its file, and the training after it too.
   const std::string checkpoint = !parameters.checkpoint.empty() ? parameters.checkpoint
                                  : replay                       ? parameters.resume
@@ -458,7 +458,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
   std::optional<PyModel> trained;
   py::dict report;
   gpstream::TrainingResult result;
-  std::string cache, start;
+  std::string cache, start, training_precision;
   std::size_t replayed = 0;  // evaluations of a resumed search read from its checkpoint
   run_interruptibly(
       context,
@@ -488,6 +488,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
           reports.set_stage("training");
         }
         cache = training.prepare({});
+        training_precision = for_python(training.precision_choice());
         const gpstream::DatasetDescription& described = training.dataset();
         start = fmt::format("{} on {} rows x {} inputs, kernel {}, noise variance {:.4g}; {}; {}",
                             training.configuration().solver.name, described.rows, described.columns,
@@ -496,11 +497,11 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
         for (const std::string& note : training.notes()) start += "; " + note;
         result = training.run(checkpoint, {&reports});
         if (result.run.reason == gpstream::StopReason::interrupted) {
-          throw gpstream::Cancelled(fmt::format("interrupted at iteration {}{}", result.run.last.iteration,
-                                                checkpoint.empty()
-                                                    ? "; nothing was saved (give checkpoint= to be able to resume)"
-                                                    : "; checkpoint written to " + checkpoint +
-                                                          " (continue with resume=" + checkpoint + ")"));
+          throw gpstream::Cancelled(fmt::format(
+              "interrupted at iteration {}{}", result.run.last.iteration,
+              checkpoint.empty()
+                  ? "; nothing was saved (give checkpoint= to be able to resume)"
+                  : "; checkpoint written to " + checkpoint + " (continue with resume=" + checkpoint + ")"));
         }
         trained.emplace(PyModel{std::move(*result.model)});
       },
@@ -510,6 +511,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
   report["seconds"] = result.run.last.elapsed_seconds;
   report["convergence_measure"] = result.run.last.convergence_measure;
   report["column_cache"] = cache;
+  report["precision"] = training_precision;
   report["start"] = start;
   report["replayed_evaluations"] = replayed;
   return py::make_tuple(std::move(*trained), report);

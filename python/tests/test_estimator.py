@@ -68,6 +68,15 @@ def test_mean_and_std_equal_scikit_learns_exact_gp(solver):
     assert gp.alpha_.shape == (120,)
 
 
+def test_a_fit_runs_gbcd_in_single_precision_certified_in_double_and_the_model_says_so():
+    X, y = problem(3000)
+    gp = gpstream.GaussianProcessRegressor(solver="gbcd", length_scale=[1.2, 0.8], noise_variance=0.05).fit(X, y)
+    described = gp._model.describe()
+    assert described["precision"] == "single"
+    assert described["exact_residuals_in_single_precision"] == 1
+    assert described["convergence_measure"] <= 1e-3  # the exact residual, computed in double
+
+
 # Every stationary family of the registry with a lengthscale per input (rbf and the Matérn class, whatever ν),
 # against scikit-learn's Matern at the same ν (its RBF as ν → ∞); and an alias.
 _ARD_FAMILIES = [(kernel["name"], kernel["smoothness"]) for kernel in _gpstream.kernels()

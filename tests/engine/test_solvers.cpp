@@ -685,32 +685,36 @@ double distance(const std::vector<double>& a, const std::vector<double>& b) {
 }  // namespace
 
 TEST_CASE(
-    "gbcd in single precision: its claim proved by one exact residual in double, alpha within tol of Cholesky's") {
-  const Problem problem = make_problem(2000, 4, 31);
-  const KernelHyperparameters h = se_ard(4, 0.8, 0.05);
+    "gbcd, cg and pcg in single precision: the claim proved by one exact residual in double, alpha within tol of "
+    "Cholesky's") {
+  const Problem problem = make_problem(2000, 3, 31);
+  const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
   const Solution exact = solve(problem, h, {.name = "cholesky"}, 1e-9);
   double norm_y = 0.0;
   for (const double value : problem.y) norm_y += value * value;
   norm_y = std::sqrt(norm_y);
-  for (const char* precision : {"auto", "double"}) {
-    CAPTURE(precision);
-    SolverState state = initial_solver_state(problem.y, 7);
-    const PlannedRun run =
-        run_planned(problem, h, {.name = "gbcd", .active_set_size = 100, .precision = precision}, 1e-3, state, true);
-    const PrecisionRecord record = precision_record(state);
-    const bool single = std::string(precision) == "auto";
-    CHECK(record.single == single);
-    CHECK(run.choice.starts_with(single ? "precision: single" : "precision: double (as `precision` asks)"));
-    CHECK(run.run.reason == StopReason::converged);
-    CHECK(run.warnings.empty());
-    // The reported measure is the exact residual, and meets the tolerance.
-    CHECK(run.exact_residual <= 1e-3);
-    if (single) {
-      CHECK(record.exact_residuals == 1);
-      CHECK(run.run.last.convergence_measure == doctest::Approx(run.exact_residual).epsilon(1e-9));
+  for (const char* solver : {"gbcd", "cg", "pcg"}) {
+    for (const char* precision : {"auto", "double"}) {
+      CAPTURE(solver);
+      CAPTURE(precision);
+      SolverState state = initial_solver_state(problem.y, 7);
+      const PlannedRun run =
+          run_planned(problem, h, {.name = solver, .active_set_size = 100, .precision = precision}, 1e-3, state, true);
+      const PrecisionRecord record = precision_record(state);
+      const bool single = std::string(precision) == "auto";
+      CHECK(record.single == single);
+      CHECK(run.choice.starts_with(single ? "precision: single" : "precision: double (as `precision` asks)"));
+      CHECK(run.run.reason == StopReason::converged);
+      CHECK(run.warnings.empty());
+      // The reported measure is the exact residual, and meets the tolerance.
+      CHECK(run.exact_residual <= 1e-3);
+      if (single) {
+        CHECK(record.exact_residuals == 1);
+        CHECK(run.run.last.convergence_measure == doctest::Approx(run.exact_residual).epsilon(1e-9));
+      }
+      // ‖α − α*‖ ≤ ‖K̄(α − α*)‖/σ² = ‖g‖/σ² ≤ tol‖y‖/σ².
+      CHECK(distance(state.alpha, exact.state.alpha) <= 1e-3 * norm_y / h.noise_variance);
     }
-    // ‖α − α*‖ ≤ ‖K̄(α − α*)‖/σ² = ‖g‖/σ² ≤ tol‖y‖/σ².
-    CHECK(distance(state.alpha, exact.state.alpha) <= 1e-3 * norm_y / h.noise_variance);
   }
 }
 
@@ -718,17 +722,20 @@ TEST_CASE(
     "a single-precision run whose tolerance its rounding cannot meet continues in double from the exact residual") {
   const Problem problem = make_problem(2000, 3, 32);
   const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
-  SolverState state = initial_solver_state(problem.y, 7);
-  const PlannedRun run = run_planned(problem, h, {.name = "gbcd", .active_set_size = 100}, 1e-10, state, true);
-  const PrecisionRecord record = precision_record(state);
-  CHECK(!record.single);
-  CHECK(record.fell_back_at > 0);
-  CHECK(record.exact_residuals >= 1);
-  CHECK(precision_name(record) == fmt::format("single, then double from iteration {}", record.fell_back_at));
-  REQUIRE(run.warnings.size() == 1);
-  CHECK(run.warnings[0].find("continuing from it in double precision") != std::string::npos);
-  CHECK(run.run.reason == StopReason::converged);
-  CHECK(run.exact_residual <= 1e-10);
+  for (const char* solver : {"gbcd", "pcg"}) {
+    CAPTURE(solver);
+    SolverState state = initial_solver_state(problem.y, 7);
+    const PlannedRun run = run_planned(problem, h, {.name = solver, .active_set_size = 100}, 1e-10, state, true);
+    const PrecisionRecord record = precision_record(state);
+    CHECK(!record.single);
+    CHECK(record.fell_back_at > 0);
+    CHECK(record.exact_residuals >= 1);
+    CHECK(precision_name(record) == fmt::format("single, then double from iteration {}", record.fell_back_at));
+    REQUIRE(run.warnings.size() == 1);
+    CHECK(run.warnings[0].find("continuing from it in double precision") != std::string::npos);
+    CHECK(run.run.reason == StopReason::converged);
+    CHECK(run.exact_residual <= 1e-10);
+  }
 }
 
 TEST_CASE("auto precision takes double where the noise is small against s² and where the column cache is on") {
@@ -747,18 +754,22 @@ TEST_CASE("auto precision takes double where the noise is small against s² and 
 }
 
 TEST_CASE("a single-precision run stopped and resumed gives the uninterrupted run's bits") {
-  const Problem problem = make_problem(2500, 4, 34);
-  const KernelHyperparameters h = se_ard(4, 0.8, 0.05);
-  const SolverOptions options{.name = "gbcd", .active_set_size = 100};
-  SolverState whole = initial_solver_state(problem.y, 7);
-  const PlannedRun uninterrupted = run_planned(problem, h, options, 1e-4, whole, true);
-  REQUIRE(precision_record(whole).single);
-  SolverState part = initial_solver_state(problem.y, 7);
-  run_planned(problem, h, options, 1e-4, part, true, false, whole.iteration / 2);
-  REQUIRE(part.iteration == whole.iteration / 2);
-  const PlannedRun resumed = run_planned(problem, h, options, 1e-4, part, false);
-  CHECK(resumed.choice == "precision: single (as the checkpoint's run)");
-  CHECK(part.iteration == whole.iteration);
-  CHECK(part.alpha == whole.alpha);
-  CHECK(precision_record(part).exact_residuals == precision_record(whole).exact_residuals);
+  const Problem problem = make_problem(2500, 3, 34);
+  const KernelHyperparameters h = se_ard(3, 0.8, 0.05);
+  for (const char* solver : {"gbcd", "pcg"}) {
+    CAPTURE(solver);
+    const SolverOptions options{.name = solver, .active_set_size = 100};
+    SolverState whole = initial_solver_state(problem.y, 7);
+    const PlannedRun uninterrupted = run_planned(problem, h, options, 1e-4, whole, true);
+    REQUIRE(precision_record(whole).single);
+    REQUIRE(whole.iteration >= 2);
+    SolverState part = initial_solver_state(problem.y, 7);
+    run_planned(problem, h, options, 1e-4, part, true, false, whole.iteration / 2);
+    REQUIRE(part.iteration == whole.iteration / 2);
+    const PlannedRun resumed = run_planned(problem, h, options, 1e-4, part, false);
+    CHECK(resumed.choice == "precision: single (as the checkpoint's run)");
+    CHECK(part.iteration == whole.iteration);
+    CHECK(part.alpha == whole.alpha);
+    CHECK(precision_record(part).exact_residuals == precision_record(whole).exact_residuals);
+  }
 }
