@@ -98,19 +98,48 @@ std::vector<double> StochasticGradient::right_hand_sides(const KernelHyperparame
   return sides;
 }
 
-GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyperparameters,
-                                              const SolveProgress& progress) {
+namespace {
+
+// The estimate from the blocks (row 0: α's part; rows 1 … G: each group of
+// probes' part of the trace term), and its error's covariance from the
+// groups: each group's part alone is an unbiased estimate of the trace term,
+// T_g = G · block_g, of which the estimate takes the mean.
+void combine_groups(const std::vector<double>& blocks, std::size_t parameters, std::size_t groups,
+                    GradientEstimate& result) {
+  result.gradient.assign(parameters, 0.0);
+  for (std::size_t block = 0; block <= groups; ++block)
+    for (std::size_t p = 0; p < parameters; ++p) result.gradient[p] += blocks[block * parameters + p];
+  std::vector<double> trace(parameters, 0.0);  // Σ_g block_g = the mean of T_g
+  for (std::size_t g = 1; g <= groups; ++g)
+    for (std::size_t p = 0; p < parameters; ++p) trace[p] += blocks[g * parameters + p];
+  // Cov(mean T_g) = S/G, S the sample covariance of T_g: G/(G − 1) Σ_g (block_g − trace/G)(·)ᵀ.
+  result.covariance.assign(parameters * parameters, 0.0);
+  const double share = 1.0 / static_cast<double>(groups);
+  const double scale = static_cast<double>(groups) / static_cast<double>(groups - 1);
+  for (std::size_t g = 1; g <= groups; ++g) {
+    for (std::size_t p = 0; p < parameters; ++p) {
+      const double ep = blocks[g * parameters + p] - share * trace[p];
+      for (std::size_t q = 0; q < parameters; ++q)
+        result.covariance[p * parameters + q] += scale * ep * (blocks[g * parameters + q] - share * trace[q]);
+    }
+  }
+}
+
+}  // namespace
+
+StochasticGradient::ProbeSolves StochasticGradient::solve_probes(KernelMatrix& matrix,
+                                                                 const KernelHyperparameters& hyperparameters,
+                                                                 const SolveProgress& progress,
+                                                                 GradientEstimate& result) {
   const auto started = std::chrono::steady_clock::now();
-  const std::size_t d = rows_.columns(), n = partition_.global_rows, local = rows_.rows(), c = columns();
-  const std::size_t t = options_.probes;
-  const std::unique_ptr<Kernel> kernel = make_kernel(hyperparameters, d);
-  KernelMatrix matrix(context_, rows_, partition_, *kernel);
+  const std::size_t n = partition_.global_rows, local = rows_.rows(), c = columns();
   Communicator& ranks = context_.communicator();
 
   // B = [y Z], each probe's column scaled to unit norm and y's to tolerance / alpha_tolerance: B̃ = B N⁻¹,
   // solved for Ũ = U N⁻¹ until every column of G̃ = K̄Ũ − B̃ has norm ≤ tolerance.
-  const std::vector<double> sides = right_hand_sides(hyperparameters);
-  std::vector<double> norms = column_squared_norms(sides, local, c);
+  ProbeSolves solves;
+  solves.sides = right_hand_sides(hyperparameters);
+  std::vector<double> norms = column_squared_norms(solves.sides, local, c);
   ranks.sum(norms);
   for (double& norm : norms) {
     norm = std::sqrt(norm);
@@ -119,7 +148,9 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
   }
   norms[0] *= std::min(1.0, options_.alpha_tolerance / options_.tolerance);
   // G = K̄Ũ − B̃, from the last estimate's solutions (all rows, the same on every rank) or from Ũ = 0.
-  std::vector<double> gradient(checked_multiply(local, c), 0.0), solution(gradient.size(), 0.0);
+  std::vector<double>& gradient = solves.residuals;
+  gradient.assign(checked_multiply(local, c), 0.0);
+  std::vector<double> solution(gradient.size(), 0.0);
   if (!solutions_.empty()) {
     std::vector<double> start(solutions_);
     for (std::size_t i = 0; i < n; ++i)
@@ -129,14 +160,13 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
   }
   for (std::size_t i = 0; i < local; ++i)
     for (std::size_t column = 0; column < c; ++column)
-      gradient[i * c + column] -= sides[i * c + column] / norms[column];
+      gradient[i * c + column] -= solves.sides[i * c + column] / norms[column];
   const auto largest_residual = [&] {
     std::vector<double> squares = column_squared_norms(gradient, local, c);
     ranks.sum(squares);
     return std::sqrt(*std::max_element(squares.begin(), squares.end()));  // relative to the probes' tolerance
   };
 
-  GradientEstimate result;
   BlockCoordinateDescent descent(matrix, make_active_set_policy("gbcd", options_.candidates), options_.active_set_size);
   std::mt19937_64 random(options_.seed);
   AuxiliaryState auxiliary;
@@ -175,7 +205,13 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
   } else {
     solutions_ = std::move(solution);
   }
+  return solves;
+}
 
+std::vector<double> StochasticGradient::trace_blocks(KernelMatrix& matrix, const KernelHyperparameters& hyperparameters,
+                                                     const ProbeSolves& solves) {
+  const std::size_t n = partition_.global_rows, local = rows_.rows(), c = columns(), t = options_.probes;
+  const Kernel& kernel = matrix.kernel();
   // The contraction's factors, W₀ = −½ααᵀ and for each group g of probes W_g = (½/t) U_g Z_gᵀ (Hutchinson's) or
   // (½/t) V_g V_gᵀ (pathwise: V = K̄⁻¹Z for prior draws Z), and per block
   // the dot products σ²'s and s²'s parts take: [uᵀu, uᵀb, uᵀr] summed over its columns (u = α, b = y; or
@@ -189,11 +225,11 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
       const std::size_t block = column == 0 ? 0 : 1 + (column - 1) / per_group;
       left[i * c + column] = column == 0 ? -0.5 * u[0] : 0.5 / static_cast<double>(t) * u[column];
       dots[3 * block] += u[column] * u[column];
-      dots[3 * block + 1] += u[column] * sides[i * c + column];
-      dots[3 * block + 2] += u[column] * gradient[i * c + column];
+      dots[3 * block + 1] += u[column] * solves.sides[i * c + column];
+      dots[3 * block + 2] += u[column] * solves.residuals[i * c + column];
     }
   }
-  ranks.sum(dots);
+  context_.communicator().sum(dots);
   std::vector<std::size_t> widths(1 + groups, per_group);
   widths[0] = 1;
   // The right factor: [α V] itself for pathwise probes (W_g = (½/t)V_gV_gᵀ), [α Z] for Hutchinson's (W_g = (½/t)U_gZ_gᵀ).
@@ -215,9 +251,9 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
   // solve's (the contraction's is first order, which at a loose tolerance dominates s²'s); and for
   // the probes ½(zᵀK̄⁻¹z − σ²vᵀv) with zᵀK̄⁻¹z replaced by its expectation n, a control variate: its
   // own spread (variance 2n) would otherwise swamp s²'s estimate.
-  const std::size_t parameters = kernel->parameter_count(), noise_index = kernel->noise_index();
+  const std::size_t parameters = kernel.parameter_count(), noise_index = kernel.noise_index();
   const std::size_t signal_index = hyperparameters.lengthscales.size();
-  const double noise = kernel->noise_variance();
+  const double noise = kernel.noise_variance();
   // For Hutchinson's probes σ²'s trace part is ½σ² zᵀK̄⁻¹z ≈ ½σ²(uᵀz − uᵀr) per probe (second order), and
   // s²'s ½(zᵀz − σ² zᵀK̄⁻¹z) with zᵀz = n.
   for (std::size_t block = 0; block <= groups; ++block) {
@@ -230,27 +266,17 @@ GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyper
     const double quadratic = probes ? static_cast<double>(per_group) * static_cast<double>(n) : dot[1] - dot[2];
     blocks[block * parameters + signal_index] = sign * (quadratic - noise * inverse_quadratic);
   }
+  return blocks;
+}
 
-  // The estimate, and its error's covariance from the groups: each group's
-  // part alone is an unbiased estimate of the trace term, T_g = groups · block_g,
-  // of which the estimate takes the mean.
-  result.gradient.assign(parameters, 0.0);
-  for (std::size_t block = 0; block <= groups; ++block)
-    for (std::size_t p = 0; p < parameters; ++p) result.gradient[p] += blocks[block * parameters + p];
-  std::vector<double> trace(parameters, 0.0);  // Σ_g block_g = the mean of T_g
-  for (std::size_t g = 1; g <= groups; ++g)
-    for (std::size_t p = 0; p < parameters; ++p) trace[p] += blocks[g * parameters + p];
-  // Cov(mean T_g) = S/G, S the sample covariance of T_g: G/(G − 1) Σ_g (block_g − trace/G)(·)ᵀ.
-  result.covariance.assign(parameters * parameters, 0.0);
-  const double share = 1.0 / static_cast<double>(groups);
-  const double scale = static_cast<double>(groups) / static_cast<double>(groups - 1);
-  for (std::size_t g = 1; g <= groups; ++g) {
-    for (std::size_t p = 0; p < parameters; ++p) {
-      const double ep = blocks[g * parameters + p] - share * trace[p];
-      for (std::size_t q = 0; q < parameters; ++q)
-        result.covariance[p * parameters + q] += scale * ep * (blocks[g * parameters + q] - share * trace[q]);
-    }
-  }
+GradientEstimate StochasticGradient::estimate(const KernelHyperparameters& hyperparameters,
+                                              const SolveProgress& progress) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::unique_ptr<Kernel> kernel = make_kernel(hyperparameters, rows_.columns());
+  KernelMatrix matrix(context_, rows_, partition_, *kernel);
+  GradientEstimate result;
+  const ProbeSolves solves = solve_probes(matrix, hyperparameters, progress, result);
+  combine_groups(trace_blocks(matrix, hyperparameters, solves), kernel->parameter_count(), options_.groups, result);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

@@ -56,6 +56,8 @@
 
 namespace gpstream {
 
+class KernelMatrix;
+
 struct StochasticGradientOptions {
   std::size_t probes = 16;  // t
   std::size_t groups = 8;   // of probes, for the error's covariance (divides t)
@@ -107,6 +109,20 @@ class StochasticGradient {
   std::size_t columns() const { return options_.probes + 1; }
   // This rank's rows of [y Z] at `kernel`.
   std::vector<double> right_hand_sides(const KernelHyperparameters& kernel);
+  // The solves of an estimate: B = [y Z] (this rank's rows × (t + 1)) and
+  // the residuals R = K̄U − B, with U kept in solutions_ (all rows).
+  struct ProbeSolves {
+    std::vector<double> sides, residuals;
+  };
+  // K̄U = B by multi-column GBCD from the last estimate's U, each column to
+  // its tolerance (progress and counts into `result`).
+  ProbeSolves solve_probes(KernelMatrix& matrix, const KernelHyperparameters& kernel, const SolveProgress& progress,
+                           GradientEstimate& result);
+  // The contraction's blocks: α's part of the gradient, then each group's
+  // part of the trace term, with σ²'s and (single kernels) s²'s parts, each
+  // parameter_count() values.
+  std::vector<double> trace_blocks(KernelMatrix& matrix, const KernelHyperparameters& kernel,
+                                   const ProbeSolves& solves);
 
   Context& context_;
   RowSource& rows_;

@@ -191,6 +191,9 @@ class GreedySelection final : public ActiveSetPolicy {
   void fill_pool(SelectionContext& context, std::size_t draw_count, std::size_t first);
   // Steps 2–6 of Algorithm 2 on the pool: B, its factor, and ΔU_B.
   void take_steps(SelectionContext& context, ActiveSet& out);
+  // K(candidates, B) as the scores take it (rounded, or in single precision): this thread's block.
+  const std::vector<double>& candidate_block(const Kernel& covariance, const PreparedView& candidates,
+                                             const PreparedView& chosen, Precision precision);
   // The pool's variable at `position` joins B: its index, row, gradient row and prepared row.
   void join_active_set(std::size_t position, std::size_t d, std::size_t r, ActiveSet& out);
 

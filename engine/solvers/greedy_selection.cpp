@@ -312,6 +312,21 @@ void GreedySelection::join_active_set(std::size_t position, std::size_t d, std::
   active_.append(pool_.prepared, position, d);
 }
 
+const std::vector<double>& GreedySelection::candidate_block(const Kernel& covariance, const PreparedView& candidates,
+                                                            const PreparedView& chosen, Precision precision) {
+  std::vector<double>& block = tile_blocks_.local();
+  block.resize(candidates.count * chosen.count);
+  if (precision == Precision::single_precision) {
+    std::vector<float>& single = single_blocks_.local();
+    single.resize(block.size());
+    covariance.evaluate_single(candidates, chosen, single.data());
+    std::copy(single.begin(), single.end(), block.begin());
+  } else {
+    covariance.evaluate_rounded(candidates, chosen, block.data());
+  }
+  return block;
+}
+
 void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
   KernelMatrix& kernel = context.kernel;
   PhaseTimes* times = kernel.context().phase_times();
@@ -371,17 +386,8 @@ void GreedySelection::take_steps(SelectionContext& context, ActiveSet& out) {
       halving_tiles(rows, kChunkTileRows, tiles_);
       team.for_each(tiles_.size() - 1, [&](std::size_t tile) {
         const std::size_t begin = tiles_[tile], size = tiles_[tile + 1] - begin;
-        std::vector<double>& block = tile_blocks_.local();
-        block.resize(size * t);
-        const PreparedView candidates = pool_.prepared.view(d, row_first + begin, size);
-        if (context.precision == Precision::single_precision) {
-          std::vector<float>& single = single_blocks_.local();
-          single.resize(size * t);
-          covariance.evaluate_single(candidates, chosen_so_far, single.data());
-          std::copy(single.begin(), single.end(), block.begin());
-        } else {
-          covariance.evaluate_rounded(candidates, chosen_so_far, block.data());
-        }
+        const std::vector<double>& block = candidate_block(covariance, pool_.prepared.view(d, row_first + begin, size),
+                                                           chosen_so_far, context.precision);
         add_product(size, t, block.data(), t, delta_.data(), r, e_o_.data() + begin * r);
       });
       evaluations += rows * t;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 namespace gpstream {
 namespace {
@@ -149,30 +150,38 @@ namespace {
 // drift faster than the method progresses.
 constexpr int kCertificationAttempts = 3;
 
-// The loop of run_iterations, inside the Context's arena.
-SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule, Context& context,
-                bool fresh_start) {
-  using Clock = std::chrono::steady_clock;
-  const auto run_start = Clock::now();
-  const RunCounters before = method.counters();
-  const std::uint64_t evaluations_before = kernel.kernel_evaluations();
-  const ColumnCacheStatistics cache_before =
-      kernel.column_cache() != nullptr ? kernel.column_cache()->statistics() : ColumnCacheStatistics{};
-  Communicator& ranks = context.communicator();
-  auto report = [&](double drift) {
-    RunCounters counters = method.counters();
-    // The slowest rank's clock and every rank's evaluations, so that all ranks report (and stop on) the same.
-    counters.elapsed_seconds =
-        before.elapsed_seconds + ranks.max(std::chrono::duration<double>(Clock::now() - run_start).count());
-    std::uint64_t evaluations = kernel.kernel_evaluations() - evaluations_before;
-    ranks.sum(std::span(&evaluations, 1));
-    counters.kernel_evaluations = before.kernel_evaluations + evaluations;
-    method.set_counters(counters);
-    const auto [done, total] = method.work_done();
+// The run's clock and counts, from where it started (a resumed run: its
+// checkpoint's), and the report of each iteration made from them.
+class RunReporter {
+ public:
+  RunReporter(IterativeMethod& method, KernelMatrix& kernel)
+      : method_(method),
+        kernel_(kernel),
+        ranks_(kernel.context().communicator()),
+        start_(Clock::now()),
+        before_(method.counters()),
+        evaluations_before_(kernel.kernel_evaluations()),
+        cache_before_(kernel.column_cache() != nullptr ? kernel.column_cache()->statistics()
+                                                       : ColumnCacheStatistics{}) {}
+
+  // The slowest rank's clock, so that all ranks report (and stop on) the same.
+  double job_seconds() const {
+    return before_.elapsed_seconds + ranks_.max(std::chrono::duration<double>(Clock::now() - start_).count());
+  }
+
+  // The method's counters brought up to now (every rank's evaluations), and the report of where it stands.
+  IterationReport report(double drift) {
+    RunCounters counters = method_.counters();
+    counters.elapsed_seconds = job_seconds();
+    std::uint64_t evaluations = kernel_.kernel_evaluations() - evaluations_before_;
+    ranks_.sum(std::span(&evaluations, 1));
+    counters.kernel_evaluations = before_.kernel_evaluations + evaluations;
+    method_.set_counters(counters);
+    const auto [done, total] = method_.work_done();
     IterationReport current{.iteration = counters.iteration,
                             .elapsed_seconds = counters.elapsed_seconds,
-                            .objective = method.objective(),
-                            .convergence_measure = method.convergence_measure(),
+                            .objective = method_.objective(),
+                            .convergence_measure = method_.convergence_measure(),
                             .kernel_evaluations = counters.kernel_evaluations,
                             .gradient_drift = drift,
                             .done = done,
@@ -183,63 +192,93 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
                             .column_cache_disk_hits = 0,
                             .column_cache_disk_bytes = 0,
                             .column_cache_seconds_saved = 0};
-    if (const KernelColumnCache* cache = kernel.column_cache()) {
+    if (const KernelColumnCache* cache = kernel_.column_cache()) {
       const ColumnCacheStatistics& now = cache->statistics();
-      current.column_cache_lookups = now.lookups - cache_before.lookups;
-      current.column_cache_hits = now.hits - cache_before.hits;
-      current.column_cache_disk_hits = now.disk_hits - cache_before.disk_hits;
-      current.column_cache_disk_bytes = now.disk_bytes_read - cache_before.disk_bytes_read;
-      current.column_cache_seconds_saved = now.seconds_saved - cache_before.seconds_saved;
+      current.column_cache_lookups = now.lookups - cache_before_.lookups;
+      current.column_cache_hits = now.hits - cache_before_.hits;
+      current.column_cache_disk_hits = now.disk_hits - cache_before_.disk_hits;
+      current.column_cache_disk_bytes = now.disk_bytes_read - cache_before_.disk_bytes_read;
+      current.column_cache_seconds_saved = now.seconds_saved - cache_before_.seconds_saved;
     }
     return current;
-  };
+  }
 
-  // NaN compares false with everything: without this check a NaN measure
-  // would never meet the tolerance and the run would never end. (+inf is a
-  // measure not taken yet, as CholQR's decrease before its first epoch; a
-  // dense gradient that overflows makes the objective non-finite.)
-  auto check_finite = [](const IterationReport& r) {
-    GPSTREAM_CHECK(!std::isnan(r.convergence_measure) && std::isfinite(r.objective),
-                   "the run diverged at iteration {}: the convergence measure is {} and the objective {}; the data or "
-                   "the hyperparameters produce values that are not finite (check for NaN/inf in the inputs, extreme "
-                   "lengthscales, or a noise variance too small for K̄ to be positive definite)",
-                   r.iteration, r.convergence_measure, r.objective);
-  };
+ private:
+  using Clock = std::chrono::steady_clock;
+  IterativeMethod& method_;
+  KernelMatrix& kernel_;
+  Communicator& ranks_;
+  const Clock::time_point start_;
+  const RunCounters before_;
+  const std::uint64_t evaluations_before_;
+  const ColumnCacheStatistics cache_before_;
+};
 
+// NaN compares false with everything: without this check a NaN measure
+// would never meet the tolerance and the run would never end. (+inf is a
+// measure not taken yet, as CholQR's decrease before its first epoch; a
+// dense gradient that overflows makes the objective non-finite.)
+void check_finite(const IterationReport& r) {
+  GPSTREAM_CHECK(!std::isnan(r.convergence_measure) && std::isfinite(r.objective),
+                 "the run diverged at iteration {}: the convergence measure is {} and the objective {}; the data or "
+                 "the hyperparameters produce values that are not finite (check for NaN/inf in the inputs, extreme "
+                 "lengthscales, or a noise variance too small for K̄ to be positive definite)",
+                 r.iteration, r.convergence_measure, r.objective);
+}
+
+// Whether the claim in `claim` holds exactly (its measure replaced by the
+// exact one when one was computed); throws when it cannot be made to.
+bool certified(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule, IterationReport& claim,
+               int& failed_certifications) {
+  const std::optional<Certificate> certificate = method.certify(rule.tolerance);
+  if (!certificate) return true;
+  // Proved by the bound, or not yet: then the run goes on, quietly, until it is.
+  if (certificate->error_bound >= 0.0) return certificate->measure + certificate->error_bound <= rule.tolerance;
+  const double maintained = claim.convergence_measure;
+  claim.convergence_measure = certificate->measure;
+  if (certificate->measure <= rule.tolerance) return true;
+  Context& context = kernel.context();
+  if (certificate->fell_back_to_double) {
+    context.warn(fmt::format(
+        "single precision: at iteration {} the exact relative residual is {:.3g} (the maintained one {:.3g}, tol "
+        "{:g}): continuing from it in double precision",
+        claim.iteration, certificate->measure, maintained, rule.tolerance));
+    return false;
+  }
+  const std::string evidence = fmt::format(
+      "at iteration {} the exact relative residual |K̄α − y|/|y| is {:.3g} (the maintained one {:.3g}), and with "
+      "weights this large (|alpha| up to {:.3g}) it cannot be computed below about {:.3g} in double precision",
+      claim.iteration, certificate->measure, maintained, certificate->largest_weight, certificate->rounding_floor);
+  if (method.is_direct() || certificate->rounding_floor > rule.tolerance ||
+      ++failed_certifications >= kCertificationAttempts) {
+    throw_ill_conditioned(kernel.kernel(), rule.tolerance, evidence);
+  }
+  context.warn(fmt::format("{:.3g} met the tolerance, but the exact residual is {:.3g}: continuing from it", maintained,
+                           certificate->measure));
+  return false;
+}
+
+// Why the run stops before its next iteration, for any reason but convergence; nullopt: it goes on.
+std::optional<StopReason> budget_stop(IterativeMethod& method, const StoppingRule& rule, const RunReporter& clock,
+                                      const IterationReport& current, Context& context) {
+  if (method.complete()) return StopReason::complete;
+  if (current.iteration >= rule.max_iterations) return StopReason::iteration_limit;
+  // Decided alike on every rank: by the slowest rank's clock, and a stop request to any rank stops all.
+  if (clock.job_seconds() >= rule.time_limit_seconds) return StopReason::time_limit;
+  if (context.communicator().any(context.stop_requested())) return StopReason::interrupted;
+  return std::nullopt;
+}
+
+// The loop of run_iterations, inside the Context's arena.
+SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRule& rule, Context& context,
+                bool fresh_start) {
+  RunReporter reporter(method, kernel);
   if (fresh_start) {
     method.check_tolerance(rule.tolerance);
     method.start();
   }
   int failed_certifications = 0;
-  // Whether the claim in `current` holds exactly; throws when it cannot be made to.
-  auto certified = [&](IterationReport& claim) {
-    const std::optional<Certificate> certificate = method.certify(rule.tolerance);
-    if (!certificate) return true;
-    // Proved by the bound, or not yet: then the run goes on, quietly, until it is.
-    if (certificate->error_bound >= 0.0) return certificate->measure + certificate->error_bound <= rule.tolerance;
-    const double maintained = claim.convergence_measure;
-    claim.convergence_measure = certificate->measure;
-    if (certificate->measure <= rule.tolerance) return true;
-    if (certificate->fell_back_to_double) {
-      context.warn(fmt::format(
-          "single precision: at iteration {} the exact relative residual is {:.3g} (the maintained one {:.3g}, tol "
-          "{:g}): continuing from it in double precision",
-          claim.iteration, certificate->measure, maintained, rule.tolerance));
-      return false;
-    }
-    const std::string evidence = fmt::format(
-        "at iteration {} the exact relative residual |K̄α − y|/|y| is {:.3g} (the maintained one {:.3g}), and with "
-        "weights this large (|alpha| up to {:.3g}) it cannot be computed below about {:.3g} in double precision",
-        claim.iteration, certificate->measure, maintained, certificate->largest_weight, certificate->rounding_floor);
-    if (method.is_direct() || certificate->rounding_floor > rule.tolerance ||
-        ++failed_certifications >= kCertificationAttempts) {
-      throw_ill_conditioned(kernel.kernel(), rule.tolerance, evidence);
-    }
-    context.warn(fmt::format("{:.3g} met the tolerance, but the exact residual is {:.3g}: continuing from it",
-                             maintained, certificate->measure));
-    return false;
-  };
-  IterationReport current = report(-1.0);
+  IterationReport current = reporter.report(-1.0);
   check_finite(current);
   for (RunObserver* observer : context.observers()) observer->on_start(current);
 
@@ -247,29 +286,14 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
   try {
     for (;;) {
       if (method.converges() && current.convergence_measure <= method.claim_level(rule.tolerance) &&
-          certified(current)) {
+          certified(method, kernel, rule, current, failed_certifications)) {
         // Reported with the time the check took: an exact product costs as much as thousands of iterations.
-        current = report(current.gradient_drift);
+        current = reporter.report(current.gradient_drift);
         reason = StopReason::converged;
         break;
       }
-      if (method.complete()) {
-        reason = StopReason::complete;
-        break;
-      }
-      if (current.iteration >= rule.max_iterations) {
-        reason = StopReason::iteration_limit;
-        break;
-      }
-      // Decided alike on every rank: by the slowest rank's clock, and a stop request to any rank stops all.
-      const double job_seconds =
-          before.elapsed_seconds + ranks.max(std::chrono::duration<double>(Clock::now() - run_start).count());
-      if (job_seconds >= rule.time_limit_seconds) {
-        reason = StopReason::time_limit;
-        break;
-      }
-      if (ranks.any(context.stop_requested())) {
-        reason = StopReason::interrupted;
+      if (const std::optional<StopReason> stop = budget_stop(method, rule, reporter, current, context)) {
+        reason = *stop;
         break;
       }
       method.iterate();
@@ -277,11 +301,12 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
       ++counters.iteration;
       method.set_counters(counters);
       const double drift = method.after_iteration(rule);
-      current = report(drift);
+      current = reporter.report(drift);
       check_finite(current);
       for (RunObserver* observer : context.observers()) observer->on_iteration(current);
       if (method.is_direct()) {
-        certified(current);  // a direct method's answer is final: it holds, or the run fails
+        // A direct method's answer is final: it holds, or the run fails.
+        certified(method, kernel, rule, current, failed_certifications);
         reason = StopReason::solved_directly;
         break;
       }
@@ -289,7 +314,7 @@ SolverRun drive(IterativeMethod& method, KernelMatrix& kernel, const StoppingRul
   } catch (const StopRequested&) {
     // A product over all n² entries was dropped part-way (on every rank alike), its iteration or claim undone:
     // the state is that of the last iteration, as a checkpoint keeps it.
-    current = report(current.gradient_drift);
+    current = reporter.report(current.gradient_drift);
     reason = StopReason::interrupted;
   }
   for (RunObserver* observer : context.observers()) observer->on_stop(current, reason);

@@ -6,6 +6,7 @@
 #include "engine/dense/dense_variance.h"
 #include "engine/solvers/block_coordinate_descent.h"
 #include "engine/solvers/cholesky_solver.h"
+#include "engine/solvers/mixed_precision.h"
 #include "engine/solvers/solver_driver.h"
 #include "engine/training/training_method.h"
 #include "dense_reference.h"
@@ -15,6 +16,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -772,4 +774,45 @@ TEST_CASE("a single-precision run stopped and resumed gives the uninterrupted ru
     CHECK(part.alpha == whole.alpha);
     CHECK(precision_record(part).exact_residuals == precision_record(whole).exact_residuals);
   }
+}
+
+TEST_CASE("a single-precision run that diverges starts again from alpha = 0 in double precision, saying so") {
+  // A stand-in solver whose single-precision iterations triple g (a divergence) and whose double ones do nothing.
+  class Diverging final : public DenseSolver {
+   public:
+    std::string name() const override { return "diverging"; }
+    void start(SolverState& state, std::span<const double>) override { start_precision(state, true); }
+    void iterate(SolverState& state, std::span<const double>) override {
+      if (!single_precision(state)) return;
+      for (double& value : state.gradient) value *= 3.0;
+      state.alpha[0] += 1.0;
+    }
+    bool single_precision(const SolverState& state) const override { return precision_record(state).single; }
+    void use_double_precision(SolverState& state) override { fall_back_to_double(state); }
+  } solver;
+  const Problem problem = make_problem(200, 2, 35);
+  InMemoryRowSource rows = problem.source();
+  const auto kernel = make_kernel(se_ard(2, 0.8, 0.05), 2);
+  Context context;
+  KernelMatrix matrix(context, rows, *kernel);
+  class Warnings final : public RunObserver {
+   public:
+    void on_warning(const std::string& message) override { said.push_back(message); }
+    std::vector<std::string> said;
+  } warnings;
+  const Context::ObserverScope observe(context, {&warnings});
+  SolverState state = initial_solver_state(problem.y, 7);
+  StoppingRule rule;
+  rule.max_iterations = 4;
+  const SolverRun run = run_solver(solver, matrix, state, problem.y, rule, true);
+  CHECK(run.reason == StopReason::iteration_limit);
+  const PrecisionRecord record = precision_record(state);
+  CHECK(!record.single);
+  CHECK(record.fell_back_at == 1);
+  REQUIRE(warnings.said.size() == 1);
+  CHECK(warnings.said[0].find("grew to 3 by iteration 1") != std::string::npos);
+  CHECK(warnings.said[0].find("starting again from alpha = 0 in double precision") != std::string::npos);
+  // α = 0 and g = −y again, and the double iterations after left them so.
+  CHECK(std::all_of(state.alpha.begin(), state.alpha.end(), [](double value) { return value == 0.0; }));
+  for (std::size_t i = 0; i < problem.y.size(); ++i) CHECK(state.gradient[i] == -problem.y[i]);
 }
