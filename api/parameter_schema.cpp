@@ -228,11 +228,11 @@ std::vector<Parameter> make_schema_parameters() {
       whole("subspace_steps", "subspace-steps", std::to_string(SolverOptions{}.subspace_steps), 0,
             "gbcd, bcd-*: past steps each iteration re-optimises along with its block (subspace acceleration; 0: "
             "the papers' plain BCD)"),
-      choice(
-          "precision", "precision", SolverOptions{}.precision,
-          "gbcd, bcd-*, cg, pcg: the kernel entries of their products (and gbcd's greedy scores): auto (single precision, "
-          "twice the entries per second; the final |K alpha - y|/|y| computed exactly in double, and a run whose "
-          "exact residual misses tol continues in double, saying so) or double"),
+      choice("precision", "precision", SolverOptions{}.precision,
+             "gbcd, bcd-*, cg, pcg: the kernel entries of their products (and gbcd's greedy scores): auto "
+             "(single precision, twice the entries per second; the final |K alpha - y|/|y| computed exactly in "
+             "double, and a run whose exact residual misses tol continues in double, saying so) or double",
+             true),
       whole("random_state", "seed", "1", 0, "random seed", true),
       positive("tol", "tol", "", tolerance_help, true),
       whole("max_iter", "max-iter", "", 0, "stop after this many iterations in all, resumptions included (0: no limit)",

@@ -324,7 +324,8 @@ class QueuedReports final : public gpstream::RunObserver {
 // What to train, as the estimator's parameters give it.
 struct TrainingParameters {
   std::string method = "auto";  // a dense solver or a sparse model (the registry's names)
-  std::string kernel = "rbf";   // a kernel of the registry, or "auto" (with learn)
+  std::string precision = gpstream::SolverOptions{}.precision;  // the dense solvers' products
+  std::string kernel = "rbf";                                   // a kernel of the registry, or "auto" (with learn)
   std::vector<double> length_scale;
   double signal_variance = 1.0, noise_variance = 0.1;
   bool standardise = true;
@@ -345,6 +346,7 @@ gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& pa
   if (method == nullptr) throw py::value_error(fmt::format("unknown method '{}'", parameters.method));
   gpstream::TrainingConfiguration configuration;
   configuration.solver.name = parameters.method;
+  configuration.solver.precision = parameters.precision;
   if (!method->dense()) configuration.solver = {parameters.method, parameters.basis_size, gpstream::kBasisCandidates};
   configuration.fit_subspace_steps_to_budget = true;  // the estimator takes the default past steps
   gpstream::KernelHyperparameters& kernel = configuration.prior.kernel;
@@ -592,6 +594,7 @@ PYBIND11_MODULE(_gpstream, module) {
       .def_readwrite("learn", &TrainingParameters::learn)
       .def_readwrite("mean", &TrainingParameters::mean)
       .def_readwrite("all_rows_steps", &TrainingParameters::all_rows_steps)
+      .def_readwrite("precision", &TrainingParameters::precision)
       .def_readwrite("checkpoint", &TrainingParameters::checkpoint)
       .def_readwrite("resume", &TrainingParameters::resume)
       .def_readwrite("log", &TrainingParameters::log);

@@ -75,6 +75,12 @@ def test_a_fit_runs_gbcd_in_single_precision_certified_in_double_and_the_model_s
     assert described["precision"] == "single"
     assert described["exact_residuals_in_single_precision"] == 1
     assert described["convergence_measure"] <= 1e-3  # the exact residual, computed in double
+    in_double = gpstream.GaussianProcessRegressor(solver="gbcd", precision="double", length_scale=[1.2, 0.8],
+                                                  noise_variance=0.05).fit(X, y)
+    assert in_double._model.describe()["precision"] == "double"
+    np.testing.assert_allclose(gp.predict(X[:50]), in_double.predict(X[:50]), rtol=0, atol=1e-2)
+    with pytest.raises(ValueError, match="precision='float': choose 'auto' or 'double'"):
+        gpstream.GaussianProcessRegressor(precision="float").fit(X, y)
 
 
 # Every stationary family of the registry with a lengthscale per input (rbf and the Matérn class, whatever ν),
