@@ -35,11 +35,6 @@ constexpr std::size_t kWindowBatches = 4, kLocalStartWindowBatches = 16;
 // and at most VarianceOptions::local_rows.
 constexpr double kReachFraction = 0.5;
 constexpr std::size_t kMinimumLocalRows = 256;
-// The Nyström certificate costs as much as a GBCD step (an n × r × points
-// product), so it runs when its bound, extrapolated from its last two values
-// for a column, can close some open column — and at least every this many
-// steps, and at the batch's last.
-constexpr std::uint64_t kCertificateEvery = 4;
 
 // The scale of each input as the kernel sees it: the shortest lengthscale any
 // term gives it (1 where none does), so that an input the kernel hardly
@@ -237,8 +232,6 @@ class GbcdVariances final : public VarianceRoute {
     for (double& value : projection_) value = (random_() & 1u) != 0 ? sign : -sign;
     objective_.assign(r, 0.0);
     final_bound_.assign(r, 0.0);
-    certified_.assign(r, CertifiedError{});
-    last_certificate_.reset();
     batch_iteration_ = 0;
     if (result_.local_rows > 0) local_start();
     close_columns();
@@ -308,7 +301,7 @@ class GbcdVariances final : public VarianceRoute {
 
   // Closes the columns whose bound meets the tolerance (or all, at the
   // iteration limit). The Nyström bound is computed for the columns the plain
-  // ‖g‖²/σ² leaves open, when it can close one (certificate_due).
+  // ‖g‖²/σ² leaves open.
   void close_columns() {
     const std::size_t r = open_.size();
     std::vector<double> squared_norms = column_squared_norms(gradient_, n(), r);
@@ -319,14 +312,8 @@ class GbcdVariances final : public VarianceRoute {
       errors[j] = squared_norms[j] / training_.kernel().noise_variance();
       tighter_wanted = tighter_wanted || relative_bound(open_[j], errors[j]) > options_.tolerance;
     }
-    if (tighter_wanted && certificate_ && !certificate_->empty() && certificate_due()) {
+    if (tighter_wanted && certificate_ && !certificate_->empty()) {
       errors = certificate_->bound(gradient_.data(), r, squared_norms);
-      for (std::size_t j = 0; j < r; ++j) {
-        CertifiedError& history = certified_[open_[j]];
-        history.previous = history.last;
-        history.last = {batch_iteration_, errors[j]};
-      }
-      last_certificate_ = batch_iteration_;
     }
     std::vector<std::size_t> keep_positions, still_open;
     open_bound_ = 0.0;
@@ -353,27 +340,6 @@ class GbcdVariances final : public VarianceRoute {
     open_ = std::move(still_open);
   }
 
-  // Whether the certificate runs at this step: at the batch's first and last
-  // step, kCertificateEvery steps after its last run, or where some open
-  // column's bound, extrapolated geometrically from its last two values, meets
-  // the tolerance now. (Deterministic within a batch: a batch gives the same
-  // variances whichever run computes it.)
-  bool certificate_due() const {
-    if (!last_certificate_ || batch_iteration_ >= options_.max_iterations ||
-        batch_iteration_ >= *last_certificate_ + kCertificateEvery)
-      return true;
-    for (const std::size_t j : open_) {
-      const CertifiedError& history = certified_[j];
-      if (history.previous.step == history.last.step || history.previous.error <= 0.0) return true;
-      const double rate = std::pow(history.last.error / history.previous.error,
-                                   1.0 / static_cast<double>(history.last.step - history.previous.step));
-      const double predicted =
-          history.last.error * std::pow(std::min(rate, 1.0), static_cast<double>(batch_iteration_ - history.last.step));
-      if (relative_bound(j, predicted) <= options_.tolerance) return true;
-    }
-    return false;
-  }
-
   // Writes the batch's variances, and publishes the window after its last batch.
   void finish_batch() {
     for (std::size_t j = 0; j < batch_.size(); ++j) {
@@ -396,15 +362,6 @@ class GbcdVariances final : public VarianceRoute {
   std::optional<LowRankErrorBound> certificate_;
   std::size_t rows_done_ = 0, window_rows_ = 0, tile_ = 0;
   std::uint64_t batch_iteration_ = 0;
-  // Each batch column's last two certified errors, and the step of the certificate's last run.
-  struct CertifiedError {
-    struct Value {
-      std::uint64_t step = 0;
-      double error = 0.0;
-    } previous, last;
-  };
-  std::vector<CertifiedError> certified_;
-  std::optional<std::uint64_t> last_certificate_;
   double open_bound_ = 0.0;
   std::vector<std::size_t> open_, window_order_, tile_starts_, batch_;
   std::vector<double> points_, gradient_, delta_, gradient_on_b_, projection_, sketched_, objective_, prior_,
