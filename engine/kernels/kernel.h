@@ -167,8 +167,9 @@ class Kernel {
     evaluate(a, b, block);
   }
   // As evaluate_entrywise(), in single precision (float entries, the same
-  // bits wherever an entry is computed): what `--precision single` products
-  // run on, inside a loop a double residual certifies (solvers/solver_driver.h),
+  // bits wherever an entry is computed): what single-precision products
+  // (`precision` auto) run on, inside a loop a double residual certifies
+  // (solvers/mixed_precision.h),
   // never where α or a reported figure is taken from them directly. The
   // stationary families compute D = Σ_l (ã_l − b̃_l)² and k(D) in float,
   // twice the vector lanes: within a few 1e-7 of s² of evaluate()'s entries.

@@ -11,9 +11,9 @@
 // and then into kernel values k(D_j), with the function of D evaluated in
 // `Real`: double for the kernel's values, float for values rounded to a
 // relative error of about 1e-6 (Kernel::evaluate_rounded), at about 0.6× the
-// cost; single_row_pass takes D in float too (Kernel::evaluate_single). The slope is h(D) = −2 dk/dD from the values k at D: what the
-// likelihood gradient multiplies each squared scaled difference by
-// (∂k/∂log ℓ_l = h D_l).
+// cost; single_row_pass takes D in float too (Kernel::evaluate_single). The
+// slope is h(D) = −2 dk/dD from the values k at D: what the likelihood
+// gradient multiplies each squared scaled difference by (∂k/∂log ℓ_l = h D_l).
 #pragma once
 
 #include "engine/kernels/kernel_implementations.h"
