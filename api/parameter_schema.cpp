@@ -191,7 +191,8 @@ void bind_configuration_fields(std::vector<Parameter>& parameters) {
                   [](const Parameter& p, C& c, const StoredValue& v) { c.online.passes = stored_whole(p, v); }});
 }
 
-std::vector<Parameter> make_schema_parameters() {
+// The training job's (`gpstream train`, Python's estimator where marked).
+std::vector<Parameter> training_parameters() {
   const std::string tolerance_help = fmt::format(
       "dense solvers: stop when the relative residual |K alpha - y|/|y| <= tol, which keeps the RMS error of the "
       "predicted means at the training inputs below tol x RMS(y) (default {:g}); cholqr: when an epoch decreases its "
@@ -266,10 +267,14 @@ std::vector<Parameter> make_schema_parameters() {
                "shared by the MPI ranks on this machine)",
        .python = true},
   };
-  // The hyperparameter search's (`gpstream hyper`, `train --learn-hyper`; engine/hyper/model_learning.h).
+  return parameters;
+}
+
+// The hyperparameter search's (`gpstream hyper`, `train --learn-hyper`; engine/hyper/model_learning.h).
+std::vector<Parameter> learning_parameters() {
   const SubsetLearningOptions subset;
   const StochasticGradientOptions stochastic;
-  std::vector<Parameter> learning = {
+  return {
       path("init", "init",
            "start the search from this hyperparameter file (JSON); `length_scale`, `gamma`, `signal_variance` and "
            "`noise_variance` override its values, and values given by neither are informed by the data"),
@@ -324,8 +329,11 @@ std::vector<Parameter> make_schema_parameters() {
                            "smaller)",
                            stochastic.alpha_tolerance)},
   };
-  // The kernel-column cache's (`train`, `predict`; engine/kernels/column_cache_setup.h).
-  std::vector<Parameter> cache = {
+}
+
+// The kernel-column cache's (`train`, `predict`; engine/kernels/column_cache_setup.h).
+std::vector<Parameter> cache_parameters() {
+  return {
       choice(
           "cache", "cache", "auto",
           "kernel-column cache for what reuses kernel columns (train: the bcd family and the greedy bases sgma, "
@@ -342,8 +350,13 @@ std::vector<Parameter> make_schema_parameters() {
        .help = "size of the cache's disk tier, e.g. 20G (default: half the directory's free space, and at most a "
                "column per training row)"},
   };
-  for (auto [group, members] : {std::pair{ParameterGroup::learning, &learning}, {ParameterGroup::cache, &cache}}) {
-    for (Parameter& parameter : *members) {
+}
+
+std::vector<Parameter> make_schema_parameters() {
+  std::vector<Parameter> parameters = training_parameters();
+  for (auto [group, members] :
+       {std::pair{ParameterGroup::learning, learning_parameters()}, {ParameterGroup::cache, cache_parameters()}}) {
+    for (Parameter& parameter : members) {
       parameter.group = group;
       parameters.push_back(std::move(parameter));
     }
