@@ -636,6 +636,13 @@ TEST_CASE("a bad name or size given by the caller is an InvalidArgument (Python'
 
 namespace {
 
+// The warnings a run gives its observers.
+class WarningRecorder final : public RunObserver {
+ public:
+  void on_warning(const std::string& message) override { said.push_back(message); }
+  std::vector<std::string> said;
+};
+
 // A BCD solve as a training job runs one: the precision planned first (DenseSolver::plan_precision), then
 // run from `state` (fresh, or a stopped run's) to `tolerance` or `max_iterations`.
 struct PlannedRun {
@@ -653,11 +660,7 @@ PlannedRun run_planned(const Problem& problem, const KernelHyperparameters& h, c
   KernelMatrix matrix(context, rows, *kernel);
   if (cached) matrix.enable_column_cache(context.memory().reserve("cache", 8u << 20));
   auto solver = make_solver(options, matrix);
-  class Warnings final : public RunObserver {
-   public:
-    void on_warning(const std::string& message) override { said.push_back(message); }
-    std::vector<std::string> said;
-  } warnings;
+  WarningRecorder warnings;
   const Context::ObserverScope observe(context, {&warnings});
   PlannedRun out;
   out.choice = solver->plan_precision(state);
@@ -795,11 +798,7 @@ TEST_CASE("a single-precision run that diverges starts again from alpha = 0 in d
   const auto kernel = make_kernel(se_ard(2, 0.8, 0.05), 2);
   Context context;
   KernelMatrix matrix(context, rows, *kernel);
-  class Warnings final : public RunObserver {
-   public:
-    void on_warning(const std::string& message) override { said.push_back(message); }
-    std::vector<std::string> said;
-  } warnings;
+  WarningRecorder warnings;
   const Context::ObserverScope observe(context, {&warnings});
   SolverState state = initial_solver_state(problem.y, 7);
   StoppingRule rule;
