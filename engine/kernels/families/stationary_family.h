@@ -29,8 +29,8 @@ namespace gpstream::detail::stationary {
 // zero next to s² for any use of rounded values): beyond ~87 expf
 // underflows, and libmvec then takes a scalar path for the lane — it made
 // Matérn 1/2's rounded blocks on bcef (lengthscales 0.035) several times slower.
-// In single precision by our own reduction (libmvec's expf, which checks
-// for every special case, took 38 % of a single-precision train on kin40k):
+// In single precision by our own reduction (libmvec's expf checks for every
+// special case and was most of a single-precision pass: docs/benchmarks.md):
 // e^{−x} = 2^{−n} e^{r}, n = round(x/ln 2), r = n ln 2 − x in [−ln 2/2, ln 2/2]
 // (ln 2 in two parts, so that r is exact to float rounding), e^{r} by its
 // Taylor polynomial of degree 6 (|remainder| ≤ 0.35⁷/7! < 1.2e-7), 2^{−n}
