@@ -39,23 +39,19 @@ void print_origin(Text& out, const hdf5::FileOrigin& origin) {
   }
 }
 
-// A single kernel's values on lines of their own; a sum's terms a line each: family, lengthscales, s².
+// A single kernel's values on lines of their own (its family's own parameters under their names); a sum's
+// terms a line each: family, lengthscales, s², its own parameters.
 void print_kernel(Text& out, const KernelHyperparameters& h) {
   out.line("kernel", kernel_name(h));
-  if (h.added.empty()) {
+  if (h.term_count() == 1) {
     if (!h.lengthscales.empty()) out.line("lengthscales", fmt::format("{:.6g}", fmt::join(h.lengthscales, ", ")));
     out.line("signal var", fmt::format("{:.6g}", h.signal_variance));
+    const auto specs = family_parameter_specs(h.type);
+    for (std::size_t f = 0; f < specs.size(); ++f) out.line(specs[f].name, fmt::format("{:.6g}", h.family_parameters[f]));
   } else {
-    const auto term = [&](std::size_t number, KernelType type, const std::vector<double>& lengthscales, double signal) {
-      out.line(
-          fmt::format("term {}", number),
-          fmt::format("{}: {}signal var {:.6g}", kernel_type_name(type),
-                      lengthscales.empty() ? "" : fmt::format("lengthscales {:.6g}; ", fmt::join(lengthscales, ", ")),
-                      signal));
-    };
-    term(1, h.type, h.lengthscales, h.signal_variance);
-    for (std::size_t t = 0; t < h.added.size(); ++t) {
-      term(t + 2, h.added[t].type, h.added[t].lengthscales, h.added[t].signal_variance);
+    for (std::size_t t = 0; t < h.term_count(); ++t) {
+      out.line(fmt::format("term {}", t + 1),
+               fmt::format("{}: {}", kernel_type_name(h.term(t).type), describe_term(h.term(t))));
     }
   }
   out.line("noise var", fmt::format("{:.6g}", h.noise_variance));

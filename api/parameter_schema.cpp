@@ -257,6 +257,12 @@ std::vector<Parameter> training_parameters() {
       positive("signal_variance", "signal-var", "", "signal variance s^2 (train: 1 unless a `hyper` file gives it)",
                true),
       positive("noise_variance", "noise-var", "", "noise variance sigma^2", true),
+      {.name = "kernel_parameters",
+       .option = "kernel-parameters",
+       .kind = ParameterKind::named_values,
+       .help = "the kernel's own parameters beyond lengthscales and variances, by the names its family declares "
+               "(rq: alpha=2); each not given takes the start its family declares (train) or is learned from it",
+       .python = true},
       {.name = "memory",
        .option = "memory",
        .kind = ParameterKind::byte_size,
@@ -467,6 +473,9 @@ std::string parameter_table_markdown() {
           break;
         case ParameterKind::text:
           takes = "a name";
+          break;
+        case ParameterKind::named_values:
+          takes = "name=value pairs, comma-separated";
           break;
         case ParameterKind::path:
           takes = "a path";

@@ -41,6 +41,7 @@ enum class ParameterKind {
   real,          // a finite number
   reals,         // comma-separated finite numbers (one per input, or one for all)
   text,          // a name from a list the help gives
+  named_values,  // name=value pairs, comma-separated (a kernel's own parameters)
   path,          // a file or directory
   flag,          // given or not
   byte_size,     // "512M", "8G", … (api/compute.h)

@@ -52,10 +52,7 @@ std::string model_text(const TrainingConfiguration& configuration) {
   const KernelHyperparameters& h = configuration.prior.kernel;
   const MeanFunction& mean = configuration.prior.mean;
   const Standardisation& s = configuration.standardisation;
-  std::string text = fmt::format("{} {:a} {:a} [{:a}]", kernel_name(h), h.signal_variance, h.noise_variance,
-                                 fmt::join(h.lengthscales, " "));
-  for (const KernelTerm& term : h.added)
-    text += fmt::format(" + {:a} [{:a}]", term.signal_variance, fmt::join(term.lengthscales, " "));
+  std::string text = fmt::format("{} [{:a}]", kernel_name(h), fmt::join(hyperparameter_values(h), " "));
   text +=
       fmt::format("; [{:a}] [{:a}] {:a} {:a} {} [{}] [{:a}]", fmt::join(s.x_mean, " "), fmt::join(s.x_std, " "),
                   s.y_mean, s.y_std, mean.intercept, fmt::join(mean.inputs, " "), fmt::join(mean.coefficients, " "));

@@ -151,7 +151,7 @@ void throughput(std::ofstream& csv) {
       gemm += seconds_since(start);
       start = Clock::now();
       for (int i = 0; i < tile_count; ++i) {
-        squared_exponential.row(block.data() + i * m, m, norms[i], column_norms.data(), 1.0);
+        squared_exponential.row(block.data() + i * m, m, norms[i], column_norms.data(), 1.0, nullptr);
       }
       exp_pass += seconds_since(start);
       start = Clock::now();

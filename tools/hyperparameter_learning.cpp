@@ -50,6 +50,7 @@ void KernelValueOptions::add(po::options_description& options) {
   options.add_options()("gamma", po::value(&gamma), "comma-separated gamma_l = 1/(2 l^2) instead of --lengthscales");
   add_parameter(options, "signal_variance", signal_variance);
   add_parameter(options, "noise_variance", noise_variance);
+  add_parameter(options, "kernel_parameters", kernel_parameters);
 }
 
 StartingPoint KernelValueOptions::given(const po::variables_map& values) const {
@@ -81,6 +82,7 @@ StartingPoint KernelValueOptions::given(const po::variables_map& values) const {
     if (!(noise_variance > 0)) throw UsageError(fmt::format("--noise-var must be positive, not {}", noise_variance));
     point.noise_variance = noise_variance;
   }
+  if (values.count("kernel-parameters") != 0) point.family_parameters = parse_named_values(kernel_parameters);
   return point;
 }
 
@@ -170,7 +172,7 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
     if (!note.empty()) plan.notes.push_back(note);
     if (!given(values, "kernel")) {
       shape = file.prior.kernel;
-      for (KernelTerm& term : shape.added) term.lengthscales.clear();  // added terms start informed
+      for (std::size_t t = 1; t < shape.term_count(); ++t) shape.term(t).lengthscales.clear();  // start informed
     }
     const std::size_t columns = standardisation.x_std.size(), count = file.prior.kernel.lengthscales.size();
     if (file.standardisation && file.standardisation->x_std.size() != columns) {
@@ -193,7 +195,7 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   const bool compare = automatic && (learning.init_file.empty() || given(values, "kernel"));
   if (compare) {
     model.kernels.clear();
-    for (const KernelType type : kAutoKernelCandidates) model.kernels.push_back({.type = type});
+    for (const KernelType type : kAutoKernelCandidates) model.kernels.push_back(KernelHyperparameters(type, {}, 1.0, 0.1));
     model.max_terms = learning.max_terms;
   } else {
     if (given(values, "max-terms")) throw UsageError("--max-terms is for --kernel auto");
@@ -240,9 +242,12 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
       for (const double value : values) words.push_back(fmt::format("{:.3g}", value));
       return fmt::format("[{}]", fmt::join(words, ", "));
     };
-    std::string values = fmt::format("{}; {:.3g}, {:.3g}", list(h.lengthscales), h.signal_variance, h.noise_variance);
-    for (const KernelTerm& term : h.added) {
-      values += fmt::format(" + {}; {:.3g}", list(term.lengthscales), term.signal_variance);
+    std::string values;
+    for (std::size_t t = 0; t < h.term_count(); ++t) {
+      const KernelTerm& term = h.term(t);
+      values += fmt::format("{}{}; {:.3g}", t == 0 ? "" : " + ", list(term.lengthscales), term.signal_variance);
+      if (!term.family_parameters.empty()) values += fmt::format(" ({})", list(term.family_parameters));
+      if (t == 0) values += fmt::format(", {:.3g}", h.noise_variance);
     }
     return values;
   };
@@ -417,12 +422,17 @@ std::string describe_hyperparameters(const KernelHyperparameters& h) {
     for (const double value : values) words.push_back(fmt::format("{:.4g}", value));
     return fmt::format("[{}]", fmt::join(words, ", "));
   };
-  std::string text = fmt::format("kernel {}, lengthscales {}, signal variance {:.4g}, noise variance {:.4g}",
-                                 kernel_name(h), list(h.lengthscales), h.signal_variance, h.noise_variance);
-  for (const KernelTerm& term : h.added) {
-    text += fmt::format("; + {}: lengthscales {}, signal variance {:.4g}", kernel_type_name(term.type),
-                        list(term.lengthscales), term.signal_variance);
-  }
+  // "lengthscales [ℓ…], signal variance s²" and the family's own parameters under their names.
+  const auto values_of = [&](const KernelTerm& term) {
+    std::string values = fmt::format("lengthscales {}, signal variance {:.4g}", list(term.lengthscales),
+                                     term.signal_variance);
+    const auto specs = family_parameter_specs(term.type);
+    for (std::size_t f = 0; f < specs.size(); ++f) values += fmt::format(", {} {:.4g}", specs[f].name, term.family_parameters[f]);
+    return values;
+  };
+  std::string text = fmt::format("kernel {}, {}, noise variance {:.4g}", kernel_name(h), values_of(h), h.noise_variance);
+  for (std::size_t t = 1; t < h.term_count(); ++t)
+    text += fmt::format("; + {}: {}", kernel_type_name(h.term(t).type), values_of(h.term(t)));
   return text;
 }
 

@@ -25,12 +25,12 @@ namespace gpstream::cli {
 // Parses "1.5,2,0.3" for `option` (UsageError naming it and the word at fault).
 std::vector<double> parse_number_list(const std::string& text, const char* option);
 
-// --lengthscales, --gamma, --signal-var, --noise-var: kernel values on the
+// --lengthscales, --gamma, --signal-var, --noise-var, --kernel-parameters: kernel values on the
 // command line (standardised units). train takes them as the kernel, over a
 // --hyper file's values; hyper and train --learn-hyper as the search's first
 // start, over an --init file's.
 struct KernelValueOptions {
-  std::string lengthscales, gamma;
+  std::string lengthscales, gamma, kernel_parameters;
   double signal_variance = 1.0, noise_variance = 0.0;
 
   void add(po::options_description& options);

@@ -39,13 +39,14 @@ GaussianProcessPrior prior_from(const TrainOptions& options, const po::variables
     file_standardisation = file.standardisation;
     have_lengthscales = have_noise = true;
   }
-  if (given(values, "kernel") || options.hyper_file.empty()) hyper.type = parse_kernel_type(options.kernel);
+  if (given(values, "kernel") || options.hyper_file.empty()) hyper.set_type(parse_kernel_type(options.kernel));
   const StartingPoint command_line = options.kernel_values.given(values);
   if (!command_line.lengthscales.empty()) {
     hyper.lengthscales = command_line.lengthscales;
     have_lengthscales = true;
   }
   if (command_line.signal_variance) hyper.signal_variance = *command_line.signal_variance;
+  set_family_parameters(hyper, command_line.family_parameters);
   if (command_line.noise_variance) {
     hyper.noise_variance = *command_line.noise_variance;
     have_noise = true;
@@ -113,8 +114,8 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
     conflict("precision", options.precision, saved.solver.precision);
   if (given("seed") && options.seed != saved.seed)
     conflict("seed", std::to_string(options.seed), std::to_string(saved.seed));
-  for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "no-standardise",
-                             "learn-hyper", "init"}) {
+  for (const char* option : {"kernel", "hyper", "lengthscales", "gamma", "signal-var", "noise-var", "kernel-parameters",
+                             "no-standardise", "learn-hyper", "init"}) {
     if (given(option)) conflict(option, typed(option), "the kernel and standardisation saved in it");
   }
   for (const char* option : {"info-pivots", "objective", "fixed-hyper", "novelty", "passes"}) {

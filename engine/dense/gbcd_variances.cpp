@@ -46,8 +46,7 @@ std::vector<double> input_scales(const KernelHyperparameters& kernel, std::size_
       scales[l] = std::min(scales[l], lengthscales.size() == d ? lengthscales[l] : lengthscales.front());
     }
   };
-  take(kernel.lengthscales);
-  for (const KernelTerm& term : kernel.added) take(term.lengthscales);
+  for (std::size_t t = 0; t < kernel.term_count(); ++t) take(kernel.term(t).lengthscales);
   for (double& scale : scales) scale = std::isfinite(scale) && scale > 0.0 ? scale : 1.0;
   return scales;
 }
@@ -380,7 +379,7 @@ bool local_start_applies(KernelMatrix& training, const VarianceOptions& options,
   // A sum of terms (a field of several scales): its long-range term couples a test row with every training
   // row, where GBCD from zero makes slow progress; the local start takes the near rows at once and the
   // Nyström certificate the smooth rest (measured on multiscale's model: docs/variance.md).
-  if (!training.kernel().hyperparameters().added.empty()) return true;
+  if (training.kernel().hyperparameters().term_count() > 1) return true;
   constexpr std::size_t kProbes = 16, kMinimumReach = 128;
   const std::size_t d = training.rows().columns(), probes = std::min(kProbes, count);
   std::vector<double> z(probes * d), covariance(checked_multiply(n, probes));

@@ -138,8 +138,7 @@ KernelHyperparameters first_start(KernelType kernel, const double* x, std::span<
   for (const double value : y) y_squares += (value - y_mean) * (value - y_mean);
   const double y_variance = y_squares > 0 ? y_squares / static_cast<double>(n) : 1.0;
 
-  KernelHyperparameters h;
-  h.type = kernel;
+  KernelHyperparameters h(kernel, {}, 1.0, 0.1);
   const std::size_t count = default_lengthscale_count(kernel, d);
   const double scale = std::sqrt(static_cast<double>(d));
   if (count == d) {
@@ -163,6 +162,7 @@ KernelHyperparameters first_start(KernelType kernel, const double* x, std::span<
   }
   if (given.signal_variance) h.signal_variance = *given.signal_variance;
   if (given.noise_variance) h.noise_variance = *given.noise_variance;
+  set_family_parameters(h, given.family_parameters);
   const auto check_positive = [](double value, const char* what) {
     GPSTREAM_CHECK_ARGUMENT(std::isfinite(value) && value > 0, "the starting {} must be positive and finite, not {}",
                             what, value);
@@ -181,27 +181,36 @@ KernelHyperparameters first_start(KernelType kernel, const double* x, std::span<
 }  // namespace
 
 KernelTerm added_term_start(KernelType type, const KernelHyperparameters& first, std::size_t d) {
-  KernelTerm term{type, {}, std::max(first.signal_variance / 3.0, kSignalBounds[0])};
+  KernelTerm term(type, {}, std::max(first.signal_variance / 3.0, kSignalBounds[0]));
   term.lengthscales.assign(default_lengthscale_count(type, d), 2.0 * std::sqrt(static_cast<double>(d)));
   return term;
 }
 
 LogParameterBounds log_parameter_bounds(const KernelHyperparameters& shape, std::size_t mean_terms,
                                         double min_noise_variance) {
-  const std::size_t all = log_parameters(shape).size() + mean_terms;
+  const std::vector<KernelParameter> layout = parameter_layout(shape);
+  const std::size_t all = layout.size() + mean_terms;
   LogParameterBounds bounds{std::vector<double>(all, -kMeanBound), std::vector<double>(all, kMeanBound)};
-  std::size_t k = 0;
-  const auto bound = [&](double lower, double upper) {
-    bounds.lower[k] = std::log(lower);
-    bounds.upper[k] = std::log(upper);
-    ++k;
-  };
-  for (std::size_t l = 0; l < shape.lengthscales.size(); ++l) bound(kLengthscaleBounds[0], kLengthscaleBounds[1]);
-  bound(kSignalBounds[0], kSignalBounds[1]);
-  bound(min_noise_variance, kNoiseUpperBound);
-  for (const KernelTerm& term : shape.added) {
-    for (std::size_t l = 0; l < term.lengthscales.size(); ++l) bound(kLengthscaleBounds[0], kLengthscaleBounds[1]);
-    bound(kSignalBounds[0], kSignalBounds[1]);
+  for (std::size_t k = 0; k < layout.size(); ++k) {
+    double range[2] = {min_noise_variance, kNoiseUpperBound};
+    switch (layout[k].kind) {
+      case KernelParameterKind::lengthscale:
+        std::copy_n(kLengthscaleBounds, 2, range);
+        break;
+      case KernelParameterKind::signal_variance:
+        std::copy_n(kSignalBounds, 2, range);
+        break;
+      case KernelParameterKind::family: {
+        const FamilyParameterSpec& spec = family_parameter_specs(shape.term(layout[k].term).type)[layout[k].index];
+        range[0] = spec.lower;
+        range[1] = spec.upper;
+        break;
+      }
+      case KernelParameterKind::noise_variance:
+        break;
+    }
+    bounds.lower[k] = std::log(range[0]);
+    bounds.upper[k] = std::log(range[1]);
   }
   return bounds;
 }
@@ -486,9 +495,11 @@ HyperparameterSearchResult learn_hyperparameters(Context& context, const double*
   HyperparameterSearchResult result;
   KernelHyperparameters informed = options.initial ? *options.initial : first_start(options.kernel, x, y, d, options);
   if (!options.initial) {
-    // Added terms start as a smooth trend beside the first: the same long lengthscale on every input (the data
-    // shorten those it varies with), a third of the first term's variance.
-    for (const KernelTerm& term : options.added) informed.added.push_back(added_term_start(term.type, informed, d));
+    // Further terms start as a smooth trend beside the first: the same long lengthscale on every input (the
+    // data shorten those it varies with), a third of the first term's variance.
+    std::vector<KernelTerm> terms = {informed};
+    for (const KernelType type : options.further_terms) terms.push_back(added_term_start(type, informed, d));
+    informed = KernelHyperparameters::of_terms(terms, informed.noise_variance);
   }
   ExactLikelihood exact(x, y, d, options.mean);
   std::optional<JournaledLikelihood> journaled;
@@ -498,9 +509,8 @@ HyperparameterSearchResult learn_hyperparameters(Context& context, const double*
     // Restarts: the informed start scaled by log-uniform factors (bounds clamp them in the search).
     KernelHyperparameters initial = informed;
     if (start > 0) {
-      for (double& lengthscale : initial.lengthscales) lengthscale *= log_uniform(kRestartLengthscale);
-      initial.signal_variance *= log_uniform(kRestartSignal);
-      for (KernelTerm& term : initial.added) {
+      for (std::size_t t = 0; t < initial.term_count(); ++t) {
+        KernelTerm& term = initial.term(t);
         for (double& lengthscale : term.lengthscales) lengthscale *= log_uniform(kRestartLengthscale);
         term.signal_variance *= log_uniform(kRestartSignal);
       }

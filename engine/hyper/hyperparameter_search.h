@@ -47,8 +47,9 @@ inline constexpr double kLongestLengthscale = 1e5;
 struct StartingPoint {
   std::vector<double> lengthscales;
   std::optional<double> signal_variance, noise_variance;
+  NamedValues family_parameters;  // the family's own (rational quadratic's alpha), by name
 
-  bool empty() const { return lengthscales.empty() && !signal_variance && !noise_variance; }
+  bool empty() const { return lengthscales.empty() && !signal_variance && !noise_variance && family_parameters.empty(); }
 };
 
 struct HyperparameterSearchOptions {
@@ -62,9 +63,10 @@ struct HyperparameterSearchOptions {
   std::uint64_t seed = 0;             // of the restarts
   StartingPoint start;                // the user's part of the first start
   SearchJournal* journal = nullptr;   // when given, every evaluation goes through it (replayed on resume)
-  // Terms added to `kernel` for a sum kernel (their values informed by the data: longer lengthscales, a
-  // smaller signal variance); or `initial`: the whole first start, shape and values (the user's `start` unused).
-  std::vector<KernelTerm> added;
+  // The families of the terms after `kernel`'s for a sum kernel (their values informed by the data: longer
+  // lengthscales, a smaller signal variance); or `initial`: the whole first start, shape and values (the
+  // user's `start` unused).
+  std::vector<KernelType> further_terms;
   std::optional<KernelHyperparameters> initial;
 };
 

@@ -11,64 +11,8 @@
 
 namespace gpstream {
 
-std::vector<double> hyperparameter_values(const KernelHyperparameters& hyperparameters) {
-  std::vector<double> values = hyperparameters.lengthscales;
-  values.push_back(hyperparameters.signal_variance);
-  values.push_back(hyperparameters.noise_variance);
-  for (const KernelTerm& term : hyperparameters.added) {
-    values.insert(values.end(), term.lengthscales.begin(), term.lengthscales.end());
-    values.push_back(term.signal_variance);
-  }
-  return values;
-}
-
-KernelHyperparameters with_values(const KernelHyperparameters& shape, std::span<const double> values) {
-  std::size_t expected = shape.lengthscales.size() + 2;
-  for (const KernelTerm& term : shape.added) expected += term.lengthscales.size() + 1;
-  GPSTREAM_CHECK(values.size() == expected, "{} values for a {} kernel of {}", values.size(), kernel_name(shape),
-                 expected);
-  KernelHyperparameters result = shape;
-  std::size_t k = 0;
-  for (double& lengthscale : result.lengthscales) lengthscale = values[k++];
-  result.signal_variance = values[k++];
-  result.noise_variance = values[k++];
-  for (KernelTerm& term : result.added) {
-    for (double& lengthscale : term.lengthscales) lengthscale = values[k++];
-    term.signal_variance = values[k++];
-  }
-  return result;
-}
-
-KernelHyperparameters with_log_parameters(const KernelHyperparameters& shape, std::span<const double> theta) {
-  std::vector<double> values(theta.begin(), theta.end());
-  for (double& value : values) value = std::exp(value);
-  return with_values(shape, values);
-}
-
-std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters) {
-  std::vector<double> theta = hyperparameter_values(hyperparameters);
-  for (double& value : theta) value = std::log(value);
-  return theta;
-}
-
 MarginalLikelihood Likelihood::evaluate_with_information(const KernelHyperparameters&, std::span<const double>) {
   GPSTREAM_THROW("this likelihood does not compute its Fisher information");
-}
-
-std::vector<double> signal_variances(const KernelHyperparameters& hyperparameters) {
-  std::vector<double> variances = {hyperparameters.signal_variance};
-  for (const KernelTerm& term : hyperparameters.added) variances.push_back(term.signal_variance);
-  return variances;
-}
-
-KernelHyperparameters from_log_parameters(KernelType type, std::span<const double> theta) {
-  GPSTREAM_CHECK(theta.size() >= 2, "a kernel needs at least 2 parameters (log s², log σ²), not {}", theta.size());
-  KernelHyperparameters hyperparameters;
-  hyperparameters.type = type;
-  for (std::size_t l = 0; l + 2 < theta.size(); ++l) hyperparameters.lengthscales.push_back(std::exp(theta[l]));
-  hyperparameters.signal_variance = std::exp(theta[theta.size() - 2]);
-  hyperparameters.noise_variance = std::exp(theta.back());
-  return hyperparameters;
 }
 
 ExactLikelihood::ExactLikelihood(const double* x, std::span<const double> y, std::size_t d, MeanFunction mean)

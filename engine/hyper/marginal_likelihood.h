@@ -9,6 +9,7 @@
 
 #include "engine/data/mean_function.h"
 #include "engine/kernels/kernel.h"
+#include "engine/kernels/kernel_parameters.h"
 
 #include <cstddef>
 #include <span>
@@ -16,19 +17,8 @@
 
 namespace gpstream {
 
-// θ = [log ℓ_1 … log ℓ_L, log s², log σ²] — then each added term's
-// [log ℓ…, log s²] for a sum kernel — and back.
-std::vector<double> log_parameters(const KernelHyperparameters& hyperparameters);
-// [ℓ_1 … ℓ_L, s², σ², added terms' ℓ…, s²] as they are.
-std::vector<double> hyperparameter_values(const KernelHyperparameters& hyperparameters);
-// s² of each term, the first term's first (one value for a single kernel).
-std::vector<double> signal_variances(const KernelHyperparameters& hyperparameters);
-// A single kernel of `type` (every entry of θ but the last two are lengthscales).
-KernelHyperparameters from_log_parameters(KernelType type, std::span<const double> theta);
-// A kernel of the shape of `shape` (its types and lengthscale counts) with the values θ.
-KernelHyperparameters with_log_parameters(const KernelHyperparameters& shape, std::span<const double> theta);
-// The same from hyperparameter_values() (not logs: no rounding on the way).
-KernelHyperparameters with_values(const KernelHyperparameters& shape, std::span<const double> values);
+// θ = log_parameters(h) (kernels/kernel_parameters.h): the logarithms of
+// the kernel's values in its layout's order.
 
 struct MarginalLikelihood {
   double value = 0.0;            // −log p(y | X, θ, β)

@@ -147,43 +147,34 @@ double information_criterion(const CandidateFit& fit, double rows) {
   return fit.objective + 0.5 * static_cast<double>(parameters) * std::log(rows);
 }
 
-// Terms of one sum, each (lengthscales, signal variance), the shortest first: the Vecchia likelihood's
-// conditioning sets follow the first term's lengthscales.
+// Terms of one sum, all of one family, the shortest first: the Vecchia likelihood's conditioning sets follow
+// the first term's lengthscales.
 struct Scales {
-  KernelType type;
-  std::vector<std::pair<std::vector<double>, double>> terms;
-  KernelHyperparameters with_noise(double noise) const {
-    KernelHyperparameters h{type, terms.front().first, terms.front().second, noise};
-    for (std::size_t t = 1; t < terms.size(); ++t) h.added.push_back({type, terms[t].first, terms[t].second});
-    return h;
-  }
+  std::vector<KernelTerm> terms;
+  KernelHyperparameters with_noise(double noise) const { return KernelHyperparameters::of_terms(terms, noise); }
 };
 
-Scales scales_of(const KernelHyperparameters& h) {
-  Scales scales{h.type, {{h.lengthscales, h.signal_variance}}};
-  for (const KernelTerm& term : h.added) scales.terms.emplace_back(term.lengthscales, term.signal_variance);
-  return scales;
-}
+Scales scales_of(const KernelHyperparameters& h) { return {h.terms()}; }
 
 // `scales` with one more term at `ratio` times its longest (ratio > 1) or shortest (ratio < 1) term's
 // lengthscales — no longer than twice the rows' extent in each input, where a term is flat — taking a third of
 // the signal variance from the others.
 Scales with_term(Scales scales, double ratio, const std::vector<double>& extent) {
-  auto& from = ratio > 1 ? scales.terms.back() : scales.terms.front();
-  std::vector<double> lengthscales = from.first;
+  KernelTerm added = ratio > 1 ? scales.terms.back() : scales.terms.front();
+  std::vector<double>& lengthscales = added.lengthscales;
   for (std::size_t l = 0; l < lengthscales.size(); ++l) {
     lengthscales[l] *= ratio;
     if (lengthscales.size() == extent.size()) lengthscales[l] = std::min(lengthscales[l], 2 * extent[l]);
   }
-  double signal = 0.0;
-  for (auto& term : scales.terms) {
-    term.second *= 2.0 / 3.0;
-    signal += term.second / 2.0;
+  added.signal_variance = 0.0;
+  for (KernelTerm& term : scales.terms) {
+    term.signal_variance *= 2.0 / 3.0;
+    added.signal_variance += term.signal_variance / 2.0;
   }
   if (ratio > 1) {
-    scales.terms.emplace_back(std::move(lengthscales), signal);
+    scales.terms.push_back(std::move(added));
   } else {
-    scales.terms.insert(scales.terms.begin(), {std::move(lengthscales), signal});
+    scales.terms.insert(scales.terms.begin(), std::move(added));
   }
   return scales;
 }
@@ -222,9 +213,10 @@ double median_neighbour_distance(const std::vector<double>& x, std::size_t d, co
 // Each input's shortest lengthscale over a sum's terms.
 std::vector<double> shortest_lengthscales(const KernelHyperparameters& h) {
   std::vector<double> shortest = h.lengthscales;
-  for (const KernelTerm& term : h.added) {
-    if (term.lengthscales.size() != shortest.size()) continue;
-    for (std::size_t l = 0; l < shortest.size(); ++l) shortest[l] = std::min(shortest[l], term.lengthscales[l]);
+  for (std::size_t t = 1; t < h.term_count(); ++t) {
+    const std::vector<double>& lengthscales = h.term(t).lengthscales;
+    if (lengthscales.size() != shortest.size()) continue;
+    for (std::size_t l = 0; l < shortest.size(); ++l) shortest[l] = std::min(shortest[l], lengthscales[l]);
   }
   return shortest;
 }
@@ -245,7 +237,12 @@ std::optional<Scales> split_by_inputs(const KernelHyperparameters& h) {
   if (sorted[cut + 1] / sorted[cut] < 10 || sorted[d - 1] >= kLongestLengthscale) return std::nullopt;
   std::vector<double> short_term(d, kLongestLengthscale), long_term(d, kLongestLengthscale);
   for (std::size_t l = 0; l < d; ++l) (lengthscales[l] <= sorted[cut] ? short_term : long_term)[l] = lengthscales[l];
-  return Scales{h.type, {{short_term, h.signal_variance * 2.0 / 3.0}, {long_term, h.signal_variance / 3.0}}};
+  KernelTerm short_range = h, long_range = h;
+  short_range.lengthscales = short_term;
+  short_range.signal_variance = h.signal_variance * 2.0 / 3.0;
+  long_range.lengthscales = long_term;
+  long_range.signal_variance = h.signal_variance / 3.0;
+  return Scales{{short_range, long_range}};
 }
 
 // Step 3: sums of the chosen family at separated scales. Two starts of two terms — a longer term beside the
@@ -256,7 +253,7 @@ void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& obje
                   const std::vector<double>& y, std::size_t d, const ModelLearningOptions& options,
                   LearnedModel& learned) {
   const CandidateFit base = learned.best();
-  if (options.max_terms < 2 || !base.hyperparameters.added.empty() || !is_stationary(base.hyperparameters) ||
+  if (options.max_terms < 2 || base.hyperparameters.term_count() > 1 || !is_stationary(base.hyperparameters) ||
       base.hyperparameters.lengthscales.empty()) {
     return;
   }
@@ -333,7 +330,8 @@ LearnedModel learn_candidates(Context& context, RowSource& rows, const RowPartit
   subset.journal = journal;
   bool trusted = all_rows;
   for (const KernelHyperparameters& shape : options.kernels) {
-    subset.added = shape.added;
+    subset.further_terms.clear();
+    for (std::size_t t = 1; t < shape.term_count(); ++t) subset.further_terms.push_back(shape.term(t).type);
     CandidateFit fit;
     fit.subset = learn_on_subset(context, rows, partition, shape.type, subset);
     fit.hyperparameters = fit.subset.search.hyperparameters;

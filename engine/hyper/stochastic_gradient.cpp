@@ -252,7 +252,7 @@ std::vector<double> StochasticGradient::trace_blocks(KernelMatrix& matrix, const
   // the probes ½(zᵀK̄⁻¹z − σ²vᵀv) with zᵀK̄⁻¹z replaced by its expectation n, a control variate: its
   // own spread (variance 2n) would otherwise swamp s²'s estimate.
   const std::size_t parameters = kernel.parameter_count(), noise_index = kernel.noise_index();
-  const std::size_t signal_index = hyperparameters.lengthscales.size();
+  const std::size_t signal_index = kernel.signal_index();
   const double noise = kernel.noise_variance();
   // For Hutchinson's probes σ²'s trace part is ½σ² zᵀK̄⁻¹z ≈ ½σ²(uᵀz − uᵀr) per probe (second order), and
   // s²'s ½(zᵀz − σ² zᵀK̄⁻¹z) with zᵀz = n.
@@ -262,7 +262,7 @@ std::vector<double> StochasticGradient::trace_blocks(KernelMatrix& matrix, const
     const double sign = probes ? 0.5 / static_cast<double>(t) : -0.5;
     const double inverse_quadratic = probes && !pathwise ? dot[1] - dot[2] : dot[0];  // σ⁻² × σ²'s part
     blocks[block * parameters + noise_index] = sign * noise * inverse_quadratic;
-    if (!hyperparameters.added.empty()) continue;
+    if (hyperparameters.term_count() > 1) continue;
     const double quadratic = probes ? static_cast<double>(per_group) * static_cast<double>(n) : dot[1] - dot[2];
     blocks[block * parameters + signal_index] = sign * (quadratic - noise * inverse_quadratic);
   }

@@ -49,7 +49,7 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, const RowPart
   search.start = options.start;
   search.mean = options.mean;
   search.journal = options.journal;
-  search.added = options.added;
+  search.further_terms = options.further_terms;
   search.initial = options.initial;
   const auto started = std::chrono::steady_clock::now();
   LearnedOnSubset learned;
@@ -70,10 +70,13 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, const RowPart
   return learned;
 }
 
-KernelHyperparameters restandardised(const KernelHyperparameters& hyperparameters, const Standardisation& from,
-                                     const Standardisation& to) {
-  KernelHyperparameters result = hyperparameters;
-  const std::size_t count = result.lengthscales.size();
+namespace {
+
+// One term's lengthscales by the ratio of the input spreads, its s² by that of the target variances; a family's
+// own parameters are dimensionless (kernel.h) and stay.
+void restandardise_term(KernelTerm& term, const Standardisation& from, const Standardisation& to,
+                        double variance_ratio) {
+  const std::size_t count = term.lengthscales.size();
   if (count > 0 && (from.standardises_inputs() || to.standardises_inputs())) {
     const std::size_t d = from.standardises_inputs() ? from.x_std.size() : to.x_std.size();
     GPSTREAM_CHECK(!from.standardises_inputs() || !to.standardises_inputs() || from.x_std.size() == to.x_std.size(),
@@ -85,23 +88,25 @@ KernelHyperparameters restandardised(const KernelHyperparameters& hyperparameter
     std::vector<double> ratio(d);
     for (std::size_t l = 0; l < d; ++l) ratio[l] = spread(from, l) / spread(to, l);
     if (count == d) {
-      for (std::size_t l = 0; l < d; ++l) result.lengthscales[l] *= ratio[l];
+      for (std::size_t l = 0; l < d; ++l) term.lengthscales[l] *= ratio[l];
     } else {
       double mean_ratio = 0.0;
       for (const double r : ratio) mean_ratio += r / static_cast<double>(d);
-      for (double& lengthscale : result.lengthscales) lengthscale *= mean_ratio;
+      for (double& lengthscale : term.lengthscales) lengthscale *= mean_ratio;
     }
   }
+  term.signal_variance *= variance_ratio;
+}
+
+}  // namespace
+
+KernelHyperparameters restandardised(const KernelHyperparameters& hyperparameters, const Standardisation& from,
+                                     const Standardisation& to) {
   GPSTREAM_CHECK(from.y_std > 0 && to.y_std > 0, "a target spread must be positive ({} and {})", from.y_std, to.y_std);
   const double variance_ratio = (from.y_std / to.y_std) * (from.y_std / to.y_std);
-  result.signal_variance *= variance_ratio;
+  KernelHyperparameters result = hyperparameters;
+  for (std::size_t t = 0; t < result.term_count(); ++t) restandardise_term(result.term(t), from, to, variance_ratio);
   result.noise_variance *= variance_ratio;
-  for (KernelTerm& term : result.added) {
-    KernelHyperparameters single{term.type, term.lengthscales, term.signal_variance, 1.0};
-    single = restandardised(single, from, to);
-    term.lengthscales = single.lengthscales;
-    term.signal_variance = single.signal_variance;
-  }
   return result;
 }
 

@@ -23,7 +23,7 @@ struct SubsetLearningOptions {
   StartingPoint start;                           // the user's part of the first start (standardised units)
   MeanFunction mean;                             // the prior mean's basis, fitted jointly
   SearchJournal* journal = nullptr;              // every evaluation through it (hyper/search_journal.h)
-  std::vector<KernelTerm> added;                 // terms of a sum kernel beyond the first (their values informed)
+  std::vector<KernelType> further_terms;         // families of a sum's terms after the first (values informed)
   std::optional<KernelHyperparameters> initial;  // the whole first start, shape and values
 };
 

@@ -3,6 +3,7 @@
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/kernels/kernel_implementations.h"
+#include "engine/kernels/kernel_parameters.h"
 
 #include <tbb/parallel_for.h>
 
@@ -84,10 +85,40 @@ double spectral_smoothness(KernelType type) {
   return family.stationary->smoothness;
 }
 
+KernelTerm::KernelTerm(KernelType family, std::vector<double> lengthscales_of_inputs, double signal)
+    : lengthscales(std::move(lengthscales_of_inputs)), signal_variance(signal) {
+  set_type(family);
+}
+
+void KernelTerm::set_type(KernelType family) {
+  type = family;
+  family_parameters.clear();
+  for (const FamilyParameterSpec& spec : family_parameter_specs(type)) family_parameters.push_back(spec.start);
+}
+
+KernelHyperparameters KernelHyperparameters::of_terms(std::span<const KernelTerm> terms, double noise_variance) {
+  GPSTREAM_CHECK(!terms.empty(), "a kernel needs at least one term");
+  KernelHyperparameters h;
+  static_cast<KernelTerm&>(h) = terms.front();
+  h.noise_variance = noise_variance;
+  h.added.assign(terms.begin() + 1, terms.end());
+  return h;
+}
+
+std::vector<KernelTerm> KernelHyperparameters::terms() const {
+  std::vector<KernelTerm> all = {*this};
+  all.insert(all.end(), added.begin(), added.end());
+  return all;
+}
+
+std::span<const FamilyParameterSpec> family_parameter_specs(KernelType type) {
+  return detail::kernel_family(type).parameters;
+}
+
 bool is_stationary(const KernelHyperparameters& hyperparameters) {
-  if (!is_stationary(hyperparameters.type)) return false;
-  return std::all_of(hyperparameters.added.begin(), hyperparameters.added.end(),
-                     [](const KernelTerm& term) { return is_stationary(term.type); });
+  for (std::size_t t = 0; t < hyperparameters.term_count(); ++t)
+    if (!is_stationary(hyperparameters.term(t).type)) return false;
+  return true;
 }
 
 std::size_t default_lengthscale_count(KernelType type, std::size_t d) {
@@ -104,7 +135,7 @@ std::size_t default_lengthscale_count(KernelType type, std::size_t d) {
 
 std::string kernel_name(const KernelHyperparameters& hyperparameters) {
   std::string name = kernel_type_name(hyperparameters.type);
-  for (const KernelTerm& term : hyperparameters.added) name += "+" + kernel_type_name(term.type);
+  for (std::size_t t = 1; t < hyperparameters.term_count(); ++t) name += "+" + kernel_type_name(hyperparameters.term(t).type);
   return name;
 }
 
@@ -113,11 +144,12 @@ KernelHyperparameters parse_kernel_shape(const std::string& name) {
   std::size_t start = 0;
   for (bool first = true;; first = false) {
     const std::size_t plus = name.find('+', start);
-    const KernelType type = parse_kernel_type(name.substr(start, plus == std::string::npos ? plus : plus - start));
+    const KernelTerm term(parse_kernel_type(name.substr(start, plus == std::string::npos ? plus : plus - start)), {},
+                          1.0);
     if (first) {
-      shape.type = type;
+      static_cast<KernelTerm&>(shape) = term;
     } else {
-      shape.added.push_back({type, {}, 1.0});
+      shape.added.push_back(term);
     }
     if (plus == std::string::npos) break;
     start = plus + 1;
@@ -125,11 +157,7 @@ KernelHyperparameters parse_kernel_shape(const std::string& name) {
   return shape;
 }
 
-std::size_t Kernel::parameter_count() const {
-  std::size_t count = hyperparameters_.lengthscales.size() + 2;  // with the noise's slot
-  for (const KernelTerm& term : hyperparameters_.added) count += term.lengthscales.size() + 1;
-  return count;
-}
+std::size_t Kernel::parameter_count() const { return parameter_layout(hyperparameters_).size(); }
 
 std::vector<double> conditioning_scale(const KernelHyperparameters& hyperparameters, std::size_t d) {
   std::vector<double> scale(d, 1.0);
@@ -169,7 +197,7 @@ void Kernel::add_parameter_gradient(const PreparedView& a, const PreparedView& b
 
 std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension) {
   GPSTREAM_CHECK(dimension > 0, "a kernel needs at least one input dimension");
-  if (!hyperparameters.added.empty()) return detail::make_sum_kernel(hyperparameters, dimension);
+  if (hyperparameters.term_count() > 1) return detail::make_sum_kernel(hyperparameters, dimension);
   check_positive(hyperparameters.signal_variance, "signal variance");
   check_positive(hyperparameters.noise_variance, "noise variance");
   GPSTREAM_CHECK_ARGUMENT(std::isfinite(hyperparameters.signal_variance + hyperparameters.noise_variance),
@@ -188,6 +216,14 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
   const std::size_t given = hyperparameters.lengthscales.size();
   const detail::KernelFamily& family = detail::kernel_family(hyperparameters.type);
   const char* name = family.names[0];
+  if (hyperparameters.family_parameters.size() != family.parameters.size()) {
+    std::string names;
+    for (const FamilyParameterSpec& spec : family.parameters) names += (names.empty() ? "" : ", ") + std::string(spec.name);
+    GPSTREAM_THROW_ARGUMENT("the {} kernel takes its own parameters [{}], but {} values were given", name, names,
+                            hyperparameters.family_parameters.size());
+  }
+  for (std::size_t f = 0; f < family.parameters.size(); ++f)
+    check_positive(hyperparameters.family_parameters[f], family.parameters[f].name);
   switch (family.lengthscales) {
     case detail::Lengthscales::one:
       GPSTREAM_CHECK_ARGUMENT(given == 1, "the {} kernel takes one lengthscale for all inputs, but {} were given", name,

@@ -57,25 +57,61 @@ bool is_stationary(KernelType type);
 // (one per input for ARD kernels, one for se, none for hik).
 std::size_t default_lengthscale_count(KernelType type, std::size_t d);
 
-// One term of a sum kernel beyond the first: its family, lengthscales and signal variance.
+// A parameter a family has beyond its lengthscales and s² (rational
+// quadratic's α), declared by its registry entry: storage, learning,
+// descriptions and the front ends iterate over these declarations
+// (kernel_parameters.h) instead of knowing the family. Positive and
+// dimensionless: learning moves its logarithm, and standardising the
+// inputs or targets leaves it as it is.
+struct FamilyParameterSpec {
+  const char* name;     // as files, reports and Python write it
+  double start;         // where learning starts it, and its value when none is given
+  double lower, upper;  // the range learning keeps it in
+  const char* meaning;  // one line, for help texts
+};
+// The family's own parameters, in its registry entry's order (empty for most).
+std::span<const FamilyParameterSpec> family_parameter_specs(KernelType type);
+
+// One covariance function: its family, lengthscales, signal variance and its family's own parameters.
 struct KernelTerm {
+  KernelTerm() = default;
+  // The family's own parameters at their declared starts.
+  KernelTerm(KernelType family, std::vector<double> lengthscales_of_inputs, double signal);
+  // Another family, its own parameters at their declared starts.
+  void set_type(KernelType family);
+
   KernelType type = KernelType::squared_exponential_ard;
-  std::vector<double> lengthscales;
-  double signal_variance = 1.0;
+  std::vector<double> lengthscales;      // d values for ARD kernels; one for isotropic ones
+  double signal_variance = 1.0;          // s²
+  std::vector<double> family_parameters;  // family_parameter_specs(type)'s values, in order
 };
 
-// k = k₁ + k₂ + … + σ²δ: the first term's values, the shared noise, and the
-// terms added to it. A sum of two ARD kernels on every input models
-// structure of two scales — short-range variation plus a smooth trend in a
-// covariate, whose ARD lengthscales switch the other inputs off — so that
-// far from the training rows predictions keep the trend [RW06 §4.2.4,
-// §5.4.3]; a single stationary kernel forgets every input at once.
-struct KernelHyperparameters {
-  KernelType type = KernelType::squared_exponential_ard;
-  std::vector<double> lengthscales;  // d values for ARD kernels; one for isotropic ones
-  double signal_variance = 1.0;      // s²
-  double noise_variance = 0.1;       // σ²
-  std::vector<KernelTerm> added;     // further terms (empty: one kernel)
+// k = k₁ + k₂ + … + σ²δ: the first term (this struct's own KernelTerm
+// values), the shared noise, and the terms added to it. A sum of two ARD
+// kernels on every input models structure of two scales — short-range
+// variation plus a smooth trend in a covariate, whose ARD lengthscales
+// switch the other inputs off — so that far from the training rows
+// predictions keep the trend [RW06 §4.2.4, §5.4.3]; a single stationary
+// kernel forgets every input at once. Code that treats every term alike
+// goes through term_count()/term(), and code that treats every value alike
+// through kernel_parameters.h's layout.
+struct KernelHyperparameters : KernelTerm {
+  KernelHyperparameters() = default;
+  KernelHyperparameters(KernelType family, std::vector<double> first_lengthscales, double first_signal_variance,
+                        double noise, std::vector<KernelTerm> further_terms = {})
+      : KernelTerm(family, std::move(first_lengthscales), first_signal_variance),
+        noise_variance(noise),
+        added(std::move(further_terms)) {}
+
+  double noise_variance = 0.1;    // σ²
+  std::vector<KernelTerm> added;  // further terms (empty: one kernel)
+
+  // A sum of `terms` (at least one) with noise σ².
+  static KernelHyperparameters of_terms(std::span<const KernelTerm> terms, double noise_variance);
+  std::vector<KernelTerm> terms() const;
+  std::size_t term_count() const { return 1 + added.size(); }
+  const KernelTerm& term(std::size_t t) const { return t == 0 ? *this : added.at(t - 1); }
+  KernelTerm& term(std::size_t t) { return t == 0 ? *this : added.at(t - 1); }
 };
 
 // The scaling of the inputs in which the kernel's first term sees distances,
@@ -180,19 +216,22 @@ class Kernel {
   // k(x, x) when it is the same for every x (stationary kernels): diag(K̄) then needs no data pass.
   virtual std::optional<double> constant_self_covariance() const { return std::nullopt; }
 
-  // The log-parameters θ in the order log_parameters() gives them
-  // (hyper/marginal_likelihood.h): [log ℓ…, log s², log σ², then each added
-  // term's log ℓ…, log s²]; the kernel's own are all but the noise, at
-  // noise_index().
+  // The log-parameters θ in the order of kernel_parameters.h's layout
+  // (log_parameters()): the first term's log ℓ…, log s² and its family's
+  // own, log σ², then each added term's; the kernel's own are all but the
+  // noise, at noise_index().
   std::size_t parameter_count() const;
-  std::size_t noise_index() const { return hyperparameters_.lengthscales.size() + 1; }
+  std::size_t signal_index() const { return hyperparameters_.lengthscales.size(); }
+  std::size_t noise_index() const {
+    return hyperparameters_.lengthscales.size() + 1 + hyperparameters_.family_parameters.size();
+  }
   // gradient[p] += Σ_ij W_ij ∂k(a_i, b_j)/∂θ_p with W = weights (a.count ×
   // b.count, row-major), for every θ_p but the noise (gradient has
   // parameter_count() entries; the noise's is left as it is): the
   // contraction every likelihood gradient needs, without forming the a×b
   // matrices ∂K/∂θ_p. Parallel over fixed chunks of rows summed in order,
   // so the result does not depend on the thread count. Every kernel here is
-  // proportional to s² and k(x, x) does not depend on the lengthscales, so
+  // proportional to s² and k(x, x) depends on nothing else, so
   // Σ_i w_i ∂k(x_i, x_i)/∂θ adds Σ_i w_i k(x_i, x_i) to the log s² component only.
   void add_parameter_gradient(const PreparedView& a, const PreparedView& b, const double* weights,
                               double* gradient) const;

@@ -19,13 +19,17 @@ namespace gpstream::detail {
 // terms), its slope h(D) = −2 dk/dD from k and D (what the gradient of every
 // stationary family needs), how a lengthscale scales the inputs, and the
 // smoothness ν of its spectral density (random features).
+// Each function takes the family's own parameters (KernelTerm::family_parameters; unread by most).
 struct StationaryProfile {
-  void (*row)(double*, std::size_t, double, const double*, double);
-  void (*rounded_row)(double*, std::size_t, double, const double*, double);         // the same in single precision
-  void (*single_row)(float* distances, std::size_t count, double signal_variance);  // k(D) in place, in float
-  void (*slope)(const double* value, const double* distance, double* slope, std::size_t count);
+  using Parameters = const double*;
+  void (*row)(double*, std::size_t, double, const double*, double, Parameters);
+  void (*rounded_row)(double*, std::size_t, double, const double*, double, Parameters);  // the same in single precision
+  void (*single_row)(float* distances, std::size_t count, double signal_variance, Parameters);  // k(D) in place
+  void (*slope)(const double* value, const double* distance, double* slope, std::size_t count, Parameters);
+  // ∂k/∂log θ_f for each own parameter f: out[f·count + j] (null for a family without any).
+  void (*parameter_slopes)(const double* value, const double* distance, double* out, std::size_t count, Parameters);
   bool gamma_scaling;  // D = Σ γ_l (x_l − z_l)², γ = 1/(2ℓ²) (the squared exponential), else D = r²
-  double smoothness;   // Matérn ν; infinity for the squared exponential
+  double smoothness;   // Matérn ν; infinity for the squared exponential; NaN: no random-feature sampler
 };
 
 // How many lengthscales a kernel takes on d inputs.
@@ -40,6 +44,7 @@ struct KernelFamily {
   Lengthscales lengthscales;
   const StationaryProfile* stationary;  // made by make_stationary_kernel; null: by `make`
   std::unique_ptr<Kernel> (*make)(const KernelHyperparameters& hyperparameters, std::size_t dimension);
+  std::span<const FamilyParameterSpec> parameters = {};  // its own parameters beyond ℓ and s² (kernel.h)
 };
 
 // The entries, in KernelType's order.

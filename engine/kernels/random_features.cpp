@@ -17,10 +17,13 @@ RandomFeatureSample::RandomFeatureSample(const KernelHyperparameters& shape, std
                                          std::uint64_t seed)
     : d_(d), features_(features) {
   GPSTREAM_CHECK(features > 0 && d > 0, "a random-feature sample needs features and inputs");
-  std::vector<KernelType> types = {shape.type};
-  for (const KernelTerm& term : shape.added) types.push_back(term.type);
-  for (std::size_t t = 0; t < types.size(); ++t) {
-    const double smoothness = spectral_smoothness(types[t]);
+  for (std::size_t t = 0; t < shape.term_count(); ++t) {
+    const KernelType type = shape.term(t).type;
+    const double smoothness = spectral_smoothness(type);
+    GPSTREAM_CHECK_ARGUMENT(!std::isnan(smoothness),
+                            "random features sample the Matérn class and the squared exponential, not the {} kernel: "
+                            "use Hutchinson's probes",
+                            kernel_type_name(type));
     std::seed_seq seeds{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
                         static_cast<std::uint32_t>(t)};
     std::mt19937_64 random(seeds);
@@ -49,13 +52,13 @@ RandomFeatureSample::RandomFeatureSample(const KernelHyperparameters& shape, std
 
 void RandomFeatureSample::evaluate(const KernelHyperparameters& kernel, const double* x, std::size_t count,
                                    double* out) const {
-  GPSTREAM_CHECK(kernel.added.size() + 1 == terms_.size(), "a random-feature sample of {} terms for a kernel of {}",
-                 terms_.size(), kernel.added.size() + 1);
+  GPSTREAM_CHECK(kernel.term_count() == terms_.size(), "a random-feature sample of {} terms for a kernel of {}",
+                 terms_.size(), kernel.term_count());
   std::fill(out, out + count, 0.0);
   const std::size_t d = d_, features = features_;
   for (std::size_t t = 0; t < terms_.size(); ++t) {
-    const std::vector<double>& lengthscales = t == 0 ? kernel.lengthscales : kernel.added[t - 1].lengthscales;
-    const double signal = t == 0 ? kernel.signal_variance : kernel.added[t - 1].signal_variance;
+    const std::vector<double>& lengthscales = kernel.term(t).lengthscales;
+    const double signal = kernel.term(t).signal_variance;
     GPSTREAM_CHECK(lengthscales.size() == d || lengthscales.size() == 1, "{} lengthscales for {} inputs",
                    lengthscales.size(), d);
     // Ω = directions ⊘ ℓ (per input), and the amplitude s √(2/F).

@@ -70,7 +70,7 @@ class StationaryKernel final : public Kernel {
                 a.values, d, b.values, d, 0.0, block, static_cast<int>(b.count));
     const double signal = hyperparameters().signal_variance;
     for (std::size_t i = 0; i < a.count; ++i) {
-      profile_(block + i * b.count, b.count, a.squared_norms[i], b.squared_norms, signal);
+      profile_(block + i * b.count, b.count, a.squared_norms[i], b.squared_norms, signal, own_parameters());
     }
     from_differences_where_cancelled(profile_, a, b, block);
   }
@@ -119,7 +119,7 @@ class StationaryKernel final : public Kernel {
       }
       for (std::size_t r = 0; r < kRows && first + r < a.count; ++r) {
         float* row = values.data() + r * padded;
-        family_.single_row(row, padded, signal);
+        family_.single_row(row, padded, signal, own_parameters());
         std::copy_n(row, count, block + (first + r) * count);
       }
     }
@@ -130,7 +130,8 @@ class StationaryKernel final : public Kernel {
 
  protected:
   // With D_l = (x̃_l − z̃_l)² ∝ ℓ_l⁻², ∂D_l/∂log ℓ_l = −2 D_l, so
-  // ∂k/∂log ℓ_l = h(D) D_l with h = −2 dk/dD (the family's slope), and ∂k/∂log s² = k.
+  // ∂k/∂log ℓ_l = h(D) D_l with h = −2 dk/dD (the family's slope), ∂k/∂log s² = k, and the family's own
+  // parameters' ∂k/∂log θ_f from its parameter_slopes.
   // Row by row of a: the squared differences against b (coordinate-major),
   // D, k and h once, then every weight row.
   void add_parameter_gradient_rows(const PreparedView& a, const PreparedView& b, std::span<const double* const> weights,
@@ -138,10 +139,10 @@ class StationaryKernel final : public Kernel {
     const std::size_t d = dimension(), count = b.count, parameters = parameter_count(), rows = weights.size();
     if (a.count == 0 || count == 0 || rows == 0) return;
     const bool ard = hyperparameters().lengthscales.size() > 1;
-    const std::size_t signal_index = hyperparameters().lengthscales.size();
+    const std::size_t signal_index = this->signal_index(), own = hyperparameters().family_parameters.size();
     const double signal = hyperparameters().signal_variance;
     std::vector<double> columns(d * count), distance(count), value(count), slope(count), zeros(count, 0.0);
-    std::vector<double> weighted(rows * count), lengthscale_part(rows * d);
+    std::vector<double> weighted(rows * count), lengthscale_part(rows * d), own_slopes(own * count);
     for (std::size_t j = 0; j < count; ++j)
       for (std::size_t l = 0; l < d; ++l) columns[l * count + j] = b.values[j * d + l];
     for (std::size_t i = 0; i < a.count; ++i) {
@@ -149,11 +150,14 @@ class StationaryKernel final : public Kernel {
       vector_math::squared_distances(x, columns.data(), d, count, distance.data());
       // The family's row pass from D itself: cross terms D with zero norms.
       std::copy(distance.begin(), distance.end(), value.begin());
-      profile_(value.data(), count, 0.0, zeros.data(), signal);
-      family_.slope(value.data(), distance.data(), slope.data(), count);
+      profile_(value.data(), count, 0.0, zeros.data(), signal, own_parameters());
+      family_.slope(value.data(), distance.data(), slope.data(), count, own_parameters());
+      if (own > 0) family_.parameter_slopes(value.data(), distance.data(), own_slopes.data(), count, own_parameters());
       for (std::size_t w = 0; w < rows; ++w) {
         const double* weight = weights[w] + i * count;
         gradients[w * parameters + signal_index] += vector_math::dot(weight, value.data(), count);
+        for (std::size_t f = 0; f < own; ++f)
+          gradients[w * parameters + signal_index + 1 + f] += vector_math::dot(weight, &own_slopes[f * count], count);
         double* out = weighted.data() + w * count;
         for (std::size_t j = 0; j < count; ++j) out[j] = weight[j] * slope[j];
         if (!ard) gradients[w * parameters] += vector_math::dot(out, distance.data(), count);
@@ -212,7 +216,7 @@ class StationaryKernel final : public Kernel {
       }
       for (std::size_t r = 0; r < kRows && first + r < a.count; ++r) {
         double* values = cross.data() + r * padded;
-        row(values, padded, a.squared_norms[first + r], norms.data(), signal);
+        row(values, padded, a.squared_norms[first + r], norms.data(), signal, own_parameters());
         std::copy_n(values, count, block + (first + r) * count);
       }
     }
@@ -242,12 +246,14 @@ class StationaryKernel final : public Kernel {
         zeros.assign(padded, 0.0);
       }
       vector_math::squared_distances(a.values + i * d, columns.data(), d, padded, distance.data());
-      row(distance.data(), padded, 0.0, zeros.data(), signal);  // the family's pass from D itself: zero norms
+      row(distance.data(), padded, 0.0, zeros.data(), signal, own_parameters());  // the family's pass from D itself: zero norms
       for (std::size_t j = 0; j < count; ++j) {
         if (a.squared_norms[i] + b.squared_norms[j] > norm_limit_) block[i * count + j] = distance[j];
       }
     }
   }
+
+  const double* own_parameters() const { return hyperparameters().family_parameters.data(); }
 
   std::vector<double> scale_;
   // ‖ã‖² + ‖b̃‖² above which the expansion's bound exceeds kExpansionDistanceError.

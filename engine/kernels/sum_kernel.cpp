@@ -1,4 +1,4 @@
-// A sum of stationary kernels, k = k₁ + k₂ + … (kernel.h, KernelHyperparameters::added).
+// A sum of stationary kernels, k = k₁ + k₂ + … (kernel.h, KernelHyperparameters' terms).
 // Each term scales the inputs its own way, so the prepared rows are the raw
 // rows, and each evaluation prepares them for every term: O((a + b)·d) per
 // term beside the O(a·b·d) of the block itself. Terms are added in order,
@@ -6,6 +6,7 @@
 // equals one computed now) holds for the sum.
 #include "engine/core/error.h"
 #include "engine/kernels/kernel_implementations.h"
+#include "engine/kernels/kernel_parameters.h"
 
 #include <algorithm>
 #include <vector>
@@ -18,11 +19,11 @@ class SumKernel final : public Kernel {
   SumKernel(const KernelHyperparameters& hyperparameters, std::size_t dimension,
             std::vector<std::unique_ptr<Kernel>> terms)
       : Kernel(hyperparameters, dimension), terms_(std::move(terms)) {
-    std::size_t offset = 0;
-    for (std::size_t t = 0; t < terms_.size(); ++t) {
-      offsets_.push_back(offset);
-      // The first term's parameters, then the noise's slot, then each further term's.
-      offset += terms_[t]->hyperparameters().lengthscales.size() + (t == 0 ? 2 : 1);
+    // Where each term's own parameters start in the layout (the noise's slot follows the first term's).
+    const std::vector<KernelParameter> layout = parameter_layout(hyperparameters);
+    for (std::size_t k = 0; k < layout.size(); ++k) {
+      if (layout[k].kind != KernelParameterKind::noise_variance && (k == 0 || layout[k - 1].term != layout[k].term))
+        offsets_.push_back(k);
     }
   }
 
@@ -75,8 +76,8 @@ class SumKernel final : public Kernel {
       term_gradients.assign(weights.size() * term_parameters, 0.0);
       terms_[t]->add_parameter_gradients_serially(term_a.view(dimension()), term_b.view(dimension()), weights,
                                                   term_gradients.data());
-      // A term's P values end with its (unused) noise slot: its lengthscales and s² come first.
-      const std::size_t own = terms_[t]->hyperparameters().lengthscales.size() + 1;
+      // A term's P values are its own, then its (unused) noise slot.
+      const std::size_t own = term_parameters - 1;
       for (std::size_t w = 0; w < weights.size(); ++w) {
         for (std::size_t p = 0; p < own; ++p)
           gradients[w * parameters + offsets_[t] + p] += term_gradients[w * term_parameters + p];
@@ -111,12 +112,11 @@ class SumKernel final : public Kernel {
 
 std::unique_ptr<Kernel> make_sum_kernel(const KernelHyperparameters& hyperparameters, std::size_t dimension) {
   std::vector<std::unique_ptr<Kernel>> terms;
-  KernelHyperparameters first = hyperparameters;
-  first.added.clear();
-  terms.push_back(make_kernel(first, dimension));
-  for (const KernelTerm& added : hyperparameters.added) {
-    terms.push_back(make_kernel(
-        {added.type, added.lengthscales, added.signal_variance, hyperparameters.noise_variance, {}}, dimension));
+  for (std::size_t t = 0; t < hyperparameters.term_count(); ++t) {
+    KernelHyperparameters term;
+    static_cast<KernelTerm&>(term) = hyperparameters.term(t);
+    term.noise_variance = hyperparameters.noise_variance;
+    terms.push_back(make_kernel(term, dimension));
   }
   for (const auto& term : terms) {
     GPSTREAM_CHECK(term->constant_self_covariance().has_value(),

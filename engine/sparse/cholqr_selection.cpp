@@ -47,14 +47,14 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
                           "CholQR needs 1 to {} inducing rows (the training rows), not {}", n_, options.basis_size);
   GPSTREAM_CHECK_ARGUMENT(options.information_pivots > 0, "CholQR needs at least one information pivot");
   GPSTREAM_CHECK_ARGUMENT(
-      hyperparameters_.added.empty() || !options.learn_hyperparameters,
+      hyperparameters_.term_count() == 1 || !options.learn_hyperparameters,
       "CholQR learns the hyperparameters of a single kernel, not of the sum {}: give it one kernel, or "
       "keep the sum's values fixed",
       kernel_name(hyperparameters_));
   GPSTREAM_CHECK(y.size() == n_, "{} targets for {} training rows", y.size(), n_);
   if (options_.swaps_per_epoch == 0) options_.swaps_per_epoch = std::min<std::size_t>(60, options.basis_size);
   if (options_.hyperparameter_evaluations == 0) {
-    const std::size_t parameters = hyperparameters_.lengthscales.size() + 2;
+    const std::size_t parameters = parameter_layout(hyperparameters_).size();
     options_.hyperparameter_evaluations = std::min<std::size_t>(20, std::max<std::size_t>(15, 2 * parameters));
   }
   memory_ = kernel.context().memory().reserve(
@@ -72,13 +72,12 @@ CholQrSelection::CholQrSelection(KernelMatrix& kernel, std::span<const double> y
   const std::vector<std::size_t> inducing = saved_row_indices(state, "inducing", n_, kOwner);
   GPSTREAM_CHECK(inducing.size() == options.basis_size, "checkpoint: {} inducing rows, but the basis size is {}",
                  inducing.size(), options.basis_size);
-  const std::vector<double>& values = get("hyperparameters");  // [ℓ…, s², σ²] as they were, not their logarithms
-  GPSTREAM_CHECK(values.size() == hyperparameters_.lengthscales.size() + 2,
+  // The kernel's values as they were (kernel_parameters.h's layout), not their logarithms.
+  const std::vector<double>& values = get("hyperparameters");
+  GPSTREAM_CHECK(values.size() == parameter_layout(hyperparameters_).size(),
                  "checkpoint: {} hyperparameters for a kernel that takes {}", values.size(),
-                 hyperparameters_.lengthscales.size() + 2);
-  std::copy_n(values.begin(), hyperparameters_.lengthscales.size(), hyperparameters_.lengthscales.begin());
-  hyperparameters_.signal_variance = values[values.size() - 2];
-  hyperparameters_.noise_variance = values.back();
+                 parameter_layout(hyperparameters_).size());
+  hyperparameters_ = with_values(hyperparameters_, values);
   const std::vector<double>& statistics = get("statistics");
   GPSTREAM_CHECK(statistics.size() == 2, "checkpoint: the CholQR statistics hold {} values, not 2", statistics.size());
   accepted_swaps_ = static_cast<std::uint64_t>(statistics[0]);
@@ -228,9 +227,9 @@ bool CholQrSelection::swap(std::size_t row, std::mt19937_64& random) {
 
 void CholQrSelection::hyperparameter_step() {
   const std::vector<std::size_t> inducing(factorization_->pivots().begin(), factorization_->pivots().end());
-  const KernelType type = hyperparameters_.type;
+  const KernelHyperparameters shape = hyperparameters_;
   const LogParameterObjective objective = [&](std::span<const double> theta, std::span<double> gradient) {
-    const InducingObjectiveValue value = evaluate_inducing_objective(from_log_parameters(type, theta), x_.data(), n_,
+    const InducingObjectiveValue value = evaluate_inducing_objective(with_log_parameters(shape, theta), x_.data(), n_,
                                                                      d_, y_, inducing, options_.objective, true);
     matrix_.count_kernel_evaluations(checked_multiply(n_, inducing.size()));
     GPSTREAM_CHECK(std::isfinite(value.value), "the CholQR objective is not finite ({}) during the hyperparameter step",
@@ -239,9 +238,9 @@ void CholQrSelection::hyperparameter_step() {
     return value.value;
   };
   const BoundedMinimum minimum =
-      minimise_log_parameters(objective, log_parameters(hyperparameters_), options_.min_noise_variance, 1e-9,
-                              options_.hyperparameter_evaluations);
-  hyperparameters_ = from_log_parameters(type, minimum.theta);
+      minimise_log_parameters(objective, log_parameters(shape), shape, 0, options_.min_noise_variance, 1e-9,
+                              options_.hyperparameter_evaluations, nullptr);
+  hyperparameters_ = with_log_parameters(shape, minimum.theta);
 }
 
 void CholQrSelection::rebuild(std::span<const std::size_t> inducing) {

@@ -155,7 +155,7 @@ InducingObjectiveValue evaluate_inducing_objective(const KernelHyperparameters& 
   kernel->add_parameter_gradient(rows.view(d), inducing_rows.view(d), weights_ni.data(), result.gradient.data());
   kernel->add_parameter_gradient(inducing_rows.view(d), inducing_rows.view(d), weights_i.data(),
                                  result.gradient.data());
-  result.gradient[noise_index - 1] += 0.5 * variational * trace_k / noise;  // ∂k_ii/∂log s² = k_ii
+  result.gradient[kernel->signal_index()] += 0.5 * variational * trace_k / noise;  // ∂k_ii/∂log s² = k_ii
   const double noise_derivative = 0.5 * (static_cast<double>(n - m) / noise + trace_s_inverse - squared_norm_alpha -
                                          variational * trace_residual / (noise * noise));
   result.gradient[noise_index] = noise * noise_derivative;

@@ -272,13 +272,13 @@ std::string training_method_help(bool dense) {
 SolverChoice choose_dense_solver(const KernelHyperparameters& kernel, std::size_t rows, std::size_t inputs,
                                  bool distributed) {
   constexpr std::size_t kLowDimension = 3, kSmallProblem = 2000;
-  const bool several_scales = !kernel.added.empty();
+  const bool several_scales = kernel.term_count() > 1;
   if (several_scales && is_stationary(kernel) && inputs <= kLowDimension && rows > kSmallProblem && !distributed) {
     return {*find_training_method("pcg"),
             fmt::format("solver auto: pcg, conjugate gradient preconditioned by K-bar's Vecchia factor: the kernel is "
                         "a sum of {} terms on {} inputs, whose long-range term couples every row with every other "
                         "(gbcd's local blocks make slow progress on it); --solver gbcd forces the other",
-                        kernel.added.size() + 1, inputs)};
+                        kernel.term_count(), inputs)};
   }
   const std::string why = distributed       ? "the rows are partitioned among ranks (pcg runs in one process)"
                           : !several_scales ? "a single kernel, where gbcd's local blocks are as fast or faster"

@@ -58,15 +58,21 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         docs/solvers.md); 'double' keeps them in double.
     model : {'exact', 'sd', 'sr', 'sgma', 'mpgp', 'sggp', 'nystrom', 'cholqr', 'online'}
         The exact GP, or a sparse model on `basis_size` basis rows.
-    kernel : {'rbf', 'se', 'matern12', 'matern32', 'matern52', 'matern72', 'hik', 'auto'}
-        (aliases: 'se-ard' for rbf, 'exponential' for matern12); 'auto' (with
-        optimizer='lbfgs') fits rbf and the Matern family and keeps the one of
-        highest marginal likelihood, as `gpstream hyper --kernel auto`.
+    kernel : {'rbf', 'se', 'matern12', 'matern32', 'matern52', 'matern72', 'rq', 'hik', 'auto'}
+        (aliases: 'se-ard' for rbf, 'exponential' for matern12,
+        'rational-quadratic' for rq; every name of `gpstream._gpstream.kernels()`);
+        'auto' (with optimizer='lbfgs') fits rbf and the Matern family and keeps
+        the one of highest marginal likelihood, as `gpstream hyper --kernel auto`.
     length_scale : float or array of n_features floats
         One per input for ARD kernels (a float is used for every input).
     signal_variance, noise_variance : float
         s^2 and sigma^2, in the units of the standardised targets when
         `standardise` (the default), as `gpstream train` takes them.
+    kernel_parameters : dict or None
+        The kernel's own parameters beyond lengthscales and variances, by the
+        names its family declares ({'alpha': 2.0} for rq); each not given
+        starts at its family's declared value. Learned with the others under
+        optimizer='lbfgs'; the fitted values are in `kernel_terms_`.
     optimizer : {'lbfgs', None}
         'lbfgs' learns the hyperparameters by marginal likelihood on a random
         subset of 2,000 rows, then on all rows by the Vecchia likelihood where
@@ -156,6 +162,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         length_scale=1.0,
         signal_variance=1.0,
         noise_variance=0.1,
+        kernel_parameters=None,
         optimizer=None,
         all_rows_steps=0,
         mean=None,
@@ -181,6 +188,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.length_scale = length_scale
         self.signal_variance = signal_variance
         self.noise_variance = noise_variance
+        self.kernel_parameters = kernel_parameters
         self.optimizer = optimizer
         self.all_rows_steps = all_rows_steps
         self.mean = mean
@@ -278,6 +286,20 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             _gpstream.parse_byte_size(str(self.memory), "memory")
         return scales, wanted
 
+    def _kernel_parameters_text(self):
+        """`kernel_parameters` as the schema's name=value pairs ("alpha=2.0"); the engine checks the names."""
+        given = self.kernel_parameters
+        if given is None:
+            return ""
+        if not isinstance(given, dict):
+            raise ValueError(f"kernel_parameters={given!r}: give a dict of name: value, e.g. {{'alpha': 2.0}}")
+        words = []
+        for name, value in given.items():
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise ValueError(f"kernel_parameters[{name!r}]={value!r}: give a positive, finite number")
+            words.append(f"{name}={float(value)!r}")
+        return ",".join(words)
+
     def _set_training_parameters(self, parameters, columns, rows):
         scales, wanted = self._check_parameters(columns)
         if self.model == "exact":
@@ -309,6 +331,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         parameters.length_scale = [float(s) for s in scales] if wanted > 0 else []
         parameters.signal_variance = float(self.signal_variance)
         parameters.noise_variance = float(self.noise_variance)
+        parameters.kernel_parameters = self._kernel_parameters_text()
         parameters.learn = learning
         if self.mean is not None:
             parameters.mean = str(self.mean)

@@ -61,17 +61,18 @@ py::dict describe(const gpstream::ModelDescription& model) {
   out["length_scale"] = model.prior.kernel.lengthscales;
   out["signal_variance"] = model.prior.kernel.signal_variance;
   out["noise_variance"] = model.prior.kernel.noise_variance;
-  py::list terms;  // every term of a sum, the first first
-  const auto add_term = [&](gpstream::KernelType type, const std::vector<double>& lengthscales, double signal) {
-    py::dict term;
-    term["kernel"] = gpstream::kernel_type_name(type);
-    term["length_scale"] = lengthscales;
-    term["signal_variance"] = signal;
-    terms.append(term);
-  };
+  py::list terms;  // every term of a sum, the first first, with its family's own parameters under their names
   const gpstream::KernelHyperparameters& kernel = model.prior.kernel;
-  add_term(kernel.type, kernel.lengthscales, kernel.signal_variance);
-  for (const gpstream::KernelTerm& term : kernel.added) add_term(term.type, term.lengthscales, term.signal_variance);
+  for (std::size_t t = 0; t < kernel.term_count(); ++t) {
+    const gpstream::KernelTerm& values = kernel.term(t);
+    py::dict term;
+    term["kernel"] = gpstream::kernel_type_name(values.type);
+    term["length_scale"] = values.lengthscales;
+    term["signal_variance"] = values.signal_variance;
+    const auto specs = gpstream::family_parameter_specs(values.type);
+    for (std::size_t f = 0; f < specs.size(); ++f) term[specs[f].name] = values.family_parameters[f];
+    terms.append(term);
+  }
   out["terms"] = terms;
   out["dataset_path"] = model.dataset_path;
   out["rows"] = model.rows;
@@ -328,6 +329,7 @@ struct TrainingParameters {
   std::string kernel = "rbf";                                   // a kernel of the registry, or "auto" (with learn)
   std::vector<double> length_scale;
   double signal_variance = 1.0, noise_variance = 0.1;
+  std::string kernel_parameters;  // the kernel's own, "alpha=2" ("": each at its family's start)
   bool standardise = true;
   double tol = 0.0;            // 0: the method's default (gpstream::default_tolerance)
   std::uint64_t max_iter = 0;  // 0: no limit
@@ -350,10 +352,11 @@ gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& pa
   if (!method->dense()) configuration.solver = {parameters.method, parameters.basis_size, gpstream::kBasisCandidates};
   configuration.fit_subspace_steps_to_budget = true;  // the estimator takes the default past steps
   gpstream::KernelHyperparameters& kernel = configuration.prior.kernel;
-  if (parameters.kernel != gpstream::kAutomaticKernel) kernel.type = gpstream::parse_kernel_type(parameters.kernel);
+  if (parameters.kernel != gpstream::kAutomaticKernel) kernel.set_type(gpstream::parse_kernel_type(parameters.kernel));
   kernel.lengthscales = parameters.length_scale;
   kernel.signal_variance = parameters.signal_variance;
   kernel.noise_variance = parameters.noise_variance;
+  gpstream::set_family_parameters(kernel, gpstream::parse_named_values(parameters.kernel_parameters));
   configuration.standardisation =
       parameters.standardise ? gpstream::dataset_standardisation(dataset) : gpstream::unstandardised(dataset, kernel);
   configuration.seed = parameters.seed;
@@ -375,7 +378,7 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
   options.subset.subset = std::min<std::size_t>(2000, dataset.rows);
   options.kernels.clear();
   if (parameters.kernel == gpstream::kAutomaticKernel) {
-    for (const gpstream::KernelType type : gpstream::kAutoKernelCandidates) options.kernels.push_back({.type = type});
+    for (const gpstream::KernelType type : gpstream::kAutoKernelCandidates) options.kernels.push_back(gpstream::KernelHyperparameters(type, {}, 1.0, 0.1));
     options.max_terms = gpstream::kAutomaticMaxTerms;  // sums across scales where the evidence says so
   } else {
     options.kernels.push_back(gpstream::parse_kernel_shape(parameters.kernel));
@@ -384,6 +387,7 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
   if (has_lengthscales) options.subset.start.lengthscales = parameters.length_scale;
   options.subset.start.signal_variance = parameters.signal_variance;
   options.subset.start.noise_variance = parameters.noise_variance;
+  options.subset.start.family_parameters = gpstream::parse_named_values(parameters.kernel_parameters);
   options.stochastic.max_steps = parameters.all_rows_steps;
   options.leave_out_redundant_mean_inputs = parameters.mean.empty();
   options.input_names = dataset.feature_names;
@@ -406,6 +410,7 @@ std::vector<std::string> search_arguments(const TrainingParameters& parameters) 
           fmt::format("length_scale={}", fmt::join(parameters.length_scale, ",")),
           fmt::format("signal_variance={}", parameters.signal_variance),
           fmt::format("noise_variance={}", parameters.noise_variance),
+          "kernel_parameters=" + parameters.kernel_parameters,
           fmt::format("standardise={}", parameters.standardise),
           fmt::format("tol={}", parameters.tol),
           fmt::format("max_iter={}", parameters.max_iter),
@@ -586,6 +591,7 @@ PYBIND11_MODULE(_gpstream, module) {
       .def_readwrite("length_scale", &TrainingParameters::length_scale)
       .def_readwrite("signal_variance", &TrainingParameters::signal_variance)
       .def_readwrite("noise_variance", &TrainingParameters::noise_variance)
+      .def_readwrite("kernel_parameters", &TrainingParameters::kernel_parameters)
       .def_readwrite("standardise", &TrainingParameters::standardise)
       .def_readwrite("tol", &TrainingParameters::tol)
       .def_readwrite("max_iter", &TrainingParameters::max_iter)
@@ -714,10 +720,21 @@ PYBIND11_MODULE(_gpstream, module) {
           entry["smoothness"] =
               gpstream::is_stationary(type) ? py::object(py::float_(gpstream::spectral_smoothness(type))) : py::none();
           entry["lengthscales_on_two_inputs"] = gpstream::default_lengthscale_count(type, 2);
+          py::dict own;  // the family's own parameters by name, as its registry entry declares them
+          for (const gpstream::FamilyParameterSpec& spec : gpstream::family_parameter_specs(type)) {
+            py::dict declared;
+            declared["start"] = spec.start;
+            declared["lower"] = spec.lower;
+            declared["upper"] = spec.upper;
+            declared["meaning"] = spec.meaning;
+            own[spec.name] = declared;
+          }
+          entry["parameters"] = own;
           out.append(entry);
         }
         return out;
       },
-      "The kernel registry's families: name, stationary, smoothness (Matérn nu; inf for rbf).");
+      "The kernel registry's families: name, stationary, smoothness (Matérn nu; inf for rbf; nan: not of the "
+      "Matérn class), parameters (the family's own: name -> start, lower, upper, meaning).");
   module.attr("version") = GPSTREAM_VERSION;
 }

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor as ScikitLearnGP
-from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, WhiteKernel
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, RationalQuadratic, WhiteKernel
 
 import gpstream
 from gpstream import _gpstream
@@ -83,10 +83,10 @@ def test_a_fit_runs_gbcd_in_single_precision_certified_in_double_and_the_model_s
         gpstream.GaussianProcessRegressor(precision="float").fit(X, y)
 
 
-# Every stationary family of the registry with a lengthscale per input (rbf and the Matérn class, whatever ν),
-# against scikit-learn's Matern at the same ν (its RBF as ν → ∞); and an alias.
+# Every stationary family of the registry with a lengthscale per input and none of its own parameters (rbf and
+# the Matérn class, whatever ν), against scikit-learn's Matern at the same ν (its RBF as ν → ∞); and an alias.
 _ARD_FAMILIES = [(kernel["name"], kernel["smoothness"]) for kernel in _gpstream.kernels()
-                 if kernel["stationary"] and kernel["lengthscales_on_two_inputs"] == 2]
+                 if kernel["stationary"] and kernel["lengthscales_on_two_inputs"] == 2 and not kernel["parameters"]]
 
 
 @pytest.mark.parametrize("kernel, nu", _ARD_FAMILIES + [("exponential", 0.5)])
@@ -104,6 +104,29 @@ def test_the_stationary_kernels_equal_scikit_learns(kernel, nu):
     expected_mean, expected_std = reference.predict(Z, return_std=True)
     np.testing.assert_allclose(mean, expected_mean, rtol=0, atol=1e-8)
     np.testing.assert_allclose(std, expected_std, rtol=1e-8)
+
+
+def test_the_rational_quadratic_equals_scikit_learns_and_takes_its_alpha_by_name():
+    # A family with a parameter of its own: alpha given by name, in the fitted terms, against scikit-learn's.
+    X, y = problem(150)
+    Z, _ = problem(40, seed=2)
+    settings = dict(solver="cholesky", kernel="rq", standardise=False, length_scale=0.9, signal_variance=1.2,
+                    noise_variance=0.03)
+    gp = gpstream.GaussianProcessRegressor(kernel_parameters={"alpha": 0.6}, **settings).fit(X, y)
+    mean, std = gp.predict(Z, return_std=True)
+    family = RationalQuadratic(length_scale=0.9, alpha=0.6, length_scale_bounds="fixed", alpha_bounds="fixed")
+    reference_kernel = ConstantKernel(1.2, "fixed") * family + WhiteKernel(0.03, "fixed")
+    expected_mean, expected_std = ScikitLearnGP(kernel=reference_kernel, optimizer=None, alpha=1e-15).fit(
+        X, y).predict(Z, return_std=True)
+    np.testing.assert_allclose(mean, expected_mean, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(std, expected_std, rtol=1e-8)
+    assert gp.kernel_terms_[0]["alpha"] == 0.6
+    declared = {kernel["name"]: kernel["parameters"] for kernel in _gpstream.kernels()}
+    assert declared["rq"]["alpha"]["start"] == 1.0 and declared["matern32"] == {}
+    with pytest.raises(ValueError, match="kernel_parameters: the rq kernel has no parameter beta"):
+        gpstream.GaussianProcessRegressor(kernel_parameters={"beta": 2.0}, **settings).fit(X, y)
+    with pytest.raises(ValueError, match="kernel_parameters: alpha must be a positive, finite number"):
+        gpstream.GaussianProcessRegressor(kernel_parameters={"alpha": -2.0}, **settings).fit(X, y)
 
 
 def test_nearest_variances_bound_scikit_learns_from_above_and_equal_them_with_every_row():

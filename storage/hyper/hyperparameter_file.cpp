@@ -110,6 +110,24 @@ std::vector<double> lengthscales_of(const Json& object, const std::string& where
 
 HyperparameterFile read_hyperparameters(const Json& json, const std::string& path);
 
+// A term's own family parameters, each under its name ("alpha"); one not given keeps its declared start.
+void family_parameters_of(const Json& object, const std::string& where, KernelTerm& term) {
+  const auto specs = family_parameter_specs(term.type);
+  for (std::size_t f = 0; f < specs.size(); ++f) {
+    if (!object.contains(specs[f].name)) continue;
+    const double value = number(object, specs[f].name, where);
+    GPSTREAM_CHECK(std::isfinite(value) && value > 0, "{}: \"{}\" must be positive, not {}", where, specs[f].name,
+                   value);
+    term.family_parameters[f] = value;
+  }
+}
+
+// A term's own family parameters under their names.
+void write_family_parameters(const KernelTerm& term, nlohmann::ordered_json& object) {
+  const auto specs = family_parameter_specs(term.type);
+  for (std::size_t f = 0; f < specs.size(); ++f) object[specs[f].name] = term.family_parameters.at(f);
+}
+
 }  // namespace
 
 HyperparameterFile read_hyperparameter_file(const std::string& path) {
@@ -156,18 +174,20 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
   } else {
     hyper.lengthscales = lengthscales_of(json, path);
   }
-  if (!hyper.added.empty()) {  // a sum's further terms: [{"kernel_name", "length_scales", "signal_variance"}, …]
+  family_parameters_of(json, path, hyper);
+  const std::size_t added = hyper.term_count() - 1;
+  if (added > 0) {  // a sum's further terms: [{"kernel_name", "length_scales", "signal_variance"}, …]
     GPSTREAM_CHECK(json.contains("added_terms"),
                    "{}: the kernel {} is a sum of {} terms: field \"added_terms\" (the terms after the first: "
                    "their \"kernel_name\", \"length_scales\" and \"signal_variance\") is missing",
-                   path, kernel_name(hyper), hyper.added.size() + 1);
+                   path, kernel_name(hyper), added + 1);
     const Json& terms = json.at("added_terms");
-    GPSTREAM_CHECK(terms.is_array() && terms.size() == hyper.added.size(),
+    GPSTREAM_CHECK(terms.is_array() && terms.size() == added,
                    "{}: the kernel {} needs \"added_terms\" to be a list of {} terms", path, kernel_name(hyper),
-                   hyper.added.size());
+                   added);
     for (std::size_t t = 0; t < terms.size(); ++t) {
       const std::string where = fmt::format("{}: added_terms[{}]", path, t);
-      KernelTerm& term = hyper.added[t];
+      KernelTerm& term = hyper.term(t + 1);
       if (terms[t].contains("kernel_name")) {
         const std::string name = text(terms[t], "kernel_name", where);
         GPSTREAM_CHECK(name == kernel_type_name(term.type),
@@ -176,6 +196,7 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
       }
       term.lengthscales = lengthscales_of(terms[t], where);
       term.signal_variance = number(terms[t], "signal_variance", where);
+      family_parameters_of(terms[t], where, term);
     }
   } else {
     GPSTREAM_CHECK(!json.contains("added_terms") || json.at("added_terms").empty(),
@@ -242,7 +263,8 @@ std::string match_inputs(HyperparameterFile& file, const std::vector<std::string
       return lengthscales.size() <= 1 || lengthscales.size() == names.size();
     };
     bool every_term_fits = fits(file.prior.kernel.lengthscales);
-    for (const KernelTerm& term : file.prior.kernel.added) every_term_fits = every_term_fits && fits(term.lengthscales);
+    for (std::size_t t = 1; t < file.prior.kernel.term_count(); ++t)
+      every_term_fits = every_term_fits && fits(file.prior.kernel.term(t).lengthscales);
     if (!every_term_fits || names.size() == 1) return "";
     return fmt::format("'{}' does not name its inputs: its values are applied to the inputs of '{}' in order ({})",
                        path, dataset, fmt::join(names, ", "));
@@ -267,8 +289,8 @@ std::string match_inputs(HyperparameterFile& file, const std::vector<std::string
                  "gpstream hyper",
                  path, file.input_names.size(), fmt::join(file.input_names, ", "), dataset, names.size());
   KernelHyperparameters& kernel = file.prior.kernel;
-  kernel.lengthscales = reordered(kernel.lengthscales, file_column);
-  for (KernelTerm& term : kernel.added) term.lengthscales = reordered(term.lengthscales, file_column);
+  for (std::size_t t = 0; t < kernel.term_count(); ++t)
+    kernel.term(t).lengthscales = reordered(kernel.term(t).lengthscales, file_column);
   if (file.standardisation) {
     file.standardisation->x_mean = reordered(file.standardisation->x_mean, file_column);
     file.standardisation->x_std = reordered(file.standardisation->x_std, file_column);
@@ -293,12 +315,16 @@ void write_hyperparameter_file(const std::string& path, const GaussianProcessPri
   for (const double lengthscale : hyperparameters.lengthscales) gamma.push_back(gamma_from_lengthscale(lengthscale));
   json["gamma"] = gamma;
   json["noise_variance"] = hyperparameters.noise_variance;
-  if (!hyperparameters.added.empty()) {
+  write_family_parameters(hyperparameters, json);
+  if (hyperparameters.term_count() > 1) {
     nlohmann::ordered_json terms = nlohmann::ordered_json::array();
-    for (const KernelTerm& term : hyperparameters.added) {
-      terms.push_back({{"kernel_name", kernel_type_name(term.type)},
-                       {"length_scales", term.lengthscales},
-                       {"signal_variance", term.signal_variance}});
+    for (std::size_t t = 1; t < hyperparameters.term_count(); ++t) {
+      const KernelTerm& term = hyperparameters.term(t);
+      nlohmann::ordered_json written = {{"kernel_name", kernel_type_name(term.type)},
+                                        {"length_scales", term.lengthscales},
+                                        {"signal_variance", term.signal_variance}};
+      write_family_parameters(term, written);
+      terms.push_back(std::move(written));
     }
     json["added_terms"] = terms;
   }

@@ -5,15 +5,27 @@
 #include "storage/hdf5/hdf5_handle.h"
 #include "storage/model/dense_model_file.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 namespace gpstream {
 
+namespace {
+
+// A family's own parameter of term t (0: the first) as an attribute: "alpha", "term2_alpha", …
+std::string family_attribute(std::size_t term, const char* name) {
+  return term == 0 ? std::string(name) : fmt::format("term{}_{}", term + 1, name);
+}
+
+}  // namespace
+
 void write_kernel_attributes(hid_t object, const KernelHyperparameters& hyperparameters) {
   hdf5::write_attribute(object, "kernel", kernel_name(hyperparameters));
-  if (!hyperparameters.added.empty()) {  // a sum: each further term's lengthscales (flattened) and signal variance
+  if (hyperparameters.term_count() > 1) {  // a sum: each further term's lengthscales (flattened) and signal variance
     std::vector<double> lengthscales, counts, signals;
-    for (const KernelTerm& term : hyperparameters.added) {
+    for (std::size_t t = 1; t < hyperparameters.term_count(); ++t) {
+      const KernelTerm& term = hyperparameters.term(t);
       lengthscales.insert(lengthscales.end(), term.lengthscales.begin(), term.lengthscales.end());
       counts.push_back(static_cast<double>(term.lengthscales.size()));
       signals.push_back(term.signal_variance);
@@ -21,6 +33,12 @@ void write_kernel_attributes(hid_t object, const KernelHyperparameters& hyperpar
     hdf5::write_attribute(object, "added_lengthscales", lengthscales);
     hdf5::write_attribute(object, "added_lengthscale_counts", counts);
     hdf5::write_attribute(object, "added_signal_variances", signals);
+  }
+  for (std::size_t t = 0; t < hyperparameters.term_count(); ++t) {
+    const KernelTerm& term = hyperparameters.term(t);
+    const auto specs = family_parameter_specs(term.type);
+    for (std::size_t f = 0; f < specs.size(); ++f)
+      hdf5::write_attribute(object, family_attribute(t, specs[f].name), term.family_parameters.at(f));
   }
   hdf5::write_attribute(object, "lengthscales", hyperparameters.lengthscales);
   if (hyperparameters.type == KernelType::squared_exponential_ard ||
@@ -38,25 +56,32 @@ KernelHyperparameters read_kernel_attributes(hid_t object, const std::string& co
   hyperparameters.lengthscales = hdf5::read_double_array_attribute(object, "lengthscales", context);
   hyperparameters.signal_variance = hdf5::read_double_attribute(object, "signal_variance", context);
   hyperparameters.noise_variance = hdf5::read_double_attribute(object, "noise_variance", context);
-  if (!hyperparameters.added.empty()) {
+  const std::size_t added = hyperparameters.term_count() - 1;
+  if (added > 0) {
     const std::vector<double> lengthscales = hdf5::read_double_array_attribute(object, "added_lengthscales", context);
     const std::vector<double> counts = hdf5::read_double_array_attribute(object, "added_lengthscale_counts", context);
     const std::vector<double> signals = hdf5::read_double_array_attribute(object, "added_signal_variances", context);
-    GPSTREAM_CHECK(counts.size() == hyperparameters.added.size() && signals.size() == counts.size(),
-                   "{}: {} added kernel terms but {} lengthscale counts and {} signal variances", context,
-                   hyperparameters.added.size(), counts.size(), signals.size());
+    GPSTREAM_CHECK(counts.size() == added && signals.size() == counts.size(),
+                   "{}: {} added kernel terms but {} lengthscale counts and {} signal variances", context, added,
+                   counts.size(), signals.size());
     std::size_t next = 0;
     for (std::size_t t = 0; t < counts.size(); ++t) {
       GPSTREAM_CHECK(counts[t] >= 0 && counts[t] == std::floor(counts[t]) &&
                          static_cast<double>(next) + counts[t] <= static_cast<double>(lengthscales.size()),
                      "{}: invalid lengthscale count {} of added term {}", context, counts[t], t + 1);
       const std::size_t count = static_cast<std::size_t>(counts[t]);
-      KernelTerm& term = hyperparameters.added[t];
+      KernelTerm& term = hyperparameters.term(t + 1);
       term.lengthscales.assign(lengthscales.begin() + static_cast<std::ptrdiff_t>(next),
                                lengthscales.begin() + static_cast<std::ptrdiff_t>(next + count));
       term.signal_variance = signals[t];
       next += count;
     }
+  }
+  for (std::size_t t = 0; t < hyperparameters.term_count(); ++t) {
+    KernelTerm& term = hyperparameters.term(t);
+    const auto specs = family_parameter_specs(term.type);
+    for (std::size_t f = 0; f < specs.size(); ++f)
+      term.family_parameters[f] = hdf5::read_double_attribute(object, family_attribute(t, specs[f].name), context);
   }
   return hyperparameters;
 }

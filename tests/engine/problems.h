@@ -59,12 +59,13 @@ inline double matern_correlation(double smoothness, double r) {
 // k(x, z) straight from the formulas, one pair at a time: the reference the
 // block evaluation is checked against.
 inline double reference_kernel(const KernelHyperparameters& h, const double* x, const double* z, std::size_t d) {
-  if (!h.added.empty()) {  // a sum: each term by its formula
-    KernelHyperparameters first = h;
-    first.added.clear();
-    double sum = reference_kernel(first, x, z, d);
-    for (const KernelTerm& term : h.added)
-      sum += reference_kernel({term.type, term.lengthscales, term.signal_variance, h.noise_variance}, x, z, d);
+  if (h.term_count() > 1) {  // a sum: each term by its formula
+    double sum = 0.0;
+    for (std::size_t t = 0; t < h.term_count(); ++t) {
+      KernelHyperparameters term;
+      static_cast<KernelTerm&>(term) = h.term(t);
+      sum += reference_kernel(term, x, z, d);
+    }
     return sum;
   }
   if (!is_stationary(h.type)) {
@@ -84,6 +85,12 @@ inline double reference_kernel(const KernelHyperparameters& h, const double* x, 
     const double difference = x[l] - z[l];
     squared += difference * difference / (lengthscale * lengthscale);
   }
+  if (h.type == KernelType::rational_quadratic) {  // s² (1 + r²/(2α))^{−α} [RW06 eq. 4.19]
+    const double alpha = h.family_parameters.at(0);
+    return h.signal_variance * std::pow(1.0 + squared / (2.0 * alpha), -alpha);
+  }
+  if (!family_parameter_specs(h.type).empty())
+    throw std::logic_error("reference_kernel: no formula for the " + kernel_type_name(h.type) + " kernel");
   return h.signal_variance * matern_correlation(spectral_smoothness(h.type), std::sqrt(squared));
 }
 
@@ -114,6 +121,9 @@ inline std::vector<KernelHyperparameters> every_kernel(std::size_t d) {
     if (lengthscales > 0) kernels.push_back({type, {0.9 + offset}, 1.5 - offset, 0.1});     // one for every input
     if (lengthscales == 0) kernels.push_back({type, {}, 1.6, 0.05});
   }
+  // A family's own parameters away from their starts (rational quadratic's α = 1 is a special value of none).
+  for (KernelHyperparameters& h : kernels)
+    for (double& value : h.family_parameters) value *= 1.7;
   // A sum: short-range Matérn 1/2 plus a long-range rbf.
   kernels.push_back(
       {KernelType::matern12, ard, 1.0, 0.06, {{KernelType::squared_exponential_ard, std::vector<double>(d, 3.0), 0.4}}});

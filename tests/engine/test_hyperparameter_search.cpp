@@ -80,6 +80,24 @@ TEST_CASE("the learned hyperparameters are the minimum a dense grid search finds
   for (const double component : at_optimum.gradient) CHECK(std::abs(component) < 1e-3);
 }
 
+TEST_CASE("a family's own parameter is learned with the others: rational quadratic's alpha at a stationary point") {
+  // A field of two scales drawn from a rational quadratic of small alpha: alpha moves off its start (1) and the
+  // exact likelihood's gradient vanishes at the optimum in every component, alpha's included.
+  KernelHyperparameters truth(KernelType::rational_quadratic, {0.4}, 1.0, 0.01);
+  truth.family_parameters = {0.25};
+  const Problem p = draw_from_gp(truth, 300, 17);
+  HyperparameterSearchOptions options;
+  options.kernel = KernelType::rational_quadratic;
+  options.tolerance = 1e-10;
+  const HyperparameterSearchResult learned = learn_hyperparameters(default_context, p.x.data(), p.y, p.d, options);
+  REQUIRE(learned.hyperparameters.family_parameters.size() == 1);
+  const double alpha = learned.hyperparameters.family_parameters[0];
+  CAPTURE(alpha);
+  CHECK(alpha < 0.9);  // towards the truth's several scales, away from the start
+  const MarginalLikelihood at_optimum = negative_log_marginal_likelihood(learned.hyperparameters, p.x.data(), p.y, p.d);
+  for (const double component : at_optimum.gradient) CHECK(std::abs(component) < 1e-3);
+}
+
 TEST_CASE("restarts report every start and keep the best optimum") {
   const Problem p = make_problem(60, 2, 42);
   HyperparameterSearchOptions options;

@@ -247,7 +247,9 @@ TEST_CASE("the Matérn kernels take their closed forms at known distances, and t
   // smoothness orders the values there — the rougher the kernel, the faster it decays.
   std::vector<std::pair<double, double>> by_smoothness;
   for (const KernelType type : kernel_types()) {
-    if (!is_stationary(type) || default_lengthscale_count(type, 1) == 0) continue;
+    // The Matérn class and its limit; a family with parameters of its own is checked against its formula.
+    if (!is_stationary(type) || default_lengthscale_count(type, 1) == 0 || !family_parameter_specs(type).empty())
+      continue;
     CAPTURE(kernel_type_name(type));
     const double smoothness = spectral_smoothness(type);
     CHECK(at_one(type) == doctest::Approx(1.7 * matern_correlation(smoothness, 1.0)).epsilon(1e-13));
@@ -258,6 +260,48 @@ TEST_CASE("the Matérn kernels take their closed forms at known distances, and t
     if (by_smoothness[k].first > by_smoothness[k - 1].first)
       CHECK(by_smoothness[k - 1].second < by_smoothness[k].second);
   }
+}
+
+TEST_CASE("the rational quadratic takes its closed form, tends to the rbf as alpha grows, and owns alpha") {
+  const std::vector<double> origin = {0.0, 0.0}, unit = {0.6, 0.8};  // r = 1 at lengthscale 1
+  const auto at_one = [&](double alpha) {
+    KernelHyperparameters h(KernelType::rational_quadratic, {1.0}, 1.7, 0.1);
+    h.family_parameters = {alpha};
+    const auto kernel = make_kernel(h, 2);
+    PreparedRows a, b;
+    kernel->prepare(origin.data(), 1, a);
+    kernel->prepare(unit.data(), 1, b);
+    double value = 0;
+    kernel->evaluate(a, b, &value);
+    return value;
+  };
+  CHECK(at_one(0.5) == doctest::Approx(1.7 * std::pow(2.0, -0.5)).epsilon(1e-14));
+  CHECK(at_one(2.0) == doctest::Approx(1.7 * std::pow(1.25, -2.0)).epsilon(1e-14));
+  CHECK(at_one(1e4) == doctest::Approx(1.7 * std::exp(-0.5)).epsilon(1e-4));
+  CHECK(at_one(0.5) > at_one(2.0));  // the smaller alpha, the heavier the tail
+
+  // alpha is one entry of the parameter layout, named by the registry, between s² and σ² (and in a sum's term).
+  KernelHyperparameters sum(KernelType::matern12, {0.3, 0.4}, 1.0, 0.05,
+                            {KernelTerm(KernelType::rational_quadratic, {2.0, 3.0}, 0.5)});
+  sum.term(1).family_parameters = {0.7};
+  const std::vector<KernelParameter> layout = parameter_layout(sum);
+  REQUIRE(layout.size() == 8);
+  CHECK(parameter_name(sum, layout[2]) == "signal_variance");
+  CHECK(parameter_name(sum, layout[3]) == "noise_variance");
+  CHECK(parameter_name(sum, layout[7]) == "alpha");
+  CHECK(parameter_value(sum, layout[7]) == 0.7);
+  CHECK(hyperparameter_values(with_log_parameters(sum, log_parameters(sum)))[7] == doctest::Approx(0.7));
+  CHECK(kernel_name(parse_kernel_shape("rq+matern32")) == "rq+matern32");
+  CHECK(parse_kernel_shape("rational-quadratic").family_parameters == std::vector<double>{1.0});  // its start
+
+  KernelHyperparameters bad(KernelType::rational_quadratic, {1.0}, 1.0, 0.1);
+  bad.family_parameters = {-1.0};
+  CHECK_THROWS_WITH_AS(make_kernel(bad, 2), doctest::Contains("the alpha must be a positive finite number, not -1"),
+                       InvalidArgument);
+  bad.family_parameters.clear();
+  CHECK_THROWS_WITH_AS(make_kernel(bad, 2),
+                       doctest::Contains("the rq kernel takes its own parameters [alpha], but 0 values were given"),
+                       InvalidArgument);
 }
 
 TEST_CASE("KernelMatrix products equal dense K̄ products, resident and streamed") {

@@ -20,7 +20,7 @@ namespace {
 ModelLearningOptions compare_kernels(std::size_t subset, bool all_rows) {
   ModelLearningOptions options;
   options.kernels.clear();
-  for (const KernelType type : kAutoKernelCandidates) options.kernels.push_back({.type = type});
+  for (const KernelType type : kAutoKernelCandidates) options.kernels.push_back(KernelHyperparameters(type, {}, 1.0, 0.1));
   options.subset.subset = subset;
   options.subset.restarts = 1;
   options.all_rows = all_rows;
@@ -177,7 +177,7 @@ TEST_CASE(
     const Problem p = draw_from_gp({type, {0.8, 1.1}, 1.0, 0.01}, 800, 17);
     InMemoryRowSource rows = p.source();
     ModelLearningOptions options = compare_kernels(200, /*all_rows=*/true);
-    options.kernels = {{.type = type}};
+    options.kernels = {KernelHyperparameters(type, {}, 1.0, 0.1)};
     // rbf: the Vecchia likelihood (m = 2) is declined, and no rung: the refinement starts from the 200-row
     // subset's optimum, far from all rows'; matern12: trusted (m = 20), its optimum already close to the exact one.
     const bool declined = type == KernelType::squared_exponential_ard;
@@ -309,7 +309,7 @@ TEST_CASE("a composed search resumed from its journal ends where the uninterrupt
   const Problem p = draw_from_gp(two_scales, 800, 29);
   InMemoryRowSource rows = p.source();
   ModelLearningOptions options = compare_kernels(300, /*all_rows=*/true);
-  options.kernels = {{.type = KernelType::matern32}};
+  options.kernels = {KernelHyperparameters(KernelType::matern32, {}, 1.0, 0.1)};
   options.max_terms = 3;
   Context whole_context;
   SearchJournal whole;

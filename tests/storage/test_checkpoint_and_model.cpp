@@ -191,6 +191,34 @@ TEST_CASE("a dense model reads back exactly what was written") {
                        doctest::Contains("is a 'gpstream-model' file, not a gpstream-checkpoint"), Error);
 }
 
+TEST_CASE("every value of a kernel's parameter layout reads back from a model and a hyperparameter file") {
+  // A sum whose terms have parameters of their own (rational quadratic's alpha) in both places: each family's
+  // declaration is all storage needs.
+  ScratchDirectory directory;
+  DenseModel model = two_input_model({0.5, 0.25});
+  model.prior.kernel = KernelHyperparameters(KernelType::rational_quadratic, {0.5, 2.0}, 1.5, 0.01,
+                                             {KernelTerm(KernelType::matern32, {3.0}, 0.4),
+                                              KernelTerm(KernelType::rational_quadratic, {7.0, 9.0}, 0.2)});
+  model.prior.kernel.term(0).family_parameters = {0.35};
+  model.prior.kernel.term(2).family_parameters = {12.5};
+  write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse);
+  const KernelHyperparameters read = read_dense_model(directory.file("m.h5")).prior.kernel;
+  CHECK(kernel_name(read) == "rq+matern32+rq");
+  CHECK(hyperparameter_values(read) == hyperparameter_values(model.prior.kernel));
+
+  write_hyperparameter_file(directory.file("h.json"), model.prior, model.standardisation, {}, false);
+  const KernelHyperparameters from_file = read_hyperparameter_file(directory.file("h.json")).prior.kernel;
+  CHECK(hyperparameter_values(from_file) == hyperparameter_values(model.prior.kernel));
+  // An own parameter a file leaves out takes its family's declared start; a bad one is named.
+  write_file(directory.file("rq.json"),
+             R"({"kernel_name": "rq", "signal_variance": 1, "length_scales": [1.0], "noise_variance": 0.1})");
+  CHECK(read_hyperparameter_file(directory.file("rq.json")).prior.kernel.family_parameters == std::vector<double>{1.0});
+  write_file(directory.file("bad.json"), R"({"kernel_name": "rq", "signal_variance": 1, "length_scales": [1.0],
+      "noise_variance": 0.1, "alpha": -3})");
+  CHECK_THROWS_WITH_AS(read_hyperparameter_file(directory.file("bad.json")),
+                       doctest::Contains("\"alpha\" must be positive, not -3"), Error);
+}
+
 TEST_CASE("a model's prior mean reads back with it, and one on inputs the model does not standardise is refused") {
   ScratchDirectory directory;
   DenseModel model = two_input_model({1.0, -2.0});

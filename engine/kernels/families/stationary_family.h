@@ -65,36 +65,64 @@ inline double squared_distance_of_root(double cross, double row_norm, double col
   return distance <= kRoundingLevel * (row_norm + column_norm) ? 0.0 : distance;
 }
 
-// The row pass of a family from its shape k/s² at one squared distance,
-// `Family::shape<Real>(D)`, with D from squared_distance, or from
-// squared_distance_of_root where `Family::kRootOfDistance` (the families
-// evaluated at r = √D, whose residue at a = b the root would amplify).
+// A family's shape k/s² at one squared distance: `Family::shape<Real>(D)`,
+// or `Family::shape<Real>(D, parameters)` for a family with parameters of
+// its own (rational quadratic's α).
 template <class Family, typename Real>
-void row_pass(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance) {
+inline Real shape_at(Real distance, const double* parameters) {
+  if constexpr (requires { Family::template shape<Real>(distance, parameters); }) {
+    return Family::template shape<Real>(distance, parameters);
+  } else {
+    return Family::template shape<Real>(distance);
+  }
+}
+
+// The row pass of a family from its shape, with D from squared_distance, or
+// from squared_distance_of_root where `Family::kRootOfDistance` (the
+// families evaluated at r = √D, whose residue at a = b the root would amplify).
+template <class Family, typename Real>
+void row_pass(double* row, std::size_t count, double row_norm, const double* column_norms, double signal_variance,
+              const double* parameters) {
 #pragma omp simd
   for (std::size_t j = 0; j < count; ++j) {
     const double distance = Family::kRootOfDistance ? squared_distance_of_root(row[j], row_norm, column_norms[j])
                                                     : squared_distance(row[j], row_norm, column_norms[j]);
-    row[j] = signal_variance * static_cast<double>(Family::template shape<Real>(static_cast<Real>(distance)));
+    row[j] = signal_variance * static_cast<double>(shape_at<Family, Real>(static_cast<Real>(distance), parameters));
   }
 }
 
 // The pass of single-precision blocks (Kernel::evaluate_single): D, formed
 // from the differences and so exact at a = b, to k(D), all in float.
 template <class Family>
-void single_row_pass(float* row, std::size_t count, double signal_variance) {
+void single_row_pass(float* row, std::size_t count, double signal_variance, const double* parameters) {
   const float signal = static_cast<float>(signal_variance);
 #pragma omp simd
-  for (std::size_t j = 0; j < count; ++j) row[j] = signal * Family::template shape<float>(row[j]);
+  for (std::size_t j = 0; j < count; ++j) row[j] = signal * shape_at<Family, float>(row[j], parameters);
 }
 
-// A family's profile: its row passes in double and single precision, and its slope `Family::slope`.
+// `Family::slope(value, distance, slope, count)`, with the family's parameters where it takes them.
+template <class Family>
+void slope_of(const double* value, const double* distance, double* slope, std::size_t count,
+              const double* parameters) {
+  if constexpr (requires { Family::slope(value, distance, slope, count, parameters); }) {
+    Family::slope(value, distance, slope, count, parameters);
+  } else {
+    Family::slope(value, distance, slope, count);
+  }
+}
+
+// A family's profile: its row passes in double and single precision, its
+// slope `Family::slope`, and `Family::parameter_slopes` where it has
+// parameters of its own.
 template <class Family>
 constexpr StationaryProfile profile(bool gamma_scaling, double smoothness) {
+  decltype(StationaryProfile::parameter_slopes) parameter_slopes = nullptr;
+  if constexpr (requires { &Family::parameter_slopes; }) parameter_slopes = &Family::parameter_slopes;
   return {&row_pass<Family, double>,
           &row_pass<Family, float>,
           &single_row_pass<Family>,
-          &Family::slope,
+          &slope_of<Family>,
+          parameter_slopes,
           gamma_scaling,
           smoothness};
 }
