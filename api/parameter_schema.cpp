@@ -234,7 +234,10 @@ std::vector<Parameter> training_parameters() {
              "(single precision, twice the entries per second; the final |K alpha - y|/|y| computed exactly in "
              "double, and a run whose exact residual misses tol continues in double, saying so) or double",
              true),
-      whole("random_state", "seed", "1", 0, "random seed", true),
+      whole("random_state", "seed", "1", 0,
+            "random seed of the learning subset and restarts, the solvers' and the sparse models' random choices: the "
+            "same seed gives the same result",
+            true),
       positive("tol", "tol", "", tolerance_help, true),
       whole("max_iter", "max-iter", "", 0, "stop after this many iterations in all, resumptions included (0: no limit)",
             true),
@@ -247,6 +250,15 @@ std::vector<Parameter> training_parameters() {
             "recompute g exactly every K iterations and report the drift (0: never)"),
       choice("kernel", "kernel", "rbf", kernel_names() + ", a sum of them (`matern12+rbf`), or auto (learned)", true),
       positive("checkpoint_every", "checkpoint-every", "60", "seconds between checkpoints"),
+      {.name = "learn_hyper",
+       .option = "learn-hyper",
+       .kind = ParameterKind::flag,
+       .help = "learn the model first, as gpstream hyper does: the kernel (default auto), its hyperparameters and the "
+               "mean (with `kernel`, `mean`, `learn_on`, `subset`, ...); Python's optimizer='lbfgs'"},
+      {.name = "standardise",
+       .option = "no-standardise",
+       .kind = ParameterKind::flag,
+       .help = "given: inputs and targets as they are, not standardised (Python's standardise=False)"},
       {.name = "length_scale",
        .option = "lengthscales",
        .kind = ParameterKind::reals,

@@ -32,7 +32,7 @@ int run_hyper(const std::vector<std::string>& args) {
       "with the result. Prints the objective at every evaluation, the table of kernels compared, then\n"
       "the learned values, and notes when a value ends on a bound of the search. See docs/model.md.";
   std::string dataset, output, kernel, checkpoint;
-  double checkpoint_every = 60;
+  double checkpoint_every = 0;
   std::uint64_t seed = 0;
   HyperparameterLearningOptions learning;
   KernelValueOptions start_values;
@@ -42,12 +42,13 @@ int run_hyper(const std::vector<std::string>& args) {
       ("dataset", po::value(&dataset)->required(), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&output)->required(), "hyperparameter file to write (JSON)")
       ("kernel", po::value(&kernel)->default_value("auto"), (kernel_names() + ", or auto: fit rbf and the three Matern kernels and keep the one of highest marginal likelihood (default: the --init file's kernel, else auto)").c_str())
-      ("seed", po::value(&seed)->default_value(0), "random seed of the subset and of the restarts")
       ("checkpoint", po::value(&checkpoint), "save the search's evaluations to this file every --checkpoint-every seconds and when interrupted; the same command run again continues the search from them, to the same answer")
-      ("checkpoint-every", po::value(&checkpoint_every)->default_value(60), "seconds between checkpoints")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "print only the learned values, not the objective trace");
   // clang-format on
+  // The schema's, as train --learn-hyper takes them: the same seed learns the same model.
+  add_parameter(spec.options, "random_state", seed);
+  add_parameter(spec.options, "checkpoint_every", checkpoint_every);
   learning.add(spec.options);
   po::options_description start_options("Starting point (standardised units; over --init's values)");
   start_values.add(start_options);

@@ -206,6 +206,22 @@ bool given(const po::variables_map& values, const char* option) {
   return values.count(option) != 0 && !values[option].defaulted();
 }
 
+std::vector<std::string> given_parameters(const po::variables_map& values) {
+  std::vector<std::string> names;
+  for (const Parameter& parameter : schema_parameters()) {
+    if (given(values, parameter.option.c_str())) names.push_back(parameter.name);
+  }
+  return names;
+}
+
+void check_job_rules_of(const JobRequest& request) {
+  try {
+    check_job_rules(request);
+  } catch (const InvalidArgument& error) {
+    throw UsageError(error.what());
+  }
+}
+
 void reject_options(const po::variables_map& values, std::initializer_list<const char*> options,
                     const std::string& purpose) {
   for (const char* option : options) {

@@ -2,6 +2,7 @@
 // Boost.Program_options, usage errors, human-readable sizes.
 #pragma once
 
+#include "api/job_rules.h"
 #include "api/parameter_schema.h"
 #include "engine/core/context.h"
 #include "engine/core/human_readable.h"
@@ -121,6 +122,11 @@ struct ColumnCacheOptions {
 
 // True when the user gave `option` on the command line (not just its default).
 bool given(const po::variables_map& values, const char* option);
+// The schema's names (api/parameter_schema.h) of the parameters given on the command line.
+std::vector<std::string> given_parameters(const po::variables_map& values);
+// check_job_rules (api/job_rules.h) on the command line: a broken rule is a usage error, its parameters spelt
+// as options.
+void check_job_rules_of(const JobRequest& request);
 // Throws a UsageError "--OPTION is for PURPOSE" for the first of `options` the user gave.
 void reject_options(const po::variables_map& values, std::initializer_list<const char*> options,
                     const std::string& purpose);

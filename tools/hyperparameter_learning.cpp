@@ -105,16 +105,6 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
   add_parameter(options, "all_rows_tol", stochastic.gradient.tolerance);
 }
 
-std::optional<std::string> HyperparameterLearningOptions::first_given(const po::variables_map& values) {
-  HyperparameterLearningOptions unused;
-  po::options_description options;
-  unused.add(options);
-  for (const auto& option : options.options()) {
-    if (given(values, option->long_name().c_str())) return option->long_name();
-  }
-  return std::nullopt;
-}
-
 LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const KernelValueOptions& kernel_values,
                            const std::string& kernel_name, const po::variables_map& values, std::size_t rows,
                            const std::string& dataset, const Standardisation& standardisation,

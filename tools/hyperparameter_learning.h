@@ -53,8 +53,6 @@ struct HyperparameterLearningOptions {
   StochasticRefinementOptions stochastic;
 
   void add(po::options_description& options);
-  // The first of these options given on the command line, if any (train refuses them without --learn-hyper).
-  static std::optional<std::string> first_given(const po::variables_map& values);
 };
 
 // What to learn: the kernels, the mean's basis, the checked options with their first start.

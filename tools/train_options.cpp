@@ -130,12 +130,6 @@ void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_
              const TrainingMethod& method, bool fresh) {
   auto set = [&](const char* option) { return fresh || given(values, option); };
   const std::string saved_output = job.output_path;
-  if (given(values, "tol") && !method.stops_at_tol()) {
-    throw UsageError(fmt::format("--tol is for the dense solvers and cholqr; {}",
-                                 method.stops_at_gap() ? std::string(method.name) + " stops at --gap"
-                                                       : fmt::format("--model {} runs to --basis", method.name)));
-  }
-  if (given(values, "gap") && !method.stops_at_gap()) throw UsageError("--gap is for --model sggp");
   if (method.stops_at_tol() && set("tol")) {
     job.stopping.tolerance = given(values, "tol") ? options.tolerance : default_tolerance(method.tolerance);
   }
@@ -176,18 +170,18 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
   std::optional<Standardisation> file_standardisation;
   const DatasetDescription description = read_dataset_description(options.dataset);
   const bool learn = values.count("learn-hyper") != 0;
+  check_job_rules_of({.method = options.model == kExactModel ? options.solver : options.model,
+                      .learn = learn,
+                      .standardise = values.count("no-standardise") == 0,
+                      .kernel = options.kernel,
+                      .given = given_parameters(values)});
   if (learn) {
     if (values.count("hyper") != 0) {
       throw UsageError(
           "give --learn-hyper or --hyper, not both (to start the search from a file's values, give --init FILE)");
     }
-    if (values.count("no-standardise") != 0)
-      throw UsageError("--learn-hyper learns on standardised data; drop --no-standardise");
   } else {
     if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
-    if (const auto option = HyperparameterLearningOptions::first_given(values)) {
-      throw UsageError(fmt::format("--{} is an option of learning: it needs --learn-hyper", *option));
-    }
     configuration.prior = prior_from(options, values, description, file_standardisation);
   }
   if (options.model == kExactModel) {
@@ -275,6 +269,7 @@ Checkpoint configure_resumed(TrainOptions& options, const po::variables_map& val
                  "(and --tol, --max-iter, --time-limit as the job was launched)",
                  options.resume);
   options.resumed_log = configuration.job.log_path;
+  check_job_rules_of({.method = configuration.solver.name, .resumed = true, .given = given_parameters(values)});
   set_job(configuration.job, options, values, method_of(configuration), /*fresh=*/false);
   return checkpoint;
 }
@@ -314,10 +309,10 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
   // clang-format off
   out.add_options()
       ("hyper", po::value(&options.hyper_file), "hyperparameter file (JSON, from gpstream hyper or as ../shared/data/hyper/*.json)")
-      ("learn-hyper", "learn the model first, as gpstream hyper does: the kernel (default auto), its hyperparameters and the mean (with --kernel, --mean, --learn-on, --subset, ...)")
       ("save-hyper", po::value(&options.save_hyper), "with --learn-hyper: also write the learned values to this JSON file")
-      ("no-standardise", "use inputs and targets as they are")
       ("checkpoint", po::value(&options.checkpoint), "checkpoint file, written periodically and when the run stops");
+  add_parameter_switch(out, "learn_hyper");
+  add_parameter_switch(out, "standardise");
   add_parameter(out, "checkpoint_every", options.checkpoint_every);
   out.add_options()
       ("resume", po::value(&options.resume), "continue the job saved in this checkpoint: its stopping rule, output, log and checkpoint cadence, unless given again")

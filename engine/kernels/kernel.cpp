@@ -3,7 +3,6 @@
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/kernels/kernel_implementations.h"
-#include "engine/kernels/kernel_parameters.h"
 
 #include <tbb/parallel_for.h>
 
@@ -157,7 +156,15 @@ KernelHyperparameters parse_kernel_shape(const std::string& name) {
   return shape;
 }
 
-std::size_t Kernel::parameter_count() const { return parameter_layout(hyperparameters_).size(); }
+// The layout's length (kernel_parameters.h) without making it: called for every block of a likelihood.
+std::size_t Kernel::parameter_count() const {
+  std::size_t count = 1;  // σ²
+  for (std::size_t t = 0; t < hyperparameters_.term_count(); ++t) {
+    const KernelTerm& term = hyperparameters_.term(t);
+    count += term.lengthscales.size() + 1 + term.family_parameters.size();
+  }
+  return count;
+}
 
 std::vector<double> conditioning_scale(const KernelHyperparameters& hyperparameters, std::size_t d) {
   std::vector<double> scale(d, 1.0);

@@ -306,7 +306,6 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             if self.solver not in _DENSE_SOLVERS:
                 raise ValueError(f"solver={self.solver!r}: choose one of {', '.join(_DENSE_SOLVERS)}")
             parameters.method = self.solver
-            parameters.tol = 0.0 if self.tol is None else float(self.tol)  # 0: the engine's default
             if self.precision not in ("auto", "double"):
                 raise ValueError(f"precision={self.precision!r}: choose 'auto' or 'double'")
             parameters.precision = str(self.precision)
@@ -318,13 +317,16 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             parameters.method, parameters.basis_size = self.model, basis
         else:
             raise ValueError(f"model={self.model!r}: choose 'exact' or one of {', '.join(_SPARSE_MODELS)}")
+        parameters.tol = 0.0 if self.tol is None else float(self.tol)  # 0: the method's default (cholqr's too)
         learning = self.optimizer == "lbfgs"
         if self.optimizer is not None and not learning:
             raise ValueError(f"optimizer={self.optimizer!r}: choose 'lbfgs' or None")
-        if not learning and (self.kernel == "auto" or self.mean is not None):
-            raise ValueError("kernel='auto' and mean are learned: they need optimizer='lbfgs'")
-        if learning and not self.standardise:
-            raise ValueError("optimizer='lbfgs' learns on standardised data: it needs standardise=True")
+        # The rules between parameters are the command line's (api/job_rules.h): the ones the user set, by
+        # the schema's names.
+        given = [name for name, value in (("mean", self.mean), ("tol", self.tol)) if value is not None]
+        if self.all_rows_steps:
+            given.append("all_rows_steps")
+        _gpstream.check_job_rules(parameters.method, learning, bool(self.standardise), str(self.kernel), given)
         if scales.size == 1 and wanted > 1:
             scales = np.repeat(scales, wanted)
         parameters.kernel = str(self.kernel)
@@ -335,8 +337,6 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         parameters.learn = learning
         if self.mean is not None:
             parameters.mean = str(self.mean)
-        if self.all_rows_steps and not learning:
-            raise ValueError("all_rows_steps refines learned hyperparameters: it needs optimizer='lbfgs'")
         parameters.all_rows_steps = int(self.all_rows_steps or 0)
         parameters.standardise = bool(self.standardise)
         if self.max_iter is not None:

@@ -14,6 +14,7 @@
 #include "api/compute.h"
 #include "api/datasets.h"
 #include "api/file_description.h"
+#include "api/job_rules.h"
 #include "api/parameter_schema.h"
 #include "api/search_checkpoints.h"
 #include "api/predictor.h"
@@ -50,9 +51,14 @@ namespace py = pybind11;
 namespace {
 
 // A message from the libraries with its parameters (in backticks: engine/core/error.h) spelt as Python's
-// keywords, which are the API's names.
+// keywords, which are the API's names — but for the two the estimator spells as a value of another: learning
+// is optimizer='lbfgs', and the schema's `standardise` (the command line's --no-standardise) standardise=False.
 std::string for_python(std::string_view message) {
-  return gpstream::spell_parameters(message, [](std::string_view name) { return std::string(name); });
+  return gpstream::spell_parameters(message, [](std::string_view name) {
+    if (name == "learn_hyper") return std::string("optimizer='lbfgs'");
+    if (name == "standardise") return std::string("standardise=False");
+    return std::string(name);
+  });
 }
 
 py::dict describe(const gpstream::ModelDescription& model) {
@@ -736,5 +742,15 @@ PYBIND11_MODULE(_gpstream, module) {
       },
       "The kernel registry's families: name, stationary, smoothness (Matérn nu; inf for rbf; nan: not of the "
       "Matérn class), parameters (the family's own: name -> start, lower, upper, meaning).");
+  module.def(
+      "check_job_rules",
+      [](const std::string& method, bool learn, bool standardise, const std::string& kernel,
+         const std::vector<std::string>& given) {
+        gpstream::check_job_rules(
+            {.method = method, .learn = learn, .standardise = standardise, .kernel = kernel, .given = given});
+      },
+      py::arg("method"), py::arg("learn"), py::arg("standardise"), py::arg("kernel"), py::arg("given"),
+      "The rules between a job's parameters (api/job_rules.h), the command line's too; ValueError for the first "
+      "broken, naming the parameters as the estimator spells them.");
   module.attr("version") = GPSTREAM_VERSION;
 }

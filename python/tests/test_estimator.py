@@ -170,8 +170,16 @@ def test_kernel_auto_learns_the_model_gpstream_hyper_learns(cli, tmp_path):
     np.testing.assert_allclose(gp.noise_variance_, learned["noise_variance"], rtol=1e-6)
     # Without a mean, the GP alone; and what is learned needs the optimiser.
     assert gpstream.GaussianProcessRegressor(kernel="rbf", optimizer="lbfgs", mean="none").fit(X, y).mean_ == "none"
-    with pytest.raises(ValueError, match="need optimizer='lbfgs'"):
+    # The rules between parameters are the command line's, spelt as the estimator's keywords.
+    with pytest.raises(ValueError, match="kernel auto compares kernels by their learned evidence: it needs "
+                                         "optimizer='lbfgs'"):
         gpstream.GaussianProcessRegressor(kernel="auto").fit(X, y)
+    with pytest.raises(ValueError, match="mean is an option of learning: it needs optimizer='lbfgs'"):
+        gpstream.GaussianProcessRegressor(mean="linear").fit(X, y)
+    with pytest.raises(ValueError, match="optimizer='lbfgs' learns on standardised data: drop standardise=False"):
+        gpstream.GaussianProcessRegressor(optimizer="lbfgs", standardise=False).fit(X, y)
+    with pytest.raises(ValueError, match="tol is for the dense solvers and cholqr: sggp stops at gap"):
+        gpstream.GaussianProcessRegressor(model="sggp", basis_size=20, tol=1e-3).fit(X, y)
 
 
 def test_a_model_of_the_command_line_predicts_in_python_and_back(tmp_path, cli):
@@ -371,7 +379,7 @@ def test_errors_are_python_exceptions():
                                 ({"basis_size": 2.5, "model": "sr"}, "basis_size=2.5: give a whole number, at least 1"),
                                 ({"random_state": -2}, "random_state=-2"), ({"memory": "lots"}, "memory: \"lots\""),
                                 ({"optimizer": "lbfgs", "all_rows_steps": -1}, "all_rows_steps=-1"),
-                                ({"all_rows_steps": 2}, "all_rows_steps refines learned hyperparameters"),
+                                ({"all_rows_steps": 2}, "all_rows_steps is an option of learning: it needs optimizer='lbfgs'"),
                                 ({"kernel": "cubic"}, "kernel='cubic': unknown kernel"),
                                 ({"optimizer": "lbfgs", "mean": "quadratic"}, "mean: unknown mean \"quadratic\"")]:
         with pytest.raises(ValueError, match=re.escape(message)) as raised:

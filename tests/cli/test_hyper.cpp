@@ -74,6 +74,16 @@ TEST_CASE("hyper learns, prints its trace and writes a file that train uses, and
   CHECK(again.prior.kernel.lengthscales == file.prior.kernel.lengthscales);
   CHECK(again.prior.kernel.noise_variance == file.prior.kernel.noise_variance);
   CHECK(gpstream::read_dense_model(model2).prior.kernel.signal_variance == file.prior.kernel.signal_variance);
+
+  // And without --seed: both take the schema's default seed (hyper's used to be 0, train's 1).
+  const std::string by_default = directory.file("default.json"), saved_by_default = directory.file("default2.json");
+  REQUIRE(run_gpstream("hyper " + quote(data) + " -o " + quote(by_default) + " --subset 250 --restarts 1 -q")
+              .exit_code == 0);
+  REQUIRE(run_gpstream("train " + quote(data) + " -o " + quote(directory.file("model3.h5")) +
+                       " --learn-hyper --subset 250 --restarts 1 -q --save-hyper " + quote(saved_by_default))
+              .exit_code == 0);
+  CHECK(gpstream::read_hyperparameter_file(by_default).prior.kernel.lengthscales ==
+        gpstream::read_hyperparameter_file(saved_by_default).prior.kernel.lengthscales);
 }
 
 TEST_CASE("hyperparameter learning rejects bad inputs with one clear line and no output file") {

@@ -143,7 +143,13 @@ TEST_CASE("numeric options that are not numbers, or out of range, are refused in
   refused("--cache disc", "--cache: unknown kernel-column cache \"disc\" (choose off, ram, disk or auto)", 2);
   refused("--cache ram --cache-dir .", "--cache-dir and --cache-disk are for the disk tier (--cache disk or auto)", 2);
   refused("--cache disk --cache-disk 0", "--cache-disk: \"0\" is not a positive size", 2);
-  refused("--model sggp --basis 20 --tol 1e-3", "--tol is for the dense solvers and cholqr; sggp stops at --gap", 2);
+  refused("--model sggp --basis 20 --tol 1e-3", "--tol is for the dense solvers and cholqr: sggp stops at --gap", 2);
+  // The rules between parameters are the API's (api/job_rules.h), Python's too (its test spells them as keywords).
+  refused("--model sd --basis 20 --tol 1e-3", "--tol is for the dense solvers and cholqr: --model sd runs to --basis",
+          2);
+  refused("--kernel auto", "--kernel auto compares kernels by their learned evidence: it needs --learn-hyper", 2);
+  refused("--mean none", "--mean is an option of learning: it needs --learn-hyper", 2);
+  refused("--learn-hyper --no-standardise", "--learn-hyper learns on standardised data: drop --no-standardise", 2);
   // Hyperparameters whose derived quantities overflow are refused before any work.
   const auto tiny = run_gpstream("train " + quote(train) + " -o " + quote(directory.file("m.h5")) +
                                  " --kernel se --lengthscales 1e-300 --noise-var 0.1");
