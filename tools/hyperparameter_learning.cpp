@@ -249,7 +249,8 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
         !fit.resolved   ? std::string("  (not compared: a term shorter than the rows' spacing)")
         : !fit.compared ? fmt::format("  (not compared: Vecchia off by {:.2g} nats per row)", fit.check.error_per_row)
         : learned.candidates.size() > 1 && c == learned.chosen ? "  <- chosen"
-                                                               : "";
+        : fit.raced ? "  (raced: stopped where it could not catch the chosen one)"
+                    : "";
     lines.push_back(fmt::format("{:<24} {:>16} {:>24} {:>6} {:>8.1f}  {}{}", fit.name,
                                 fit.composed ? std::string("-") : fmt::format("{:.2f}", fit.subset.search.objective),
                                 learned.all_rows ? fmt::format("{:.2f}", fit.objective) : std::string("-"),

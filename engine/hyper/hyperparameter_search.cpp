@@ -323,7 +323,8 @@ SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHy
           std::vector<double>(best.end() - static_cast<std::ptrdiff_t>(mean_terms), best.end()),
           minimum.value,
           minimum.evaluations,
-          minimum.stop_reason};
+          minimum.stop_reason,
+          false};
 }
 
 namespace {
@@ -352,9 +353,11 @@ void correct_along_last_step(std::vector<double>& matrix, std::size_t all, std::
 
 // The scoring step s = −(B + λ·diag B)⁻¹ g on the parameters that are free, B the information `matrix`: a
 // parameter on a bound whose gradient points out of the box is held (its s is 0). λ starts at 0 and grows ten-fold
-// until the matrix factors (a parameter the likelihood does not depend on makes it singular).
+// until the matrix factors (a parameter the likelihood does not depend on makes it singular). The step is capped
+// (kLargestScoringStep); `model_decrease` gets what the whole step's quadratic model predicts, −½ gᵀs.
 std::vector<double> scoring_step(const std::vector<double>& information, std::span<const double> gradient,
-                                 std::span<const double> theta, const LogParameterBounds& bounds) {
+                                 std::span<const double> theta, const LogParameterBounds& bounds,
+                                 double& model_decrease) {
   const std::size_t all = theta.size();
   std::vector<std::size_t> free;
   for (std::size_t j = 0; j < all; ++j) {
@@ -376,6 +379,8 @@ std::vector<double> scoring_step(const std::vector<double>& information, std::sp
   for (std::size_t a = 0; a < k; ++a) solution[a] = -gradient[free[a]];
   small_cholesky::forward_solve(matrix.data(), k, solution.data());
   small_cholesky::backward_solve(matrix.data(), k, solution.data());
+  model_decrease = 0.0;
+  for (std::size_t a = 0; a < k; ++a) model_decrease -= 0.5 * gradient[free[a]] * solution[a];
   // At most a factor e² in any value a step: the information is a local model.
   double largest = 0.0;
   for (const double value : solution) largest = std::max(largest, std::abs(value));
@@ -418,14 +423,25 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
   std::string reason = "evaluation limit reached";
   std::size_t rejected = 0;
   std::vector<double> last_step, gradient_change;  // over the last accepted step
+  bool gave_up = false;
   while (evaluations < options.max_evaluations) {
-    std::vector<double> step = scoring_step(at.information, at.gradient, theta, bounds);
+    double model_decrease = 0.0;
+    std::vector<double> step = scoring_step(at.information, at.gradient, theta, bounds, model_decrease);
     double turn = 0.0;  // < 0: the step turns back on the last one, the zigzag of a curvature underestimated
     for (std::size_t j = 0; j < last_step.size(); ++j) turn += step[j] * last_step[j];
     if (turn < 0.0) {
       std::vector<double> matrix = at.information;
       correct_along_last_step(matrix, theta.size(), last_step, gradient_change);
-      step = scoring_step(matrix, at.gradient, theta, bounds);
+      double corrected_decrease = 0.0;
+      step = scoring_step(matrix, at.gradient, theta, bounds, corrected_decrease);
+      model_decrease = std::max(model_decrease, corrected_decrease);
+    }
+    if (at.value - kRaceMargin * model_decrease > options.give_up_above) {
+      reason = fmt::format("stopped: {:.2f} less {:g} times the {:.3g} its model predicts would still not reach "
+                           "{:.2f}, where it would catch the best candidate",
+                           at.value, kRaceMargin, model_decrease, options.give_up_above);
+      gave_up = true;
+      break;
     }
     double slope = 0.0;  // gᵀs < 0: the decrease the quadratic model predicts is −½ gᵀs
     for (std::size_t j = 0; j < theta.size(); ++j) slope += at.gradient[j] * step[j];
@@ -473,7 +489,7 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
   }
   const std::span<const double> best(theta);
   return {start,        kernel_at(best), initial_mean, std::vector<double>(best.end() - static_cast<std::ptrdiff_t>(mean_terms), best.end()),
-          at.value, evaluations, reason};
+          at.value, evaluations, reason, gave_up};
 }
 
 HyperparameterSearchResult learn_hyperparameters(Context& context, const double* x, std::span<const double> y,

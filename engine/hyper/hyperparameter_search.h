@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -68,7 +69,14 @@ struct HyperparameterSearchOptions {
   // user's `start` unused).
   std::vector<KernelType> further_terms;
   std::optional<KernelHyperparameters> initial;
+  // Racing (Fisher scoring only): a candidate whose objective stays above this even after kRaceMargin times
+  // the decrease the quadratic model predicts cannot catch the best candidate, and its search stops.
+  double give_up_above = std::numeric_limits<double>::infinity();
 };
+
+// How much more than the Fisher model's predicted decrease a candidate is granted before racing stops it: the
+// model is exact at the optimum and underestimates what is left far from it, where decreases are large anyway.
+inline constexpr double kRaceMargin = 10.0;
 
 struct SearchStart {
   KernelHyperparameters initial, optimum;
@@ -76,6 +84,7 @@ struct SearchStart {
   double objective = 0.0;
   std::size_t evaluations = 0;
   std::string stop_reason;  // NLopt's, in words
+  bool gave_up = false;     // stopped by racing (HyperparameterSearchOptions::give_up_above)
 };
 
 struct HyperparameterSearchResult {

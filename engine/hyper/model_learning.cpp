@@ -38,9 +38,11 @@ void gather_all_rows(Context& context, RowSource& rows, const RowPartition& part
   collect_partitioned_rows(context.communicator(), rows, partition, all, x, nullptr, &y);
 }
 
-// Step 2 for one candidate: rounds of conditioning sets and searches from the subset's optimum.
+// Step 2 for one candidate: rounds of conditioning sets and searches from the subset's optimum; a search that
+// cannot bring the objective below `give_up_above` stops there (racing).
 void refine_on_all_rows(Context& context, VecchiaLikelihood& vecchia, Likelihood& objective, std::size_t candidate,
-                        const ModelLearningOptions& options, CandidateFit& fit) {
+                        const ModelLearningOptions& options, CandidateFit& fit,
+                        double give_up_above = std::numeric_limits<double>::infinity()) {
   const auto started = std::chrono::steady_clock::now();
   HyperparameterSearchOptions search;
   search.kernel = fit.hyperparameters.type;
@@ -49,6 +51,7 @@ void refine_on_all_rows(Context& context, VecchiaLikelihood& vecchia, Likelihood
   search.tolerance = options.subset.tolerance * static_cast<double>(std::max<std::size_t>(fit.subset.subset_size, 1)) /
                      static_cast<double>(vecchia.rows());
   search.max_evaluations = options.max_evaluations;
+  search.give_up_above = give_up_above;
   WorkProgress progress(context, options.rounds);
   KernelHyperparameters h = fit.hyperparameters;
   std::vector<double> beta = fit.mean_coefficients;
@@ -65,6 +68,10 @@ void refine_on_all_rows(Context& context, VecchiaLikelihood& vecchia, Likelihood
     fit.objective = result.objective;
     fit.all_rows_evaluations += result.evaluations;
     ++fit.rounds;
+    if (result.gave_up) {
+      fit.raced = true;
+      break;
+    }
   }
   fit.hyperparameters = h;
   fit.mean_coefficients = beta;
@@ -145,6 +152,19 @@ void refine_by_stochastic_gradient_on_all_rows(Context& context, RowSource& rows
 double information_criterion(const CandidateFit& fit, double rows) {
   const std::size_t parameters = log_parameters(fit.hyperparameters).size() + fit.mean_coefficients.size();
   return fit.objective + 0.5 * static_cast<double>(parameters) * std::log(rows);
+}
+
+// Racing: the objective on `rows` rows below which `fit` (a step 3 sum when `fit.composed`, with its margin)
+// would beat the best criterion of `others` refined so far; +∞ without racing.
+double race_mark(const std::vector<CandidateFit>& others, const CandidateFit& fit, std::size_t rows,
+                 const ModelLearningOptions& options) {
+  if (!options.race) return std::numeric_limits<double>::infinity();
+  double best = std::numeric_limits<double>::infinity();
+  for (const CandidateFit& other : others) best = std::min(best, other.criterion);
+  const double n = static_cast<double>(rows);
+  const double penalty = information_criterion(fit, n) - fit.objective +
+                         (fit.composed ? options.sum_margin_per_row * n : 0.0);
+  return best - penalty;
 }
 
 // Terms of one sum, all of one family, the shortest first: the Vecchia likelihood's conditioning sets follow
@@ -272,7 +292,7 @@ void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& obje
     fit.name = kernel_name(fit.hyperparameters);
     fit.mean_coefficients = base.mean_coefficients;
     fit.subset.subset_size = base.subset.subset_size;  // the precision the search asks for per row
-    refine_on_all_rows(context, vecchia, objective, index, options, fit);
+    refine_on_all_rows(context, vecchia, objective, index, options, fit, race_mark(learned.candidates, fit, n, options));
     learned.evaluations += fit.all_rows_evaluations;
     fit.check = check_vecchia(context, x, y, d, options, fit);
     // A term whose lengthscales the rows do not resolve (the median nearest row beyond one of them) is noise by
@@ -353,13 +373,21 @@ LearnedModel learn_candidates(Context& context, RowSource& rows, const RowPartit
     if (journal != nullptr) journaled.emplace(*vecchia, *journal);
   }
   Likelihood* all_rows_objective = journaled ? static_cast<Likelihood*>(&*journaled) : vecchia.get();
-  for (std::size_t c = 0; c < learned.candidates.size(); ++c) {
+  // Best on the subset first, so that racing has its mark early: each raced against those refined before it.
+  std::vector<std::size_t> order(learned.candidates.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return learned.candidates[a].objective < learned.candidates[b].objective;
+  });
+  std::vector<CandidateFit> refined;
+  for (const std::size_t c : order) {
     CandidateFit& fit = learned.candidates[c];
     if (trusted) {
-      refine_on_all_rows(context, *vecchia, *all_rows_objective, c, options, fit);
+      refine_on_all_rows(context, *vecchia, *all_rows_objective, c, options, fit, race_mark(refined, fit, n, options));
       learned.evaluations += fit.all_rows_evaluations;
     }
     fit.criterion = information_criterion(fit, static_cast<double>(trusted ? n : fit.subset.subset_size));
+    refined.push_back(fit);
   }
   const auto best = [&] {
     std::size_t chosen = 0;

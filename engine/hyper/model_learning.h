@@ -90,6 +90,10 @@ struct ModelLearningOptions {
   // predicted its test region worse (6.96 m against 6.64 m); a generated two-scale field's sum gained 0.0089 a
   // row and predicted 20 % better; the satellite set's sum, 0.011 a row, 25 % better.
   double sum_margin_per_row = 0.005;
+  // Racing [issue 57]: steps 2 and 3 refine the candidates best first (step 2 in the order of their subset
+  // criteria), and a candidate's Fisher scoring stops where its objective, less kRaceMargin times the decrease
+  // its quadratic model predicts, could not make its criterion beat the best so far (docs/model.md).
+  bool race = true;
 };
 
 // The Vecchia likelihood against the exact one on as many random rows as
@@ -127,6 +131,9 @@ struct CandidateFit {
   bool composed = false;
   bool resolved = true;
   bool compared = true;
+  // Stopped by racing (ModelLearningOptions::race): its objective could not reach the best candidate's
+  // criterion, its model's predicted decrease granted kRaceMargin times over (hyper/hyperparameter_search.h).
+  bool raced = false;
 };
 
 struct LearnedModel {

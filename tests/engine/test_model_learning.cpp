@@ -303,6 +303,36 @@ TEST_CASE("auto composes: a sum of a short and a long term from a two-scale fiel
   }
 }
 
+TEST_CASE("racing stops the sums that cannot catch the chosen kernel, and chooses what the full comparison does") {
+  const KernelHyperparameters one_scale{KernelType::matern32, {0.4, 0.4}, 1.0, 0.01};
+  const Problem p = draw_from_gp(one_scale, 1500, 23);
+  InMemoryRowSource rows = p.source();
+  ModelLearningOptions options = compare_kernels(400, /*all_rows=*/true);
+  options.kernels = {KernelHyperparameters(KernelType::matern32, {}, 1.0, 0.1)};
+  options.max_terms = 3;
+  const auto learn = [&](bool race) {
+    options.race = race;
+    Context context({.seed = 5});
+    return learn_model(context, rows, RowPartition::whole(p.rows()), options);
+  };
+  const LearnedModel full = learn(false), raced = learn(true);
+  REQUIRE(full.all_rows);
+  CHECK(raced.chosen == full.chosen);
+  CHECK(log_parameters(raced.best().hyperparameters) == log_parameters(full.best().hyperparameters));
+  std::size_t stopped = 0, full_evaluations = 0, raced_evaluations = 0;
+  for (const CandidateFit& fit : raced.candidates) {
+    stopped += fit.raced ? 1 : 0;
+    raced_evaluations += fit.all_rows_evaluations;
+    CHECK(fit.criterion >= raced.best().criterion);
+  }
+  for (const CandidateFit& fit : full.candidates) {
+    CHECK_FALSE(fit.raced);
+    full_evaluations += fit.all_rows_evaluations;
+  }
+  CHECK(stopped >= 1);
+  CHECK(raced_evaluations < full_evaluations);
+}
+
 TEST_CASE("a composed search resumed from its journal ends where the uninterrupted one does, bit for bit") {
   const KernelHyperparameters two_scales{
       KernelType::matern32, {0.15, 0.15}, 0.5, 0.01, {{KernelType::matern32, {1.5, 1.5}, 1.0}}};
