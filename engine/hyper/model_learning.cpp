@@ -1,9 +1,10 @@
 #include "engine/hyper/model_learning.h"
 
+#include "engine/hyper/sum_starts.h"
+
 #include "engine/core/error.h"
 #include "engine/core/size_arithmetic.h"
 #include "engine/core/work_progress.h"
-#include "engine/data/nearest_neighbours.h"
 #include "engine/data/partitioned_rows.h"
 #include "engine/data/row_source_utilities.h"
 
@@ -167,104 +168,6 @@ double race_mark(const std::vector<CandidateFit>& others, const CandidateFit& fi
   return best - penalty;
 }
 
-// Terms of one sum, all of one family, the shortest first: the Vecchia likelihood's conditioning sets follow
-// the first term's lengthscales.
-struct Scales {
-  std::vector<KernelTerm> terms;
-  KernelHyperparameters with_noise(double noise) const { return KernelHyperparameters::of_terms(terms, noise); }
-};
-
-Scales scales_of(const KernelHyperparameters& h) { return {h.terms()}; }
-
-// `scales` with one more term at `ratio` times its longest (ratio > 1) or shortest (ratio < 1) term's
-// lengthscales — no longer than twice the rows' extent in each input, where a term is flat — taking a third of
-// the signal variance from the others.
-Scales with_term(Scales scales, double ratio, const std::vector<double>& extent) {
-  KernelTerm added = ratio > 1 ? scales.terms.back() : scales.terms.front();
-  std::vector<double>& lengthscales = added.lengthscales;
-  for (std::size_t l = 0; l < lengthscales.size(); ++l) {
-    lengthscales[l] *= ratio;
-    if (lengthscales.size() == extent.size()) lengthscales[l] = std::min(lengthscales[l], 2 * extent[l]);
-  }
-  added.signal_variance = 0.0;
-  for (KernelTerm& term : scales.terms) {
-    term.signal_variance *= 2.0 / 3.0;
-    added.signal_variance += term.signal_variance / 2.0;
-  }
-  if (ratio > 1) {
-    scales.terms.push_back(std::move(added));
-  } else {
-    scales.terms.insert(scales.terms.begin(), std::move(added));
-  }
-  return scales;
-}
-
-// The median over up to 1,000 rows (an even spread of them) of the distance to the nearest other row, in units
-// of `lengthscales`.
-double median_neighbour_distance(const std::vector<double>& x, std::size_t d, const std::vector<double>& lengthscales) {
-  const std::size_t n = x.size() / d;
-  if (n < 2) return std::numeric_limits<double>::infinity();
-  std::vector<double> scale(d);
-  for (std::size_t l = 0; l < d; ++l) scale[l] = 1.0 / lengthscales[lengthscales.size() == 1 ? 0 : l];
-  const NeighbourIndex index(x.data(), n, d, scale);
-  const std::size_t samples = std::min<std::size_t>(n, 1000);
-  std::vector<double> distances;
-  std::vector<std::uint32_t> found;
-  for (std::size_t k = 0; k < samples; ++k) {
-    const std::size_t i = k * n / samples;
-    index.nearest_before(i, 2, n, found);
-    for (const std::uint32_t j : found) {
-      if (j == i) continue;
-      double squared = 0.0;
-      for (std::size_t l = 0; l < d; ++l) {
-        const double difference = (x[i * d + l] - x[j * d + l]) * scale[l];
-        squared += difference * difference;
-      }
-      distances.push_back(std::sqrt(squared));
-      break;
-    }
-  }
-  if (distances.empty()) return std::numeric_limits<double>::infinity();
-  std::nth_element(distances.begin(), distances.begin() + static_cast<std::ptrdiff_t>(distances.size() / 2),
-                   distances.end());
-  return distances[distances.size() / 2];
-}
-
-// Each input's shortest lengthscale over a sum's terms.
-std::vector<double> shortest_lengthscales(const KernelHyperparameters& h) {
-  std::vector<double> shortest = h.lengthscales;
-  for (std::size_t t = 1; t < h.term_count(); ++t) {
-    const std::vector<double>& lengthscales = h.term(t).lengthscales;
-    if (lengthscales.size() != shortest.size()) continue;
-    for (std::size_t l = 0; l < shortest.size(); ++l) shortest[l] = std::min(shortest[l], lengthscales[l]);
-  }
-  return shortest;
-}
-
-// Where the chosen fit's lengthscales fall into two groups an order of magnitude apart (coordinates and
-// covariates: bcef's [0.035, 0.034, 5.97]), a sum of a term over each group — the spatial term plus a covariate
-// term — each term's other inputs at the longest lengthscale, where it ignores them; else nothing.
-std::optional<Scales> split_by_inputs(const KernelHyperparameters& h) {
-  const std::vector<double>& lengthscales = h.lengthscales;
-  const std::size_t d = lengthscales.size();
-  if (d < 3) return std::nullopt;
-  std::vector<double> sorted = lengthscales;
-  std::sort(sorted.begin(), sorted.end());
-  std::size_t cut = 0;  // the group boundary: after sorted[cut]
-  for (std::size_t k = 1; k + 1 < d; ++k) {
-    if (sorted[k + 1] / sorted[k] > sorted[cut + 1] / sorted[cut]) cut = k;
-  }
-  if (sorted[cut + 1] / sorted[cut] < 10 || sorted[d - 1] >= kLongestLengthscale) return std::nullopt;
-  std::vector<double> short_term(d, kLongestLengthscale), long_term(d, kLongestLengthscale);
-  for (std::size_t l = 0; l < d; ++l) (lengthscales[l] <= sorted[cut] ? short_term : long_term)[l] = lengthscales[l];
-  KernelTerm short_range = h, long_range = h;
-  short_range.lengthscales = short_term;
-  short_range.signal_variance = h.signal_variance * 2.0 / 3.0;
-  long_range.lengthscales = long_term;
-  long_range.signal_variance = h.signal_variance / 3.0;
-  return Scales{{short_range, long_range}};
-}
-
 // Step 3: sums of the chosen family at separated scales. Two starts of two terms — a longer term beside the
 // chosen fit's, or a shorter one where the rows resolve it — and a term over the coordinates plus one over the
 // covariates where the inputs split so; then, from the better pair where it beats the chosen fit, a third term
@@ -285,7 +188,7 @@ void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& obje
     extent[l] = high - low;
   }
   const double noise = base.hyperparameters.noise_variance;
-  const auto fit_from = [&](const Scales& start, std::size_t index) {
+  const auto fit_from = [&](const SumStart& start, std::size_t index) {
     CandidateFit fit;
     fit.composed = true;
     fit.hyperparameters = start.with_noise(noise);
@@ -307,7 +210,7 @@ void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& obje
     learned.candidates.push_back(fit);
     return learned.candidates.size() - 1;
   };
-  const Scales single = scales_of(base.hyperparameters);
+  const SumStart single = sum_start_of(base.hyperparameters);
   const double ratio = options.scale_ratio;
   std::size_t index = learned.candidates.size();
   const std::size_t longer = fit_from(with_term(single, ratio, extent), index++);
@@ -317,11 +220,11 @@ void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& obje
   const bool resolved = median_neighbour_distance(x, d, base.hyperparameters.lengthscales) * ratio < 1.0;
   const std::size_t shorter = resolved ? fit_from(with_term(single, 1 / ratio, extent), index++) : longer;
   // Beside them, a term on the coordinates plus one on the covariates, where the inputs split so.
-  if (const std::optional<Scales> split = split_by_inputs(base.hyperparameters)) fit_from(*split, index++);
+  if (const std::optional<SumStart> split = split_by_inputs(base.hyperparameters)) fit_from(*split, index++);
   const bool long_side = learned.candidates[longer].criterion <= learned.candidates[shorter].criterion;
   const CandidateFit& pair = learned.candidates[long_side ? longer : shorter];
   if (options.max_terms >= 3 && pair.criterion < base.criterion) {
-    fit_from(with_term(scales_of(pair.hyperparameters), long_side ? ratio : 1 / ratio, extent), index++);
+    fit_from(with_term(sum_start_of(pair.hyperparameters), long_side ? ratio : 1 / ratio, extent), index++);
   }
 }
 

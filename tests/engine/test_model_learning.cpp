@@ -2,7 +2,9 @@
 // the mean by least squares, and a search resumed from its journal.
 #include "engine/core/progress.h"
 #include "engine/data/mean_function.h"
+#include "engine/hyper/hyperparameter_search.h"
 #include "engine/hyper/model_learning.h"
+#include "engine/hyper/sum_starts.h"
 #include "tests/engine/problems.h"
 
 #include <doctest/doctest.h>
@@ -331,6 +333,49 @@ TEST_CASE("racing stops the sums that cannot catch the chosen kernel, and choose
   }
   CHECK(stopped >= 1);
   CHECK(raced_evaluations < full_evaluations);
+}
+
+TEST_CASE("step 3's starts: a term at a separated scale, a split of the inputs, and whether rows resolve a term") {
+  // A term added beside the longest, capped at twice the rows' extent, taking a third of the variance.
+  const KernelHyperparameters chosen(KernelType::matern12, {0.035, 0.034, 5.97}, 0.9, 0.04);
+  const SumStart longer = with_term(sum_start_of(chosen), 5.0, {4.0, 4.0, 4.0});
+  REQUIRE(longer.terms.size() == 2);
+  CHECK(longer.terms[1].lengthscales[0] == doctest::Approx(0.175));
+  CHECK(longer.terms[1].lengthscales[1] == doctest::Approx(0.17));
+  CHECK(longer.terms[1].lengthscales[2] == 8.0);  // 5 × 5.97, capped at twice the extent
+  CHECK(longer.terms[0].signal_variance + longer.terms[1].signal_variance == doctest::Approx(0.9));
+  CHECK(longer.terms[1].signal_variance == doctest::Approx(0.3));
+  // A shorter one goes first: the Vecchia sets follow the first term.
+  const SumStart shorter = with_term(sum_start_of(chosen), 0.2, {4.0, 4.0, 4.0});
+  CHECK(shorter.terms[0].lengthscales[0] == doctest::Approx(0.007));
+  CHECK(kernel_name(shorter.with_noise(0.04)) == "matern12+matern12");
+
+  // bcef's lengthscales split into the coordinates and the covariate: each term ignores the other group.
+  const std::optional<SumStart> split = split_by_inputs(chosen);
+  REQUIRE(split.has_value());
+  REQUIRE(split->terms.size() == 2);
+  CHECK(split->terms[0].lengthscales == std::vector<double>{0.035, 0.034, kLongestLengthscale});
+  CHECK(split->terms[1].lengthscales == std::vector<double>{kLongestLengthscale, kLongestLengthscale, 5.97});
+  CHECK(split->terms[0].signal_variance == doctest::Approx(0.6));
+  // No split for two inputs, for lengthscales within a factor 10, or for an input already switched off.
+  CHECK_FALSE(split_by_inputs({KernelType::matern12, {0.03, 5.0}, 1.0, 0.1}).has_value());
+  CHECK_FALSE(split_by_inputs({KernelType::matern12, {0.3, 0.5, 2.0}, 1.0, 0.1}).has_value());
+  CHECK_FALSE(split_by_inputs({KernelType::matern12, {0.03, 0.05, kLongestLengthscale}, 1.0, 0.1}).has_value());
+  // The widest ratio between neighbours decides where the groups part.
+  const std::optional<SumStart> three = split_by_inputs({KernelType::matern12, {0.01, 0.2, 0.25, 30.0}, 1.0, 0.1});
+  REQUIRE(three.has_value());
+  CHECK(three->terms[0].lengthscales[2] == 0.25);
+  CHECK(three->terms[1].lengthscales[3] == 30.0);
+
+  // Rows on a unit grid: the nearest row 1 apart, so 2 lengthscales of 0.5, 0.5 of lengthscales of 2.
+  std::vector<double> grid;
+  for (int i = 0; i < 20; ++i)
+    for (int j = 0; j < 20; ++j) grid.insert(grid.end(), {static_cast<double>(i), static_cast<double>(j)});
+  CHECK(median_neighbour_distance(grid, 2, {0.5}) == doctest::Approx(2.0));
+  CHECK(median_neighbour_distance(grid, 2, {2.0, 2.0}) == doctest::Approx(0.5));
+  CHECK(shortest_lengthscales(KernelHyperparameters(KernelType::matern32, {0.3, 2.0}, 1.0, 0.1,
+                                                    {KernelTerm(KernelType::matern32, {1.0, 0.5}, 1.0)})) ==
+        std::vector<double>{0.3, 0.5});
 }
 
 TEST_CASE("a composed search resumed from its journal ends where the uninterrupted one does, bit for bit") {
