@@ -47,7 +47,8 @@ void print_kernel(Text& out, const KernelHyperparameters& h) {
     if (!h.lengthscales.empty()) out.line("lengthscales", fmt::format("{:.6g}", fmt::join(h.lengthscales, ", ")));
     out.line("signal var", fmt::format("{:.6g}", h.signal_variance));
     const auto specs = family_parameter_specs(h.type);
-    for (std::size_t f = 0; f < specs.size(); ++f) out.line(specs[f].name, fmt::format("{:.6g}", h.family_parameters[f]));
+    for (std::size_t f = 0; f < specs.size(); ++f)
+      out.line(specs[f].name, fmt::format("{:.6g}", h.family_parameters[f]));
   } else {
     for (std::size_t t = 0; t < h.term_count(); ++t) {
       out.line(fmt::format("term {}", t + 1),

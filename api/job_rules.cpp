@@ -16,8 +16,7 @@ void check_job_rules(const JobRequest& request) {
   if (request.resumed) {
     // The model was learned or given when the job started.
   } else if (request.learn) {
-    GPSTREAM_CHECK_ARGUMENT(request.standardise,
-                            "`learn_hyper` learns on standardised data: drop `standardise`");
+    GPSTREAM_CHECK_ARGUMENT(request.standardise, "`learn_hyper` learns on standardised data: drop `standardise`");
   } else {
     GPSTREAM_CHECK_ARGUMENT(request.kernel != kAutomaticKernel,
                             "`kernel` auto compares kernels by their learned evidence: it needs `learn_hyper`");
@@ -30,9 +29,9 @@ void check_job_rules(const JobRequest& request) {
   const TrainingMethod* method = find_training_method(request.method);
   if (method == nullptr) return;  // the method's own check names the choices
   if (given("tol") && !method->stops_at_tol()) {
-    if (method->stops_at_gap()) GPSTREAM_THROW_ARGUMENT("`tol` is for the dense solvers and cholqr: {} stops at `gap`", method->name);
-    GPSTREAM_THROW_ARGUMENT("`tol` is for the dense solvers and cholqr: `model` {} runs to `basis_size`",
-                            method->name);
+    if (method->stops_at_gap())
+      GPSTREAM_THROW_ARGUMENT("`tol` is for the dense solvers and cholqr: {} stops at `gap`", method->name);
+    GPSTREAM_THROW_ARGUMENT("`tol` is for the dense solvers and cholqr: `model` {} runs to `basis_size`", method->name);
   }
   GPSTREAM_CHECK_ARGUMENT(!given("gap") || method->stops_at_gap(), "`gap` is for `model` sggp");
 }

@@ -115,9 +115,16 @@ Training::Training(Context& context, TrainingData data, TrainingConfiguration co
     configuration_.dataset_fingerprint = dataset.fingerprint;
     configuration_.rows = dataset.rows;
   }
-  if (!method_->dense() && configuration_.solver.active_set_size > dataset.rows) {
-    throw InvalidArgument(fmt::format("a basis of {} rows is larger than the {} training rows; give at most {}",
-                                      configuration_.solver.active_set_size, dataset.rows, dataset.rows));
+  // A basis larger than the rows: all of them, said (as scikit-learn's Nystroem does with n_components) — the
+  // one rule for every front end; a checkpoint's basis was fitted to its rows already.
+  std::size_t& basis = configuration_.solver.active_set_size;
+  if (!method_->dense() && basis > dataset.rows) {
+    if (resumed_) {
+      throw InvalidArgument(fmt::format("a basis of {} rows is larger than the {} training rows", basis, dataset.rows));
+    }
+    notes_.push_back(
+        fmt::format("`basis_size` {} is more than the {} training rows: using {}", basis, dataset.rows, dataset.rows));
+    basis = dataset.rows;
   }
   check_ranks_agree(context_.communicator(), training_job_parts(configuration_, dataset));
   if (resumed_ && context_.communicator().size() > 1) take_own_rows(*resumed_, rows_->partition());

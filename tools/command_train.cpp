@@ -343,7 +343,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
     if (!training.solver_choice().empty()) fmt::print(stderr, "train: {}\n", training.solver_choice());
     if (!training.precision_choice().empty())
       fmt::print(stderr, "train: {}\n", for_command_line(training.precision_choice()));
-    for (const std::string& note : training.notes()) fmt::print(stderr, "train: note: {}\n", note);
+    for (const std::string& note : training.notes()) fmt::print(stderr, "train: note: {}\n", for_command_line(note));
   }
 
   // Run, with the progress line (the API adds the log and the checkpoints).

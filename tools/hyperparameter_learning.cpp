@@ -185,7 +185,8 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
   const bool compare = automatic && (learning.init_file.empty() || given(values, "kernel"));
   if (compare) {
     model.kernels.clear();
-    for (const KernelType type : kAutoKernelCandidates) model.kernels.push_back(KernelHyperparameters(type, {}, 1.0, 0.1));
+    for (const KernelType type : kAutoKernelCandidates)
+      model.kernels.push_back(KernelHyperparameters(type, {}, 1.0, 0.1));
     model.max_terms = learning.max_terms;
   } else {
     if (given(values, "max-terms")) throw UsageError("--max-terms is for --kernel auto");
@@ -415,13 +416,15 @@ std::string describe_hyperparameters(const KernelHyperparameters& h) {
   };
   // "lengthscales [ℓ…], signal variance s²" and the family's own parameters under their names.
   const auto values_of = [&](const KernelTerm& term) {
-    std::string values = fmt::format("lengthscales {}, signal variance {:.4g}", list(term.lengthscales),
-                                     term.signal_variance);
+    std::string values =
+        fmt::format("lengthscales {}, signal variance {:.4g}", list(term.lengthscales), term.signal_variance);
     const auto specs = family_parameter_specs(term.type);
-    for (std::size_t f = 0; f < specs.size(); ++f) values += fmt::format(", {} {:.4g}", specs[f].name, term.family_parameters[f]);
+    for (std::size_t f = 0; f < specs.size(); ++f)
+      values += fmt::format(", {} {:.4g}", specs[f].name, term.family_parameters[f]);
     return values;
   };
-  std::string text = fmt::format("kernel {}, {}, noise variance {:.4g}", kernel_name(h), values_of(h), h.noise_variance);
+  std::string text =
+      fmt::format("kernel {}, {}, noise variance {:.4g}", kernel_name(h), values_of(h), h.noise_variance);
   for (std::size_t t = 1; t < h.term_count(); ++t)
     text += fmt::format("; + {}: {}", kernel_type_name(h.term(t).type), values_of(h.term(t)));
   return text;

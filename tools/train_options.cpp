@@ -248,10 +248,6 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     configuration.standardisation = dataset_standardisation(description);
   }
   const TrainingMethod& method = method_of(configuration);
-  if (!method.dense() && configuration.solver.active_set_size > description.rows) {
-    throw UsageError(fmt::format("--basis {} is larger than the {} training rows; give at most {}",
-                                 configuration.solver.active_set_size, description.rows, description.rows));
-  }
   configuration.dataset_path = std::filesystem::absolute(options.dataset).string();
   configuration.dataset_fingerprint = description.fingerprint;
   configuration.rows = description.rows;

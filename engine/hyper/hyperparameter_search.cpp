@@ -437,9 +437,10 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
       model_decrease = std::max(model_decrease, corrected_decrease);
     }
     if (at.value - kRaceMargin * model_decrease > options.give_up_above) {
-      reason = fmt::format("stopped: {:.2f} less {:g} times the {:.3g} its model predicts would still not reach "
-                           "{:.2f}, where it would catch the best candidate",
-                           at.value, kRaceMargin, model_decrease, options.give_up_above);
+      reason = fmt::format(
+          "stopped: {:.2f} less {:g} times the {:.3g} its model predicts would still not reach "
+          "{:.2f}, where it would catch the best candidate",
+          at.value, kRaceMargin, model_decrease, options.give_up_above);
       gave_up = true;
       break;
     }
@@ -488,8 +489,10 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
     reason += fmt::format("; {} trial points rejected (K̄ not positive definite there)", rejected);
   }
   const std::span<const double> best(theta);
-  return {start,        kernel_at(best), initial_mean, std::vector<double>(best.end() - static_cast<std::ptrdiff_t>(mean_terms), best.end()),
-          at.value, evaluations, reason, gave_up};
+  return {start,        kernel_at(best),
+          initial_mean, std::vector<double>(best.end() - static_cast<std::ptrdiff_t>(mean_terms), best.end()),
+          at.value,     evaluations,
+          reason,       gave_up};
 }
 
 HyperparameterSearchResult learn_hyperparameters(Context& context, const double* x, std::span<const double> y,

@@ -50,7 +50,9 @@ struct StartingPoint {
   std::optional<double> signal_variance, noise_variance;
   NamedValues family_parameters;  // the family's own (rational quadratic's alpha), by name
 
-  bool empty() const { return lengthscales.empty() && !signal_variance && !noise_variance && family_parameters.empty(); }
+  bool empty() const {
+    return lengthscales.empty() && !signal_variance && !noise_variance && family_parameters.empty();
+  }
 };
 
 struct HyperparameterSearchOptions {

@@ -163,8 +163,8 @@ double race_mark(const std::vector<CandidateFit>& others, const CandidateFit& fi
   double best = std::numeric_limits<double>::infinity();
   for (const CandidateFit& other : others) best = std::min(best, other.criterion);
   const double n = static_cast<double>(rows);
-  const double penalty = information_criterion(fit, n) - fit.objective +
-                         (fit.composed ? options.sum_margin_per_row * n : 0.0);
+  const double penalty =
+      information_criterion(fit, n) - fit.objective + (fit.composed ? options.sum_margin_per_row * n : 0.0);
   return best - penalty;
 }
 
@@ -195,7 +195,8 @@ void compose_sums(Context& context, VecchiaLikelihood& vecchia, Likelihood& obje
     fit.name = kernel_name(fit.hyperparameters);
     fit.mean_coefficients = base.mean_coefficients;
     fit.subset.subset_size = base.subset.subset_size;  // the precision the search asks for per row
-    refine_on_all_rows(context, vecchia, objective, index, options, fit, race_mark(learned.candidates, fit, n, options));
+    refine_on_all_rows(context, vecchia, objective, index, options, fit,
+                       race_mark(learned.candidates, fit, n, options));
     learned.evaluations += fit.all_rows_evaluations;
     fit.check = check_vecchia(context, x, y, d, options, fit);
     // A term whose lengthscales the rows do not resolve (the median nearest row beyond one of them) is noise by

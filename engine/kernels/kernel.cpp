@@ -134,7 +134,8 @@ std::size_t default_lengthscale_count(KernelType type, std::size_t d) {
 
 std::string kernel_name(const KernelHyperparameters& hyperparameters) {
   std::string name = kernel_type_name(hyperparameters.type);
-  for (std::size_t t = 1; t < hyperparameters.term_count(); ++t) name += "+" + kernel_type_name(hyperparameters.term(t).type);
+  for (std::size_t t = 1; t < hyperparameters.term_count(); ++t)
+    name += "+" + kernel_type_name(hyperparameters.term(t).type);
   return name;
 }
 
@@ -225,7 +226,8 @@ std::unique_ptr<Kernel> make_kernel(const KernelHyperparameters& hyperparameters
   const char* name = family.names[0];
   if (hyperparameters.family_parameters.size() != family.parameters.size()) {
     std::string names;
-    for (const FamilyParameterSpec& spec : family.parameters) names += (names.empty() ? "" : ", ") + std::string(spec.name);
+    for (const FamilyParameterSpec& spec : family.parameters)
+      names += (names.empty() ? "" : ", ") + std::string(spec.name);
     GPSTREAM_THROW_ARGUMENT("the {} kernel takes its own parameters [{}], but {} values were given", name, names,
                             hyperparameters.family_parameters.size());
   }

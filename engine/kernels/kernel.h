@@ -81,8 +81,8 @@ struct KernelTerm {
   void set_type(KernelType family);
 
   KernelType type = KernelType::squared_exponential_ard;
-  std::vector<double> lengthscales;      // d values for ARD kernels; one for isotropic ones
-  double signal_variance = 1.0;          // s²
+  std::vector<double> lengthscales;       // d values for ARD kernels; one for isotropic ones
+  double signal_variance = 1.0;           // s²
   std::vector<double> family_parameters;  // family_parameter_specs(type)'s values, in order
 };
 

@@ -13,9 +13,11 @@ namespace gpstream {
 std::vector<KernelParameter> term_layout(const KernelHyperparameters& shape, std::size_t term) {
   const KernelTerm& values = shape.term(term);
   std::vector<KernelParameter> layout;
-  for (std::size_t l = 0; l < values.lengthscales.size(); ++l) layout.push_back({KernelParameterKind::lengthscale, term, l});
+  for (std::size_t l = 0; l < values.lengthscales.size(); ++l)
+    layout.push_back({KernelParameterKind::lengthscale, term, l});
   layout.push_back({KernelParameterKind::signal_variance, term, 0});
-  for (std::size_t f = 0; f < values.family_parameters.size(); ++f) layout.push_back({KernelParameterKind::family, term, f});
+  for (std::size_t f = 0; f < values.family_parameters.size(); ++f)
+    layout.push_back({KernelParameterKind::family, term, f});
   return layout;
 }
 
@@ -131,9 +133,9 @@ NamedValues parse_named_values(const std::string& text) {
     const std::string name = pair.substr(0, equals), number = pair.substr(equals + 1);
     char* end = nullptr;
     const double value = std::strtod(number.c_str(), &end);
-    GPSTREAM_CHECK_ARGUMENT(!number.empty() && end == number.c_str() + number.size() && std::isfinite(value) &&
-                                value > 0,
-                            "`kernel_parameters`: {} must be a positive, finite number, not \"{}\"", name, number);
+    GPSTREAM_CHECK_ARGUMENT(
+        !number.empty() && end == number.c_str() + number.size() && std::isfinite(value) && value > 0,
+        "`kernel_parameters`: {} must be a positive, finite number, not \"{}\"", name, number);
     values.emplace_back(name, value);
     start = comma + 1;
   }

@@ -246,7 +246,8 @@ class StationaryKernel final : public Kernel {
         zeros.assign(padded, 0.0);
       }
       vector_math::squared_distances(a.values + i * d, columns.data(), d, padded, distance.data());
-      row(distance.data(), padded, 0.0, zeros.data(), signal, own_parameters());  // the family's pass from D itself: zero norms
+      row(distance.data(), padded, 0.0, zeros.data(), signal,
+          own_parameters());  // the family's pass from D itself: zero norms
       for (std::size_t j = 0; j < count; ++j) {
         if (a.squared_norms[i] + b.squared_norms[j] > norm_limit_) block[i * count + j] = distance[j];
       }

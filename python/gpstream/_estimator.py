@@ -221,7 +221,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"n_samples={X.shape[0]}: a Gaussian process needs at least 2 training rows")
         X, y = np.ascontiguousarray(X), np.ascontiguousarray(y, dtype=np.float64)
         names = list(map(str, getattr(self, "feature_names_in_", [f"x{k + 1}" for k in range(X.shape[1])])))
-        return self._train(X, y, None, names, X.shape[0])
+        return self._train(X, y, None, names)
 
     def fit_file(self, path):
         """Fits to a gpstream dataset (from `gpstream convert` or
@@ -232,13 +232,13 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.n_features_in_ = dataset["columns"]
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        return self._train(None, None, path, dataset["feature_names"], dataset["rows"])
+        return self._train(None, None, path, dataset["feature_names"])
 
-    def _train(self, X, y, path, names, rows):
+    def _train(self, X, y, path, names):
         parameters = _gpstream.TrainingParameters()
         # A resumed training job keeps the parameters its checkpoint saved; a resumed search (optimizer='lbfgs'
         # stopped while learning) must be given the ones it was started with, which the engine checks.
-        self._set_training_parameters(parameters, self.n_features_in_, rows)
+        self._set_training_parameters(parameters, self.n_features_in_)
         if self.resume is not None:
             parameters.resume = os.fspath(self.resume)
         if self.checkpoint is not None:
@@ -248,6 +248,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         memory, threads = self._compute()
         progress = self.verbose if callable(self.verbose) else (_progress_printer() if self.verbose else None)
         model, report = _gpstream.train(X, y, path or "", names, parameters, memory, threads, progress)
+        for note in report["notes"]:  # what the job changed of its parameters to fit
+            warnings.warn(note)
         if self.verbose is True and report["replayed_evaluations"] > 0:
             print(f"gpstream: the search saved in {self.resume} went on from its {report['replayed_evaluations']} "
                   "evaluations", file=sys.stderr, flush=True)
@@ -300,7 +302,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             words.append(f"{name}={float(value)!r}")
         return ",".join(words)
 
-    def _set_training_parameters(self, parameters, columns, rows):
+    def _set_training_parameters(self, parameters, columns):
         scales, wanted = self._check_parameters(columns)
         if self.model == "exact":
             if self.solver not in _DENSE_SOLVERS:
@@ -310,11 +312,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
                 raise ValueError(f"precision={self.precision!r}: choose 'auto' or 'double'")
             parameters.precision = str(self.precision)
         elif self.model in _SPARSE_MODELS:
-            basis = int(self.basis_size)
-            if basis > rows:  # as scikit-learn's Nystroem does with n_components
-                warnings.warn(f"basis_size={basis} is more than the {rows} training rows: using {rows}")
-                basis = rows
-            parameters.method, parameters.basis_size = self.model, basis
+            # A basis larger than the rows is all of them (the API's rule, the command line's too: a warning).
+            parameters.method, parameters.basis_size = self.model, int(self.basis_size)
         else:
             raise ValueError(f"model={self.model!r}: choose 'exact' or one of {', '.join(_SPARSE_MODELS)}")
         parameters.tol = 0.0 if self.tol is None else float(self.tol)  # 0: the method's default (cholqr's too)

@@ -384,7 +384,8 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
   options.subset.subset = std::min<std::size_t>(2000, dataset.rows);
   options.kernels.clear();
   if (parameters.kernel == gpstream::kAutomaticKernel) {
-    for (const gpstream::KernelType type : gpstream::kAutoKernelCandidates) options.kernels.push_back(gpstream::KernelHyperparameters(type, {}, 1.0, 0.1));
+    for (const gpstream::KernelType type : gpstream::kAutoKernelCandidates)
+      options.kernels.push_back(gpstream::KernelHyperparameters(type, {}, 1.0, 0.1));
     options.max_terms = gpstream::kAutomaticMaxTerms;  // sums across scales where the evidence says so
   } else {
     options.kernels.push_back(gpstream::parse_kernel_shape(parameters.kernel));
@@ -472,6 +473,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
   py::dict report;
   gpstream::TrainingResult result;
   std::string cache, start, training_precision;
+  std::vector<std::string> notes;
   std::size_t replayed = 0;  // evaluations of a resumed search read from its checkpoint
   run_interruptibly(
       context,
@@ -507,7 +509,10 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
                             training.configuration().solver.name, described.rows, described.columns,
                             training.kernel().name(), training.kernel().noise_variance(), context.memory().describe(),
                             training.in_memory() ? "X held in memory" : "X streamed from the file in blocks");
-        for (const std::string& note : training.notes()) start += "; " + note;
+        for (const std::string& note : training.notes()) {
+          start += "; " + for_python(note);
+          notes.push_back(for_python(note));
+        }
         result = training.run(checkpoint, {&reports});
         if (result.run.reason == gpstream::StopReason::interrupted) {
           throw gpstream::Cancelled(fmt::format(
@@ -526,6 +531,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
   report["column_cache"] = cache;
   report["precision"] = training_precision;
   report["start"] = start;
+  report["notes"] = notes;  // what the job changed of its parameters to fit, for the estimator to warn of
   report["replayed_evaluations"] = replayed;
   return py::make_tuple(std::move(*trained), report);
 }

@@ -183,8 +183,7 @@ HyperparameterFile read_hyperparameters(const Json& json, const std::string& pat
                    path, kernel_name(hyper), added + 1);
     const Json& terms = json.at("added_terms");
     GPSTREAM_CHECK(terms.is_array() && terms.size() == added,
-                   "{}: the kernel {} needs \"added_terms\" to be a list of {} terms", path, kernel_name(hyper),
-                   added);
+                   "{}: the kernel {} needs \"added_terms\" to be a list of {} terms", path, kernel_name(hyper), added);
     for (std::size_t t = 0; t < terms.size(); ++t) {
       const std::string where = fmt::format("{}: added_terms[{}]", path, t);
       KernelTerm& term = hyper.term(t + 1);

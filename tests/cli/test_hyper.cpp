@@ -77,8 +77,9 @@ TEST_CASE("hyper learns, prints its trace and writes a file that train uses, and
 
   // And without --seed: both take the schema's default seed (hyper's used to be 0, train's 1).
   const std::string by_default = directory.file("default.json"), saved_by_default = directory.file("default2.json");
-  REQUIRE(run_gpstream("hyper " + quote(data) + " -o " + quote(by_default) + " --subset 250 --restarts 1 -q")
-              .exit_code == 0);
+  REQUIRE(
+      run_gpstream("hyper " + quote(data) + " -o " + quote(by_default) + " --subset 250 --restarts 1 -q").exit_code ==
+      0);
   REQUIRE(run_gpstream("train " + quote(data) + " -o " + quote(directory.file("model3.h5")) +
                        " --learn-hyper --subset 250 --restarts 1 -q --save-hyper " + quote(saved_by_default))
               .exit_code == 0);

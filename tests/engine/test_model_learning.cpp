@@ -22,7 +22,8 @@ namespace {
 ModelLearningOptions compare_kernels(std::size_t subset, bool all_rows) {
   ModelLearningOptions options;
   options.kernels.clear();
-  for (const KernelType type : kAutoKernelCandidates) options.kernels.push_back(KernelHyperparameters(type, {}, 1.0, 0.1));
+  for (const KernelType type : kAutoKernelCandidates)
+    options.kernels.push_back(KernelHyperparameters(type, {}, 1.0, 0.1));
   options.subset.subset = subset;
   options.subset.restarts = 1;
   options.all_rows = all_rows;

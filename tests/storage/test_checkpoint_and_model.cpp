@@ -196,9 +196,9 @@ TEST_CASE("every value of a kernel's parameter layout reads back from a model an
   // declaration is all storage needs.
   ScratchDirectory directory;
   DenseModel model = two_input_model({0.5, 0.25});
-  model.prior.kernel = KernelHyperparameters(KernelType::rational_quadratic, {0.5, 2.0}, 1.5, 0.01,
-                                             {KernelTerm(KernelType::matern32, {3.0}, 0.4),
-                                              KernelTerm(KernelType::rational_quadratic, {7.0, 9.0}, 0.2)});
+  model.prior.kernel = KernelHyperparameters(
+      KernelType::rational_quadratic, {0.5, 2.0}, 1.5, 0.01,
+      {KernelTerm(KernelType::matern32, {3.0}, 0.4), KernelTerm(KernelType::rational_quadratic, {7.0, 9.0}, 0.2)});
   model.prior.kernel.term(0).family_parameters = {0.35};
   model.prior.kernel.term(2).family_parameters = {12.5};
   write_dense_model(directory.file("m.h5"), model, ExistingOutput::refuse);

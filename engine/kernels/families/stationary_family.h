@@ -102,8 +102,7 @@ void single_row_pass(float* row, std::size_t count, double signal_variance, cons
 
 // `Family::slope(value, distance, slope, count)`, with the family's parameters where it takes them.
 template <class Family>
-void slope_of(const double* value, const double* distance, double* slope, std::size_t count,
-              const double* parameters) {
+void slope_of(const double* value, const double* distance, double* slope, std::size_t count, const double* parameters) {
   if constexpr (requires { Family::slope(value, distance, slope, count, parameters); }) {
     Family::slope(value, distance, slope, count, parameters);
   } else {
