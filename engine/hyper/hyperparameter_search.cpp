@@ -389,6 +389,25 @@ std::vector<double> scoring_step(const std::vector<double>& information, std::sp
   return step;
 }
 
+// The scoring step from `at`, corrected along the last accepted step where it turns back on it (a zigzag: the
+// information underestimating the curvature there); `model_decrease` gets the larger of the two models'
+// predicted decreases, which racing grants.
+std::vector<double> scoring_direction(const MarginalLikelihood& at, std::span<const double> theta,
+                                      const LogParameterBounds& bounds, std::span<const double> last_step,
+                                      std::span<const double> gradient_change, double& model_decrease) {
+  std::vector<double> step = scoring_step(at.information, at.gradient, theta, bounds, model_decrease);
+  double turn = 0.0;  // < 0: the step turns back on the last one
+  for (std::size_t j = 0; j < last_step.size(); ++j) turn += step[j] * last_step[j];
+  if (turn < 0.0) {
+    std::vector<double> matrix = at.information;
+    correct_along_last_step(matrix, theta.size(), last_step, gradient_change);
+    double corrected_decrease = 0.0;
+    step = scoring_step(matrix, at.gradient, theta, bounds, corrected_decrease);
+    model_decrease = std::max(model_decrease, corrected_decrease);
+  }
+  return step;
+}
+
 }  // namespace
 
 SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const KernelHyperparameters& start,
@@ -418,24 +437,17 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
     return value;
   };
   MarginalLikelihood at = evaluate(theta);
-  GPSTREAM_CHECK(std::isfinite(at.value), "the negative log marginal likelihood is not finite ({}) at the start of "
-                 "the search: check the training rows and targets for non-finite or huge values", at.value);
+  GPSTREAM_CHECK(std::isfinite(at.value),
+                 "the negative log marginal likelihood is not finite ({}) at the start of "
+                 "the search: check the training rows and targets for non-finite or huge values",
+                 at.value);
   std::string reason = "evaluation limit reached";
   std::size_t rejected = 0;
   std::vector<double> last_step, gradient_change;  // over the last accepted step
   bool gave_up = false;
   while (evaluations < options.max_evaluations) {
     double model_decrease = 0.0;
-    std::vector<double> step = scoring_step(at.information, at.gradient, theta, bounds, model_decrease);
-    double turn = 0.0;  // < 0: the step turns back on the last one, the zigzag of a curvature underestimated
-    for (std::size_t j = 0; j < last_step.size(); ++j) turn += step[j] * last_step[j];
-    if (turn < 0.0) {
-      std::vector<double> matrix = at.information;
-      correct_along_last_step(matrix, theta.size(), last_step, gradient_change);
-      double corrected_decrease = 0.0;
-      step = scoring_step(matrix, at.gradient, theta, bounds, corrected_decrease);
-      model_decrease = std::max(model_decrease, corrected_decrease);
-    }
+    const std::vector<double> step = scoring_direction(at, theta, bounds, last_step, gradient_change, model_decrease);
     if (at.value - kRaceMargin * model_decrease > options.give_up_above) {
       reason = fmt::format(
           "stopped: {:.2f} less {:g} times the {:.3g} its model predicts would still not reach "
@@ -480,8 +492,9 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
       }
     }
     if (!accepted) {
-      reason = "no step along the scoring direction lowers the objective (the optimum is as good as the "
-               "evaluations resolve)";
+      reason =
+          "no step along the scoring direction lowers the objective (the optimum is as good as the "
+          "evaluations resolve)";
       break;
     }
   }

@@ -427,6 +427,15 @@ std::vector<std::string> search_arguments(const TrainingParameters& parameters) 
           fmt::format("all_rows_steps={}", parameters.all_rows_steps)};
 }
 
+// What a prepared job starts as, for verbose=True: the method, the rows, the kernel, the memory, where X lives.
+std::string describe_start(const gpstream::Training& training, const gpstream::Context& context) {
+  const gpstream::DatasetDescription& described = training.dataset();
+  return fmt::format("{} on {} rows x {} inputs, kernel {}, noise variance {:.4g}; {}; {}",
+                     training.configuration().solver.name, described.rows, described.columns, training.kernel().name(),
+                     training.kernel().noise_variance(), context.memory().describe(),
+                     training.in_memory() ? "X held in memory" : "X streamed from the file in blocks");
+}
+
 // Trains a model on the arrays X, y (or the dataset file at `path`): api/training.h. Returns the model and a
 // report (how it stopped, the kernel chosen, ...); `progress` is called in this thread with each iteration.
 py::tuple train(const py::object& x, const py::object& y, const std::string& path,
@@ -504,15 +513,9 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
         }
         cache = training.prepare({});
         training_precision = for_python(training.precision_choice());
-        const gpstream::DatasetDescription& described = training.dataset();
-        start = fmt::format("{} on {} rows x {} inputs, kernel {}, noise variance {:.4g}; {}; {}",
-                            training.configuration().solver.name, described.rows, described.columns,
-                            training.kernel().name(), training.kernel().noise_variance(), context.memory().describe(),
-                            training.in_memory() ? "X held in memory" : "X streamed from the file in blocks");
-        for (const std::string& note : training.notes()) {
-          start += "; " + for_python(note);
-          notes.push_back(for_python(note));
-        }
+        start = describe_start(training, context);
+        for (const std::string& note : training.notes()) notes.push_back(for_python(note));
+        for (const std::string& note : notes) start += "; " + note;
         result = training.run(checkpoint, {&reports});
         if (result.run.reason == gpstream::StopReason::interrupted) {
           throw gpstream::Cancelled(fmt::format(
