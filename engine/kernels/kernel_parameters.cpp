@@ -3,6 +3,7 @@
 #include "engine/core/error.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -145,19 +146,21 @@ NamedValues parse_named_values(const std::string& text) {
 void set_family_parameters(KernelHyperparameters& hyperparameters, const NamedValues& values) {
   for (const auto& [name, value] : values) {
     bool found = false;
-    std::string declared;
+    std::vector<std::string> declared;  // each name once, for the error (a sum may repeat a family)
     for (std::size_t t = 0; t < hyperparameters.term_count(); ++t) {
       KernelTerm& term = hyperparameters.term(t);
       const auto specs = family_parameter_specs(term.type);
       for (std::size_t f = 0; f < specs.size(); ++f) {
-        declared += (declared.empty() ? "" : ", ") + std::string(specs[f].name);
+        if (std::find(declared.begin(), declared.end(), specs[f].name) == declared.end())
+          declared.emplace_back(specs[f].name);
         if (name != specs[f].name) continue;
         term.family_parameters.at(f) = value;
         found = true;
       }
     }
     GPSTREAM_CHECK_ARGUMENT(found, "`kernel_parameters`: the {} kernel has no parameter {} (its own: {})",
-                            kernel_name(hyperparameters), name, declared.empty() ? "none" : declared);
+                            kernel_name(hyperparameters), name,
+                            declared.empty() ? std::string("none") : fmt::format("{}", fmt::join(declared, ", ")));
   }
 }
 
