@@ -351,6 +351,30 @@ void correct_along_last_step(std::vector<double>& matrix, std::size_t all, std::
   }
 }
 
+bool positive_definite(std::vector<double> matrix, std::size_t all) {
+  return small_cholesky::factor_in_place(matrix.data(), all);
+}
+
+// A curvature model lifted on its diagonal, by the least power of 10 times its largest diagonal entry (from
+// 1e-6: a model less well conditioned loses definiteness to rounding in its corrections) that makes it positive
+// definite: a Hessian measured by differences is indefinite where the likelihood is flat or the point is not yet
+// an optimum. A parameter whose curvature is below the lift is, in effect, held.
+std::vector<double> lifted_to_positive_definite(std::vector<double> matrix, std::size_t all) {
+  double scale = 0.0;
+  for (std::size_t a = 0; a < all; ++a) scale = std::max(scale, std::abs(matrix[a * all + a]));
+  GPSTREAM_CHECK(scale > 0.0 && std::isfinite(scale), "the curvature to search from is {} on its diagonal", scale);
+  std::vector<double> factor(matrix.size());
+  for (double lift = 1e-6 * scale;; lift *= 10.0) {
+    GPSTREAM_CHECK(lift < 1e3 * scale, "the curvature to search from could not be made positive definite");
+    factor = matrix;
+    for (std::size_t a = 0; a < all; ++a) factor[a * all + a] += lift;
+    if (small_cholesky::factor_in_place(factor.data(), all)) {
+      for (std::size_t a = 0; a < all; ++a) matrix[a * all + a] += lift;
+      return matrix;
+    }
+  }
+}
+
 // The scoring step s = −(B + λ·diag B)⁻¹ g on the parameters that are free, B the information `matrix`: a
 // parameter on a bound whose gradient points out of the box is held (its s is 0). λ starts at 0 and grows ten-fold
 // until the matrix factors (a parameter the likelihood does not depend on makes it singular). The step is capped
@@ -413,7 +437,11 @@ std::vector<double> scoring_direction(const MarginalLikelihood& at, std::span<co
 SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const KernelHyperparameters& start,
                                 std::span<const double> start_mean, std::size_t start_number,
                                 const HyperparameterSearchOptions& options, WorkProgress& progress) {
-  GPSTREAM_CHECK(likelihood.has_information(), "Fisher scoring needs a likelihood that gives its information");
+  // Carried: the given curvature model, corrected along each accepted step, stands for the information.
+  std::vector<double> curvature = options.curvature;
+  const bool carried = !curvature.empty();
+  GPSTREAM_CHECK(carried || likelihood.has_information(),
+                 "Fisher scoring needs a likelihood that gives its information, or a curvature to start from");
   const std::size_t mean_terms = likelihood.mean().basis_size();
   std::vector<double> initial_mean(start_mean.begin(), start_mean.end());
   if (initial_mean.empty()) initial_mean.assign(mean_terms, 0.0);
@@ -423,6 +451,9 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
   std::vector<double> theta = log_parameters(start);
   theta.insert(theta.end(), initial_mean.begin(), initial_mean.end());
   for (std::size_t j = 0; j < theta.size(); ++j) theta[j] = std::clamp(theta[j], bounds.lower[j], bounds.upper[j]);
+  GPSTREAM_CHECK(!carried || curvature.size() == theta.size() * theta.size(),
+                 "a curvature of {} entries for {} parameters", curvature.size(), theta.size());
+  if (carried) curvature = lifted_to_positive_definite(std::move(curvature), theta.size());
   std::size_t evaluations = 0;
   const auto kernel_at = [&](std::span<const double> point) {
     return with_log_parameters(start, point.first(point.size() - mean_terms));
@@ -430,7 +461,9 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
   const auto evaluate = [&](std::span<const double> point) {
     if (context.stop_requested()) throw Cancelled("hyperparameter search stopped");
     const KernelHyperparameters h = kernel_at(point);
-    MarginalLikelihood value = likelihood.evaluate_with_information(h, point.last(mean_terms));
+    MarginalLikelihood value = carried ? likelihood.evaluate(h, point.last(mean_terms))
+                                       : likelihood.evaluate_with_information(h, point.last(mean_terms));
+    if (carried) value.information = curvature;
     double gradient_norm = 0.0;
     for (const double component : value.gradient) gradient_norm = std::max(gradient_norm, std::abs(component));
     report_evaluation(progress, h, value.value, gradient_norm, ++evaluations, start_number);
@@ -447,7 +480,8 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
   bool gave_up = false;
   while (evaluations < options.max_evaluations) {
     double model_decrease = 0.0;
-    const std::vector<double> step = scoring_direction(at, theta, bounds, last_step, gradient_change, model_decrease);
+    const std::vector<double> step =
+        scoring_direction(at, theta, bounds, last_step, gradient_change, model_decrease);
     if (at.value - kRaceMargin * model_decrease > options.give_up_above) {
       reason = fmt::format(
           "stopped: {:.2f} less {:g} times the {:.3g} its model predicts would still not reach "
@@ -458,7 +492,7 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
     }
     double slope = 0.0;  // gᵀs < 0: the decrease the quadratic model predicts is −½ gᵀs
     for (std::size_t j = 0; j < theta.size(); ++j) slope += at.gradient[j] * step[j];
-    if (-0.5 * slope <= options.tolerance * std::max(1.0, std::abs(at.value))) {
+    if (-0.5 * slope <= std::max(options.tolerance * std::max(1.0, std::abs(at.value)), options.least_decrease)) {
       reason = "the decrease a step predicts is below the tolerance";
       break;
     }
@@ -487,6 +521,12 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
         }
         theta = std::move(trial);
         at = std::move(value);
+        if (carried) {  // corrected where the correction keeps it positive definite (in rounding too)
+          std::vector<double> corrected = curvature;
+          correct_along_last_step(corrected, theta.size(), last_step, gradient_change);
+          if (positive_definite(corrected, theta.size())) curvature = std::move(corrected);
+          at.information = curvature;
+        }
         accepted = true;
         break;
       }
@@ -502,10 +542,15 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
     reason += fmt::format("; {} trial points rejected (K̄ not positive definite there)", rejected);
   }
   const std::span<const double> best(theta);
-  return {start,        kernel_at(best),
-          initial_mean, std::vector<double>(best.end() - static_cast<std::ptrdiff_t>(mean_terms), best.end()),
-          at.value,     evaluations,
-          reason,       gave_up};
+  return {start,
+          kernel_at(best),
+          initial_mean,
+          std::vector<double>(best.end() - static_cast<std::ptrdiff_t>(mean_terms), best.end()),
+          at.value,
+          evaluations,
+          reason,
+          gave_up,
+          carried ? std::move(curvature) : std::vector<double>{}};
 }
 
 HyperparameterSearchResult learn_hyperparameters(Context& context, const double* x, std::span<const double> y,
@@ -550,11 +595,14 @@ HyperparameterSearchResult learn_hyperparameters(Context& context, const double*
           std::max(informed.noise_variance * 10.0 * log_uniform(kRestartNoise), options.min_noise_variance);
     }
     result.starts.push_back(
-        search_from(context, likelihood, initial, options.mean.coefficients, start, options, progress));
+        options.curvature.empty()
+            ? search_from(context, likelihood, initial, options.mean.coefficients, start, options, progress)
+            : fisher_scoring_from(context, likelihood, initial, options.mean.coefficients, start, options, progress));
     if (start == 0 || result.starts.back().objective < result.objective) {
       result.objective = result.starts.back().objective;
       result.hyperparameters = result.starts.back().optimum;
       result.mean_coefficients = result.starts.back().optimum_mean;
+      result.curvature = result.starts.back().curvature;
       result.best_start = start;
     }
   }

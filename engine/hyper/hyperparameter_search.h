@@ -74,6 +74,14 @@ struct HyperparameterSearchOptions {
   // Racing (Fisher scoring only): a candidate whose objective stays above this even after kRaceMargin times
   // the decrease the quadratic model predicts cannot catch the best candidate, and its search stops.
   double give_up_above = std::numeric_limits<double>::infinity();
+  // A model of the objective's curvature in θ (P×P, row-major, in the gradient's order), known from elsewhere:
+  // when given, each start searches by scoring steps with it (fisher_scoring_from), the model corrected by BFGS
+  // along every accepted step, instead of by L-BFGS, which starts with none (the exact ladder's rungs,
+  // model_learning.h).
+  std::vector<double> curvature;
+  // Fisher scoring also stops where a step predicts a decrease below this many nats (an absolute floor beside the
+  // tolerance's relative one, for an objective near 0).
+  double least_decrease = 0.0;
 };
 
 // How much more than the Fisher model's predicted decrease a candidate is granted before racing stops it: the
@@ -87,6 +95,7 @@ struct SearchStart {
   std::size_t evaluations = 0;
   std::string stop_reason;  // NLopt's, in words
   bool gave_up = false;     // stopped by racing (HyperparameterSearchOptions::give_up_above)
+  std::vector<double> curvature;  // the given curvature model as corrected up to the optimum (else empty)
 };
 
 struct HyperparameterSearchResult {
@@ -95,6 +104,7 @@ struct HyperparameterSearchResult {
   double objective = 0.0;                 // −log p(y | X, θ) there
   std::vector<SearchStart> starts;
   std::size_t best_start = 0;
+  std::vector<double> curvature;  // the best start's (SearchStart::curvature)
 };
 
 // An objective of θ = log_parameters() (marginal_likelihood.h) that writes
@@ -149,6 +159,9 @@ SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHy
 // (Armijo); stops when the decrease a step predicts, −½ gᵀs, is below
 // options.tolerance · |objective|. Second-order steps: ~10–20 evaluations
 // where L-BFGS takes ~90 (each evaluation about twice a gradient's work).
+// With options.curvature, the same steps with that matrix for I, corrected by
+// BFGS along each accepted step (a quasi-Newton search from a known
+// curvature [NocedalWright06 §6.1]), for any likelihood.
 SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const KernelHyperparameters& start,
                                 std::span<const double> start_mean, std::size_t start_number,
                                 const HyperparameterSearchOptions& options, WorkProgress& progress);

@@ -51,6 +51,8 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, const RowPart
   search.journal = options.journal;
   search.further_terms = options.further_terms;
   search.initial = options.initial;
+  search.curvature = options.curvature;
+  search.least_decrease = options.least_decrease;
   const auto started = std::chrono::steady_clock::now();
   LearnedOnSubset learned;
   learned.search = learn_hyperparameters(context, x.data(), y, d, search);

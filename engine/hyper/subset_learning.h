@@ -25,6 +25,8 @@ struct SubsetLearningOptions {
   SearchJournal* journal = nullptr;              // every evaluation through it (hyper/search_journal.h)
   std::vector<KernelType> further_terms;         // families of a sum's terms after the first (values informed)
   std::optional<KernelHyperparameters> initial;  // the whole first start, shape and values
+  std::vector<double> curvature;  // of −log p on these rows in θ, to search with (HyperparameterSearchOptions)
+  double least_decrease = 0.0;    // HyperparameterSearchOptions'
 };
 
 struct LearnedOnSubset {
