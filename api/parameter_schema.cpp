@@ -317,7 +317,7 @@ std::vector<Parameter> learning_parameters() {
       choice("learn_on", "learn-on", "all",
              "all: refine the subset's optimum on every row by the Vecchia likelihood (nearest-neighbour "
              "conditionals); subset: the subset's exact likelihood only"),
-      whole("neighbours", "neighbours", std::to_string(VecchiaOptions{}.neighbours), 1,
+      whole("vecchia_neighbours", "vecchia-neighbours", std::to_string(VecchiaOptions{}.neighbours), 1,
             "`learn_on` all: conditioning rows per row of the Vecchia likelihood"),
       whole("max_terms", "max-terms", std::to_string(kAutomaticMaxTerms), 1,
             "`kernel` auto, `learn_on` all: after the single kernels, sums of the chosen one's family at separated "

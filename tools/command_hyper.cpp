@@ -23,7 +23,7 @@ int run_hyper(const std::vector<std::string>& args) {
       "hyperparameters and the prior mean (--mean, linear by default, fitted by least squares). Each\n"
       "candidate is fitted by the exact marginal likelihood on a random subset of rows (L-BFGS from\n"
       "NLopt, in log-space, with bounds and random restarts), then refined on all rows by the Vecchia\n"
-      "likelihood (--learn-on all; each row conditioned on its --neighbours nearest earlier rows) where\n"
+      "likelihood (--learn-on all; each row conditioned on its --vecchia-neighbours nearest earlier rows) where\n"
       "that is within 0.01 nats per row of the exact likelihood on a sample; else the chosen candidate\n"
       "is refined by the exact likelihood on subsets of twice the rows, up to --exact-rows (8000), then\n"
       "on all rows by Newton steps on its stochastic gradient (--all-rows-steps, --probes).\n"

@@ -97,7 +97,7 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
   add_parameter(options, "mean", mean);
   add_parameter(options, "mean_fit", mean_fit);
   add_parameter(options, "learn_on", learn_on);
-  add_parameter(options, "neighbours", neighbours);
+  add_parameter(options, "vecchia_neighbours", vecchia_neighbours);
   add_parameter(options, "max_terms", max_terms);
   add_parameter(options, "exact_rows", exact_rows);
   add_parameter(options, "all_rows_steps", stochastic.max_steps);
@@ -125,7 +125,7 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
     throw UsageError(fmt::format("--learn-on: \"{}\" is neither all nor subset", learning.learn_on));
   }
   model.all_rows = learning.learn_on == "all";
-  model.vecchia.neighbours = learning.neighbours;
+  model.vecchia.neighbours = learning.vecchia_neighbours;
   model.exact_rows = learning.exact_rows;
   model.stochastic = learning.stochastic;
   if (model.stochastic.max_steps > 0) {
@@ -265,7 +265,7 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
     }
     lines.push_back(fmt::format(
         "not refined on all rows: the Vecchia likelihood (m = {}) is off the exact one on {} random rows by ({}) "
-        "nats per row, trusted within {:g}: its optimum would not be better than the subset's (more --neighbours "
+        "nats per row, trusted within {:g}: its optimum would not be better than the subset's (more --vecchia-neighbours "
         "may help)",
         options.vecchia.neighbours, format_count(learned.candidates.front().check.rows), fmt::join(checks, ", "),
         options.trusted_error_per_row));

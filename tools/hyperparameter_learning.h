@@ -40,14 +40,14 @@ struct KernelValueOptions {
 };
 
 // --init, --subset, --restarts, --hyper-tol, --min-noise, --max-evaluations,
-// --mean, --mean-fit, --learn-on, --neighbours, --exact-rows, --all-rows-steps, --probes, --all-rows-tol.
+// --mean, --mean-fit, --learn-on, --vecchia-neighbours, --exact-rows, --all-rows-steps, --probes, --all-rows-tol.
 struct HyperparameterLearningOptions {
   SubsetLearningOptions learning;
   std::string init_file;
   std::string mean = "linear";
   std::string mean_fit = "ols";
   std::string learn_on = "all";
-  std::size_t neighbours = VecchiaOptions{}.neighbours;
+  std::size_t vecchia_neighbours = VecchiaOptions{}.neighbours;
   std::size_t exact_rows = ModelLearningOptions{}.exact_rows;
   std::size_t max_terms = kAutomaticMaxTerms;  // auto: sums of the chosen family across scales
   StochasticRefinementOptions stochastic;

@@ -211,7 +211,7 @@ TEST_CASE("hyper --all-rows-steps refines the ladder's optimum on all rows and s
   const std::string data = directory.file("train.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 1500 --seed 8 -q -o " + quote(data)).exit_code == 0);
   const std::string ladder = directory.file("ladder.json"), refined = directory.file("refined.json");
-  const std::string options = " --kernel rbf --subset 300 --restarts 0 --neighbours 10 --exact-rows 600 -q";
+  const std::string options = " --kernel rbf --subset 300 --restarts 0 --vecchia-neighbours 10 --exact-rows 600 -q";
   REQUIRE(run_gpstream("hyper " + quote(data) + " -o " + quote(ladder) + options).exit_code == 0);
   const auto run =
       run_gpstream("hyper " + quote(data) + " -o " + quote(refined) + options + " --all-rows-steps 3 --probes 8");
@@ -240,12 +240,12 @@ TEST_CASE("an interrupted hyperparameter search resumes from its checkpoint to t
   const std::string whole = directory.file("whole.json"), part = directory.file("part.json");
   const std::string checkpoint = directory.file("search.h5");
   // Friedman1's 10 inputs decline the Vecchia likelihood: learning goes on to one exact rung of 600 rows.
-  const std::string options = " --subset 300 --restarts 1 --neighbours 10 --exact-rows 600 -q";
+  const std::string options = " --subset 300 --restarts 1 --vecchia-neighbours 10 --exact-rows 600 -q";
   REQUIRE(run_gpstream("hyper " + quote(data) + " -o " + quote(whole) + options).exit_code == 0);
 
   SUBCASE("hyper: run the same command again") {
     const std::vector<std::string> command = {
-        "hyper", data,           "-o",  part, "--subset",     "300",      "--restarts",         "1",    "--neighbours",
+        "hyper", data,           "-o",  part, "--subset",     "300",      "--restarts",         "1",    "--vecchia-neighbours",
         "10",    "--exact-rows", "600", "-q", "--checkpoint", checkpoint, "--checkpoint-every", "0.001"};
     const auto [code, said] = interrupt_once_checkpointed(command, checkpoint, directory.file("err"));
     CAPTURE(said);
@@ -283,7 +283,7 @@ TEST_CASE("an interrupted hyperparameter search resumes from its checkpoint to t
                                              "300",
                                              "--restarts",
                                              "1",
-                                             "--neighbours",
+                                             "--vecchia-neighbours",
                                              "10",
                                              "--exact-rows",
                                              "600",

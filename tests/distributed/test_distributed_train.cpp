@@ -94,7 +94,7 @@ TEST_CASE("train --learn-hyper --all-rows-steps on 2 ranks refines to the single
   const std::string train = directory.file("train.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 1200 --seed 8 -q -o " + quote(train)).exit_code == 0);
   const std::string common =
-      " --learn-hyper --kernel rbf --subset 300 --restarts 0 --neighbours 10 --exact-rows 600 "
+      " --learn-hyper --kernel rbf --subset 300 --restarts 0 --vecchia-neighbours 10 --exact-rows 600 "
       "--all-rows-steps 2 --probes 8 --max-iter 20 --threads 1 --force -q";
   const std::string alone = directory.file("alone.json"), ranks = directory.file("ranks.json");
   REQUIRE(run_gpstream("train " + quote(train) + " -o " + quote(directory.file("alone.h5")) + " --save-hyper " +
