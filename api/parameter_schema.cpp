@@ -1,6 +1,7 @@
 #include "api/parameter_schema.h"
 
 #include "engine/core/error.h"
+#include "engine/dense/dense_variance.h"
 #include "engine/hyper/model_learning.h"
 #include "engine/kernels/kernel.h"
 #include "engine/solvers/dense_solver.h"
@@ -370,10 +371,32 @@ std::vector<Parameter> cache_parameters() {
   };
 }
 
+// The predictive variances' (`predict --variance`, Python's predict(return_std); engine/dense/dense_variance.h).
+std::vector<Parameter> prediction_parameters() {
+  const VarianceOptions variance;
+  return {
+      choice("variance_method", "variance-method", to_string(variance.method),
+             "dense models: cholesky (K factorised once: exact, n^2 doubles of `memory`), gbcd (batched solves, O(n) "
+             "memory per row), auto: cholesky when it fits and costs less, else gbcd; or nearest: an upper bound, "
+             "each row conditioned on its `neighbours` training rows of highest covariance (one process)",
+             true),
+      whole("neighbours", "neighbours", std::to_string(variance.neighbours), 1,
+            "`variance_method` nearest: training rows each test row is conditioned on (more: closer to the exact "
+            "variance, M^3/3 flops a row)",
+            true),
+      positive("variance_tol", "variance-tol", fmt::format("{:g}", variance.tolerance),
+               "gbcd: bound on each row's relative variance error, |computed - exact| / exact"),
+      whole("batch_rows", "batch-rows", std::to_string(variance.batch_rows), 0,
+            "dense models: test rows solved together (0: as many as `memory` allows, up to 1024; 256 where the gbcd "
+            "route starts each batch locally)"),
+  };
+}
+
 std::vector<Parameter> make_schema_parameters() {
   std::vector<Parameter> parameters = training_parameters();
-  for (auto [group, members] :
-       {std::pair{ParameterGroup::learning, learning_parameters()}, {ParameterGroup::cache, cache_parameters()}}) {
+  for (auto [group, members] : {std::pair{ParameterGroup::learning, learning_parameters()},
+                                {ParameterGroup::cache, cache_parameters()},
+                                {ParameterGroup::prediction, prediction_parameters()}}) {
     for (Parameter& parameter : members) {
       parameter.group = group;
       parameters.push_back(std::move(parameter));
@@ -467,7 +490,9 @@ std::string parameter_table_markdown() {
        {std::pair{ParameterGroup::training, "The training job (`gpstream train`; Python's estimator where marked)"},
         {ParameterGroup::learning,
          "The hyperparameter search (`gpstream hyper`, and `gpstream train` when it learns them)"},
-        {ParameterGroup::cache, "The kernel-column cache (`gpstream train`, `gpstream predict`)"}}) {
+        {ParameterGroup::cache, "The kernel-column cache (`gpstream train`, `gpstream predict`)"},
+        {ParameterGroup::prediction,
+         "The predictive variances (`gpstream predict --variance`; Python's `predict(X, return_std=True)`)"}}) {
     out += fmt::format("{}{}:\n\n", out.empty() ? "" : "\n", heading);
     out +=
         "| parameter | option | in Python's estimator | default | takes | what it is |\n"

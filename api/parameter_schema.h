@@ -33,8 +33,9 @@ namespace gpstream {
 
 // Which commands take a parameter: the training job's (`gpstream train`,
 // Python's estimator), the hyperparameter search's (`gpstream hyper`, `train
-// --learn-hyper`), the kernel-column cache's (`train`, `predict`).
-enum class ParameterGroup { training, learning, cache };
+// --learn-hyper`), the kernel-column cache's (`train`, `predict`), the
+// predictive variances' (`predict --variance`, Python's predict(return_std)).
+enum class ParameterGroup { training, learning, cache, prediction };
 
 enum class ParameterKind {
   whole_number,  // a count or a seed

@@ -236,12 +236,8 @@ void validate(PredictOptions& options, const po::variables_map& values) {
     }
   }
   if (options.latent && !options.with_variance) throw UsageError("--latent needs --variance");
-  if (!(options.variance.tolerance > 0)) {
-    throw UsageError(fmt::format("--variance-tol must be positive, not {}", options.variance.tolerance));
-  }
   if (options.variance.active_set_size == 0) throw UsageError("--active-set must be at least 1");
   if (options.variance.candidates == 0) throw UsageError("--candidates must be at least 1");
-  if (options.variance.neighbours == 0) throw UsageError("--neighbours must be at least 1");
   if (given(values, "neighbours") && options.variance.method != VarianceMethod::nearest)
     throw UsageError("--neighbours is for --variance-method nearest");
   options.committee.seed = options.variance.seed;
@@ -419,10 +415,6 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("quiet,q", "no summary on stderr")
       ("variance", "also write the predictive variance and standard deviation")
       ("latent", "with --variance: of the latent f* (without the noise variance) instead of y*")
-      ("variance-method", po::value(&options.variance_method)->default_value("auto"), "dense models: cholesky (K factorised once: exact, n^2 doubles of --memory), gbcd (batched solves, O(n) memory per row), auto: cholesky when it fits and costs less, else gbcd; or nearest: an upper bound, each row conditioned on its --neighbours training rows of highest covariance (one process)")
-      ("neighbours", po::value(&options.variance.neighbours)->default_value(options.variance.neighbours), "nearest: training rows each test row is conditioned on (more: closer to the exact variance, M^3/3 flops a row)")
-      ("variance-tol", po::value(&options.variance.tolerance)->default_value(options.variance.tolerance, "1e-3"), "gbcd: bound on each row's relative variance error, |computed - exact| / exact")
-      ("batch-rows", po::value(&options.variance.batch_rows)->default_value(0), "dense models: test rows solved together (0: as many as --memory allows, up to 1024; 256 where the gbcd route starts each batch locally)")
       ("active-set", po::value(&options.variance.active_set_size)->default_value(options.variance.active_set_size), "gbcd: active set size m of the variance solves")
       ("candidates", po::value(&options.variance.candidates)->default_value(options.variance.candidates), "gbcd: random candidates kappa per greedy step")
       ("time-limit", po::value(&options.time_limit)->default_value(0), "dense models: stop the variances after this many seconds, publishing the rows done (0: no limit)")
@@ -430,6 +422,11 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "dense models with --variance: seconds between writes of the rows done to the -o file, which --resume continues after a crash or a kill")
       ("seed", po::value(&options.variance.seed)->default_value(1), "dense models: random seed of the variance solves; bcm: of the k-means");
   // clang-format on
+  // Names, defaults and help from the schema's prediction group (api/parameter_schema.h).
+  add_parameter(spec.options, "variance_method", options.variance_method);
+  add_parameter(spec.options, "neighbours", options.variance.neighbours);
+  add_parameter(spec.options, "variance_tol", options.variance.tolerance);
+  add_parameter(spec.options, "batch_rows", options.variance.batch_rows);
   po::options_description cache_options("Kernel-column cache (dense models, the gbcd variance route)");
   options.cache.add(cache_options);
   spec.options.add(cache_options);

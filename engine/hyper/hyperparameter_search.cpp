@@ -480,8 +480,7 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
   bool gave_up = false;
   while (evaluations < options.max_evaluations) {
     double model_decrease = 0.0;
-    const std::vector<double> step =
-        scoring_direction(at, theta, bounds, last_step, gradient_change, model_decrease);
+    const std::vector<double> step = scoring_direction(at, theta, bounds, last_step, gradient_change, model_decrease);
     if (at.value - kRaceMargin * model_decrease > options.give_up_above) {
       reason = fmt::format(
           "stopped: {:.2f} less {:g} times the {:.3g} its model predicts would still not reach "

@@ -225,7 +225,7 @@ class OpenModel {
     gpstream::VarianceOptions variance_options;
     variance_options.method = gpstream::parse_variance_method(variance_method);
     variance_options.noisy = !latent;
-    GPSTREAM_CHECK_ARGUMENT(neighbours > 0, "neighbours={}: give a whole number of at least 1", neighbours);
+    gpstream::check_parameter("neighbours", static_cast<double>(neighbours));
     variance_options.neighbours = neighbours;
     check_columns(x);
     const std::size_t count = static_cast<std::size_t>(x.shape(0));

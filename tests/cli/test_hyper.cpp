@@ -244,9 +244,11 @@ TEST_CASE("an interrupted hyperparameter search resumes from its checkpoint to t
   REQUIRE(run_gpstream("hyper " + quote(data) + " -o " + quote(whole) + options).exit_code == 0);
 
   SUBCASE("hyper: run the same command again") {
+    // clang-format off
     const std::vector<std::string> command = {
-        "hyper", data,           "-o",  part, "--subset",     "300",      "--restarts",         "1",    "--vecchia-neighbours",
-        "10",    "--exact-rows", "600", "-q", "--checkpoint", checkpoint, "--checkpoint-every", "0.001"};
+        "hyper", data, "-o", part, "--subset", "300", "--restarts", "1", "--vecchia-neighbours", "10",
+        "--exact-rows", "600", "-q", "--checkpoint", checkpoint, "--checkpoint-every", "0.001"};
+    // clang-format on
     const auto [code, said] = interrupt_once_checkpointed(command, checkpoint, directory.file("err"));
     CAPTURE(said);
     if (code == 0) {

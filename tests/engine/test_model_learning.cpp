@@ -141,7 +141,8 @@ TEST_CASE(
 TEST_CASE("the ladder's rungs, searched from a carried curvature, reach L-BFGS's optimum in fewer evaluations") {
   // Six inputs, three of them irrelevant (their lengthscales drift along a flat likelihood), as the wide sets
   // where the ladder runs.
-  const Problem p = draw_from_gp({KernelType::squared_exponential_ard, {0.8, 1.1, 1.5, 1e3, 1e3, 1e3}, 1.0, 0.01}, 1000, 23);
+  const Problem p =
+      draw_from_gp({KernelType::squared_exponential_ard, {0.8, 1.1, 1.5, 1e3, 1e3, 1e3}, 1.0, 0.01}, 1000, 23);
   InMemoryRowSource rows = p.source();
   ModelLearningOptions options;
   options.kernels = {KernelHyperparameters(KernelType::squared_exponential_ard, {}, 1.0, 0.1)};
@@ -178,9 +179,9 @@ TEST_CASE("the ladder's rungs, searched from a carried curvature, reach L-BFGS's
   }
   CHECK(2 * rung_evaluations(carried) <= rung_evaluations(plain));
   // The evaluations counted include the curvature's on the subset (p + 1).
-  CHECK(carried.evaluations ==
-        carried.candidates.front().subset.evaluations + log_parameters(carried.best().hyperparameters).size() + 1 +
-            rung_evaluations(carried));
+  CHECK(carried.evaluations == carried.candidates.front().subset.evaluations +
+                                   log_parameters(carried.best().hyperparameters).size() + 1 +
+                                   rung_evaluations(carried));
 }
 
 TEST_CASE("the mean by least squares is the normal equations' solution, and learning models its residual") {
