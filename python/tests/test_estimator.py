@@ -620,3 +620,50 @@ def test_kernel_terms_describe_every_term_of_a_sum(tmp_path, cli):
     assert [term["signal_variance"] for term in gp.kernel_terms_] == [0.1, 0.2]
     np.testing.assert_array_equal(gp.kernel_terms_[1]["length_scale"], [2.5])
     assert gp.noise_variance_ == 0.05
+
+
+def test_the_command_line_and_python_resume_each_others_training_job_to_the_same_bits(tmp_path, cli, gpstream_binary):
+    # One checkpoint format and one reader (api/training.h): a job stopped by Ctrl-C in either front end is
+    # finished by the other, to the bits of the uninterrupted job.
+    train = tmp_path / "train.h5"
+    cli("generate", "friedman1", "--rows", 20000, "--seed", 6, "-q", "-o", train)
+    command_line_job = ["--lengthscales", "1.0", "--noise-var", "1e-4", "--tol", "1e-12", "--max-iter", "150",
+                        "--threads", "1"]
+    cli("train", train, *command_line_job, "-q", "-o", tmp_path / "whole.h5")
+    whole = gpstream.GaussianProcessRegressor.load(tmp_path / "whole.h5")
+    assert whole.n_iter_ == 150
+
+    # Stopped on the command line, finished by Python.
+    checkpoint = tmp_path / "command_line.ckpt"
+    process = subprocess.Popen([gpstream_binary, "train", str(train), *command_line_job, "--checkpoint",
+                                str(checkpoint), "-o", str(tmp_path / "part.h5")], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode != 0 and "--resume" in err, err
+    resumed = gpstream.GaussianProcessRegressor(resume=str(checkpoint)).fit(str(train))
+    assert 0 < resumed.n_iter_ == 150
+    np.testing.assert_array_equal(resumed.alpha_, whole.alpha_)
+
+    # Stopped in Python, finished on the command line.
+    checkpoint = tmp_path / "python.ckpt"
+    settings = dict(length_scale=1.0, noise_variance=1e-4, tol=1e-12, max_iter=150, n_jobs=1)
+    script = f"""
+        import gpstream, sys
+        gp = gpstream.GaussianProcessRegressor(checkpoint={str(checkpoint)!r}, **{settings!r})
+        print("fitting", flush=True)
+        try:
+            gp.fit({str(train)!r})
+        except KeyboardInterrupt as stop:
+            print("KeyboardInterrupt:", stop, flush=True)
+            sys.exit(7)
+    """
+    assert "KeyboardInterrupt: interrupted at iteration" in interrupted_python(script, "fitting")
+    cli("train", "--resume", checkpoint, "-q", "-o", tmp_path / "finished.h5")
+    finished = gpstream.GaussianProcessRegressor.load(tmp_path / "finished.h5")
+    python_whole = gpstream.GaussianProcessRegressor(**settings).fit(str(train))
+    assert finished.n_iter_ == python_whole.n_iter_ == 150
+    np.testing.assert_array_equal(finished.alpha_, python_whole.alpha_)
+    # The same parameters through either front end: the same job, to the bit.
+    np.testing.assert_array_equal(python_whole.alpha_, whole.alpha_)
