@@ -26,6 +26,13 @@ _SPARSE_MODELS = tuple(method["name"] for method in _gpstream.training_methods()
 _SCHEMA = {parameter["name"]: parameter for parameter in _gpstream.parameters()}
 
 
+def _schema_default(name):
+    """A parameter's default as the schema gives it, in its Python type: the estimator's signature writes none."""
+    parameter = _SCHEMA[name]
+    whole = parameter["expected"].startswith("a whole number")
+    return int(parameter["default"]) if whole else parameter["default"]
+
+
 
 def _progress_printer():
     """verbose=True: a line on stderr at most every second (a fit may run thousands of iterations)."""
@@ -156,17 +163,17 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     def __init__(
         self,
         solver="auto",
-        precision="auto",
+        precision=_schema_default("precision"),
         model="exact",
-        kernel="rbf",
+        kernel=_schema_default("kernel"),
         length_scale=1.0,
         signal_variance=1.0,
         noise_variance=0.1,
         kernel_parameters=None,
         optimizer=None,
-        all_rows_steps=0,
+        all_rows_steps=_schema_default("all_rows_steps"),
         mean=None,
-        basis_size=1000,
+        basis_size=_schema_default("basis_size"),
         standardise=True,
         tol=None,
         max_iter=None,
@@ -177,8 +184,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         checkpoint=None,
         resume=None,
         log=None,
-        variance_method="auto",
-        neighbours=512,
+        variance_method=_schema_default("variance_method"),
+        neighbours=_schema_default("neighbours"),
         work_dir=None,
     ):
         self.solver = solver
