@@ -43,11 +43,12 @@ Parameter path(std::string name, std::string option, std::string help) {
   return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::path, .help = std::move(help)};
 }
 Parameter choice(std::string name, std::string option, std::string default_text, std::string help,
-                 bool python = false) {
+                 bool python = false, std::vector<std::string> choices = {}) {
   return {.name = std::move(name),
           .option = std::move(option),
           .kind = ParameterKind::text,
           .default_text = std::move(default_text),
+          .choices = std::move(choices),
           .help = std::move(help),
           .python = python};
 }
@@ -209,7 +210,8 @@ std::vector<Parameter> training_parameters() {
                "sggp: stop when the relative gap of the bounds falls below this"),
       whole("info_pivots", "info-pivots", "16", 1, "cholqr: information pivots z ranking the swap candidates"),
       choice("objective", "objective", "var",
-             "cholqr: var (variational free energy) or mle (projected-process likelihood)"),
+             "cholqr: var (variational free energy) or mle (projected-process likelihood)", false,
+             {inducing_objective_name(InducingObjective::variational), inducing_objective_name(InducingObjective::likelihood)}),
       {.name = "fixed_hyper",
        .option = "fixed-hyper",
        .kind = ParameterKind::flag,
@@ -234,7 +236,7 @@ std::vector<Parameter> training_parameters() {
              "gbcd, bcd-*, cg, pcg: the kernel entries of their products (and gbcd's greedy scores): auto "
              "(single precision, twice the entries per second; the final |K alpha - y|/|y| computed exactly in "
              "double, and a run whose exact residual misses tol continues in double, saying so) or double",
-             true),
+             true, {"auto", "double"}),
       whole("random_state", "seed", "1", 0,
             "random seed of the learning subset and restarts, the solvers' and the sparse models' random choices: the "
             "same seed gives the same result",
@@ -314,10 +316,12 @@ std::vector<Parameter> learning_parameters() {
       choice("mean_fit", "mean-fit", "ols",
              "ols: the trend by least squares, the kernel learned on its residual (restricted spatial regression: the "
              "trend keeps the covariates' effect far from the training rows); gls: jointly with the kernel by maximum "
-             "likelihood"),
+             "likelihood",
+             true, {"ols", "gls"}),
       choice("learn_on", "learn-on", "all",
              "all: refine the subset's optimum on every row by the Vecchia likelihood (nearest-neighbour "
-             "conditionals); subset: the subset's exact likelihood only"),
+             "conditionals); subset: the subset's exact likelihood only",
+             true, {"all", "subset"}),
       whole("vecchia_neighbours", "vecchia-neighbours", std::to_string(VecchiaOptions{}.neighbours), 1,
             "`learn_on` all: conditioning rows per row of the Vecchia likelihood"),
       whole("max_terms", "max-terms", std::to_string(kAutomaticMaxTerms), 1,
@@ -359,7 +363,8 @@ std::vector<Parameter> cache_parameters() {
           "mpgp, sggp; predict: the gbcd variance route): off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel "
           "entry is measured to cost more than reading it, disk where also more than reading it from disk); "
           "results are bitwise the same either way at the same `precision` (whose auto takes double with the "
-          "cache on: its columns are exact)"),
+          "cache on: its columns are exact)",
+          false, {"off", "ram", "disk", "auto"}),
       path("cache_dir", "cache-dir",
            "directory for the cache's disk tier and for predict's variance factor on disk, files deleted when the "
            "run ends (default: the output file's directory)"),
@@ -379,7 +384,9 @@ std::vector<Parameter> prediction_parameters() {
              "dense models: cholesky (K factorised once: exact, n^2 doubles of `memory`), gbcd (batched solves, O(n) "
              "memory per row), auto: cholesky when it fits and costs less, else gbcd; or nearest: an upper bound, "
              "each row conditioned on its `neighbours` training rows of highest covariance (one process)",
-             true),
+             true,
+             {to_string(VarianceMethod::automatic), to_string(VarianceMethod::cholesky), to_string(VarianceMethod::gbcd),
+              to_string(VarianceMethod::nearest)}),
       whole("neighbours", "neighbours", std::to_string(variance.neighbours), 1,
             "`variance_method` nearest: training rows each test row is conditioned on (more: closer to the exact "
             "variance, M^3/3 flops a row)",
@@ -409,6 +416,13 @@ std::vector<Parameter> make_schema_parameters() {
 }  // namespace
 
 std::string Parameter::expected() const {
+  if (!choices.empty()) {
+    std::string names;
+    for (std::size_t c = 0; c < choices.size(); ++c) {
+      names += (c == 0 ? "" : c + 1 == choices.size() ? " or " : ", ") + choices[c];
+    }
+    return names;
+  }
   std::string range;
   if (std::isfinite(minimum)) range = fmt::format("{} {:g}", minimum_excluded ? "above" : "at least", minimum);
   if (std::isfinite(maximum)) {
@@ -451,6 +465,18 @@ void check_parameter(std::string_view name, double value) {
   const Parameter* parameter = find_parameter(name);
   GPSTREAM_CHECK(parameter != nullptr, "no parameter `{}` in the schema", name);
   check_parameter(*parameter, value);
+}
+
+void check_choice(const Parameter& parameter, std::string_view value) {
+  const bool chosen = parameter.choices.empty() ||
+                      std::find(parameter.choices.begin(), parameter.choices.end(), value) != parameter.choices.end();
+  GPSTREAM_CHECK_ARGUMENT(chosen, "`{}`=\"{}\": choose {}", parameter.name, value, parameter.expected());
+}
+
+void check_choice(std::string_view name, std::string_view value) {
+  const Parameter* parameter = find_parameter(name);
+  GPSTREAM_CHECK(parameter != nullptr, "no parameter `{}` in the schema", name);
+  check_choice(*parameter, value);
 }
 
 std::vector<StoredParameter> stored_parameters(const TrainingConfiguration& configuration) {
@@ -509,7 +535,7 @@ std::string parameter_table_markdown() {
           takes = "positive numbers, comma-separated";
           break;
         case ParameterKind::text:
-          takes = "a name";
+          takes = parameter.choices.empty() ? "a name" : parameter.expected();
           break;
         case ParameterKind::named_values:
           takes = "name=value pairs, comma-separated";

@@ -58,6 +58,9 @@ struct Parameter {
   bool minimum_excluded = false;
   double maximum = std::numeric_limits<double>::infinity();
   bool maximum_excluded = false;
+  // A name's choices where the schema declares them; empty where any name is taken here and checked where it is
+  // parsed (a kernel, a mean, a method: their registries say).
+  std::vector<std::string> choices;
   std::string help;     // one paragraph, with parameters in backticks
   bool python = false;  // also a parameter of Python's estimator (under `name`)
   ParameterGroup group = ParameterGroup::training;
@@ -71,7 +74,7 @@ struct Parameter {
     void (*set)(const Parameter&, TrainingConfiguration&, const StoredValue&) = nullptr;
   } field;
 
-  // "a whole number of at least 1", "a positive, finite number", …: what check() asks for.
+  // "a whole number of at least 1", "a positive, finite number", "all or subset", …: what check() asks for.
   std::string expected() const;
 };
 
@@ -86,6 +89,10 @@ const Parameter* find_parameter_by_option(std::string_view option);
 // range of parameter `name` (and is whole for a whole number, finite for a real).
 void check_parameter(std::string_view name, double value);
 void check_parameter(const Parameter& parameter, double value);
+// Throws InvalidArgument "`name`=\"value\": choose …" unless `value` is one of the choices the parameter
+// declares (none declared: any value passes here).
+void check_choice(std::string_view name, std::string_view value);
+void check_choice(const Parameter& parameter, std::string_view value);
 
 // The parameters `configuration` holds, by name, in the schema's order: what
 // a checkpoint stores of its job.

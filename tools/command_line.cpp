@@ -50,6 +50,13 @@ void check_parameters(const po::variables_map& values) {
     if (parameter == nullptr || value.defaulted() || value.empty()) continue;
     std::optional<double> number;
     const boost::any& held = value.value();
+    if (const auto* text = boost::any_cast<std::string>(&held)) {
+      try {
+        check_choice(*parameter, *text);
+      } catch (const InvalidArgument& error) {
+        throw UsageError(for_command_line(error.what()));
+      }
+    }
     if (const auto* real = boost::any_cast<double>(&held)) number = *real;
     if (const auto* count = boost::any_cast<std::size_t>(&held)) number = static_cast<double>(*count);
     if (const auto* count = boost::any_cast<unsigned>(&held)) number = static_cast<double>(*count);

@@ -121,9 +121,7 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
     throw UsageError(fmt::format("--subset {} is larger than the {} rows of '{}'; give --subset {} or less",
                                  options.subset, rows, dataset, rows));
   }
-  if (learning.learn_on != "all" && learning.learn_on != "subset") {
-    throw UsageError(fmt::format("--learn-on: \"{}\" is neither all nor subset", learning.learn_on));
-  }
+
   model.all_rows = learning.learn_on == "all";
   model.vecchia.neighbours = learning.vecchia_neighbours;
   model.exact_rows = learning.exact_rows;
@@ -140,9 +138,6 @@ LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const 
     model.mean = parse_mean_function(learning.mean, feature_names);
   } catch (const Error& error) {
     throw UsageError(fmt::format("--mean: {}", error.what()));
-  }
-  if (learning.mean_fit != "ols" && learning.mean_fit != "gls") {
-    throw UsageError(fmt::format("--mean-fit: \"{}\" is neither ols nor gls", learning.mean_fit));
   }
   model.mean_fit = learning.mean_fit == "ols" ? ModelLearningOptions::MeanFit::least_squares
                                               : ModelLearningOptions::MeanFit::generalised_least_squares;

@@ -90,6 +90,15 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         the exact likelihood's stochastic gradient after the steps above
         (`gpstream hyper --all-rows-steps`; each minutes to hours at 10^5
         rows: docs/model.md). 0 (the default): none.
+    learn_on : {'all', 'subset'}
+        With optimizer='lbfgs': 'all' refines the subset's optimum on every
+        row (the Vecchia likelihood where it is accurate, else the exact one
+        on larger subsets); 'subset' stops at the subset's exact likelihood
+        (`gpstream hyper --learn-on`).
+    mean_fit : {'ols', 'gls'}
+        With optimizer='lbfgs' and a mean: 'ols' fits the trend by least
+        squares and learns the kernel on its residual; 'gls' fits both
+        jointly by maximum likelihood (`gpstream hyper --mean-fit`).
     mean : {None, 'none', 'constant', 'linear'} or str
         With optimizer='lbfgs': the prior mean, a trend in the inputs fitted
         by least squares that the GP models the residual of ('linear:x1,x3'
@@ -172,6 +181,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         kernel_parameters=None,
         optimizer=None,
         all_rows_steps=_schema_default("all_rows_steps"),
+        learn_on=_schema_default("learn_on"),
+        mean_fit=_schema_default("mean_fit"),
         mean=None,
         basis_size=_schema_default("basis_size"),
         standardise=True,
@@ -198,6 +209,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.kernel_parameters = kernel_parameters
         self.optimizer = optimizer
         self.all_rows_steps = all_rows_steps
+        self.learn_on = learn_on
+        self.mean_fit = mean_fit
         self.mean = mean
         self.basis_size = basis_size
         self.standardise = standardise
@@ -332,6 +345,10 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         given = [name for name, value in (("mean", self.mean), ("tol", self.tol)) if value is not None]
         if self.all_rows_steps:
             given.append("all_rows_steps")
+        for name in ("learn_on", "mean_fit"):  # names the schema declares the choices of
+            _gpstream.check_choice(name, str(getattr(self, name)))
+            if getattr(self, name) != _schema_default(name):
+                given.append(name)
         _gpstream.check_job_rules(parameters.method, learning, bool(self.standardise), str(self.kernel), given)
         if scales.size == 1 and wanted > 1:
             scales = np.repeat(scales, wanted)
@@ -344,6 +361,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         if self.mean is not None:
             parameters.mean = str(self.mean)
         parameters.all_rows_steps = int(self.all_rows_steps or 0)
+        parameters.learn_on, parameters.mean_fit = str(self.learn_on), str(self.mean_fit)
         parameters.standardise = bool(self.standardise)
         if self.max_iter is not None:
             parameters.max_iter = int(self.max_iter)

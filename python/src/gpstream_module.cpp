@@ -344,6 +344,8 @@ struct TrainingParameters {
   bool learn = false;              // the hyperparameters (and the mean) by marginal likelihood first
   std::string mean;                // the prior mean learned with them ("": the default linear trend)
   std::size_t all_rows_steps = 0;  // ModelLearningOptions::stochastic.max_steps
+  std::string learn_on = "all";    // the schema's `learn_on`: all (ModelLearningOptions::all_rows) or subset
+  std::string mean_fit = "ols";    // the schema's `mean_fit`: ols or gls
   std::string checkpoint, resume, log;
 };
 
@@ -396,6 +398,9 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
   options.subset.start.noise_variance = parameters.noise_variance;
   options.subset.start.family_parameters = gpstream::parse_named_values(parameters.kernel_parameters);
   options.stochastic.max_steps = parameters.all_rows_steps;
+  options.all_rows = parameters.learn_on == "all";
+  options.mean_fit = parameters.mean_fit == "gls" ? gpstream::ModelLearningOptions::MeanFit::generalised_least_squares
+                                                  : gpstream::ModelLearningOptions::MeanFit::least_squares;
   options.leave_out_redundant_mean_inputs = parameters.mean.empty();
   options.input_names = dataset.feature_names;
   try {
@@ -424,7 +429,9 @@ std::vector<std::string> search_arguments(const TrainingParameters& parameters) 
           fmt::format("basis_size={}", parameters.basis_size),
           fmt::format("random_state={}", parameters.seed),
           "mean=" + parameters.mean,
-          fmt::format("all_rows_steps={}", parameters.all_rows_steps)};
+          fmt::format("all_rows_steps={}", parameters.all_rows_steps),
+          "learn_on=" + parameters.learn_on,
+          "mean_fit=" + parameters.mean_fit};
 }
 
 // What a prepared job starts as, for verbose=True: the method, the rows, the kernel, the memory, where X lives.
@@ -615,6 +622,8 @@ PYBIND11_MODULE(_gpstream, module) {
       .def_readwrite("learn", &TrainingParameters::learn)
       .def_readwrite("mean", &TrainingParameters::mean)
       .def_readwrite("all_rows_steps", &TrainingParameters::all_rows_steps)
+      .def_readwrite("learn_on", &TrainingParameters::learn_on)
+      .def_readwrite("mean_fit", &TrainingParameters::mean_fit)
       .def_readwrite("precision", &TrainingParameters::precision)
       .def_readwrite("checkpoint", &TrainingParameters::checkpoint)
       .def_readwrite("resume", &TrainingParameters::resume)
@@ -720,6 +729,9 @@ PYBIND11_MODULE(_gpstream, module) {
         return out;
       },
       "The parameter schema (api/parameter_schema.h): name, option, default (text), expected, help, python.");
+  module.def(
+      "check_choice", [](const std::string& name, const std::string& value) { gpstream::check_choice(name, value); },
+      "ValueError unless `value` is one of the choices the schema declares for parameter `name`.");
   module.def(
       "check_parameter", [](const std::string& name, double value) { gpstream::check_parameter(name, value); },
       py::arg("name"), py::arg("value"), "ValueError \"name=value: give ...\" unless the schema's range holds it.");

@@ -182,6 +182,30 @@ def test_kernel_auto_learns_the_model_gpstream_hyper_learns(cli, tmp_path):
         gpstream.GaussianProcessRegressor(model="sggp", basis_size=20, tol=1e-3).fit(X, y)
 
 
+def test_learn_on_and_mean_fit_learn_as_the_command_lines_options_do(cli, tmp_path):
+    # 2,400 rows: more than the subset's 2,000, so that learning on all rows would move the answer (to
+    # ℓ₁ = 0.8882 from 0.8867), as fitting the trend by least squares would (ℓ₁ = 1.03 on 400 of them).
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-2, 2, (2400, 2))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=2400)
+    gp = gpstream.GaussianProcessRegressor(kernel="rbf", optimizer="lbfgs", learn_on="subset", mean_fit="gls",
+                                           solver="cholesky", random_state=1).fit(X, y)
+    gpstream._gpstream.write_dataset(str(tmp_path / "train.h5"), X, y, ["x1", "x2"])
+    cli("hyper", tmp_path / "train.h5", "-o", tmp_path / "hyper.json", "--kernel", "rbf", "--learn-on", "subset",
+        "--mean-fit", "gls", "--seed", 1, "--lengthscales", "1,1", "--signal-var", 1, "--noise-var", 0.1, "-q")
+    with open(tmp_path / "hyper.json") as file:
+        learned = json.load(file)
+    np.testing.assert_allclose(gp.length_scale_, learned["length_scales"], rtol=1e-6)
+    np.testing.assert_allclose(gp.noise_variance_, learned["noise_variance"], rtol=1e-6)
+    # The choices are the schema's, and both are options of learning (api/job_rules.h).
+    with pytest.raises(ValueError, match=re.escape('learn_on="everywhere": choose all or subset')):
+        gpstream.GaussianProcessRegressor(optimizer="lbfgs", learn_on="everywhere").fit(X, y)
+    with pytest.raises(ValueError, match=re.escape('mean_fit="wls": choose ols or gls')):
+        gpstream.GaussianProcessRegressor(optimizer="lbfgs", mean_fit="wls").fit(X, y)
+    with pytest.raises(ValueError, match="learn_on is an option of learning: it needs optimizer='lbfgs'"):
+        gpstream.GaussianProcessRegressor(learn_on="subset").fit(X, y)
+
+
 def test_a_model_of_the_command_line_predicts_in_python_and_back(tmp_path, cli):
     train, test = tmp_path / "train.h5", tmp_path / "test.csv"
     cli("generate", "friedman1", "--rows", 800, "--seed", 3, "-q", "-o", train)

@@ -199,7 +199,7 @@ TEST_CASE("numbers too small for a double, an empty --columns and options of oth
   usage(run_gpstream(train + " --gamma 4e-320 --noise-var 0.1"), "--gamma: 4e-320 is subnormal");
   usage(run_gpstream(train + " --lengthscales 1e-400 --noise-var 0.1"),
         "--lengthscales: 1e-400 underflows to 0 (below 4.9e-324, the smallest double)");
-  usage(run_gpstream(train + kHyper + " --objective bogus"), "--objective is for --model");
+  usage(run_gpstream(train + kHyper + " --objective bogus"), "--objective=\"bogus\": choose var or mle");
   usage(run_gpstream(train + kHyper + " --objective var"), "--objective is for --model");
   write_file(directory.file("u.csv"), "a,b,y\n1,1e-400,3\n2,3,4\n");
   check_message(run_gpstream("convert " + quote(directory.file("u.csv")) + " -o " + quote(directory.file("u.h5"))),

@@ -140,7 +140,11 @@ TEST_CASE("numeric options that are not numbers, or out of range, are refused in
   refused("--time-limit -5", "--time-limit=-5: give a finite number, at least 0", 2);
   refused("--signal-var 1e-310", "below the smallest normal double", 2);
   refused("--gap 0.1", "--gap is for --model sggp", 2);
-  refused("--cache disc", "--cache: unknown kernel-column cache \"disc\" (choose off, ram, disk or auto)", 2);
+  // A name's choices are the schema's (api/parameter_schema.h), checked as the options are read.
+  refused("--cache disc", "--cache=\"disc\": choose off, ram, disk or auto", 2);
+  refused("--precision single", "--precision=\"single\": choose auto or double", 2);
+  refused("--learn-hyper --learn-on everywhere", "--learn-on=\"everywhere\": choose all or subset", 2);
+  refused("--learn-hyper --mean-fit wls", "--mean-fit=\"wls\": choose ols or gls", 2);
   refused("--cache ram --cache-dir .", "--cache-dir and --cache-disk are for the disk tier (--cache disk or auto)", 2);
   refused("--cache disk --cache-disk 0", "--cache-disk: \"0\" is not a positive size", 2);
   refused("--model sggp --basis 20 --tol 1e-3", "--tol is for the dense solvers and cholqr: sggp stops at --gap", 2);

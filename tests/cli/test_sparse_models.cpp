@@ -242,7 +242,7 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
   fails(" --model sggp --gap 0", "--gap=0: give a positive, finite number");
   fails(" --model sr --solver cg", "--solver is for --model dense");
   fails(" --model sd --basis 10 --checkpoint " + quote(data.directory.file("ck.h5")), "has nothing to checkpoint");
-  fails(" --model cholqr --objective elbo", "unknown objective \"elbo\"");
+  fails(" --model cholqr --objective elbo", "--objective=\"elbo\": choose var or mle");
   fails(" --model cholqr --info-pivots 0", "--info-pivots=0: give a whole number, at least 1");
   fails(" --model sr --info-pivots 4", "--info-pivots is for --model cholqr");
   fails(" --model online --passes 0", "--passes=0: give a whole number, at least 1");
