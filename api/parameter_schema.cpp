@@ -42,8 +42,8 @@ Parameter positive(std::string name, std::string option, std::string default_tex
 Parameter path(std::string name, std::string option, std::string help) {
   return {.name = std::move(name), .option = std::move(option), .kind = ParameterKind::path, .help = std::move(help)};
 }
-Parameter choice(std::string name, std::string option, std::string default_text, std::string help,
-                 bool python = false, std::vector<std::string> choices = {}) {
+Parameter choice(std::string name, std::string option, std::string default_text, std::string help, bool python = false,
+                 std::vector<std::string> choices = {}) {
   return {.name = std::move(name),
           .option = std::move(option),
           .kind = ParameterKind::text,
@@ -211,7 +211,8 @@ std::vector<Parameter> training_parameters() {
       whole("info_pivots", "info-pivots", "16", 1, "cholqr: information pivots z ranking the swap candidates"),
       choice("objective", "objective", "var",
              "cholqr: var (variational free energy) or mle (projected-process likelihood)", false,
-             {inducing_objective_name(InducingObjective::variational), inducing_objective_name(InducingObjective::likelihood)}),
+             {inducing_objective_name(InducingObjective::variational),
+              inducing_objective_name(InducingObjective::likelihood)}),
       {.name = "fixed_hyper",
        .option = "fixed-hyper",
        .kind = ParameterKind::flag,
@@ -385,8 +386,8 @@ std::vector<Parameter> prediction_parameters() {
              "memory per row), auto: cholesky when it fits and costs less, else gbcd; or nearest: an upper bound, "
              "each row conditioned on its `neighbours` training rows of highest covariance (one process)",
              true,
-             {to_string(VarianceMethod::automatic), to_string(VarianceMethod::cholesky), to_string(VarianceMethod::gbcd),
-              to_string(VarianceMethod::nearest)}),
+             {to_string(VarianceMethod::automatic), to_string(VarianceMethod::cholesky),
+              to_string(VarianceMethod::gbcd), to_string(VarianceMethod::nearest)}),
       whole("neighbours", "neighbours", std::to_string(variance.neighbours), 1,
             "`variance_method` nearest: training rows each test row is conditioned on (more: closer to the exact "
             "variance, M^3/3 flops a row)",
