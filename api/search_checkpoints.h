@@ -15,6 +15,12 @@
 
 namespace gpstream {
 
+// What a search checkpoint written from Python names as its search (SearchCheckpoint::command; its arguments
+// are the estimator's parameters, name=value). Either front end continues the other's search with the same data:
+// the journal checks that every evaluation it replays is at the point the continuing search asks for
+// (engine/hyper/search_journal.h), so a search started otherwise is refused at its first different point.
+inline constexpr const char* kPythonSearch = "python";
+
 class SearchCheckpoints {
  public:
   // `identity`: what the checkpoint names as its search (command,

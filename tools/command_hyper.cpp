@@ -94,8 +94,10 @@ int run_hyper(const std::vector<std::string>& args) {
                    checkpoint);
   } else if (taken) {
     SearchCheckpoint saved = read_search_checkpoint(checkpoint);
-    GPSTREAM_CHECK(saved.command == identity.command && saved.arguments == identity.arguments &&
-                       saved.dataset_fingerprint == identity.dataset_fingerprint,
+    // Python's search on the same data is continued too (api/search_checkpoints.h: the journal checks its points).
+    const bool same =
+        (saved.command == identity.command && saved.arguments == identity.arguments) || saved.command == kPythonSearch;
+    GPSTREAM_CHECK(same && saved.dataset_fingerprint == identity.dataset_fingerprint,
                    "--checkpoint: '{}' holds another search (gpstream {} {}); give another file, or remove it",
                    checkpoint, saved.command, fmt::join(saved.arguments, " "));
     replay = std::move(saved);

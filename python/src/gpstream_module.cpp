@@ -415,7 +415,6 @@ gpstream::ModelLearningOptions learning_options(const TrainingParameters& parame
 // What a search checkpoint written from Python names as its search (SearchCheckpoint::command), and the
 // parameters it was started with, as "name=value" (SearchCheckpoint::arguments): a resumed search must be
 // given the same.
-constexpr const char* kPythonSearch = "python";
 std::vector<std::string> search_arguments(const TrainingParameters& parameters) {
   return {"method=" + parameters.method,
           "kernel=" + parameters.kernel,
@@ -457,14 +456,13 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
     const py::gil_scoped_release unlocked;
     if (!parameters.resume.empty() && gpstream::is_search_checkpoint(parameters.resume)) {
       replay = gpstream::read_search_checkpoint(parameters.resume);
-      GPSTREAM_CHECK_ARGUMENT(replay->command == kPythonSearch,
-                              "`resume`: '{}' holds the hyperparameter search of gpstream {}: continue it from the "
-                              "command line",
-                              parameters.resume, replay->command);
-      GPSTREAM_CHECK_ARGUMENT(replay->arguments == search_arguments(parameters),
-                              "`resume`: the search saved in '{}' was started with other parameters ({}); give the "
-                              "same, or start again without resume",
-                              parameters.resume, fmt::join(replay->arguments, ", "));
+      // The command line's search (`gpstream hyper`, `train --learn-hyper`) is continued too: its arguments are
+      // its command line, and the journal checks the points it replays (api/search_checkpoints.h).
+      GPSTREAM_CHECK_ARGUMENT(
+          replay->command != gpstream::kPythonSearch || replay->arguments == search_arguments(parameters),
+          "`resume`: the search saved in '{}' was started with other parameters ({}); give the "
+          "same, or start again without resume",
+          parameters.resume, fmt::join(replay->arguments, ", "));
     } else if (!parameters.resume.empty()) {
       resumed = gpstream::read_training_checkpoint(parameters.resume);
       configuration = resumed->configuration;
@@ -503,7 +501,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
           // The search checkpoints into `checkpoint` until the training's first checkpoint replaces it.
           gpstream::SearchCheckpoints searching(
               checkpoint, gpstream::TrainingJob{}.checkpoint_every_seconds,
-              {kPythonSearch, search_arguments(parameters), training.dataset().fingerprint, {}}, true,
+              {gpstream::kPythonSearch, search_arguments(parameters), training.dataset().fingerprint, {}}, true,
               replay ? std::move(*replay) : gpstream::SearchCheckpoint{},
               [&reports](const std::string& message) { reports.on_warning(message); });
           replayed = searching.replayed();

@@ -691,3 +691,59 @@ def test_the_command_line_and_python_resume_each_others_training_job_to_the_same
     np.testing.assert_array_equal(finished.alpha_, python_whole.alpha_)
     # The same parameters through either front end: the same job, to the bit.
     np.testing.assert_array_equal(python_whole.alpha_, whole.alpha_)
+
+
+def test_the_command_line_and_python_continue_each_others_search(tmp_path, cli, gpstream_binary, capfd):
+    # A search stopped while learning in either front end is continued by the other with the same options, to
+    # the uninterrupted search's answer (api/search_checkpoints.h: the journal checks every point it replays).
+    train = tmp_path / "train.h5"
+    # 1,200 rows: a search of ~6 s on 2 cores, long enough for the interruptions to land in it.
+    cli("generate", "friedman1", "--rows", 1200, "--seed", 8, "-q", "-o", train)
+    settings = dict(optimizer="lbfgs", kernel="matern32", max_iter=30)
+    # The estimator's start, spelt as hyper's options (its defaults are the same otherwise).
+    hyper_options = ["--kernel", "matern32", "--lengthscales", "1", "--signal-var", "1", "--noise-var", "0.1", "-q"]
+    cli("hyper", train, "-o", tmp_path / "whole.json", *hyper_options)
+    with open(tmp_path / "whole.json") as file:
+        whole = json.load(file)
+    python_whole = gpstream.GaussianProcessRegressor(**settings).fit(str(train))
+    np.testing.assert_array_equal(python_whole.length_scale_, whole["length_scales"])
+
+    # Stopped on the command line, continued by Python.
+    checkpoint = tmp_path / "command_line.ckpt"
+    process = subprocess.Popen([gpstream_binary, "hyper", str(train), "-o", str(tmp_path / "part.json"),
+                                *hyper_options, "--checkpoint", str(checkpoint), "--checkpoint-every", "0.001"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode != 0 and "evaluations saved in" in err, err
+    capfd.readouterr()
+    resumed = gpstream.GaussianProcessRegressor(resume=str(checkpoint), verbose=True, **settings).fit(str(train))
+    assert re.search(r"the search saved in .* went on from its [1-9][0-9]* evaluations", capfd.readouterr().err)
+    assert resumed.kernel_ == python_whole.kernel_
+    np.testing.assert_array_equal(resumed.length_scale_, python_whole.length_scale_)
+    np.testing.assert_array_equal(resumed.alpha_, python_whole.alpha_)
+
+    # Stopped in Python, continued by the command line.
+    checkpoint = tmp_path / "python.ckpt"
+    script = f"""
+        import gpstream, sys
+        said = []
+        def progress(row):
+            if row["stage"] == "learning" and not said:
+                said.append(1)
+                print("learning", flush=True)
+        gp = gpstream.GaussianProcessRegressor(verbose=progress, checkpoint={str(checkpoint)!r}, **{settings!r})
+        try:
+            gp.fit({str(train)!r})
+        except KeyboardInterrupt as stop:
+            print("KeyboardInterrupt:", stop, flush=True)
+            sys.exit(7)
+    """
+    assert "while learning the hyperparameters" in interrupted_python(script, "learning")
+    err = cli("hyper", train, "-o", tmp_path / "continued.json", *hyper_options, "--checkpoint", checkpoint)
+    assert re.search(r"continuing the search saved in .* \([1-9][0-9]* evaluations\)", err), err
+    with open(tmp_path / "continued.json") as file:
+        continued = json.load(file)
+    assert continued["length_scales"] == whole["length_scales"]
+    assert continued["noise_variance"] == whole["noise_variance"]
