@@ -284,16 +284,22 @@ void report_evaluation(WorkProgress& progress, const KernelHyperparameters& h, d
                  .noise_variance = h.noise_variance});
 }
 
+// β's start: `start_mean`, or zeros where it is empty.
+std::vector<double> starting_mean(std::span<const double> start_mean, std::size_t mean_terms) {
+  std::vector<double> initial_mean(start_mean.begin(), start_mean.end());
+  if (initial_mean.empty()) initial_mean.assign(mean_terms, 0.0);
+  GPSTREAM_CHECK(initial_mean.size() == mean_terms, "{} starting mean coefficients for {} basis functions",
+                 initial_mean.size(), mean_terms);
+  return initial_mean;
+}
+
 }  // namespace
 
 SearchStart search_from(Context& context, Likelihood& likelihood, const KernelHyperparameters& start,
                         std::span<const double> start_mean, std::size_t start_number,
                         const HyperparameterSearchOptions& options, WorkProgress& progress) {
   const std::size_t mean_terms = likelihood.mean().basis_size();
-  std::vector<double> initial_mean(start_mean.begin(), start_mean.end());
-  if (initial_mean.empty()) initial_mean.assign(mean_terms, 0.0);
-  GPSTREAM_CHECK(initial_mean.size() == mean_terms, "{} starting mean coefficients for {} basis functions",
-                 initial_mean.size(), mean_terms);
+  const std::vector<double> initial_mean = starting_mean(start_mean, mean_terms);
   std::size_t evaluations = 0;
   const LogParameterObjective objective = [&](std::span<const double> theta, std::span<double> gradient) {
     const std::span<const double> kernel_part = theta.first(theta.size() - mean_terms);
@@ -355,11 +361,33 @@ bool positive_definite(std::vector<double> matrix, std::size_t all) {
   return small_cholesky::factor_in_place(matrix.data(), all);
 }
 
+// The step's record: s = trial − θ and the gradient's change over it.
+void record_step(std::span<const double> trial, std::span<const double> theta, std::span<const double> gradient_there,
+                 std::span<const double> gradient_here, std::vector<double>& step, std::vector<double>& change) {
+  step.resize(theta.size());
+  change.resize(theta.size());
+  for (std::size_t j = 0; j < theta.size(); ++j) {
+    step[j] = trial[j] - theta[j];
+    change[j] = gradient_there[j] - gradient_here[j];
+  }
+}
+
+// A carried curvature corrected by BFGS along `step`, where the correction keeps it positive definite (in
+// rounding too); `at` takes it as its information.
+void correct_carried_curvature(std::vector<double>& curvature, std::span<const double> step,
+                               std::span<const double> change, MarginalLikelihood& at) {
+  std::vector<double> corrected = curvature;
+  correct_along_last_step(corrected, step.size(), step, change);
+  if (positive_definite(corrected, step.size())) curvature = std::move(corrected);
+  at.information = curvature;
+}
+
 // A curvature model lifted on its diagonal, by the least power of 10 times its largest diagonal entry (from
 // 1e-6: a model less well conditioned loses definiteness to rounding in its corrections) that makes it positive
 // definite: a Hessian measured by differences is indefinite where the likelihood is flat or the point is not yet
 // an optimum. A parameter whose curvature is below the lift is, in effect, held.
 std::vector<double> lifted_to_positive_definite(std::vector<double> matrix, std::size_t all) {
+  GPSTREAM_CHECK(matrix.size() == all * all, "a curvature of {} entries for {} parameters", matrix.size(), all);
   double scale = 0.0;
   for (std::size_t a = 0; a < all; ++a) scale = std::max(scale, std::abs(matrix[a * all + a]));
   GPSTREAM_CHECK(scale > 0.0 && std::isfinite(scale), "the curvature to search from is {} on its diagonal", scale);
@@ -443,16 +471,11 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
   GPSTREAM_CHECK(carried || likelihood.has_information(),
                  "Fisher scoring needs a likelihood that gives its information, or a curvature to start from");
   const std::size_t mean_terms = likelihood.mean().basis_size();
-  std::vector<double> initial_mean(start_mean.begin(), start_mean.end());
-  if (initial_mean.empty()) initial_mean.assign(mean_terms, 0.0);
-  GPSTREAM_CHECK(initial_mean.size() == mean_terms, "{} starting mean coefficients for {} basis functions",
-                 initial_mean.size(), mean_terms);
+  const std::vector<double> initial_mean = starting_mean(start_mean, mean_terms);
   const LogParameterBounds bounds = log_parameter_bounds(start, mean_terms, options.min_noise_variance);
   std::vector<double> theta = log_parameters(start);
   theta.insert(theta.end(), initial_mean.begin(), initial_mean.end());
   for (std::size_t j = 0; j < theta.size(); ++j) theta[j] = std::clamp(theta[j], bounds.lower[j], bounds.upper[j]);
-  GPSTREAM_CHECK(!carried || curvature.size() == theta.size() * theta.size(),
-                 "a curvature of {} entries for {} parameters", curvature.size(), theta.size());
   if (carried) curvature = lifted_to_positive_definite(std::move(curvature), theta.size());
   std::size_t evaluations = 0;
   const auto kernel_at = [&](std::span<const double> point) {
@@ -512,20 +535,10 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
         continue;
       }
       if (std::isfinite(value.value) && value.value <= at.value + 1e-4 * fraction * slope) {
-        last_step.resize(theta.size());
-        gradient_change.resize(theta.size());
-        for (std::size_t j = 0; j < theta.size(); ++j) {
-          last_step[j] = trial[j] - theta[j];
-          gradient_change[j] = value.gradient[j] - at.gradient[j];
-        }
+        record_step(trial, theta, value.gradient, at.gradient, last_step, gradient_change);
         theta = std::move(trial);
         at = std::move(value);
-        if (carried) {  // corrected where the correction keeps it positive definite (in rounding too)
-          std::vector<double> corrected = curvature;
-          correct_along_last_step(corrected, theta.size(), last_step, gradient_change);
-          if (positive_definite(corrected, theta.size())) curvature = std::move(corrected);
-          at.information = curvature;
-        }
+        if (carried) correct_carried_curvature(curvature, last_step, gradient_change, at);
         accepted = true;
         break;
       }
@@ -537,9 +550,7 @@ SearchStart fisher_scoring_from(Context& context, Likelihood& likelihood, const 
       break;
     }
   }
-  if (rejected > 0) {
-    reason += fmt::format("; {} trial points rejected (K̄ not positive definite there)", rejected);
-  }
+  if (rejected > 0) reason += fmt::format("; {} trial points rejected (K̄ not positive definite there)", rejected);
   const std::span<const double> best(theta);
   return {start,
           kernel_at(best),
