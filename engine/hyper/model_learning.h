@@ -76,7 +76,8 @@ struct ModelLearningOptions {
   std::size_t exact_rows = 8000;
   // Whether step 2''s rungs search from a curvature carried from rung to rung — the exact Hessian at the
   // subset's optimum first, by differences of its gradient (p + 1 evaluations on the subset) — by quasi-Newton
-  // steps [NocedalWright06 §6.1], rather than by L-BFGS from none (false; with a mean fitted jointly, always).
+  // steps [NocedalWright06 §6.1]; false: by L-BFGS from none, as always where the mean is fitted jointly (the
+  // subset's Hessian is the kernel's alone).
   bool carry_curvature = true;
   // Step 2'': after step 2', on all rows (stochastic.max_steps = 0: off); the curvature it starts from on a
   // subset of at most this many rows (of the last rung's).
