@@ -43,6 +43,25 @@ def interrupted_python(script, ready):
     return out
 
 
+def learning_fit_script(checkpoint, train, settings):
+    """A Python script that fits `train` with `settings`, checkpointing to `checkpoint`, prints "learning" when
+    the hyperparameter search begins and exits with 7 when a KeyboardInterrupt stops it."""
+    return textwrap.dedent(f"""
+        import gpstream, sys
+        said = []
+        def progress(row):
+            if row["stage"] == "learning" and not said:
+                said.append(1)
+                print("learning", flush=True)
+        gp = gpstream.GaussianProcessRegressor(verbose=progress, checkpoint={str(checkpoint)!r}, **{settings!r})
+        try:
+            gp.fit({str(train)!r})
+        except KeyboardInterrupt as stop:
+            print("KeyboardInterrupt:", stop, flush=True)
+            sys.exit(7)
+    """)
+
+
 @pytest.mark.parametrize("solver", ["cholesky", "gbcd", "cg"])
 def test_mean_and_std_equal_scikit_learns_exact_gp(solver):
     X, y = problem(120)
@@ -583,21 +602,8 @@ def test_a_search_stopped_while_learning_resumes_from_its_checkpoint_to_the_unin
     # 800 rows: the search (exact likelihoods on all of them) takes ~2 s on 2 cores, the Ctrl-C lands in it.
     cli("generate", "friedman1", "--rows", 800, "--seed", 8, "-q", "-o", train)
     settings = dict(optimizer="lbfgs", kernel="matern32", max_iter=30)
-    script = textwrap.dedent(f"""
-        import gpstream, sys
-        said = []
-        def progress(row):
-            if row["stage"] == "learning" and not said:
-                said.append(1)
-                print("learning", flush=True)
-        gp = gpstream.GaussianProcessRegressor(verbose=progress, checkpoint={str(checkpoint)!r}, **{settings!r})
-        try:
-            gp.fit({str(train)!r})
-        except KeyboardInterrupt as stop:
-            print("KeyboardInterrupt:", stop, flush=True)
-            sys.exit(7)
-    """)
-    script = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n" + script
+    script = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n" + learning_fit_script(
+        checkpoint, train, settings)
     process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=dict(os.environ))
     assert process.stdout.readline().strip() == "learning"
@@ -726,21 +732,8 @@ def test_the_command_line_and_python_continue_each_others_search(tmp_path, cli, 
 
     # Stopped in Python, continued by the command line.
     checkpoint = tmp_path / "python.ckpt"
-    script = f"""
-        import gpstream, sys
-        said = []
-        def progress(row):
-            if row["stage"] == "learning" and not said:
-                said.append(1)
-                print("learning", flush=True)
-        gp = gpstream.GaussianProcessRegressor(verbose=progress, checkpoint={str(checkpoint)!r}, **{settings!r})
-        try:
-            gp.fit({str(train)!r})
-        except KeyboardInterrupt as stop:
-            print("KeyboardInterrupt:", stop, flush=True)
-            sys.exit(7)
-    """
-    assert "while learning the hyperparameters" in interrupted_python(script, "learning")
+    assert "while learning the hyperparameters" in interrupted_python(
+        learning_fit_script(checkpoint, train, settings), "learning")
     err = cli("hyper", train, "-o", tmp_path / "continued.json", *hyper_options, "--checkpoint", checkpoint)
     assert re.search(r"continuing the search saved in .* \([1-9][0-9]* evaluations\)", err), err
     with open(tmp_path / "continued.json") as file:
