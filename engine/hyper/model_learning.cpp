@@ -115,9 +115,9 @@ void refine_on_larger_subsets(Context& context, RowSource& rows, const RowPartit
   };
   const std::size_t largest = std::min(options.exact_rows, n);
   const std::size_t first = std::min(2 * fit.subset.subset_size, largest);
-  // A rung searches from a model of the curvature, as L-BFGS cannot (it starts each rung with none: at 24 inputs
-  // a rung took 76 evaluations where one at 8 took 16, docs/benchmarks.md): the exact Hessian at the subset's
-  // optimum, then each rung's model as its search corrected it, scaled by the rows (−log p sums over them).
+  // A rung searches from a model of the curvature, as L-BFGS cannot (it starts each rung with none; measured in
+  // docs/benchmarks.md): the exact Hessian at the subset's optimum, then each rung's model as its search corrected
+  // it, scaled by the rows (−log p sums over them).
   std::vector<double> curvature;  // of −log p on `curvature_rows` rows
   std::size_t curvature_rows = 0;
   if (options.carry_curvature && rung.mean.empty() && first > rung.subset && affordable(first)) {
