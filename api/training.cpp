@@ -275,6 +275,7 @@ TrainingResult Training::run(const std::string& checkpoint_path, std::vector<Run
   const TrainingJob& job = configuration_.job;
   Communicator& ranks = context_.communicator();
   TrainingResult result;
+  result.configuration = configuration_;
   const auto start = std::chrono::steady_clock::now();
   const std::uint64_t evaluations_before = kernel_matrix_->kernel_evaluations();
   std::optional<SparseModel> sparse;

@@ -44,6 +44,8 @@ struct TrainingResult {
   std::size_t checkpoints_written = 0;
   std::optional<std::uint64_t> last_checkpoint_iteration;
   std::string last_checkpoint_failure;
+  // The configuration the job ran: its learned model, the solver `auto` chose, a basis fitted to the rows.
+  TrainingConfiguration configuration;
 };
 
 // Learns a kernel, its hyperparameters and the prior mean on `data`

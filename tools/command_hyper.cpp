@@ -71,8 +71,7 @@ int run_hyper(const std::vector<std::string>& args) {
   Context context(compute.context_settings(seed));
   const DatasetDescription description = read_dataset_description(dataset);
   const Standardisation standardisation = dataset_standardisation(description);
-  const LearningPlan plan = plan_learning(learning, start_values, kernel, values, description.rows, dataset,
-                                          standardisation, description.feature_names);
+  const LearningPlan plan = plan_learning(learning, start_values, kernel, values, description, dataset);
   const ModelLearningOptions& options = plan.options;
   if (values.count("quiet") == 0) {
     for (const std::string& note : plan.notes) fmt::print(stderr, "hyper: note: {}\n", note);

@@ -4,7 +4,7 @@
 // run under the driver with its observers, the model written and reported.
 // The options and the configuration made from them: train_options.cpp.
 #include "api/file_description.h"
-#include "api/training.h"
+#include "api/training_job.h"
 #include "api/training_observers.h"
 #include "engine/core/error.h"
 #include "storage/checkpoint/search_checkpoint.h"
@@ -81,47 +81,108 @@ std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const Tr
   return locks;
 }
 
-// --learn-hyper: learns the model as `gpstream hyper` does (the kernel, its
-// hyperparameters and the prior mean), reports it and, with --save-hyper, writes it.
-void learn_and_report(Context& context, Training& training, const TrainOptions& options,
-                      const po::variables_map& values, SearchJournal& journal) {
-  const DatasetDescription& dataset = training.dataset();
-  const Standardisation standardisation = dataset_standardisation(dataset);
-  const std::string kernel = given(values, "kernel") ? options.kernel : "auto";
-  const LearningPlan plan = plan_learning(options.learning, options.kernel_values, kernel, values, dataset.rows,
-                                          options.dataset, standardisation, dataset.feature_names);
-  const ModelLearningOptions& learning = plan.options;
-  if (!options.quiet) {
-    for (const std::string& note : plan.notes) fmt::print(stderr, "train: note: {}\n", note);
+// What `gpstream train` shows of its job (api/training_job.h) on stderr: the learning's plan, progress and
+// result (written to --save-hyper too), the run's start and its progress line. Nothing with --quiet.
+class CommandLineJobEvents final : public TrainingJobEvents {
+ public:
+  CommandLineJobEvents(Context& context, const TrainOptions& options, const po::variables_map& values,
+                       const LearningPlan* plan)
+      : context_(context),
+        options_(options),
+        values_(values),
+        plan_(plan),
+        search_line_(!options.quiet),
+        search_observer_(search_line_),
+        run_line_(!options.quiet) {}
+
+  void on_learning(const Training& training, const ModelLearningOptions& learning, std::size_t) override {
+    if (options_.quiet) return;
+    const DatasetDescription& dataset = training.dataset();
+    for (const std::string& note : plan_->notes) fmt::print(stderr, "train: note: {}\n", note);
     std::vector<std::string> kernels;
     for (const KernelHyperparameters& shape : learning.kernels) kernels.push_back(kernel_name(shape));
     fmt::print(stderr, "train: learning {} hyperparameters{} on {} random rows ({} restarts; start {}){}\n",
                fmt::join(kernels, ", "),
                learning.mean.empty() ? "" : " and a " + learning.mean.describe(dataset.feature_names) + " mean",
-               learning.subset.subset, learning.subset.restarts, plan.start_origin,
+               learning.subset.subset, learning.subset.restarts, plan_->start_origin,
                learning.all_rows ? fmt::format(", then on all {} rows", format_count(dataset.rows)) : "");
   }
-  ProgressLine progress(!options.quiet);
-  SearchProgressObserver observer(progress);
-  const LearnedModel learned = [&] {
-    const Context::ObserverScope observe(context, {&observer});
-    return training.learn(learning, &journal);
-  }();
-  progress.finish();
-  if (!options.quiet) {
-    for (const std::string& line : describe_learning(learned, learning, standardisation, dataset.feature_names)) {
-      fmt::print(stderr, "train: {}\n", line);
+  RunObserver* search_progress() override { return &search_observer_; }
+
+  void on_learned(const Training& training, const ModelLearningOptions& learning,
+                  const LearnedModel& learned) override {
+    search_line_.finish();
+    const DatasetDescription& dataset = training.dataset();
+    const Standardisation standardisation = dataset_standardisation(dataset);
+    if (!options_.quiet) {
+      for (const std::string& line : describe_learning(learned, learning, standardisation, dataset.feature_names)) {
+        fmt::print(stderr, "train: {}\n", line);
+      }
+      fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations): {}\n", learned.seconds, learned.evaluations,
+                 describe_hyperparameters(learned.best().hyperparameters));
+      for (const std::string& note : learning_notes(learned, learning)) fmt::print(stderr, "train: note: {}\n", note);
     }
-    fmt::print(stderr, "train: learned in {:.1f} s ({} evaluations): {}\n", learned.seconds, learned.evaluations,
-               describe_hyperparameters(learned.best().hyperparameters));
-    for (const std::string& note : learning_notes(learned, learning)) fmt::print(stderr, "train: note: {}\n", note);
+    if (!options_.save_hyper.empty() && context_.communicator().is_root()) {
+      save_learned_hyperparameters(options_.save_hyper, learned, learning, options_.seed, options_.dataset,
+                                   dataset.fingerprint, standardisation, dataset.feature_names,
+                                   values_.count("force") != 0);
+    }
   }
-  if (!options.save_hyper.empty() && context.communicator().is_root()) {
-    save_learned_hyperparameters(options.save_hyper, learned, learning, options.seed, options.dataset,
-                                 dataset.fingerprint, standardisation, dataset.feature_names,
-                                 values.count("force") != 0);
+
+  void on_prepared(const Training& training, const std::string& description) override {
+    std::string cache = description;
+    // The engine says why auto chose; naming the flag that overrides it is the command line's part.
+    if (cache.starts_with("kernel-column cache off (auto")) cache += "; --cache ram forces it";
+    if (!options_.quiet) describe_start(training, cache);
   }
-}
+
+  RunObserver* training_progress(const Training& training) override {
+    const TrainingConfiguration& configuration = training.configuration();
+    progress_.emplace(run_line_, configuration.solver.name,
+                      training.converges() ? configuration.job.stopping.tolerance : 0.0, training.measure_name(),
+                      training.planned_iterations());
+    return &*progress_;
+  }
+
+  void on_warning(const std::string& message) override {
+    fmt::print(stderr, "warning: {}\n", for_command_line(message));
+  }
+
+ private:
+  // "train: gbcd on DATA (n rows x d inputs), kernel …, noise variance …", the memory, where X lives, the cache,
+  // and what auto chose.
+  void describe_start(const Training& training, const std::string& cache) const {
+    const DatasetDescription& dataset = training.dataset();
+    const TrainingConfiguration& trained = training.configuration();
+    const Communicator& ranks = context_.communicator();
+    std::string what = !training.method().dense()
+                           ? fmt::format("{} model, basis {}, on", trained.solver.name, trained.solver.active_set_size)
+                       : vectors_held(training.method(), trained.solver).of_every_row > 0
+                           ? fmt::format("{} with {} past steps on", trained.solver.name, trained.solver.subspace_steps)
+                           : fmt::format("{} on", trained.solver.name);
+    if (ranks.size() > 1) {
+      what = fmt::format("{} ranks (rank 0: rows 1 to {}; the budget below is each rank's), {}", ranks.size(),
+                         format_count(training.partition().count), what);
+    }
+    fmt::print(stderr, "train: {} {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}; {}; {}\n",
+               what, options_.dataset, format_count(dataset.rows), dataset.columns, training.kernel().name(),
+               training.kernel().noise_variance(), context_.memory().describe(),
+               training.in_memory() ? "X held in memory" : "X streamed from the file in blocks", cache);
+    if (!training.solver_choice().empty()) fmt::print(stderr, "train: {}\n", training.solver_choice());
+    if (!training.precision_choice().empty())
+      fmt::print(stderr, "train: {}\n", for_command_line(training.precision_choice()));
+    for (const std::string& note : training.notes()) fmt::print(stderr, "train: note: {}\n", for_command_line(note));
+  }
+
+  Context& context_;
+  const TrainOptions& options_;
+  const po::variables_map& values_;
+  const LearningPlan* plan_;  // with --learn-hyper
+  ProgressLine search_line_;
+  SearchProgressObserver search_observer_;
+  ProgressLine run_line_;
+  std::optional<ProgressLineObserver> progress_;
+};
 
 // Writes the model and reports what was trained.
 void write_and_report(const TrainingResult& trained, const TrainingMethod& method,
@@ -272,8 +333,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
   } else {
     configuration = configure_fresh(options, values);
   }
-  const TrainingMethod& method = method_of(configuration);
-  if (distributed) check_distributable(method);
+  if (distributed) check_distributable(method_of(configuration));
   const std::string checkpoint_path = !options.checkpoint.empty() ? options.checkpoint : options.resume;
   const TrainingJob job = configuration.job;
   // From here on Ctrl-C, SIGTERM and SIGHUP stop the run at the next iteration, with a checkpoint
@@ -302,62 +362,32 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
                "it with: {}gpstream train --resume {}\n",
                job.checkpoint_every_seconds, checkpoint_path, launcher(ranks.size()), shell_quoted(checkpoint_path));
   }
-  Training training(context, TrainingData::file(options.dataset), std::move(configuration), std::move(resumed_state),
-                    "checkpoint '" + options.resume + "'");
-  if (values.count("learn-hyper") != 0 && !training.resumed()) {
-    // The search checkpoints into --checkpoint until the solver's first checkpoint replaces it.
-    SearchCheckpoints searching = command_line_search_checkpoints(checkpoint_path, job.checkpoint_every_seconds,
-                                                                  {"train", args, training.dataset().fingerprint, {}},
-                                                                  ranks.is_root(), std::move(replay));
+  TrainingJobSpecification specification{.data = TrainingData::file(options.dataset),
+                                         .resumed_state = std::move(resumed_state),
+                                         .resumed_from = options.resume,
+                                         .checkpoint_path = checkpoint_path,
+                                         .cache = options.cache.settings(job.output_path, "model file", context)};
+  std::optional<LearningPlan> plan;
+  if (values.count("learn-hyper") != 0 && !specification.resumed_state) {
+    const DatasetDescription dataset = read_dataset_description(options.dataset);
+    const std::string kernel = given(values, "kernel") ? options.kernel : "auto";
+    plan = plan_learning(options.learning, options.kernel_values, kernel, values, dataset, options.dataset);
+    specification.learning = plan->options;
+    specification.search = {"train", args, {}, {}};
+    specification.replay = std::move(replay);
+  }
+  specification.configuration = std::move(configuration);
+  CommandLineJobEvents events(context, options, values, plan ? &*plan : nullptr);
+  const TrainingResult result = [&] {
     try {
-      learn_and_report(context, training, options, values, searching.journal());
-    } catch (const Cancelled& stopped) {
-      if (checkpoint_path.empty()) throw;
-      searching.write_now();
-      throw Cancelled(
-          fmt::format("{} while learning the hyperparameters; {} evaluations saved in {}. Resume with:\n  "
-                      "{}gpstream train --resume {}",
-                      stopped.what(), searching.journal().entries().size(), checkpoint_path, launcher(ranks.size()),
-                      shell_quoted(checkpoint_path)));
+      return run_training_job(context, std::move(specification), events);
+    } catch (const TrainingJobInterrupted& stopped) {
+      throw interrupted_job(stopped, job.output_path, ranks.size());
     }
-  }
-  const DatasetDescription& dataset = training.dataset();
-  const TrainingConfiguration& trained = training.configuration();
-  std::string cache = training.prepare(options.cache.settings(job.output_path, "model file", context));
-  // The engine says why auto chose; naming the flag that overrides it is the command line's part.
-  if (cache.starts_with("kernel-column cache off (auto")) cache += "; --cache ram forces it";
-  if (!options.quiet) {
-    std::string what = !method.dense()
-                           ? fmt::format("{} model, basis {}, on", trained.solver.name, trained.solver.active_set_size)
-                       : vectors_held(training.method(), trained.solver).of_every_row > 0
-                           ? fmt::format("{} with {} past steps on", trained.solver.name, trained.solver.subspace_steps)
-                           : fmt::format("{} on", trained.solver.name);
-    if (distributed) {
-      what = fmt::format("{} ranks (rank 0: rows 1 to {}; the budget below is each rank's), {}", ranks.size(),
-                         format_count(training.partition().count), what);
-    }
-    fmt::print(stderr, "train: {} {} ({} rows x {} inputs), kernel {}, noise variance {:.4g}\ntrain: {}; {}; {}\n",
-               what, options.dataset, format_count(dataset.rows), dataset.columns, training.kernel().name(),
-               training.kernel().noise_variance(), context.memory().describe(),
-               training.in_memory() ? "X held in memory" : "X streamed from the file in blocks", cache);
-    if (!training.solver_choice().empty()) fmt::print(stderr, "train: {}\n", training.solver_choice());
-    if (!training.precision_choice().empty())
-      fmt::print(stderr, "train: {}\n", for_command_line(training.precision_choice()));
-    for (const std::string& note : training.notes()) fmt::print(stderr, "train: note: {}\n", for_command_line(note));
-  }
-
-  // Run, with the progress line (the API adds the log and the checkpoints).
-  ProgressLine progress_line(!options.quiet);
-  ProgressLineObserver progress(progress_line, trained.solver.name, training.converges() ? job.stopping.tolerance : 0.0,
-                                training.measure_name(), training.planned_iterations());
-  const TrainingResult result = training.run(checkpoint_path, {&progress});
-  if (result.run.reason == StopReason::interrupted) {
-    throw interrupted_run(fmt::format("at iteration {}", result.run.last.iteration), checkpoint_path, job.output_path,
-                          result.last_checkpoint_iteration, result.last_checkpoint_failure, ranks.size());
-  }
+  }();
 
   // Report.
-  if (ranks.is_root()) write_and_report(result, method, trained, options);
+  if (ranks.is_root()) write_and_report(result, method_of(result.configuration), result.configuration, options);
   if (options.profile && ranks.is_root()) report_phases(phase_times, result.run);
   if (distributed && !options.quiet) {
     const CommunicationStatistics communication = ranks.statistics();

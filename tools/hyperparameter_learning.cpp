@@ -106,100 +106,27 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
 }
 
 LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const KernelValueOptions& kernel_values,
-                           const std::string& kernel_name, const po::variables_map& values, std::size_t rows,
-                           const std::string& dataset, const Standardisation& standardisation,
-                           const std::vector<std::string>& feature_names) {
-  LearningPlan plan;
-  ModelLearningOptions& model = plan.options;
-  model.subset = learning.learning;
-  const SubsetLearningOptions& options = model.subset;
-  GPSTREAM_CHECK(rows > 1, "'{}' has {} rows: a dataset of one row or none has nothing to learn hyperparameters from",
-                 dataset, rows);
-  if (options.subset > rows && !given(values, "subset")) {
-    model.subset.subset = rows;  // the default subset of a small dataset: all of its rows
-  } else if (options.subset > rows) {
-    throw UsageError(fmt::format("--subset {} is larger than the {} rows of '{}'; give --subset {} or less",
-                                 options.subset, rows, dataset, rows));
-  }
-
-  model.all_rows = learning.learn_on == "all";
-  model.vecchia.neighbours = learning.vecchia_neighbours;
-  model.exact_rows = learning.exact_rows;
-  model.stochastic = learning.stochastic;
-  if (model.stochastic.max_steps > 0) {
-    const StochasticGradientOptions& gradient = model.stochastic.gradient;
-    if (gradient.probes % gradient.groups != 0) {  // (its range is the schema's)
-      throw UsageError(fmt::format("--probes must be a multiple of {}, not {}", gradient.groups, gradient.probes));
-    }
-  }
-  model.leave_out_redundant_mean_inputs = !given(values, "mean");
-  model.input_names = feature_names;
+                           const std::string& kernel, const po::variables_map& values,
+                           const DatasetDescription& dataset, const std::string& name) {
+  LearningRequest request{.kernel = kernel,
+                          .start = kernel_values.given(values),
+                          .init_file = learning.init_file,
+                          .subset = learning.learning,
+                          .mean = learning.mean,
+                          .mean_fit = learning.mean_fit,
+                          .learn_on = learning.learn_on,
+                          .vecchia_neighbours = learning.vecchia_neighbours,
+                          .exact_rows = learning.exact_rows,
+                          .max_terms = learning.max_terms,
+                          .stochastic = learning.stochastic,
+                          .given = given_parameters(values)};
   try {
-    model.mean = parse_mean_function(learning.mean, feature_names);
-  } catch (const Error& error) {
-    throw UsageError(fmt::format("--mean: {}", error.what()));
+    LearningPlan plan = gpstream::plan_learning(request, dataset, name);
+    plan.start_origin = for_command_line(plan.start_origin);
+    return plan;
+  } catch (const InvalidArgument& error) {
+    throw UsageError(error.what());
   }
-  model.mean_fit = learning.mean_fit == "ols" ? ModelLearningOptions::MeanFit::least_squares
-                                              : ModelLearningOptions::MeanFit::generalised_least_squares;
-  if (!model.mean.inputs.empty() && !standardisation.standardises_inputs()) {
-    throw UsageError("--mean linear needs standardised inputs; drop --no-standardise");
-  }
-
-  KernelHyperparameters shape;  // the kernel's types; its values are what is learned
-  const bool automatic = kernel_name == kAutomaticKernel;
-  if (!automatic) shape = parse_kernel_shape(kernel_name);
-  KernelType& kernel = shape.type;
-  StartingPoint& start = model.subset.start;
-  std::vector<std::string> origins;
-  if (!learning.init_file.empty()) {
-    HyperparameterFile file = read_hyperparameter_file(learning.init_file);
-    const std::string note = match_inputs(file, feature_names, learning.init_file, dataset);
-    if (!note.empty()) plan.notes.push_back(note);
-    if (!given(values, "kernel")) {
-      shape = file.prior.kernel;
-      for (std::size_t t = 1; t < shape.term_count(); ++t) shape.term(t).lengthscales.clear();  // start informed
-    }
-    const std::size_t columns = standardisation.x_std.size(), count = file.prior.kernel.lengthscales.size();
-    if (file.standardisation && file.standardisation->x_std.size() != columns) {
-      throw UsageError(fmt::format("--init: '{}' was learned on {} inputs, but '{}' has {}", learning.init_file,
-                                   file.standardisation->x_std.size(), dataset, columns));
-    }
-    if (count > 1 && count != columns) {
-      throw UsageError(fmt::format("--init: '{}' has {} lengthscales, but '{}' has {} inputs", learning.init_file,
-                                   count, dataset, columns));
-    }
-    // The file's values are in the standardised units it was learned under.
-    const KernelHyperparameters h = file.standardisation
-                                        ? restandardised(file.prior.kernel, *file.standardisation, standardisation)
-                                        : file.prior.kernel;
-    if (default_lengthscale_count(kernel, columns) > 0) start.lengthscales = h.lengthscales;
-    start.signal_variance = h.signal_variance;
-    start.noise_variance = h.noise_variance;
-    origins.push_back("--init " + learning.init_file);
-  }
-  const bool compare = automatic && (learning.init_file.empty() || given(values, "kernel"));
-  if (compare) {
-    model.kernels.clear();
-    for (const KernelType type : kAutoKernelCandidates)
-      model.kernels.push_back(KernelHyperparameters(type, {}, 1.0, 0.1));
-    model.max_terms = learning.max_terms;
-  } else {
-    if (given(values, "max-terms")) throw UsageError("--max-terms is for --kernel auto");
-    model.kernels = {shape};
-  }
-  const StartingPoint command_line = kernel_values.given(values);
-  if (!command_line.empty()) origins.emplace_back("the kernel options");
-  if (!command_line.lengthscales.empty()) start.lengthscales = command_line.lengthscales;
-  if (command_line.signal_variance) start.signal_variance = command_line.signal_variance;
-  if (command_line.noise_variance) start.noise_variance = command_line.noise_variance;
-  if (!compare && default_lengthscale_count(kernel, 1) == 0 && !command_line.lengthscales.empty())
-    throw UsageError(fmt::format("--lengthscales/--gamma: the {} kernel has no lengthscales", kernel_type_name(kernel)));
-  plan.start_origin = origins.empty() ? "informed by the data" : fmt::format("{}", fmt::join(origins, " and "));
-  const bool lengthscales_missing =
-      start.lengthscales.empty() && default_lengthscale_count(kernel, standardisation.x_std.size()) > 0;
-  if (!origins.empty() && (lengthscales_missing || !start.signal_variance || !start.noise_variance))
-    plan.start_origin += ", the rest informed by the data";
-  return plan;
 }
 
 std::vector<std::string> learning_notes(const LearnedModel& learned, const ModelLearningOptions& options) {

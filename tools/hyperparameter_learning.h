@@ -9,6 +9,7 @@
 #include "engine/data/standardisation.h"
 #include "engine/hyper/model_learning.h"
 #include "engine/hyper/subset_learning.h"
+#include "api/learning_plan.h"
 #include "api/search_checkpoints.h"
 #include "storage/checkpoint/search_checkpoint.h"
 #include "tools/command_line.h"
@@ -55,23 +56,11 @@ struct HyperparameterLearningOptions {
   void add(po::options_description& options);
 };
 
-// What to learn: the kernels, the mean's basis, the checked options with their first start.
-struct LearningPlan {
-  ModelLearningOptions options;
-  std::string start_origin;  // "informed by the data", "--init FILE", ... for reports
-  std::vector<std::string> notes;  // for the user, once (an --init file applied by position)
-};
-
-// The options checked against the dataset (`rows` rows, `feature_names`;
-// UsageError naming the option at fault), and the first start: the --init
-// file's values, converted from the file's standardisation to the dataset's
-// `standardisation`, overridden by the `kernel_values` the user gave. The
-// kernel is --kernel when given, else the --init file's, else `kernel_name`
-// (its default); "auto" compares the four stationary ARD families.
+// What to learn (api/learning_plan.h) as the command line asks: `kernel` (train's default is auto), the
+// learning options, the kernel values given as the first start; UsageError naming the option at fault.
 LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const KernelValueOptions& kernel_values,
-                           const std::string& kernel_name, const po::variables_map& values, std::size_t rows,
-                           const std::string& dataset, const Standardisation& standardisation,
-                           const std::vector<std::string>& feature_names);
+                           const std::string& kernel, const po::variables_map& values,
+                           const DatasetDescription& dataset, const std::string& name);
 
 // The notes a user acts on after a search: values on a bound of the search
 // and values that never moved from the start (engine/hyper/hyperparameter_search.h).

@@ -122,25 +122,31 @@ void ProgressLineObserver::on_stop(const IterationReport& report, StopReason) {
 
 std::string launcher(std::size_t ranks) { return ranks > 1 ? fmt::format("mpirun -np {} ", ranks) : std::string(); }
 
-Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output,
-                          std::optional<std::uint64_t> last_checkpoint_iteration,
-                          const std::string& last_checkpoint_failure, std::size_t ranks) {
-  if (checkpoint_path.empty()) {
+Cancelled interrupted_job(const TrainingJobInterrupted& stopped, const std::string& output, std::size_t ranks) {
+  const std::string& checkpoint = stopped.checkpoint_path;
+  const std::string resume = fmt::format("Resume with:\n  {}gpstream train --resume {}", launcher(ranks),
+                                         shell_quoted(checkpoint));
+  if (stopped.stage == TrainingJobInterrupted::Stage::learning) {
+    if (checkpoint.empty()) return Cancelled(stopped.what());
+    return Cancelled(fmt::format("{} while learning the hyperparameters; {} evaluations saved in {}. {}",
+                                 stopped.what(), stopped.evaluations_saved, checkpoint, resume));
+  }
+  const std::string where = fmt::format("at iteration {}", stopped.iteration);
+  if (checkpoint.empty()) {
     return Cancelled(
         fmt::format("interrupted {}; nothing was saved (give --checkpoint FILE to be able to resume)", where));
   }
-  const std::string resume = fmt::format("Resume with:\n  {}gpstream train --resume {} -o {}", launcher(ranks),
-                                         shell_quoted(checkpoint_path), shell_quoted(output));
-  if (last_checkpoint_failure.empty()) {
-    return Cancelled(fmt::format("interrupted {}; checkpoint written to {}. {}", where, checkpoint_path, resume));
+  const std::string resume_to = fmt::format("{} -o {}", resume, shell_quoted(output));
+  if (stopped.last_checkpoint_failure.empty()) {
+    return Cancelled(fmt::format("interrupted {}; checkpoint written to {}. {}", where, checkpoint, resume_to));
   }
-  if (!last_checkpoint_iteration) {
+  if (!stopped.last_checkpoint_iteration) {
     return Cancelled(fmt::format("interrupted {}; no checkpoint could be written ({}): rerun the original command",
-                                 where, last_checkpoint_failure));
+                                 where, stopped.last_checkpoint_failure));
   }
-  return Cancelled(
-      fmt::format("interrupted {}; the last checkpoint could not be written ({}): {} holds iteration {}. {}", where,
-                  last_checkpoint_failure, checkpoint_path, *last_checkpoint_iteration, resume));
+  return Cancelled(fmt::format("interrupted {}; the last checkpoint could not be written ({}): {} holds iteration {}. {}",
+                               where, stopped.last_checkpoint_failure, checkpoint, *stopped.last_checkpoint_iteration,
+                               resume_to));
 }
 
 }  // namespace gpstream::cli

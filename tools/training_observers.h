@@ -6,6 +6,7 @@
 #include "engine/core/error.h"
 #include "engine/core/human_readable.h"
 #include "engine/core/progress.h"
+#include "api/training_job.h"
 #include "api/training_observers.h"
 #include "tools/progress_line.h"
 
@@ -46,14 +47,11 @@ class ProgressLineObserver final : public RunObserver {
   std::vector<IterationReport> history_;
 };
 
-// The error of a run stopped by Ctrl-C ("interrupted <where>"): with the
-// resume command when a checkpoint was written (saying from which
-// iteration when the last write failed: `checkpoints`), else how to get one.
-// With `ranks` > 1 (a distributed run) the command starts with "mpirun -np ranks"; any number of ranks
-// resumes the job, one process too.
-Cancelled interrupted_run(const std::string& where, const std::string& checkpoint_path, const std::string& output,
-                          std::optional<std::uint64_t> last_checkpoint_iteration,
-                          const std::string& last_checkpoint_failure, std::size_t ranks = 1);
+// The error of a training job stopped by Ctrl-C (api/training_job.h): where it stopped, with the resume
+// command when a checkpoint was written (saying from which iteration when the last write failed), else how
+// to get one. With `ranks` > 1 (a distributed run) the command starts with "mpirun -np ranks"; any number of
+// ranks resumes the job, one process too.
+Cancelled interrupted_job(const TrainingJobInterrupted& stopped, const std::string& output, std::size_t ranks = 1);
 // "mpirun -np 3 " for a job on 3 ranks, "" for one process.
 std::string launcher(std::size_t ranks);
 

@@ -15,10 +15,11 @@
 #include "api/datasets.h"
 #include "api/file_description.h"
 #include "api/job_rules.h"
+#include "api/learning_plan.h"
 #include "api/parameter_schema.h"
 #include "api/search_checkpoints.h"
 #include "api/predictor.h"
-#include "api/training.h"
+#include "api/training_job.h"
 #include "engine/core/context.h"
 #include "engine/core/error.h"
 #include "engine/core/stop_flag.h"
@@ -377,39 +378,19 @@ gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& pa
   return configuration;
 }
 
-// The learning of `gpstream train --learn-hyper` with its defaults: on a random subset of 2,000 rows (all,
-// when fewer), then on all rows; `auto` compares the registry's stationary families; the start is the
+// The learning of `gpstream train --learn-hyper` with its defaults (api/learning_plan.h), started from the
 // parameters' values.
 gpstream::ModelLearningOptions learning_options(const TrainingParameters& parameters,
                                                 const gpstream::DatasetDescription& dataset) {
-  gpstream::ModelLearningOptions options;
-  options.subset.subset = std::min<std::size_t>(2000, dataset.rows);
-  options.kernels.clear();
-  if (parameters.kernel == gpstream::kAutomaticKernel) {
-    for (const gpstream::KernelType type : gpstream::kAutoKernelCandidates)
-      options.kernels.push_back(gpstream::KernelHyperparameters(type, {}, 1.0, 0.1));
-    options.max_terms = gpstream::kAutomaticMaxTerms;  // sums across scales where the evidence says so
-  } else {
-    options.kernels.push_back(gpstream::parse_kernel_shape(parameters.kernel));
-  }
-  const bool has_lengthscales = gpstream::default_lengthscale_count(options.kernels.front().type, dataset.columns) > 0;
-  if (has_lengthscales) options.subset.start.lengthscales = parameters.length_scale;
-  options.subset.start.signal_variance = parameters.signal_variance;
-  options.subset.start.noise_variance = parameters.noise_variance;
-  options.subset.start.family_parameters = gpstream::parse_named_values(parameters.kernel_parameters);
-  options.stochastic.max_steps = parameters.all_rows_steps;
-  options.all_rows = parameters.learn_on == "all";
-  options.mean_fit = parameters.mean_fit == "gls" ? gpstream::ModelLearningOptions::MeanFit::generalised_least_squares
-                                                  : gpstream::ModelLearningOptions::MeanFit::least_squares;
-  options.leave_out_redundant_mean_inputs = parameters.mean.empty();
-  options.input_names = dataset.feature_names;
-  try {
-    options.mean =
-        gpstream::parse_mean_function(parameters.mean.empty() ? "linear" : parameters.mean, dataset.feature_names);
-  } catch (const gpstream::Error& error) {
-    throw py::value_error(fmt::format("mean: {}", error.what()));
-  }
-  return options;
+  gpstream::LearningRequest request{.kernel = parameters.kernel,
+                                    .mean = parameters.mean.empty() ? "linear" : parameters.mean,
+                                    .mean_fit = parameters.mean_fit,
+                                    .learn_on = parameters.learn_on};
+  request.start = {parameters.length_scale, parameters.signal_variance, parameters.noise_variance,
+                   gpstream::parse_named_values(parameters.kernel_parameters)};
+  request.stochastic.max_steps = parameters.all_rows_steps;
+  if (!parameters.mean.empty()) request.given.emplace_back("mean");
+  return gpstream::plan_learning(request, dataset, "the training rows").options;
 }
 
 // What a search checkpoint written from Python names as its search (SearchCheckpoint::command), and the
@@ -433,27 +414,69 @@ std::vector<std::string> search_arguments(const TrainingParameters& parameters) 
           "mean_fit=" + parameters.mean_fit};
 }
 
-// What a prepared job starts as, for verbose=True: the method, the rows, the kernel, the memory, where X lives.
-std::string describe_start(const gpstream::Training& training, const gpstream::Context& context) {
-  const gpstream::DatasetDescription& described = training.dataset();
-  return fmt::format("{} on {} rows x {} inputs, kernel {}, noise variance {:.4g}; {}; {}",
-                     training.configuration().solver.name, described.rows, described.columns, training.kernel().name(),
-                     training.kernel().noise_variance(), context.memory().describe(),
-                     training.in_memory() ? "X held in memory" : "X streamed from the file in blocks");
+// What the estimator hears of a training job (api/training_job.h): every evaluation and iteration queued for
+// the progress callback, and what verbose=True and the report say of the start.
+class PythonJobEvents final : public gpstream::TrainingJobEvents {
+ public:
+  PythonJobEvents(const gpstream::Context& context, QueuedReports& reports) : context_(context), reports_(reports) {}
+
+  void on_learning(const gpstream::Training&, const gpstream::ModelLearningOptions&, std::size_t replayed) override {
+    replayed_evaluations = replayed;
+  }
+  gpstream::RunObserver* search_progress() override { return &reports_; }
+  void on_learned(const gpstream::Training&, const gpstream::ModelLearningOptions&,
+                  const gpstream::LearnedModel&) override {
+    reports_.set_stage("training");
+  }
+  void on_prepared(const gpstream::Training& training, const std::string& cache) override {
+    column_cache = cache;
+    precision = for_python(training.precision_choice());
+    const gpstream::DatasetDescription& described = training.dataset();
+    start = fmt::format("{} on {} rows x {} inputs, kernel {}, noise variance {:.4g}; {}; {}",
+                        training.configuration().solver.name, described.rows, described.columns,
+                        training.kernel().name(), training.kernel().noise_variance(), context_.memory().describe(),
+                        training.in_memory() ? "X held in memory" : "X streamed from the file in blocks");
+    for (const std::string& note : training.notes()) notes.push_back(for_python(note));
+    for (const std::string& note : notes) start += "; " + note;
+  }
+  gpstream::RunObserver* training_progress(const gpstream::Training&) override { return &reports_; }
+  void on_warning(const std::string& message) override { reports_.on_warning(message); }
+
+  // For the report.
+  std::string column_cache, precision, start;
+  std::vector<std::string> notes;
+  std::size_t replayed_evaluations = 0;  // of a resumed search, read from its checkpoint
+
+ private:
+  const gpstream::Context& context_;
+  QueuedReports& reports_;
+};
+
+// The KeyboardInterrupt's message for a job stopped by Ctrl-C: where it stopped and how to continue it.
+gpstream::Cancelled interrupted_job(const gpstream::TrainingJobInterrupted& stopped) {
+  const std::string& checkpoint = stopped.checkpoint_path;
+  if (stopped.stage == gpstream::TrainingJobInterrupted::Stage::learning) {
+    if (checkpoint.empty()) return gpstream::Cancelled(stopped.what());
+    return gpstream::Cancelled(
+        fmt::format("{} while learning the hyperparameters; {} evaluations saved in {} (continue with resume={})",
+                    stopped.what(), stopped.evaluations_saved, checkpoint, checkpoint));
+  }
+  return gpstream::Cancelled(fmt::format(
+      "interrupted at iteration {}{}", stopped.iteration,
+      checkpoint.empty() ? "; nothing was saved (give checkpoint= to be able to resume)"
+                         : "; checkpoint written to " + checkpoint + " (continue with resume=" + checkpoint + ")"));
 }
 
-// Trains a model on the arrays X, y (or the dataset file at `path`): api/training.h. Returns the model and a
+// Trains a model on the arrays X, y (or the dataset file at `path`): api/training_job.h. Returns the model and a
 // report (how it stopped, the kernel chosen, ...); `progress` is called in this thread with each iteration.
 py::tuple train(const py::object& x, const py::object& y, const std::string& path,
                 std::vector<std::string> feature_names, const TrainingParameters& parameters, const std::string& memory,
                 unsigned threads, const py::object& progress) {
   const TrainingArrays rows(x, y, path, std::move(feature_names));
-  std::optional<gpstream::Checkpoint> resumed;
-  std::optional<gpstream::SearchCheckpoint> replay;  // a learning search resumed: its evaluations so far
-  gpstream::TrainingConfiguration configuration;
-  gpstream::DatasetDescription dataset;
+  gpstream::TrainingJobSpecification job;
   {
     const py::gil_scoped_release unlocked;
+    std::optional<gpstream::SearchCheckpoint> replay;  // a learning search resumed: its evaluations so far
     if (!parameters.resume.empty() && gpstream::is_search_checkpoint(parameters.resume)) {
       replay = gpstream::read_search_checkpoint(parameters.resume);
       // The command line's search (`gpstream hyper`, `train --learn-hyper`) is continued too: its arguments are
@@ -464,83 +487,57 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
           "same, or start again without resume",
           parameters.resume, fmt::join(replay->arguments, ", "));
     } else if (!parameters.resume.empty()) {
-      resumed = gpstream::read_training_checkpoint(parameters.resume);
-      configuration = resumed->configuration;
+      gpstream::Checkpoint resumed = gpstream::read_training_checkpoint(parameters.resume);
+      job.configuration = std::move(resumed.configuration);
+      job.resumed_state = std::move(resumed.state);
+      job.resumed_from = parameters.resume;
     }
-    if (!resumed) {
-      dataset = gpstream::describe_training_data(rows.data());
+    if (!job.resumed_state) {
+      const gpstream::DatasetDescription dataset = gpstream::describe_training_data(rows.data());
       GPSTREAM_CHECK_ARGUMENT(!replay || replay->dataset_fingerprint == dataset.fingerprint,
                               "`resume`: the search saved in '{}' learned on other data", parameters.resume);
-      configuration = fresh_configuration(parameters, dataset);
+      job.configuration = fresh_configuration(parameters, dataset);
+      if (parameters.learn) {
+        job.learning = learning_options(parameters, dataset);
+        job.search = {gpstream::kPythonSearch, search_arguments(parameters), {}, {}};
+        if (replay) job.replay = std::move(*replay);
+      }
     }
+    // A resumed search goes on checkpointing into its file, and the training after it too.
+    job.checkpoint_path = !parameters.checkpoint.empty() ? parameters.checkpoint
+                          : replay                       ? parameters.resume
+                                                         : std::string();
   }
   // A job resumed without data of its own continues on the file its checkpoint records.
-  const gpstream::TrainingData data =
-      resumed && x.is_none() && path.empty() ? gpstream::TrainingData::file(configuration.dataset_path) : rows.data();
-  // A resumed search goes on checkpointing into its file, and the training after it too.
-  const std::string checkpoint = !parameters.checkpoint.empty() ? parameters.checkpoint
-                                 : replay                       ? parameters.resume
-                                                                : std::string();
-  gpstream::Context context(compute_settings(memory, threads, configuration.seed));
+  job.data = job.resumed_state && x.is_none() && path.empty()
+                 ? gpstream::TrainingData::file(job.configuration.dataset_path)
+                 : rows.data();
+  gpstream::Context context(compute_settings(memory, threads, job.configuration.seed));
   QueuedReports reports(parameters.learn ? "learning" : "training");
+  PythonJobEvents events(context, reports);
   std::optional<PyModel> trained;
-  py::dict report;
   gpstream::TrainingResult result;
-  std::string cache, start, training_precision;
-  std::vector<std::string> notes;
-  std::size_t replayed = 0;  // evaluations of a resumed search read from its checkpoint
   run_interruptibly(
       context,
       [&] {
-        std::optional<gpstream::SolverState> state;
-        if (resumed) state = std::move(resumed->state);
-        gpstream::Training training(context, data, std::move(configuration), std::move(state),
-                                    "checkpoint '" + parameters.resume + "'");
-        if (parameters.learn && !training.resumed()) {
-          const gpstream::Context::ObserverScope observe(context, {&reports});
-          // The search checkpoints into `checkpoint` until the training's first checkpoint replaces it.
-          gpstream::SearchCheckpoints searching(
-              checkpoint, gpstream::TrainingJob{}.checkpoint_every_seconds,
-              {gpstream::kPythonSearch, search_arguments(parameters), training.dataset().fingerprint, {}}, true,
-              replay ? std::move(*replay) : gpstream::SearchCheckpoint{},
-              [&reports](const std::string& message) { reports.on_warning(message); });
-          replayed = searching.replayed();
-          try {
-            training.learn(learning_options(parameters, training.dataset()), &searching.journal());
-          } catch (const gpstream::Cancelled& stopped) {
-            if (checkpoint.empty()) throw;
-            searching.write_now();
-            throw gpstream::Cancelled(fmt::format(
-                "{} while learning the hyperparameters; {} evaluations saved in {} (continue with resume={})",
-                stopped.what(), searching.journal().entries().size(), checkpoint, checkpoint));
-          }
-          reports.set_stage("training");
-        }
-        cache = training.prepare({});
-        training_precision = for_python(training.precision_choice());
-        start = describe_start(training, context);
-        for (const std::string& note : training.notes()) notes.push_back(for_python(note));
-        for (const std::string& note : notes) start += "; " + note;
-        result = training.run(checkpoint, {&reports});
-        if (result.run.reason == gpstream::StopReason::interrupted) {
-          throw gpstream::Cancelled(fmt::format(
-              "interrupted at iteration {}{}", result.run.last.iteration,
-              checkpoint.empty()
-                  ? "; nothing was saved (give checkpoint= to be able to resume)"
-                  : "; checkpoint written to " + checkpoint + " (continue with resume=" + checkpoint + ")"));
+        try {
+          result = gpstream::run_training_job(context, std::move(job), events);
+        } catch (const gpstream::TrainingJobInterrupted& stopped) {
+          throw interrupted_job(stopped);
         }
         trained.emplace(PyModel{std::move(*result.model)});
       },
       [&] { reports.deliver(progress); });
+  py::dict report;
   report["stop_reason"] = gpstream::describe(result.run.reason);
   report["iterations"] = result.run.last.iteration;
   report["seconds"] = result.run.last.elapsed_seconds;
   report["convergence_measure"] = result.run.last.convergence_measure;
-  report["column_cache"] = cache;
-  report["precision"] = training_precision;
-  report["start"] = start;
-  report["notes"] = notes;  // what the job changed of its parameters to fit, for the estimator to warn of
-  report["replayed_evaluations"] = replayed;
+  report["column_cache"] = events.column_cache;
+  report["precision"] = events.precision;
+  report["start"] = events.start;
+  report["notes"] = events.notes;  // what the job changed of its parameters to fit, for the estimator to warn of
+  report["replayed_evaluations"] = events.replayed_evaluations;
   return py::make_tuple(std::move(*trained), report);
 }
 
