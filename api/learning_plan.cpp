@@ -41,8 +41,7 @@ std::string start_from_file(const LearningRequest& request, bool kernel_given, c
 
 }  // namespace
 
-LearningPlan plan_learning(const LearningRequest& request, const DatasetDescription& dataset,
-                           const std::string& name) {
+LearningPlan plan_learning(const LearningRequest& request, const DatasetDescription& dataset, const std::string& name) {
   const auto given = [&](const char* parameter) {
     return std::find(request.given.begin(), request.given.end(), parameter) != request.given.end();
   };
@@ -53,7 +52,8 @@ LearningPlan plan_learning(const LearningRequest& request, const DatasetDescript
                  name, rows);
   model.subset = request.subset;
   if (model.subset.subset > rows) {
-    GPSTREAM_CHECK_ARGUMENT(!given("subset"), "`subset` {} is larger than the {} rows of '{}'; give `subset` {} or less",
+    GPSTREAM_CHECK_ARGUMENT(!given("subset"),
+                            "`subset` {} is larger than the {} rows of '{}'; give `subset` {} or less",
                             model.subset.subset, rows, name, rows);
     model.subset.subset = rows;  // the default subset of a small dataset: all of its rows
   }
@@ -83,8 +83,7 @@ LearningPlan plan_learning(const LearningRequest& request, const DatasetDescript
   StartingPoint& start = model.subset.start;
   std::vector<std::string> origins;
   if (!request.init_file.empty()) {
-    const std::string note =
-        start_from_file(request, given("kernel"), dataset, name, standardisation, shape, start);
+    const std::string note = start_from_file(request, given("kernel"), dataset, name, standardisation, shape, start);
     if (!note.empty()) plan.notes.push_back(note);
     origins.push_back("`init` " + request.init_file);
   }

@@ -18,9 +18,9 @@ namespace gpstream {
 
 struct LearningRequest {
   std::string kernel{kAutomaticKernel};  // a kernel, a sum, or auto (the registry's stationary families compared)
-  StartingPoint start;                    // the kernel's values the user gave: the search's first start
-  std::string init_file;                  // `init`: a hyperparameter file whose values start the search
-  SubsetLearningOptions subset;           // its start is the plan's
+  StartingPoint start;                   // the kernel's values the user gave: the search's first start
+  std::string init_file;                 // `init`: a hyperparameter file whose values start the search
+  SubsetLearningOptions subset;          // its start is the plan's
   std::string mean = "linear";
   std::string mean_fit = "ols";
   std::string learn_on = "all";

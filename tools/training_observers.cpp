@@ -124,8 +124,8 @@ std::string launcher(std::size_t ranks) { return ranks > 1 ? fmt::format("mpirun
 
 Cancelled interrupted_job(const TrainingJobInterrupted& stopped, const std::string& output, std::size_t ranks) {
   const std::string& checkpoint = stopped.checkpoint_path;
-  const std::string resume = fmt::format("Resume with:\n  {}gpstream train --resume {}", launcher(ranks),
-                                         shell_quoted(checkpoint));
+  const std::string resume =
+      fmt::format("Resume with:\n  {}gpstream train --resume {}", launcher(ranks), shell_quoted(checkpoint));
   if (stopped.stage == TrainingJobInterrupted::Stage::learning) {
     if (checkpoint.empty()) return Cancelled(stopped.what());
     return Cancelled(fmt::format("{} while learning the hyperparameters; {} evaluations saved in {}. {}",
@@ -144,9 +144,9 @@ Cancelled interrupted_job(const TrainingJobInterrupted& stopped, const std::stri
     return Cancelled(fmt::format("interrupted {}; no checkpoint could be written ({}): rerun the original command",
                                  where, stopped.last_checkpoint_failure));
   }
-  return Cancelled(fmt::format("interrupted {}; the last checkpoint could not be written ({}): {} holds iteration {}. {}",
-                               where, stopped.last_checkpoint_failure, checkpoint, *stopped.last_checkpoint_iteration,
-                               resume_to));
+  return Cancelled(
+      fmt::format("interrupted {}; the last checkpoint could not be written ({}): {} holds iteration {}. {}", where,
+                  stopped.last_checkpoint_failure, checkpoint, *stopped.last_checkpoint_iteration, resume_to));
 }
 
 }  // namespace gpstream::cli

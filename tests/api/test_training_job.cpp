@@ -71,8 +71,9 @@ TrainingJobSpecification learning_job(const TrainingData& data, const std::strin
   return job;
 }
 
-TEST_CASE("api: a training job stopped while learning and again while training continues to the "
-          "uninterrupted model, bit for bit") {
+TEST_CASE(
+    "api: a training job stopped while learning and again while training continues to the "
+    "uninterrupted model, bit for bit") {
   const testing::Problem problem = make_problem(400, 3, 5);
   const TrainingData data = TrainingData::in_memory(arrays_of(problem));
   const ScratchDirectory scratch;
