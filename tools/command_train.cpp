@@ -38,7 +38,7 @@ struct OutputLocks {
 
 // The files a continuing job owns: the checkpoint (or search checkpoint) it continues from, and the
 // training log that checkpoint's run wrote; nothing else. `force`: this command's own --force (a job
-// launched with --force keeps it for its own model only: set_job).
+// launched with --force keeps it for its own model only: override_job in train_options.cpp).
 std::unique_ptr<OutputLocks> claim_outputs(const TrainOptions& options, const TrainingJob& job,
                                            const std::string& checkpoint_path, const std::string& continued_from,
                                            bool force) {

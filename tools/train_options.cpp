@@ -2,6 +2,7 @@
 // configuration made from them (a fresh run) or from a checkpoint (a resumed one).
 #include "tools/train_options.h"
 
+#include "api/job_configuration.h"
 #include "api/training.h"
 
 #include "engine/core/error.h"
@@ -123,37 +124,34 @@ void check_resume_compatible(const TrainOptions& options, const po::variables_ma
   }
 }
 
-// The job's stopping rule, output, log and checkpoint cadence: all from the
-// options for a fresh run; on resume, only those given again replace the
-// checkpoint's.
-void set_job(TrainingJob& job, const TrainOptions& options, const po::variables_map& values,
-             const TrainingMethod& method, bool fresh) {
-  auto set = [&](const char* option) { return fresh || given(values, option); };
+// On resume: the stopping rule, output, log and checkpoint cadence given again replace the checkpoint's
+// (a fresh job's are api/job_configuration.h's).
+void override_job(TrainingJob& job, const TrainOptions& options, const po::variables_map& values,
+                  const TrainingMethod& method) {
+  const auto given = [&](const char* option) { return cli::given(values, option); };
   const std::string saved_output = job.output_path;
-  if (method.stops_at_tol() && set("tol")) {
-    job.stopping.tolerance = given(values, "tol") ? options.tolerance : default_tolerance(method.tolerance);
+  if (method.stops_at_tol() && given("tol")) job.stopping.tolerance = options.tolerance;
+  if (!method.stops_at_tol() && given("gap")) job.stopping.tolerance = options.gap;
+  if (given("max-iter")) {
+    job.stopping.max_iterations =
+        options.max_iterations > 0 ? options.max_iterations : std::numeric_limits<std::uint64_t>::max();
   }
-  if (!method.stops_at_tol() && set("gap")) job.stopping.tolerance = options.gap;
-  if (set("max-iter")) {
-    const bool limited = values.count("max-iter") != 0 && options.max_iterations > 0;
-    job.stopping.max_iterations = limited ? options.max_iterations : std::numeric_limits<std::uint64_t>::max();
+  if (given("time-limit")) {
+    job.stopping.time_limit_seconds =
+        options.time_limit > 0 ? options.time_limit : std::numeric_limits<double>::infinity();
   }
-  if (set("time-limit")) {
-    const bool limited = values.count("time-limit") != 0 && options.time_limit > 0;
-    job.stopping.time_limit_seconds = limited ? options.time_limit : std::numeric_limits<double>::infinity();
-  }
-  if (set("refresh-every")) job.stopping.refresh_every = options.refresh_every;
-  if (set("output")) job.output_path = std::filesystem::absolute(options.output).string();
+  if (given("refresh-every")) job.stopping.refresh_every = options.refresh_every;
+  if (given("output")) job.output_path = std::filesystem::absolute(options.output).string();
   // --force covers the outputs of the command that gives it: a resumed job keeps its launch's for the
   // model it was launched to write, and a model path new to the job needs the resumed command's own.
   const bool force = values.count("force") != 0;
-  if (fresh || (given(values, "output") && !same_file(job.output_path, saved_output))) {
+  if (given("output") && !same_file(job.output_path, saved_output)) {
     job.overwrite_output = force;
   } else {
     job.overwrite_output = job.overwrite_output || force;
   }
-  if (set("log")) job.log_path = options.log.empty() ? std::string() : std::filesystem::absolute(options.log).string();
-  if (set("checkpoint-every")) job.checkpoint_every_seconds = options.checkpoint_every;
+  if (given("log")) job.log_path = options.log.empty() ? std::string() : std::filesystem::absolute(options.log).string();
+  if (given("checkpoint-every")) job.checkpoint_every_seconds = options.checkpoint_every;
 }
 
 }  // namespace
@@ -166,8 +164,6 @@ const TrainingMethod& method_of(const TrainingConfiguration& configuration) {
 
 TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables_map& values) {
   if (options.dataset.empty()) throw UsageError("give the training dataset (or --resume CHECKPOINT)");
-  TrainingConfiguration configuration;
-  std::optional<Standardisation> file_standardisation;
   const DatasetDescription description = read_dataset_description(options.dataset);
   const bool learn = values.count("learn-hyper") != 0;
   check_job_rules_of({.method = options.model == kExactModel ? options.solver : options.model,
@@ -175,6 +171,7 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
                       .standardise = values.count("no-standardise") == 0,
                       .kernel = options.kernel,
                       .given = given_parameters(values)});
+  FreshJobParameters parameters;
   if (learn) {
     if (values.count("hyper") != 0) {
       throw UsageError(
@@ -182,8 +179,9 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     }
   } else {
     if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
-    configuration.prior = prior_from(options, values, description, file_standardisation);
+    parameters.prior = prior_from(options, values, description, parameters.prior_units);
   }
+  // The method: --solver for the exact GP (--model dense), else --model.
   if (options.model == kExactModel) {
     const TrainingMethod* solver = find_training_method(options.solver);
     if (solver == nullptr || !solver->dense()) {
@@ -191,14 +189,10 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
                                    training_method_names(/*dense=*/true)));
     }
     reject_parameters_of_other_methods(values, *solver);  // --objective, --basis, ... are sparse models'
-    try {
-      (void)single_precision_wanted(options.precision);
-    } catch (const Error& error) {
-      throw UsageError(fmt::format("--{}", error.what()));
-    }
-    configuration.solver = {options.solver, options.active_set_size, options.candidates, options.subspace_steps,
-                            options.precision};
-    configuration.fit_subspace_steps_to_budget = !given(values, "subspace-steps");
+    parameters.method = options.solver;
+    parameters.solver = {options.solver, options.active_set_size, options.candidates, options.subspace_steps,
+                         options.precision};
+    parameters.subspace_steps_given = given(values, "subspace-steps");
   } else {
     const TrainingMethod* method = find_training_method(options.model);
     if (method == nullptr || method->dense()) {
@@ -216,43 +210,43 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     }
     reject_parameters_of_other_methods(values, *method);
     try {
-      configuration.cholqr.objective = parse_inducing_objective(options.objective);
+      parameters.cholqr.objective = parse_inducing_objective(options.objective);
     } catch (const Error& error) {
       throw UsageError(fmt::format("--objective: {}", error.what()));
     }
-    const std::size_t candidates = values["candidates"].defaulted() ? kBasisCandidates : options.candidates;
-    configuration.solver = {options.model, options.basis, candidates};
-    configuration.cholqr.information_pivots = options.information_pivots;
-    configuration.cholqr.learn_hyperparameters = values.count("fixed-hyper") == 0;
-    configuration.online.novelty = options.novelty;
-    configuration.online.passes = options.passes;
+    parameters.method = options.model;
+    parameters.basis_size = options.basis;
+    if (!values["candidates"].defaulted()) parameters.basis_candidates = options.candidates;
+    parameters.cholqr.information_pivots = options.information_pivots;
+    parameters.cholqr.learn_hyperparameters = values.count("fixed-hyper") == 0;
+    parameters.online.novelty = options.novelty;
+    parameters.online.passes = options.passes;
   }
-  configuration.seed = options.seed;
   if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
-    const std::size_t lengthscales = configuration.prior.kernel.lengthscales.size();
-    GPSTREAM_CHECK(lengthscales == default_lengthscale_count(configuration.prior.kernel.type, description.columns) ||
+    const KernelHyperparameters& kernel = parameters.prior.kernel;
+    const std::size_t lengthscales = kernel.lengthscales.size();
+    GPSTREAM_CHECK(lengthscales == default_lengthscale_count(kernel.type, description.columns) ||
                        lengthscales == 1 || lengthscales == description.columns,
                    "--hyper: '{}' has {} lengthscales, but '{}' has {} inputs; learn hyperparameters for this "
                    "dataset with gpstream hyper",
                    options.hyper_file, lengthscales, options.dataset, description.columns);
   }
-  if (values.count("no-standardise") != 0) {
-    configuration.standardisation = unstandardised(description, configuration.prior.kernel);
-    configuration.prior.mean = {};  // a file's mean is of the targets standardised as it says: not these
-  } else if (file_standardisation) {
-    GPSTREAM_CHECK(file_standardisation->x_mean.size() == description.columns,
-                   "--hyper: '{}' was learned on {} inputs, but '{}' has {}", options.hyper_file,
-                   file_standardisation->x_mean.size(), options.dataset, description.columns);
-    configuration.standardisation = *file_standardisation;
-  } else {
-    configuration.standardisation = dataset_standardisation(description);
+  parameters.standardise = values.count("no-standardise") == 0;
+  parameters.seed = options.seed;
+  if (given(values, "tol")) parameters.tol = options.tolerance;
+  parameters.gap = options.gap;
+  if (values.count("max-iter") != 0) parameters.max_iterations = options.max_iterations;
+  if (values.count("time-limit") != 0) parameters.time_limit_seconds = options.time_limit;
+  parameters.refresh_every = options.refresh_every;
+  parameters.checkpoint_every_seconds = options.checkpoint_every;
+  parameters.output_path = options.output;
+  parameters.log_path = options.log;
+  parameters.overwrite_output = values.count("force") != 0;
+  try {
+    return configure_fresh_job(parameters, description);
+  } catch (const InvalidArgument& error) {
+    throw UsageError(error.what());
   }
-  const TrainingMethod& method = method_of(configuration);
-  configuration.dataset_path = std::filesystem::absolute(options.dataset).string();
-  configuration.dataset_fingerprint = description.fingerprint;
-  configuration.rows = description.rows;
-  set_job(configuration.job, options, values, method, /*fresh=*/true);
-  return configuration;
 }
 
 Checkpoint configure_resumed(TrainOptions& options, const po::variables_map& values) {
@@ -266,7 +260,7 @@ Checkpoint configure_resumed(TrainOptions& options, const po::variables_map& val
                  options.resume);
   options.resumed_log = configuration.job.log_path;
   check_job_rules_of({.method = configuration.solver.name, .resumed = true, .given = given_parameters(values)});
-  set_job(configuration.job, options, values, method_of(configuration), /*fresh=*/false);
+  override_job(configuration.job, options, values, method_of(configuration));
   return checkpoint;
 }
 

@@ -14,6 +14,7 @@
 #include "api/compute.h"
 #include "api/datasets.h"
 #include "api/file_description.h"
+#include "api/job_configuration.h"
 #include "api/job_rules.h"
 #include "api/learning_plan.h"
 #include "api/parameter_schema.h"
@@ -350,32 +351,24 @@ struct TrainingParameters {
   std::string checkpoint, resume, log;
 };
 
-// A fresh job's configuration from the parameters (the estimator checked their ranges).
+// A fresh job's configuration from the parameters (api/job_configuration.h; the estimator checked their ranges).
 gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& parameters,
                                                     const gpstream::DatasetDescription& dataset) {
-  const gpstream::TrainingMethod* method = gpstream::find_training_method(parameters.method);
-  if (method == nullptr) throw py::value_error(fmt::format("unknown method '{}'", parameters.method));
-  gpstream::TrainingConfiguration configuration;
-  configuration.solver.name = parameters.method;
-  configuration.solver.precision = parameters.precision;
-  if (!method->dense()) configuration.solver = {parameters.method, parameters.basis_size, gpstream::kBasisCandidates};
-  configuration.fit_subspace_steps_to_budget = true;  // the estimator takes the default past steps
-  gpstream::KernelHyperparameters& kernel = configuration.prior.kernel;
+  gpstream::FreshJobParameters job{.method = parameters.method,
+                                   .basis_size = parameters.basis_size,
+                                   .standardise = parameters.standardise,
+                                   .seed = parameters.seed,
+                                   .max_iterations = parameters.max_iter,
+                                   .log_path = parameters.log};
+  job.solver.precision = parameters.precision;
+  if (parameters.tol > 0) job.tol = parameters.tol;  // 0: the method's default
+  gpstream::KernelHyperparameters& kernel = job.prior.kernel;
   if (parameters.kernel != gpstream::kAutomaticKernel) kernel.set_type(gpstream::parse_kernel_type(parameters.kernel));
   kernel.lengthscales = parameters.length_scale;
   kernel.signal_variance = parameters.signal_variance;
   kernel.noise_variance = parameters.noise_variance;
   gpstream::set_family_parameters(kernel, gpstream::parse_named_values(parameters.kernel_parameters));
-  configuration.standardisation =
-      parameters.standardise ? gpstream::dataset_standardisation(dataset) : gpstream::unstandardised(dataset, kernel);
-  configuration.seed = parameters.seed;
-  gpstream::StoppingRule& stopping = configuration.job.stopping;
-  // sggp stops at the gap of its bounds (gpstream train --gap's default); the others at `tol`.
-  const bool default_tolerance = method->stops_at_gap() || parameters.tol == 0.0;
-  stopping.tolerance = default_tolerance ? gpstream::default_tolerance(method->tolerance) : parameters.tol;
-  if (parameters.max_iter > 0) stopping.max_iterations = parameters.max_iter;
-  if (!parameters.log.empty()) configuration.job.log_path = std::filesystem::absolute(parameters.log).string();
-  return configuration;
+  return gpstream::configure_fresh_job(job, dataset);
 }
 
 // The learning of `gpstream train --learn-hyper` with its defaults (api/learning_plan.h), started from the
