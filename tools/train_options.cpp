@@ -150,7 +150,8 @@ void override_job(TrainingJob& job, const TrainOptions& options, const po::varia
   } else {
     job.overwrite_output = job.overwrite_output || force;
   }
-  if (given("log")) job.log_path = options.log.empty() ? std::string() : std::filesystem::absolute(options.log).string();
+  if (given("log"))
+    job.log_path = options.log.empty() ? std::string() : std::filesystem::absolute(options.log).string();
   if (given("checkpoint-every")) job.checkpoint_every_seconds = options.checkpoint_every;
 }
 
@@ -225,8 +226,8 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
   if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
     const KernelHyperparameters& kernel = parameters.prior.kernel;
     const std::size_t lengthscales = kernel.lengthscales.size();
-    GPSTREAM_CHECK(lengthscales == default_lengthscale_count(kernel.type, description.columns) ||
-                       lengthscales == 1 || lengthscales == description.columns,
+    GPSTREAM_CHECK(lengthscales == default_lengthscale_count(kernel.type, description.columns) || lengthscales == 1 ||
+                       lengthscales == description.columns,
                    "--hyper: '{}' has {} lengthscales, but '{}' has {} inputs; learn hyperparameters for this "
                    "dataset with gpstream hyper",
                    options.hyper_file, lengthscales, options.dataset, description.columns);
