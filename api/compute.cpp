@@ -2,6 +2,9 @@
 
 #include "api/memory_limit.h"
 #include "engine/core/error.h"
+#include "storage/column_cache/disk_column_tier.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
@@ -55,6 +58,21 @@ std::uint64_t parse_byte_size(const std::string& text, const std::string& what) 
     throw InvalidArgument(fmt::format("{}: \"{}\" is not a positive size", what, text));
   }
   return static_cast<std::uint64_t>(bytes);
+}
+
+std::function<std::unique_ptr<ColumnDiskTier>(std::size_t rows)> disk_tier_opener(std::string directory,
+                                                                                  std::uint64_t bytes, Context& context,
+                                                                                  std::string where) {
+  return [directory = std::move(directory), bytes, &context, where = std::move(where)](std::size_t rows) {
+    try {
+      return std::unique_ptr<ColumnDiskTier>(
+          std::make_unique<DiskColumnTier>(directory, rows, bytes, context.memory()));
+    } catch (const MemoryBudgetExceeded&) {
+      throw;
+    } catch (const Error& error) {
+      throw Error(fmt::format("kernel-column cache on disk ({}): {}", where, error.what()));
+    }
+  };
 }
 
 }  // namespace gpstream

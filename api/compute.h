@@ -5,8 +5,11 @@
 #pragma once
 
 #include "engine/core/context.h"
+#include "engine/kernels/column_cache_setup.h"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -22,6 +25,13 @@ struct ComputeSettings {
 
 // The budget is the whole process's (Context::Settings::include_process_memory).
 Context::Settings context_settings(const ComputeSettings& settings);
+
+// How a kernel-column cache opens its disk tier (engine/kernels/column_cache_setup.h): a file in
+// `directory` (`where` names it in messages) of up to `bytes` (0: half the directory's free space), its
+// index held in the Context's memory budget.
+std::function<std::unique_ptr<ColumnDiskTier>(std::size_t rows)> disk_tier_opener(std::string directory,
+                                                                                  std::uint64_t bytes, Context& context,
+                                                                                  std::string where);
 
 // Parses "512M", "2G", "1.5GiB", "1000000" (bytes); throws InvalidArgument
 // naming `what` (the option or parameter, `memory`) when it is not a positive size.

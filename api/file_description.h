@@ -5,6 +5,7 @@
 // (the job, where it stands, its stopping rule) or a hyperparameter file.
 #pragma once
 
+#include "engine/core/human_readable.h"  // the units its text is in, for the front ends' own lines too
 #include "storage/checkpoint/search_checkpoint.h"
 
 #include <functional>

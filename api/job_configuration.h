@@ -10,6 +10,7 @@
 
 #include "engine/training/training_configuration.h"
 #include "storage/dataset/dataset_format.h"
+#include "storage/hyper/hyperparameter_file.h"  // a prior given as a file of values (`hyper`)
 
 #include <cstdint>
 #include <optional>

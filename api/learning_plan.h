@@ -1,7 +1,8 @@
 // What a hyperparameter search learns, planned once for every front end
 // (`gpstream hyper`, `gpstream train --learn-hyper`, Python's
 // optimizer='lbfgs'): the kernels compared, the search's first start, the
-// prior mean's basis and the learning's options, checked against the data.
+// prior mean's basis and the learning's options, checked against the data;
+// and the hyperparameter file its result is written to.
 // The front ends say what their user asked for by the parameter schema's
 // names (parameter_schema.h); a broken rule is an InvalidArgument naming the
 // parameter in backticks, which each front end spells its own way.
@@ -9,6 +10,7 @@
 
 #include "engine/hyper/model_learning.h"
 #include "storage/dataset/dataset_format.h"
+#include "storage/hyper/hyperparameter_file.h"  // where learning starts (`init`) and what it writes
 
 #include <cstddef>
 #include <string>
@@ -45,5 +47,13 @@ struct LearningPlan {
 // ARD families, summed across scales up to `max_terms`. A subset larger than
 // the rows is all of them unless given.
 LearningPlan plan_learning(const LearningRequest& request, const DatasetDescription& dataset, const std::string& name);
+
+// Writes the learned values with how they were learned (storage/hyper/hyperparameter_file.h): `seed`,
+// the dataset's path, fingerprint and input names, and `standardisation`, the dataset's, to which the
+// learned mean's coefficients are added.
+void save_learned_hyperparameters(const std::string& path, const LearnedModel& learned,
+                                  const ModelLearningOptions& options, std::uint64_t seed, const std::string& dataset,
+                                  const std::string& fingerprint, const Standardisation& standardisation,
+                                  const std::vector<std::string>& input_names, bool overwrite);
 
 }  // namespace gpstream

@@ -1,7 +1,5 @@
 // gpstream hyper DATA.h5 -o HYPER.json [--kernel se-ard] [--subset 2000] [--restarts 2] [--init START.json]
-#include "engine/core/error.h"
 #include "api/training.h"
-#include "storage/output/atomic_output_file.h"
 #include "tools/commands.h"
 #include "tools/hyperparameter_learning.h"
 #include "tools/interrupt_handler.h"

@@ -1,10 +1,7 @@
 #include "tools/command_line.h"
 
-#include "storage/column_cache/disk_column_tier.h"
-#include "storage/dataset/dataset_writer.h"
+#include "api/datasets.h"
 #include "api/compute.h"
-#include "engine/core/human_readable.h"
-#include "storage/checkpoint/search_checkpoint.h"
 
 #include <fmt/format.h>
 
@@ -174,15 +171,7 @@ ColumnCacheSettings ColumnCacheOptions::settings(const std::string& output, cons
   result.mode = mode;
   const std::string place = disk_directory(output);
   const std::string option = directory.empty() ? fmt::format("the {}'s directory", output_name) : "--cache-dir";
-  result.open_disk_tier = [place, bytes = disk_bytes, &context, option](std::size_t rows) {
-    try {
-      return std::unique_ptr<ColumnDiskTier>(std::make_unique<DiskColumnTier>(place, rows, bytes, context.memory()));
-    } catch (const MemoryBudgetExceeded&) {
-      throw;
-    } catch (const Error& error) {
-      throw Error(fmt::format("kernel-column cache on disk ({}): {}", option, error.what()));
-    }
-  };
+  result.open_disk_tier = disk_tier_opener(place, disk_bytes, context, option);
   return result;
 }
 

@@ -4,11 +4,8 @@
 
 #include "api/job_rules.h"
 #include "api/parameter_schema.h"
-#include "engine/core/context.h"
-#include "engine/core/human_readable.h"
-#include "engine/kernels/column_cache_setup.h"
-#include "engine/solvers/dense_solver.h"
-#include "storage/checkpoint/search_checkpoint.h"
+#include "api/file_description.h"
+#include "api/search_checkpoints.h"
 
 #include <boost/lexical_cast.hpp>
 #include <boost/program_options.hpp>

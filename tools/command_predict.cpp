@@ -1,15 +1,11 @@
 // gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv
 // gpstream predict --model srm-trans DATA.h5 INPUTS.h5|INPUTS.csv --hyper H.json -o PREDICTIONS.csv
 #include "api/predictor.h"
-#include "engine/core/error.h"
 #include "engine/prediction/prediction_metrics.h"
 #include "engine/prediction/predictive_distribution.h"
 #include "storage/csv/csv_table.h"
 #include "storage/csv/csv_writer.h"
 #include "storage/csv/prediction_table.h"
-#include "storage/dataset/dataset_format.h"
-#include "storage/dataset/hdf5_row_source.h"
-#include "storage/hdf5/hdf5_handle.h"
 #include "storage/model/sparse_model_file.h"
 #include "storage/scratch/scratch_file.h"
 #include "tools/command_line.h"

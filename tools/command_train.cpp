@@ -6,8 +6,6 @@
 #include "api/file_description.h"
 #include "api/training_job.h"
 #include "api/training_observers.h"
-#include "engine/core/error.h"
-#include "storage/checkpoint/search_checkpoint.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 #include "tools/hyperparameter_learning.h"

@@ -1,7 +1,7 @@
 // The gpstream subcommands, one file each (command_<name>.cpp).
 #pragma once
 
-#include "engine/core/communicator.h"
+#include "api/process.h"
 
 #include <string>
 #include <vector>

@@ -1,9 +1,5 @@
 #include "tools/hyperparameter_learning.h"
 
-#include "engine/core/error.h"
-#include "engine/core/human_readable.h"
-#include "storage/hyper/hyperparameter_file.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -262,44 +258,6 @@ void SearchTraceObserver::on_iteration(const IterationReport& report) {
   fmt::print(out_, "{:>5} {:>5} {:>16} {:>10.3e} {:>11} {:>11.5g}\n", report.done, report.iteration, objective,
              report.convergence_measure, fmt::format("{}", fmt::join(signal, "+")), report.noise_variance);
   std::fflush(out_);
-}
-
-void save_learned_hyperparameters(const std::string& path, const LearnedModel& learned,
-                                  const ModelLearningOptions& options, std::uint64_t seed, const std::string& dataset,
-                                  const std::string& fingerprint, const Standardisation& standardisation,
-                                  const std::vector<std::string>& input_names, bool overwrite) {
-  const CandidateFit& best = learned.best();
-  HyperparameterProvenance provenance;
-  provenance.negative_log_marginal_likelihood = best.objective;
-  std::string objective = learned.all_rows ? fmt::format(
-                                                 "Vecchia, {} neighbours per row, on all rows (from the exact "
-                                                 "likelihood's optimum on the subset)",
-                                                 options.vecchia.neighbours)
-                          : learned.refinements.empty()
-                              ? std::string("exact, on a random subset")
-                              : fmt::format(
-                                    "exact, on a random subset of {} rows (refined from the optimum on {} "
-                                    "rows)",
-                                    learned.refinements.back().subset_size, best.subset.subset_size);
-  if (learned.stochastic) {
-    objective += fmt::format(
-        "; the values then refined on all {} rows by the exact likelihood's stochastic "
-        "gradient ({} estimates), where its value is not computed",
-        learned.rows, learned.stochastic->estimates);
-  }
-  provenance.objective = objective;
-  provenance.rows = learned.rows;
-  for (const CandidateFit& fit : learned.candidates) provenance.candidates.emplace_back(fit.name, fit.objective);
-  provenance.subset_size = best.subset.subset_size;
-  provenance.seed = seed;
-  provenance.restarts = options.subset.restarts;
-  provenance.tolerance = options.subset.tolerance;
-  provenance.evaluations = learned.evaluations;
-  provenance.seconds = learned.seconds;
-  provenance.dataset_path = std::filesystem::absolute(dataset).string();
-  provenance.dataset_fingerprint = fingerprint;
-  provenance.input_names = input_names;
-  write_hyperparameter_file(path, learned_prior(learned), standardisation, provenance, overwrite);
 }
 
 void SearchProgressObserver::on_iteration(const IterationReport& report) {

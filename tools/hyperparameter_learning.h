@@ -5,13 +5,8 @@
 // learning itself is the engine's (engine/hyper/subset_learning.h).
 #pragma once
 
-#include "engine/core/progress.h"
-#include "engine/data/standardisation.h"
-#include "engine/hyper/model_learning.h"
-#include "engine/hyper/subset_learning.h"
 #include "api/learning_plan.h"
 #include "api/search_checkpoints.h"
-#include "storage/checkpoint/search_checkpoint.h"
 #include "tools/command_line.h"
 #include "tools/progress_line.h"
 
@@ -84,14 +79,6 @@ class SearchTraceObserver final : public RunObserver {
  private:
   std::FILE* out_;
 };
-
-// Writes the learned values with how they were learned (see
-// storage/hyper/hyperparameter_file.h).
-// `standardisation` is the dataset's; the learned mean's coefficients are added to it.
-void save_learned_hyperparameters(const std::string& path, const LearnedModel& learned,
-                                  const ModelLearningOptions& options, std::uint64_t seed, const std::string& dataset,
-                                  const std::string& fingerprint, const Standardisation& standardisation,
-                                  const std::vector<std::string>& input_names, bool overwrite);
 
 // The live progress line of a search (train --learn-hyper): its evaluations
 // so far, the current −log p and gradient, the elapsed time.

@@ -1,7 +1,5 @@
 #include "tools/interrupt_handler.h"
 
-#include "engine/core/error.h"
-
 #include <csignal>
 
 namespace gpstream::cli {

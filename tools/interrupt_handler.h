@@ -5,8 +5,7 @@
 // commands inside an interpreter that has its own).
 #pragma once
 
-#include "engine/core/context.h"
-#include "engine/core/stop_flag.h"
+#include "api/compute.h"
 
 #include <signal.h>
 

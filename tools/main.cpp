@@ -1,16 +1,9 @@
 // gpstream: git-style front end. Every failure ends here as one line on
 // stderr and a non-zero exit code: 1 for errors, 2 for usage mistakes,
 // 130 when interrupted.
-#include "engine/core/context.h"
-#include "engine/core/error.h"
-#include "storage/hdf5/hdf5_handle.h"
-#include "engine/linalg/blas_core.h"
+#include "api/process.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
-
-#ifdef GPSTREAM_HAVE_MPI
-#include "engine/distributed/mpi_communicator.h"
-#endif
 
 #include <fmt/format.h>
 
@@ -38,31 +31,22 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpstream::select_blas_core(argv);
-  gpstream::hdf5::initialise_library();
+  gpstream::initialise_process(argv);
   // Started by mpirun: every rank runs this main; the ranks of one job share MPI_COMM_WORLD.
-  std::unique_ptr<gpstream::Communicator> ranks = std::make_unique<gpstream::SingleProcess>();
-#ifdef GPSTREAM_HAVE_MPI
-  std::optional<gpstream::MpiSession> mpi;
-  if (gpstream::MpiSession::launched_by_mpirun()) {
-    mpi.emplace(argc, argv);
-    ranks = std::make_unique<gpstream::MpiCommunicator>();
-  }
-#endif
+  gpstream::ProcessRanks process(argc, argv);
+  gpstream::Communicator* ranks = &process.communicator();
   const bool distributed = ranks->size() > 1;
   const bool root = ranks->is_root();
   // Rank 0 speaks for the job; another rank reports only what it alone may have met. An error on one
   // rank ends every rank at once (the others would wait for it in their next collective).
   const auto fail = [&](int code) {
-#ifdef GPSTREAM_HAVE_MPI
     if (distributed && code != 130) {
       std::cerr.flush();
       // Rank 0 may be saying the same error (every rank parses the same options): give it time to,
       // since the abort kills every rank at once.
       if (!root) std::this_thread::sleep_for(std::chrono::seconds(1));
-      gpstream::MpiSession::abort(code);
+      process.abort_job(code);
     }
-#endif
     return code;
   };
   // A message in one write: the ranks of a job share stderr, and a message written piece by piece
@@ -84,7 +68,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (name == "--version") {
-    std::cout << "gpstream " GPSTREAM_VERSION " (OpenBLAS kernels: " << gpstream::blas_core_name() << ")\n";
+    std::cout << "gpstream " GPSTREAM_VERSION " (OpenBLAS kernels: " << gpstream::blas_kernels() << ")\n";
     return 0;
   }
   if (name == "help" && !args.empty()) {

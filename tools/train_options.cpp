@@ -5,13 +5,6 @@
 #include "api/job_configuration.h"
 #include "api/training.h"
 
-#include "engine/core/error.h"
-#include "engine/sparse/inducing_objective.h"
-#include "storage/dataset/dataset_format.h"
-#include "storage/dataset/training_rows.h"
-#include "storage/hyper/hyperparameter_file.h"
-#include "storage/output/atomic_output_file.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

@@ -3,9 +3,6 @@
 // for the run.
 #pragma once
 
-#include "engine/training/training_method.h"
-#include "engine/training/training_configuration.h"
-#include "storage/checkpoint/checkpoint_file.h"
 #include "tools/command_line.h"
 #include "tools/hyperparameter_learning.h"
 

@@ -1,7 +1,5 @@
 #include "tools/training_observers.h"
 
-#include "engine/core/error.h"
-#include "engine/core/human_readable.h"
 #include "tools/command_line.h"
 
 #include <fmt/format.h>

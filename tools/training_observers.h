@@ -3,9 +3,7 @@
 // training log and the checkpoint cadence are the API's: api/training_observers.h.)
 #pragma once
 
-#include "engine/core/error.h"
-#include "engine/core/human_readable.h"
-#include "engine/core/progress.h"
+#include "api/file_description.h"
 #include "api/training_job.h"
 #include "api/training_observers.h"
 #include "tools/progress_line.h"

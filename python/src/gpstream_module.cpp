@@ -20,16 +20,8 @@
 #include "api/parameter_schema.h"
 #include "api/search_checkpoints.h"
 #include "api/predictor.h"
+#include "api/process.h"
 #include "api/training_job.h"
-#include "engine/core/context.h"
-#include "engine/core/error.h"
-#include "engine/core/stop_flag.h"
-#include "engine/kernels/kernel.h"
-#include "engine/training/training_method.h"
-#include "engine/data/mean_function.h"
-#include "storage/checkpoint/checkpoint_file.h"
-#include "storage/hdf5/hdf5_handle.h"
-#include "storage/output/atomic_output_file.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -551,7 +543,7 @@ py::list training_methods() {
 
 PYBIND11_MODULE(_gpstream, module) {
   module.doc() = "gpstream's API in the Python process (see the gpstream package)";
-  gpstream::hdf5::initialise_library();
+  gpstream::initialise_process();
   // gpstream's errors as Python's, their parameters spelt as the keywords (the other gpstream::Errors become
   // RuntimeError).
   py::register_exception_translator([](std::exception_ptr failure) {
