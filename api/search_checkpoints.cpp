@@ -1,5 +1,6 @@
 #include "api/search_checkpoints.h"
 
+#include "api/job_interrupted.h"
 #include "engine/core/error.h"
 
 namespace gpstream {
@@ -19,6 +20,20 @@ SearchCheckpoints::SearchCheckpoints(std::string path, double every_seconds, Sea
     const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_written_).count();
     if (since >= every_seconds_) write_now();
   };
+}
+
+LearnedModel SearchCheckpoints::run(const std::function<LearnedModel(SearchJournal&)>& search) {
+  try {
+    return search(journal_);
+  } catch (const Cancelled& stopped) {
+    JobInterrupted interrupted(stopped.what(), JobInterrupted::Stage::learning);
+    if (!path_.empty()) {
+      write_now();
+      interrupted.checkpoint_path = path_;
+      interrupted.evaluations_saved = journal_.entries().size();
+    }
+    throw interrupted;
+  }
 }
 
 void SearchCheckpoints::write_now() {

@@ -6,6 +6,7 @@
 // `checkpoint=`) checkpoint their searches through it.
 #pragma once
 
+#include "engine/hyper/model_learning.h"
 #include "engine/hyper/search_journal.h"
 #include "storage/checkpoint/search_checkpoint.h"
 
@@ -35,6 +36,9 @@ class SearchCheckpoints {
   SearchCheckpoints& operator=(const SearchCheckpoints&) = delete;
   SearchJournal& journal() { return journal_; }
   void write_now();
+  // Runs `search` on the journal. When the Context's stop request ends it (Cancelled), the journal is
+  // written and JobInterrupted (learning) says how many evaluations the checkpoint holds (none: no path).
+  LearnedModel run(const std::function<LearnedModel(SearchJournal&)>& search);
   std::size_t replayed() const { return replayed_; }
 
  private:

@@ -15,21 +15,11 @@ void learn(Context& context, Training& training, TrainingJobSpecification& job, 
                               [&events](const std::string& message) { events.on_warning(message); });
   const ModelLearningOptions& options = *job.learning;
   events.on_learning(training, options, searching.replayed());
-  try {
-    std::vector<RunObserver*> observers;
-    if (RunObserver* progress = events.search_progress()) observers.push_back(progress);
-    const Context::ObserverScope observe(context, observers);
-    const LearnedModel learned = training.learn(options, &searching.journal());
-    events.on_learned(training, options, learned);
-  } catch (const Cancelled& stopped) {
-    TrainingJobInterrupted interrupted(stopped.what(), TrainingJobInterrupted::Stage::learning);
-    if (!job.checkpoint_path.empty()) {
-      searching.write_now();
-      interrupted.checkpoint_path = job.checkpoint_path;
-      interrupted.evaluations_saved = searching.journal().entries().size();
-    }
-    throw interrupted;
-  }
+  std::vector<RunObserver*> observers;
+  if (RunObserver* progress = events.search_progress()) observers.push_back(progress);
+  const Context::ObserverScope observe(context, observers);
+  const LearnedModel learned = searching.run([&](SearchJournal& journal) { return training.learn(options, &journal); });
+  events.on_learned(training, options, learned);
 }
 
 }  // namespace
@@ -44,7 +34,7 @@ TrainingResult run_training_job(Context& context, TrainingJobSpecification job, 
   if (RunObserver* progress = events.training_progress(training)) observers.push_back(progress);
   TrainingResult result = training.run(job.checkpoint_path, observers);
   if (result.run.reason == StopReason::interrupted) {
-    TrainingJobInterrupted interrupted("interrupted", TrainingJobInterrupted::Stage::training);
+    JobInterrupted interrupted("interrupted", JobInterrupted::Stage::training);
     interrupted.checkpoint_path = job.checkpoint_path;
     interrupted.iteration = result.run.last.iteration;
     interrupted.last_checkpoint_iteration = result.last_checkpoint_iteration;

@@ -9,13 +9,14 @@
 //   run        to the stopping rule, with the job's training log and
 //              checkpoints (the first replaces the search's);
 //   interrupt  at any point the Context's stop request ends the job with a
-//              TrainingJobInterrupted that says where it stopped and what
+//              JobInterrupted that says where it stopped and what
 //              was saved, for the front end to print how to continue.
 //
 // The steps themselves are Training's (training.h); this is their order and
 // the checkpoints between them, written once.
 #pragma once
 
+#include "api/job_interrupted.h"
 #include "api/search_checkpoints.h"
 #include "api/training.h"
 
@@ -61,26 +62,8 @@ class TrainingJobEvents {
   virtual void on_warning(const std::string&) {}
 };
 
-// A job stopped by its Context's stop request (Ctrl-C, SIGTERM): where, and what was saved. what() is the
-// engine's word for the stop; each front end adds how its user continues the job.
-class TrainingJobInterrupted : public Cancelled {
- public:
-  enum class Stage { learning, training };
-  TrainingJobInterrupted(const std::string& reason, Stage where) : Cancelled(reason), stage(where) {}
-
-  Stage stage;
-  std::string checkpoint_path;  // "" when the job had none: nothing was saved
-  // learning: the evaluations the search checkpoint holds.
-  std::size_t evaluations_saved = 0;
-  // training: the iteration it stopped at, the last checkpoint's iteration, and why the last
-  // checkpoint could not be written ("" when it was).
-  std::uint64_t iteration = 0;
-  std::optional<std::uint64_t> last_checkpoint_iteration;
-  std::string last_checkpoint_failure;
-};
-
 // Runs the job; the result holds its model (on rank 0 of a distributed run). Throws
-// TrainingJobInterrupted when stopped, and each step's errors as they come.
+// JobInterrupted when stopped, and each step's errors as they come.
 TrainingResult run_training_job(Context& context, TrainingJobSpecification job, TrainingJobEvents& events);
 
 }  // namespace gpstream

@@ -379,7 +379,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
   const TrainingResult result = [&] {
     try {
       return run_training_job(context, std::move(specification), events);
-    } catch (const TrainingJobInterrupted& stopped) {
+    } catch (const JobInterrupted& stopped) {
       throw interrupted_job(stopped, job.output_path, ranks.size());
     }
   }();

@@ -120,11 +120,11 @@ void ProgressLineObserver::on_stop(const IterationReport& report, StopReason) {
 
 std::string launcher(std::size_t ranks) { return ranks > 1 ? fmt::format("mpirun -np {} ", ranks) : std::string(); }
 
-Cancelled interrupted_job(const TrainingJobInterrupted& stopped, const std::string& output, std::size_t ranks) {
+Cancelled interrupted_job(const JobInterrupted& stopped, const std::string& output, std::size_t ranks) {
   const std::string& checkpoint = stopped.checkpoint_path;
   const std::string resume =
       fmt::format("Resume with:\n  {}gpstream train --resume {}", launcher(ranks), shell_quoted(checkpoint));
-  if (stopped.stage == TrainingJobInterrupted::Stage::learning) {
+  if (stopped.stage == JobInterrupted::Stage::learning) {
     if (checkpoint.empty()) return Cancelled(stopped.what());
     return Cancelled(fmt::format("{} while learning the hyperparameters; {} evaluations saved in {}. {}",
                                  stopped.what(), stopped.evaluations_saved, checkpoint, resume));

@@ -49,7 +49,7 @@ class ProgressLineObserver final : public RunObserver {
 // command when a checkpoint was written (saying from which iteration when the last write failed), else how
 // to get one. With `ranks` > 1 (a distributed run) the command starts with "mpirun -np ranks"; any number of
 // ranks resumes the job, one process too.
-Cancelled interrupted_job(const TrainingJobInterrupted& stopped, const std::string& output, std::size_t ranks = 1);
+Cancelled interrupted_job(const JobInterrupted& stopped, const std::string& output, std::size_t ranks = 1);
 // "mpirun -np 3 " for a job on 3 ranks, "" for one process.
 std::string launcher(std::size_t ranks);
 

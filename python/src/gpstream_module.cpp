@@ -438,9 +438,9 @@ class PythonJobEvents final : public gpstream::TrainingJobEvents {
 };
 
 // The KeyboardInterrupt's message for a job stopped by Ctrl-C: where it stopped and how to continue it.
-gpstream::Cancelled interrupted_job(const gpstream::TrainingJobInterrupted& stopped) {
+gpstream::Cancelled interrupted_job(const gpstream::JobInterrupted& stopped) {
   const std::string& checkpoint = stopped.checkpoint_path;
-  if (stopped.stage == gpstream::TrainingJobInterrupted::Stage::learning) {
+  if (stopped.stage == gpstream::JobInterrupted::Stage::learning) {
     if (checkpoint.empty()) return gpstream::Cancelled(stopped.what());
     return gpstream::Cancelled(
         fmt::format("{} while learning the hyperparameters; {} evaluations saved in {} (continue with resume={})",
@@ -507,7 +507,7 @@ py::tuple train(const py::object& x, const py::object& y, const std::string& pat
       [&] {
         try {
           result = gpstream::run_training_job(context, std::move(job), events);
-        } catch (const gpstream::TrainingJobInterrupted& stopped) {
+        } catch (const gpstream::JobInterrupted& stopped) {
           throw interrupted_job(stopped);
         }
         trained.emplace(PyModel{std::move(*result.model)});
@@ -539,13 +539,9 @@ py::list training_methods() {
   return out;
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_gpstream, module) {
-  module.doc() = "gpstream's API in the Python process (see the gpstream package)";
-  gpstream::initialise_process();
-  // gpstream's errors as Python's, their parameters spelt as the keywords (the other gpstream::Errors become
-  // RuntimeError).
+// gpstream's errors as Python's, their parameters spelt as the keywords (the other gpstream::Errors become
+// RuntimeError).
+void translate_errors() {
   py::register_exception_translator([](std::exception_ptr failure) {
     try {
       if (failure) std::rethrow_exception(failure);
@@ -561,6 +557,10 @@ PYBIND11_MODULE(_gpstream, module) {
       PyErr_SetString(PyExc_RuntimeError, for_python(error.what()).c_str());
     }
   });
+}
+
+// The model, what train() trains, and train().
+void bind_training(py::module_& module) {
   py::class_<PyModel>(module, "Model", "A trained model in memory, dense or sparse (api/model.h).")
       .def_static(
           "load", [](const std::string& path) { return PyModel{gpstream::Model::load(path)}; }, py::arg("path"),
@@ -612,6 +612,10 @@ PYBIND11_MODULE(_gpstream, module) {
              py::arg("parameters"), py::arg("memory") = "", py::arg("threads") = 0u, py::arg("progress") = py::none(),
              "(Model, report): trains on the arrays X, y (read in place when C-contiguous float64) or, when X is "
              "None, on the dataset file at `path`; progress(row) is called in this thread with each iteration.");
+}
+
+// A model opened for prediction.
+void bind_prediction(py::module_& module) {
   py::class_<OpenModel>(module, "OpenModel", "A model opened for prediction (its training rows opened once).")
       .def(py::init<const PyModel&, const py::object&, const py::object&, const std::string&, const std::string&,
                     unsigned>(),
@@ -623,6 +627,10 @@ PYBIND11_MODULE(_gpstream, module) {
            "variance_method (auto, cholesky, gbcd, or nearest: upper bounds from `neighbours` rows).")
       .def("covariance", &OpenModel::covariance, py::arg("X"),
            "The joint predictive covariance of y* at the rows of X (exact models), in the target's units.");
+}
+
+// Datasets and what a gpstream file holds.
+void bind_files(py::module_& module) {
   module.def(
       "write_dataset",
       [](const std::string& path, const py::object& x, const py::object& y, std::vector<std::string> feature_names,
@@ -676,6 +684,10 @@ PYBIND11_MODULE(_gpstream, module) {
         return out;
       },
       py::arg("path"), "A dataset's rows, columns and names (its header), without reading its rows.");
+}
+
+// The parameter schema, the registries and the rules between parameters, for the estimator's checks.
+void bind_schema(py::module_& module) {
   module.def(
       "parse_byte_size",
       [](const std::string& text, const std::string& what) { return gpstream::parse_byte_size(text, what); },
@@ -753,5 +765,17 @@ PYBIND11_MODULE(_gpstream, module) {
       py::arg("method"), py::arg("learn"), py::arg("standardise"), py::arg("kernel"), py::arg("given"),
       "The rules between a job's parameters (api/job_rules.h), the command line's too; ValueError for the first "
       "broken, naming the parameters as the estimator spells them.");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_gpstream, module) {
+  module.doc() = "gpstream's API in the Python process (see the gpstream package)";
+  gpstream::initialise_process();
+  translate_errors();
+  bind_training(module);
+  bind_prediction(module);
+  bind_files(module);
+  bind_schema(module);
   module.attr("version") = GPSTREAM_VERSION;
 }

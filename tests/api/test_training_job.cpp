@@ -90,8 +90,8 @@ TEST_CASE(
   try {
     run_training_job(context, learning_job(data, checkpoint), stop_learning);
     FAIL("the search was not stopped");
-  } catch (const TrainingJobInterrupted& stopped) {
-    CHECK(stopped.stage == TrainingJobInterrupted::Stage::learning);
+  } catch (const JobInterrupted& stopped) {
+    CHECK(stopped.stage == JobInterrupted::Stage::learning);
     CHECK(stopped.checkpoint_path == checkpoint);
     CHECK(stopped.evaluations_saved >= 6);
   }
@@ -106,8 +106,8 @@ TEST_CASE(
   try {
     run_training_job(context, std::move(continued), stop_training);
     FAIL("the training was not stopped");
-  } catch (const TrainingJobInterrupted& stopped) {
-    CHECK(stopped.stage == TrainingJobInterrupted::Stage::training);
+  } catch (const JobInterrupted& stopped) {
+    CHECK(stopped.stage == JobInterrupted::Stage::training);
     CHECK(stopped.iteration == 25);
     CHECK(stopped.last_checkpoint_iteration == std::optional<std::uint64_t>(25));
   }
