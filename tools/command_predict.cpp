@@ -437,6 +437,48 @@ int run_predict_alone(const std::vector<std::string>& args) {
   return run_predict(args, alone);
 }
 
+namespace {
+
+// On several ranks predict runs dense models (means and variances) and the bcm, whose passes over X and
+// modules the ranks share; a sparse model predicts from its basis, in one process.
+void check_distributable(const PredictOptions& options) {
+  if ((options.transductive() && !options.committee_machine()) ||
+      (!options.transductive() && model_type_of(options.model) == "sparse")) {
+    throw UsageError(
+        "on several ranks predict runs dense models (means and variances) and the bcm: a sparse or srm-trans model "
+        "predicts in one process: run it without mpirun");
+  }
+}
+
+// --resume: the predictions a stopped run published, whose variances this run continues from the first row
+// without one (none, and a fresh start, when the run stopped before it published any rows).
+std::optional<PredictionTable> table_to_continue(PredictOptions& options) {
+  std::optional<PredictionTable> resumed;
+  if (options.resume && !std::filesystem::exists(options.output)) {
+    // Killed before it published anything (before its means): there is nothing to continue.
+    if (!options.quiet) {
+      fmt::print(stderr,
+                 "predict: note: '{}' does not exist: the run to resume stopped before it published any rows; "
+                 "starting afresh\n",
+                 options.output);
+    }
+    options.resume = false;
+    options.variance.first_row = 0;
+  }
+  if (options.resume) {
+    resumed = read_prediction_table(options.output);
+    GPSTREAM_CHECK(resumed->has_variance_columns, "--resume: '{}' has no variance column to continue", options.output);
+    GPSTREAM_CHECK(resumed->latent == options.latent,
+                   "--resume: '{}' holds variances of {} but this run asks for those of {}; resume with the options "
+                   "of the run that wrote it",
+                   options.output, resumed->latent ? "f* (--latent)" : "y*", options.latent ? "f* (--latent)" : "y*");
+    options.variance.first_row = resumed->variance.size();
+  }
+  return resumed;
+}
+
+}  // namespace
+
 int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   CommandSpec spec;
   PredictOptions options;
@@ -447,16 +489,8 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
 
   // Validate.
   validate(options, values);
-  const bool distributed = ranks.size() > 1;
-  if (distributed) {
-    // A dense model's passes over X, and the committee's modules, are what the ranks share; a sparse model
-    // predicts from its basis.
-    if ((options.transductive() && !options.committee_machine()) ||
-        (!options.transductive() && model_type_of(options.model) == "sparse")) {
-      throw UsageError(
-          "on several ranks predict runs dense models (means and variances) and the bcm: a sparse or srm-trans model "
-          "predicts in one process: run it without mpirun");
-    }
+  if (ranks.size() > 1) {
+    check_distributable(options);
     if (!ranks.is_root()) options.quiet = true;
   }
   std::vector<CommandFile> reads = {{"the model", options.transductive() ? "" : options.model},
@@ -481,27 +515,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
                    "--resume continues the variances of a dense model; a sparse model predicts in one step");
   }
   TestSet test = load_test_set(options, model_description);
-  std::optional<PredictionTable> resumed;
-  if (options.resume && !std::filesystem::exists(options.output)) {
-    // Killed before it published anything (before its means): there is nothing to continue.
-    if (!options.quiet) {
-      fmt::print(stderr,
-                 "predict: note: '{}' does not exist: the run to resume stopped before it published any rows; "
-                 "starting afresh\n",
-                 options.output);
-    }
-    options.resume = false;
-    options.variance.first_row = 0;
-  }
-  if (options.resume) {
-    resumed = read_prediction_table(options.output);
-    GPSTREAM_CHECK(resumed->has_variance_columns, "--resume: '{}' has no variance column to continue", options.output);
-    GPSTREAM_CHECK(resumed->latent == options.latent,
-                   "--resume: '{}' holds variances of {} but this run asks for those of {}; resume with the options "
-                   "of the run that wrote it",
-                   options.output, resumed->latent ? "f* (--latent)" : "y*", options.latent ? "f* (--latent)" : "y*");
-    options.variance.first_row = resumed->variance.size();
-  }
+  std::optional<PredictionTable> resumed = table_to_continue(options);
   // Rank 0 writes the predictions: the output claimed here, before any work.
   std::optional<PredictionWriter> output;
   std::optional<PathLock> output_lock;

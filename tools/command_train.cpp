@@ -281,6 +281,33 @@ int run_train_alone(const std::vector<std::string>& args) {
 
 namespace {
 
+// A job stopped while learning (--resume SEARCH_CHECKPOINT): the search checkpoint, its arguments those the
+// job was launched with (and -q when given now). Refuses any other option: the job keeps its own.
+SearchCheckpoint launched_job(const std::vector<std::string>& args, const TrainOptions& options,
+                              const po::variables_map& values) {
+  SearchCheckpoint saved = read_search_checkpoint(options.resume);
+  GPSTREAM_CHECK(saved.command == "train",
+                 "'{}' holds the hyperparameter search of gpstream {}, not a training job: continue it with {}",
+                 options.resume, saved.command, resume_command(options.resume, &saved));
+  for (const std::string& word : args) {
+    if (word != "--resume" && word != options.resume && word != "-q" && word != "--quiet") {
+      throw UsageError(
+          fmt::format("'{}' holds a job still learning its hyperparameters: resume it with "
+                      "gpstream train --resume {} alone (it keeps the options it was launched with)",
+                      options.resume, shell_quoted(options.resume)));
+    }
+  }
+  const auto quiet = [](const std::string& word) { return word == "-q" || word == "--quiet"; };
+  if (values.count("quiet") != 0 && std::none_of(saved.arguments.begin(), saved.arguments.end(), quiet)) {
+    saved.arguments.push_back("-q");
+  }
+  if (values.count("quiet") == 0) {
+    fmt::print(stderr, "train: resuming the hyperparameter search saved in '{}' ({} evaluations)\n", options.resume,
+               saved.entries.size());
+  }
+  return saved;
+}
+
 // A training job; `replay`: its hyperparameter search so far (a job interrupted while learning), read from
 // `replayed_from`.
 int run_train_job(const std::vector<std::string>& args, Communicator& ranks, SearchCheckpoint replay,
@@ -292,26 +319,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
   if (!parse_command_line(spec, args, values)) return 0;
   if (!options.resume.empty() && is_search_checkpoint(options.resume)) {
     // Interrupted while learning its hyperparameters: the job as launched, its search replayed.
-    SearchCheckpoint saved = read_search_checkpoint(options.resume);
-    GPSTREAM_CHECK(saved.command == "train",
-                   "'{}' holds the hyperparameter search of gpstream {}, not a training job: continue it with {}",
-                   options.resume, saved.command, resume_command(options.resume, &saved));
-    for (const std::string& word : args) {
-      if (word != "--resume" && word != options.resume && word != "-q" && word != "--quiet") {
-        throw UsageError(
-            fmt::format("'{}' holds a job still learning its hyperparameters: resume it with "
-                        "gpstream train --resume {} alone (it keeps the options it was launched with)",
-                        options.resume, shell_quoted(options.resume)));
-      }
-    }
-    const auto quiet = [](const std::string& word) { return word == "-q" || word == "--quiet"; };
-    if (values.count("quiet") != 0 && std::none_of(saved.arguments.begin(), saved.arguments.end(), quiet)) {
-      saved.arguments.push_back("-q");
-    }
-    if (values.count("quiet") == 0) {
-      fmt::print(stderr, "train: resuming the hyperparameter search saved in '{}' ({} evaluations)\n", options.resume,
-                 saved.entries.size());
-    }
+    SearchCheckpoint saved = launched_job(args, options, values);
     std::vector<std::string> arguments = saved.arguments;
     return run_train_job(arguments, ranks, std::move(saved), options.resume);
   }

@@ -135,6 +135,43 @@ std::vector<std::string> learning_notes(const LearnedModel& learned, const Model
   return notes;
 }
 
+namespace {
+
+// The learned prior mean in the target's units, and the inputs left out of its trend.
+std::vector<std::string> describe_mean(const LearnedModel& learned, const Standardisation& standardisation,
+                                       const std::vector<std::string>& feature_names) {
+  std::vector<std::string> lines;
+  const GaussianProcessPrior prior = learned_prior(learned);
+  const MeanFunction& mean = prior.mean;
+  if (!learned.mean_inputs_left_out.empty()) {
+    std::vector<std::string> names;
+    for (const std::size_t l : learned.mean_inputs_left_out) {
+      names.push_back(l < feature_names.size() ? feature_names[l] : fmt::format("{}", l + 1));
+    }
+    lines.push_back(
+        fmt::format("mean: {} left out of the linear trend (constant, or a combination of the other inputs)",
+                    fmt::join(names, ", ")));
+  }
+  if (!mean.empty()) {
+    // In the target's units: y = y_mean + y_std (β₀ + Σ β_l (x_l − x_mean_l) / x_std_l).
+    const double y_std = standardisation.y_std;
+    double intercept = standardisation.y_mean + (mean.intercept ? y_std * mean.coefficients[0] : 0.0);
+    std::vector<std::string> terms;
+    for (std::size_t k = 0; k < mean.inputs.size(); ++k) {
+      const std::size_t l = mean.inputs[k];
+      const double spread = standardisation.x_std.at(l) > 0 ? standardisation.x_std[l] : 1.0;
+      const double slope = y_std * mean.coefficients[(mean.intercept ? 1 : 0) + k] / spread;
+      intercept -= slope * standardisation.x_mean.at(l);
+      terms.push_back(fmt::format("{:+.4g} {}", slope, l < feature_names.size() ? feature_names[l] : "x"));
+    }
+    lines.push_back(
+        fmt::format("mean ({}): {:.4g} {}", mean.describe(feature_names), intercept, fmt::join(terms, " ")));
+  }
+  return lines;
+}
+
+}  // namespace
+
 std::vector<std::string> describe_learning(const LearnedModel& learned, const ModelLearningOptions& options,
                                            const Standardisation& standardisation,
                                            const std::vector<std::string>& feature_names) {
@@ -213,32 +250,7 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
         learned.best().name, format_count(learned.rows), options.stochastic.gradient.probes, refined.estimates,
         format_count(refined.iterations), refined.seconds, values_of(h), 100.0 * largest, held, refined.stop_reason));
   }
-  const GaussianProcessPrior prior = learned_prior(learned);
-  const MeanFunction& mean = prior.mean;
-  if (!learned.mean_inputs_left_out.empty()) {
-    std::vector<std::string> names;
-    for (const std::size_t l : learned.mean_inputs_left_out) {
-      names.push_back(l < feature_names.size() ? feature_names[l] : fmt::format("{}", l + 1));
-    }
-    lines.push_back(
-        fmt::format("mean: {} left out of the linear trend (constant, or a combination of the other inputs)",
-                    fmt::join(names, ", ")));
-  }
-  if (!mean.empty()) {
-    // In the target's units: y = y_mean + y_std (β₀ + Σ β_l (x_l − x_mean_l) / x_std_l).
-    const double y_std = standardisation.y_std;
-    double intercept = standardisation.y_mean + (mean.intercept ? y_std * mean.coefficients[0] : 0.0);
-    std::vector<std::string> terms;
-    for (std::size_t k = 0; k < mean.inputs.size(); ++k) {
-      const std::size_t l = mean.inputs[k];
-      const double spread = standardisation.x_std.at(l) > 0 ? standardisation.x_std[l] : 1.0;
-      const double slope = y_std * mean.coefficients[(mean.intercept ? 1 : 0) + k] / spread;
-      intercept -= slope * standardisation.x_mean.at(l);
-      terms.push_back(fmt::format("{:+.4g} {}", slope, l < feature_names.size() ? feature_names[l] : "x"));
-    }
-    lines.push_back(
-        fmt::format("mean ({}): {:.4g} {}", mean.describe(feature_names), intercept, fmt::join(terms, " ")));
-  }
+  for (std::string& line : describe_mean(learned, standardisation, feature_names)) lines.push_back(std::move(line));
   return lines;
 }
 

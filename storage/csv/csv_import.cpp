@@ -37,6 +37,28 @@ std::size_t resolve_column(const std::string& spec, const std::vector<std::strin
   GPSTREAM_THROW("{}: no column named \"{}\" in {} (columns: {})", option, spec, file, list_names(names));
 }
 
+// The input columns: `columns` in their order, else every column but the target.
+std::vector<std::size_t> input_columns(const CsvImportOptions& options, const std::vector<std::string>& names,
+                                       std::size_t target, const std::string& file) {
+  std::vector<std::size_t> inputs;
+  if (options.inputs.empty()) {
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      if (k != target) inputs.push_back(k);
+    }
+  } else {
+    for (const std::string& spec : options.inputs) {
+      const std::size_t column = resolve_column(spec, names, "`columns`", file);
+      GPSTREAM_CHECK(column != target, "`columns`: column {} is the target; it cannot also be an input",
+                     quoted(names[column]));
+      for (const std::size_t chosen : inputs) {
+        GPSTREAM_CHECK(chosen != column, "`columns`: column {} is listed twice", quoted(names[column]));
+      }
+      inputs.push_back(column);
+    }
+  }
+  return inputs;
+}
+
 }  // namespace
 
 std::string unnamed_column(std::size_t number) { return fmt::format("col{}", number); }
@@ -74,22 +96,7 @@ CsvImportResult import_csv(const std::string& csv_path, const std::string& outpu
 
   const std::size_t target =
       options.target.empty() ? field_count - 1 : resolve_column(options.target, names, "`target`", file);
-  std::vector<std::size_t> inputs;
-  if (options.inputs.empty()) {
-    for (std::size_t k = 0; k < field_count; ++k) {
-      if (k != target) inputs.push_back(k);
-    }
-  } else {
-    for (const std::string& spec : options.inputs) {
-      const std::size_t column = resolve_column(spec, names, "`columns`", file);
-      GPSTREAM_CHECK(column != target, "`columns`: column {} is the target; it cannot also be an input",
-                     quoted(names[column]));
-      for (const std::size_t chosen : inputs) {
-        GPSTREAM_CHECK(chosen != column, "`columns`: column {} is listed twice", quoted(names[column]));
-      }
-      inputs.push_back(column);
-    }
-  }
+  const std::vector<std::size_t> inputs = input_columns(options, names, target, file);
   GPSTREAM_CHECK(!inputs.empty(), "{}: no input columns: the file has only the target column {}", file,
                  quoted(names[target]));
 
