@@ -9,6 +9,7 @@
 #pragma once
 
 #include "engine/training/training_configuration.h"
+#include "engine/training/training_method.h"
 #include "storage/dataset/dataset_format.h"
 #include "storage/hyper/hyperparameter_file.h"  // a prior given as a file of values (`hyper`)
 
@@ -24,7 +25,7 @@ struct FreshJobParameters {
   SolverOptions solver;
   bool subspace_steps_given = false;  // else fewer are taken where the default does not fit the memory budget
   // The sparse models': `basis_size`, their `candidates` (none: kBasisCandidates), cholqr's and online's own.
-  std::size_t basis_size = 1000;
+  std::size_t basis_size = SparseMethodOptions{}.basis_size;
   std::optional<std::size_t> basis_candidates;
   CholQrOptions cholqr;
   OnlineGpOptions online;

@@ -333,7 +333,7 @@ struct TrainingParameters {
   bool standardise = true;
   double tol = 0.0;            // 0: the method's default (gpstream::default_tolerance)
   std::uint64_t max_iter = 0;  // 0: no limit
-  std::size_t basis_size = 1000;
+  std::size_t basis_size = gpstream::SparseMethodOptions{}.basis_size;
   std::uint64_t seed = 1;
   bool learn = false;              // the hyperparameters (and the mean) by marginal likelihood first
   std::string mean;                // the prior mean learned with them ("": the default linear trend)
