@@ -1,13 +1,6 @@
 // gpstream predict MODEL.h5 INPUTS.h5|INPUTS.csv -o PREDICTIONS.csv
 // gpstream predict --model srm-trans DATA.h5 INPUTS.h5|INPUTS.csv --hyper H.json -o PREDICTIONS.csv
-#include "api/predictor.h"
-#include "engine/prediction/prediction_metrics.h"
-#include "engine/prediction/predictive_distribution.h"
-#include "storage/csv/csv_table.h"
-#include "storage/csv/csv_writer.h"
-#include "storage/csv/prediction_table.h"
-#include "storage/model/sparse_model_file.h"
-#include "storage/scratch/scratch_file.h"
+#include "api/prediction_files.h"
 #include "tools/command_line.h"
 #include "tools/commands.h"
 #include "tools/interrupt_handler.h"
@@ -23,52 +16,6 @@
 
 namespace gpstream::cli {
 namespace {
-
-struct TestSet {
-  std::size_t rows = 0;
-  std::vector<double> x;
-  std::optional<std::vector<double>> y;
-};
-
-// The inputs in the model's columns, matched by name in a CSV with a header
-// and in a dataset alike: a dataset converted from a CSV whose columns are in
-// another order predicts the same, and one without the model's columns is refused.
-TestSet read_test_set(const std::string& path, const ModelDescription& model_description) {
-  TestSet test;
-  // A CSV is told by its contents, not its name (test.CSV, <(cat test.csv), a table without a suffix).
-  std::error_code ignored;
-  if (path == "-" || (std::filesystem::exists(path, ignored) && !hdf5::is_hdf5_file(path))) {
-    CsvInputs inputs = read_csv_inputs(path, model_description.feature_names, model_description.target_name);
-    test.rows = inputs.rows;
-    test.x = std::move(inputs.x);
-    test.y = std::move(inputs.y);
-    return test;
-  }
-  Hdf5RowSource source(path);
-  const std::vector<std::string>& names = source.description().feature_names;
-  const std::size_t d = model_description.columns, columns = source.columns();
-  std::vector<std::size_t> column_of(d);  // the dataset's column of each of the model's inputs
-  std::vector<std::string> missing;
-  for (std::size_t j = 0; j < d; ++j) {
-    const auto found = std::find(names.begin(), names.end(), model_description.feature_names[j]);
-    if (found == names.end()) missing.push_back(fmt::format("\"{}\"", model_description.feature_names[j]));
-    column_of[j] = static_cast<std::size_t>(found - names.begin());
-  }
-  GPSTREAM_CHECK(missing.empty(),
-                 "'{}' has no input{} named {}, which the model needs (its inputs: {}; the model's: {}); inputs are "
-                 "matched by name: convert the test rows with the training data's column names",
-                 path, missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), fmt::join(names, ", "),
-                 fmt::join(model_description.feature_names, ", "));
-  test.rows = source.rows();
-  std::vector<double> rows(test.rows * columns);
-  test.y.emplace(test.rows);
-  source.read_rows(0, test.rows, rows.data(), test.y->data());
-  test.x.resize(test.rows * d);
-  for (std::size_t i = 0; i < test.rows; ++i) {
-    for (std::size_t j = 0; j < d; ++j) test.x[i * d + j] = rows[i * columns + column_of[j]];
-  }
-  return test;
-}
 
 struct PredictOptions {
   std::string model, data, inputs, output, truth, hyper;
@@ -86,98 +33,6 @@ struct PredictOptions {
   bool committee_machine() const { return transductive_method() == TransductiveSettings::Method::committee; }
   bool transductive() const { return transductive_method().has_value(); }
   std::optional<TransductiveSettings::Method> transductive_method() const { return find_transductive_method(model); }
-};
-
-// Holds the predictions in the target's units and publishes them to -o as a
-// whole table: a dense model's variances arrive a batch at a time after the
-// means; the rows with their variances so far, the others with means only,
-// are published every --checkpoint-every seconds (a run killed at any
-// instant, SIGKILL too, leaves the last such table, which --resume
-// continues), when the run stops, and at its end. A resumed run starts from
-// the rows of the file it continues (set_means checks that they are this
-// model's on these inputs). Standard output ("-") gets the table once, at the end.
-class PredictionWriter {
- public:
-  PredictionWriter(const ModelDescription& model, const PredictOptions& options, std::optional<PredictionTable> resumed,
-                   bool overwrite)
-      : model_(model),
-        options_(options),
-        resumed_(std::move(resumed)),
-        overwrite_(overwrite),
-        last_published_(std::chrono::steady_clock::now()) {}
-
-  std::size_t written() const { return written_; }  // rows with everything asked for
-  std::size_t rows() const { return distribution_.mean.size(); }
-  const PredictiveDistribution& distribution() const { return distribution_; }
-
-  // The means of every row (in the target's units, as the Predictor gives them); the rows of the run resumed.
-  void set_means(std::span<const double> mean) {
-    distribution_.mean.assign(mean.begin(), mean.end());
-    if (options_.with_variance) distribution_.variance.assign(mean.size(), 0.0);
-    if (!resumed_) return;
-    const PredictionTable& table = *resumed_;
-    GPSTREAM_CHECK(table.mean.size() == rows(), "--resume: '{}' has {} rows but '{}' has {}", options_.output,
-                   table.mean.size(), options_.inputs, rows());
-    const double scale = model_.standardisation.y_std;
-    for (std::size_t i = 0; i < rows(); ++i) {
-      // Means are deterministic up to the thread count's last bits.
-      GPSTREAM_CHECK(std::abs(table.mean[i] - distribution_.mean[i]) <= 1e-9 * scale,
-                     "--resume: the mean of row {} in '{}' is {} but this model predicts {} there: the file is not "
-                     "from this model and these inputs; predict to another file",
-                     i + 1, options_.output, table.mean[i], distribution_.mean[i]);
-      distribution_.mean[i] = table.mean[i];  // the file's, to the bit
-    }
-    std::copy(table.variance.begin(), table.variance.end(), distribution_.variance.begin());
-    written_ = table.variance.size();
-  }
-
-  // A fresh variance run publishes its means as its variances begin: killed at any instant after that, it
-  // leaves a table that --resume continues, however long its first window of variances takes.
-  void publish_means() {
-    if (options_.with_variance && !resumed_ && written_ == 0 && !is_standard_stream(options_.output)) {
-      publish();
-      published_early_ = true;
-    }
-  }
-  // A run that fails (not one stopped: its table is to be resumed) leaves no table of its own behind.
-  void discard() {
-    if (published_early_) std::filesystem::remove(options_.output);
-  }
-
-  // Rows first … first + variance.size() − 1 with their variances (in the target's units).
-  void write_variances(std::size_t first, std::span<const double> variance) {
-    GPSTREAM_CHECK(first == written_, "variances arrived for row {} after row {}", first + 1, written_);
-    std::copy(variance.begin(), variance.end(), distribution_.variance.begin() + static_cast<long>(first));
-    written_ += variance.size();
-    const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_published_).count();
-    if (!is_standard_stream(options_.output) && written_ < rows() && since >= options_.checkpoint_every) publish();
-  }
-
-  // The table as it stands: the rows done, the others with means only (empty variance and std when asked for).
-  void publish() {
-    CsvWriter csv(options_.output, prediction_header(options_.with_variance, options_.latent), overwrite_);
-    for (std::size_t i = 0; i < rows(); ++i) {
-      if (i < written_ && options_.with_variance) {
-        const double row[3] = {distribution_.mean[i], distribution_.variance[i], std::sqrt(distribution_.variance[i])};
-        csv.write_row(row);
-      } else {
-        csv.write_row(std::span<const double>(&distribution_.mean[i], 1), options_.with_variance ? 2 : 0);
-      }
-    }
-    csv.finish();
-    overwrite_ = true;  // from here on the file is this run's own
-    last_published_ = std::chrono::steady_clock::now();
-  }
-
- private:
-  const ModelDescription& model_;
-  const PredictOptions& options_;
-  std::optional<PredictionTable> resumed_;
-  bool overwrite_;
-  std::chrono::steady_clock::time_point last_published_;
-  PredictiveDistribution distribution_;
-  std::size_t written_ = 0;
-  bool published_early_ = false;  // publish_means() wrote the table this run began
 };
 
 // Checks the options and sets the model, inputs and training data paths from the arguments.
@@ -260,7 +115,7 @@ std::unique_ptr<Predictor> open_predictor(Context& context, const PredictOptions
 // line and Ctrl-C for each long phase.
 class CommandSink final : public PredictionSink {
  public:
-  CommandSink(Context& context, const PredictOptions& options, PredictionWriter* writer)
+  CommandSink(Context& context, const PredictOptions& options, PredictionTableWriter* writer)
       : context_(context), options_(options), writer_(writer) {}
 
   void means(std::span<const double> mean) override {
@@ -295,7 +150,7 @@ class CommandSink final : public PredictionSink {
  private:
   Context& context_;
   const PredictOptions& options_;
-  PredictionWriter* writer_;
+  PredictionTableWriter* writer_;
   std::optional<ContextInterrupts> interrupts_;
   std::optional<ProgressLine> progress_;
   std::optional<ProgressLineObserver> observer_;
@@ -355,7 +210,7 @@ void report(const PredictOptions& options, const TestSet& test, const ModelDescr
 }
 
 // "interrupted: 3,072 of 10,000 rows have variances ...; resume with: gpstream predict ... --resume"
-std::string stopped_variances_message(const PredictOptions& options, const PredictionWriter& writer,
+std::string stopped_variances_message(const PredictOptions& options, const PredictionTableWriter& writer,
                                       const std::vector<std::string>& args, const std::string& how, std::size_t ranks) {
   // The same command (on as many ranks), less what would stop or refuse the resumed run.
   std::string command = launcher(ranks) + "gpstream predict";
@@ -443,7 +298,7 @@ namespace {
 // modules the ranks share; a sparse model predicts from its basis, in one process.
 void check_distributable(const PredictOptions& options) {
   if ((options.transductive() && !options.committee_machine()) ||
-      (!options.transductive() && model_type_of(options.model) == "sparse")) {
+      (!options.transductive() && model_file_type(options.model) == "sparse")) {
     throw UsageError(
         "on several ranks predict runs dense models (means and variances) and the bcm: a sparse or srm-trans model "
         "predicts in one process: run it without mpirun");
@@ -466,12 +321,7 @@ std::optional<PredictionTable> table_to_continue(PredictOptions& options) {
     options.variance.first_row = 0;
   }
   if (options.resume) {
-    resumed = read_prediction_table(options.output);
-    GPSTREAM_CHECK(resumed->has_variance_columns, "--resume: '{}' has no variance column to continue", options.output);
-    GPSTREAM_CHECK(resumed->latent == options.latent,
-                   "--resume: '{}' holds variances of {} but this run asks for those of {}; resume with the options "
-                   "of the run that wrote it",
-                   options.output, resumed->latent ? "f* (--latent)" : "y*", options.latent ? "f* (--latent)" : "y*");
+    resumed = table_to_resume(options.output, options.latent);
     options.variance.first_row = resumed->variance.size();
   }
   return resumed;
@@ -517,7 +367,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
   TestSet test = load_test_set(options, model_description);
   std::optional<PredictionTable> resumed = table_to_continue(options);
   // Rank 0 writes the predictions: the output claimed here, before any work.
-  std::optional<PredictionWriter> output;
+  std::optional<PredictionTableWriter> output;
   std::optional<PathLock> output_lock;
   if (ranks.is_root()) {
     const bool overwrite = values.count("force") != 0 || options.resume;
@@ -525,11 +375,16 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
       check_new_output(options.output, "-o", overwrite);
       output_lock.emplace(options.output, "-o");
     }
-    output.emplace(model_description, options, std::move(resumed), overwrite);
+    output.emplace(model_description,
+                   PredictionTableSettings{.path = options.output,
+                                           .inputs = options.inputs,
+                                           .with_variance = options.with_variance,
+                                           .latent = options.latent,
+                                           .publish_every_seconds = options.checkpoint_every},
+                   std::move(resumed), overwrite);
   }
   options.variance.cache = options.cache.settings(options.output, "output file", context);
-  options.variance.open_factor_store = scratch_files_in(options.cache.disk_directory(options.output));
-  options.variance.factor_store_room = scratch_room_in(options.cache.disk_directory(options.output));
+  put_scratch_in(options.variance, options.cache.disk_directory(options.output));
 
   // Run: the writer writes as the predictions come, and a stop publishes the rows done.
   CommandSink sink(context, options, output ? &*output : nullptr);
@@ -539,7 +394,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
                                      {.variance = options.with_variance, .variance_options = options.variance}, sink);
   } catch (const Cancelled&) {
     if (!output) throw;
-    PredictionWriter& writer = *output;
+    PredictionTableWriter& writer = *output;
     if (writer.rows() == 0) throw;  // stopped before the means: nothing to publish
     writer.publish();
     throw Cancelled(stopped_variances_message(options, writer, args, "interrupted", ranks.size()));
@@ -548,7 +403,7 @@ int run_predict(const std::vector<std::string>& args, Communicator& ranks) {
     throw;
   }
   if (!output) return 0;  // another rank than 0: rank 0 writes and reports
-  PredictionWriter& writer = *output;
+  PredictionTableWriter& writer = *output;
   if (predictions.unconverged_rows > 0 && !options.quiet) {
     fmt::print(stderr,
                "predict: warning: {} rows stopped above --variance-tol (their relative error is at most {:.2e})\n",
