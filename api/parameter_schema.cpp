@@ -398,6 +398,11 @@ std::vector<Parameter> prediction_parameters() {
       whole("batch_rows", "batch-rows", std::to_string(variance.batch_rows), 0,
             "dense models: test rows solved together (0: as many as `memory` allows, up to 1024; 256 where the gbcd "
             "route starts each batch locally)"),
+      // The variance solves' GBCD, apart from training's: larger blocks pay there (docs/variance.md).
+      whole("variance_active_set_size", "variance-active-set", std::to_string(variance.active_set_size), 1,
+            "gbcd: active set size m of the variance solves (training's `active_set_size` is its own)"),
+      whole("variance_candidates", "variance-candidates", std::to_string(variance.candidates), 1,
+            "gbcd: random candidates kappa per greedy step of the variance solves"),
   };
 }
 

@@ -53,7 +53,7 @@ printf "%-10s %-10s %6s %6s %10s %9s %9s %22s\n" model batch rows m iterations s
 # run MODEL NAME ROWS.csv M: one batch by the gbcd route.
 run() {
   local log="$work/batch-$2-$4.log"
-  "$gpstream" predict "$1" "$3" -o "$work/batch.out.csv" --force --variance --variance-method gbcd --active-set "$4" \
+  "$gpstream" predict "$1" "$3" -o "$work/batch.out.csv" --force --variance --variance-method gbcd --variance-active-set "$4" \
     --batch-rows 1024 >"$log" 2>&1
   local line rows seconds iterations per_row minutes name
   name=$(basename "$(dirname "$1")")

@@ -82,6 +82,14 @@ bool parse_command_line(CommandSpec& spec, const std::vector<std::string>& args,
       return false;
     }
     po::notify(values);
+  } catch (const po::unknown_option& error) {
+    for (const auto& [old_name, new_name] : spec.renamed) {
+      if (error.get_option_name() == old_name) {
+        throw UsageError(fmt::format("{}: {} takes it as {} ({} is another command's parameter)", old_name, spec.name,
+                                     new_name, old_name));
+      }
+    }
+    throw UsageError(error.what());
   } catch (const po::error& error) {
     throw UsageError(error.what());
   }

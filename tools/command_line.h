@@ -63,6 +63,8 @@ struct CommandSpec {
   std::string description;
   po::options_description options{"Options"};
   po::positional_options_description positional;
+  // Options this command took under another name (old → new): the error for the old one names the new.
+  std::vector<std::pair<std::string, std::string>> renamed;
 };
 
 // Parses `args` (the words after the subcommand). Returns false when --help

@@ -266,18 +266,20 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("quiet,q", "no summary on stderr")
       ("variance", "also write the predictive variance and standard deviation")
       ("latent", "with --variance: of the latent f* (without the noise variance) instead of y*")
-      ("active-set", po::value(&options.variance.active_set_size)->default_value(options.variance.active_set_size), "gbcd: active set size m of the variance solves")
-      ("candidates", po::value(&options.variance.candidates)->default_value(options.variance.candidates), "gbcd: random candidates kappa per greedy step")
       ("time-limit", po::value(&options.time_limit)->default_value(0), "dense models: stop the variances after this many seconds, publishing the rows done (0: no limit)")
       ("resume", "dense models: continue the variances of a stopped run in the -o file (same model, inputs and options)")
-      ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "dense models with --variance: seconds between writes of the rows done to the -o file, which --resume continues after a crash or a kill")
-      ("seed", po::value(&options.variance.seed)->default_value(1), "dense models: random seed of the variance solves; bcm: of the k-means");
+      ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "dense models with --variance: seconds between writes of the rows done to the -o file, which --resume continues after a crash or a kill");
   // clang-format on
+  spec.renamed = {{"--active-set", "--variance-active-set"}, {"--candidates", "--variance-candidates"}};
+  // The random seed of the variance solves and of bcm's k-means: the schema's, as every command's.
+  add_parameter(spec.options, "random_state", options.variance.seed);
   // Names, defaults and help from the schema's prediction group (api/parameter_schema.h).
   add_parameter(spec.options, "variance_method", options.variance_method);
   add_parameter(spec.options, "neighbours", options.variance.neighbours);
   add_parameter(spec.options, "variance_tol", options.variance.tolerance);
   add_parameter(spec.options, "batch_rows", options.variance.batch_rows);
+  add_parameter(spec.options, "variance_active_set_size", options.variance.active_set_size);
+  add_parameter(spec.options, "variance_candidates", options.variance.candidates);
   po::options_description cache_options("Kernel-column cache (dense models, the gbcd variance route)");
   options.cache.add(cache_options);
   spec.options.add(cache_options);

@@ -172,8 +172,14 @@ TEST_CASE("predict --variance options are checked") {
   CHECK(latent_alone.err.find("--latent needs --variance") != std::string::npos);
   CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --variance-tol 0")
             .exit_code == 2);
-  CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --active-set 0")
+  CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out +
+                     " --variance --variance-active-set 0")
             .exit_code == 2);
+  // One name, one parameter: training's --active-set is not the variance solves'; its old spelling names the new.
+  const auto renamed =
+      run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --active-set 500");
+  CHECK(renamed.exit_code == 2);
+  CHECK(renamed.err.find("--active-set: predict takes it as --variance-active-set") != std::string::npos);
   CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out +
                      " --variance --cache ram --cache-dir .")
             .exit_code == 2);
