@@ -328,8 +328,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             if self.solver not in _DENSE_SOLVERS:
                 raise ValueError(f"solver={self.solver!r}: choose one of {', '.join(_DENSE_SOLVERS)}")
             parameters.method = self.solver
-            if self.precision not in ("auto", "double"):
-                raise ValueError(f"precision={self.precision!r}: choose 'auto' or 'double'")
+            _gpstream.check_choice("precision", str(self.precision))  # the schema's choices
             parameters.precision = str(self.precision)
         elif self.model in _SPARSE_MODELS:
             # A basis larger than the rows is all of them (the API's rule, the command line's too: a warning).
