@@ -32,7 +32,7 @@ struct FreshJobParameters {
   GaussianProcessPrior prior;                  // the kernel and prior mean (where learned: the search's start)
   std::optional<Standardisation> prior_units;  // the standardisation a hyperparameter file's values are in
   bool standardise = true;
-  std::uint64_t seed = 1;  // `random_state`
+  std::uint64_t seed = TrainingConfiguration{}.seed;  // `random_state`
   // `tol` for the methods that stop at a tolerance, `gap` for the one that stops at its bounds' gap; none:
   // the method's default (default_tolerance).
   std::optional<double> tol, gap;

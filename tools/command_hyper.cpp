@@ -138,8 +138,7 @@ int run_hyper(const std::vector<std::string>& args) {
   Context context(options.compute.context_settings(options.seed));
   const DatasetDescription description = read_dataset_description(dataset);
   const Standardisation standardisation = dataset_standardisation(description);
-  const LearningPlan plan =
-      plan_learning(options.learning, options.start_values, options.kernel, values, description, dataset);
+  const LearningPlan plan = plan_learning(options.start_values, values, description, dataset);
   if (values.count("quiet") == 0) {
     for (const std::string& note : plan.notes) fmt::print(stderr, "hyper: note: {}\n", note);
   }

@@ -218,6 +218,32 @@ std::vector<std::string> given_parameters(const po::variables_map& values) {
   return names;
 }
 
+JobSpecification job_specification(const po::variables_map& values) {
+  JobSpecification job;
+  for (const Parameter& parameter : schema_parameters()) {
+    if (!given(values, parameter.option.c_str())) continue;
+    const boost::any& held = values[parameter.option].value();
+    std::string text;
+    if (parameter.kind == ParameterKind::flag) {
+      text = parameter.name == "standardise" ? "false" : "true";  // a switch: --no-standardise turns it off
+    } else if (const auto* word = boost::any_cast<std::string>(&held)) {
+      text = *word;
+    } else if (const auto* real = boost::any_cast<double>(&held)) {
+      text = fmt::format("{}", *real);  // the shortest text that reads back as the same double
+    } else if (const auto* count = boost::any_cast<std::size_t>(&held)) {
+      text = std::to_string(*count);
+    } else if (const auto* small = boost::any_cast<unsigned>(&held)) {
+      text = std::to_string(*small);
+    }
+    try {
+      job.set(parameter.name, text);
+    } catch (const InvalidArgument& error) {
+      throw UsageError(error.what());
+    }
+  }
+  return job;
+}
+
 void check_job_rules_of(const JobRequest& request) {
   try {
     check_job_rules(request);

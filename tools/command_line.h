@@ -3,6 +3,7 @@
 #pragma once
 
 #include "api/job_rules.h"
+#include "api/job_specification.h"
 #include "api/parameter_schema.h"
 #include "api/file_description.h"
 #include "api/search_checkpoints.h"
@@ -123,6 +124,9 @@ struct ColumnCacheOptions {
 bool given(const po::variables_map& values, const char* option);
 // The schema's names (api/parameter_schema.h) of the parameters given on the command line.
 std::vector<std::string> given_parameters(const po::variables_map& values);
+// The job as the schema's name → value pairs (api/job_specification.h): every schema option the user gave,
+// as typed (a switch: true, or false for --no-standardise); a value the schema refuses is a usage error.
+JobSpecification job_specification(const po::variables_map& values);
 // check_job_rules (api/job_rules.h) on the command line: a broken rule is a usage error, its parameters spelt
 // as options.
 void check_job_rules_of(const JobRequest& request);

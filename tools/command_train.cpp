@@ -376,8 +376,7 @@ int run_train_job(const std::vector<std::string>& args, Communicator& ranks, Sea
   std::optional<LearningPlan> plan;
   if (values.count("learn-hyper") != 0 && !specification.resumed_state) {
     const DatasetDescription dataset = read_dataset_description(options.dataset);
-    const std::string kernel = given(values, "kernel") ? options.kernel : "auto";
-    plan = plan_learning(options.learning, options.kernel_values, kernel, values, dataset, options.dataset);
+    plan = plan_learning(options.kernel_values, values, dataset, options.dataset);
     specification.learning = plan->options;
     specification.search = {"train", args, {}, {}};
     specification.replay = std::move(replay);

@@ -3,11 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <boost/algorithm/string/classification.hpp>
-#include <boost/algorithm/string/split.hpp>
-
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -15,31 +11,18 @@
 
 namespace gpstream::cli {
 
-std::vector<double> parse_number_list(const std::string& text, const char* option) {
-  std::vector<std::string> words;
-  boost::split(words, text, boost::is_any_of(","));
-  std::vector<double> values;
-  for (const std::string& word : words) {
-    char* end = nullptr;
-    errno = 0;
-    const double value = word.empty() || std::isspace(static_cast<unsigned char>(word.front()))
-                             ? 0.0
-                             : std::strtod(word.c_str(), &end);
-    if (end == nullptr || end != word.c_str() + word.size() || word.empty()) {
-      throw UsageError(fmt::format("{}: \"{}\" is not a number", option, word));
-    }
-    if (!std::isfinite(value)) throw UsageError(fmt::format("{}: {} is not a finite number", option, word));
-    if (errno == ERANGE && value == 0.0) {
-      throw UsageError(fmt::format("{}: {} underflows to 0 (below 4.9e-324, the smallest double)", option, word));
-    }
-    if (value != 0.0 && std::abs(value) < std::numeric_limits<double>::min()) {
-      throw UsageError(fmt::format("{}: {} is subnormal (below 2.2e-308, the smallest normal double): too small to "
-                                   "compute with", option, word));
-    }
-    values.push_back(value);
+namespace {
+
+// The API's parser (api/job_specification.h); its error is a usage error.
+std::vector<double> numbers_given(const std::string& text, std::string_view name) {
+  try {
+    return parse_number_list(text, name);
+  } catch (const InvalidArgument& error) {
+    throw UsageError(error.what());
   }
-  return values;
 }
+
+}  // namespace
 
 void KernelValueOptions::add(po::options_description& options) {
   add_parameter(options, "length_scale", lengthscales);
@@ -53,11 +36,11 @@ StartingPoint KernelValueOptions::given(const po::variables_map& values) const {
   const bool have_lengthscales = values.count("lengthscales") != 0, have_gamma = values.count("gamma") != 0;
   if (have_lengthscales && have_gamma) throw UsageError("give --lengthscales or --gamma, not both");
   StartingPoint point;
-  if (have_lengthscales) point.lengthscales = parse_number_list(lengthscales, "--lengthscales");
+  if (have_lengthscales) point.lengthscales = numbers_given(lengthscales, "length_scale");
   if (have_gamma) {
     // γ = 1/(2ℓ²): the range of γ that gives lengthscales a kernel takes (kernels/kernel.h).
     const double largest = gamma_from_lengthscale(kMinimumLengthscale);
-    for (const double value : parse_number_list(gamma, "--gamma")) {
+    for (const double value : numbers_given(gamma, "gamma")) {
       if (!(value > 0 && value <= largest)) {
         throw UsageError(
             fmt::format("--gamma: values must be positive and at most {:g} (a lengthscale of {:g}), not {}", largest,
@@ -101,22 +84,11 @@ void HyperparameterLearningOptions::add(po::options_description& options) {
   add_parameter(options, "all_rows_tol", stochastic.gradient.tolerance);
 }
 
-LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const KernelValueOptions& kernel_values,
-                           const std::string& kernel, const po::variables_map& values,
+LearningPlan plan_learning(const KernelValueOptions& kernel_values, const po::variables_map& values,
                            const DatasetDescription& dataset, const std::string& name) {
-  LearningRequest request{.kernel = kernel,
-                          .start = kernel_values.given(values),
-                          .init_file = learning.init_file,
-                          .subset = learning.learning,
-                          .mean = learning.mean,
-                          .mean_fit = learning.mean_fit,
-                          .learn_on = learning.learn_on,
-                          .vecchia_neighbours = learning.vecchia_neighbours,
-                          .exact_rows = learning.exact_rows,
-                          .max_terms = learning.max_terms,
-                          .stochastic = learning.stochastic,
-                          .given = given_parameters(values)};
   try {
+    LearningRequest request = job_specification(values).learning();
+    request.start = kernel_values.given(values);  // --gamma too
     LearningPlan plan = gpstream::plan_learning(request, dataset, name);
     plan.start_origin = for_command_line(plan.start_origin);
     return plan;

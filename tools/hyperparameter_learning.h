@@ -18,9 +18,6 @@
 
 namespace gpstream::cli {
 
-// Parses "1.5,2,0.3" for `option` (UsageError naming it and the word at fault).
-std::vector<double> parse_number_list(const std::string& text, const char* option);
-
 // --lengthscales, --gamma, --signal-var, --noise-var, --kernel-parameters: kernel values on the
 // command line (standardised units). train takes them as the kernel, over a
 // --hyper file's values; hyper and train --learn-hyper as the search's first
@@ -51,10 +48,9 @@ struct HyperparameterLearningOptions {
   void add(po::options_description& options);
 };
 
-// What to learn (api/learning_plan.h) as the command line asks: `kernel` (train's default is auto), the
-// learning options, the kernel values given as the first start; UsageError naming the option at fault.
-LearningPlan plan_learning(const HyperparameterLearningOptions& learning, const KernelValueOptions& kernel_values,
-                           const std::string& kernel, const po::variables_map& values,
+// What to learn (api/learning_plan.h) from the options given (api/job_specification.h: `kernel` auto unless
+// given), the kernel values given (--gamma too) as the first start; UsageError naming the option at fault.
+LearningPlan plan_learning(const KernelValueOptions& kernel_values, const po::variables_map& values,
                            const DatasetDescription& dataset, const std::string& name);
 
 // The notes a user acts on after a search: values on a bound of the search

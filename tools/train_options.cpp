@@ -159,14 +159,16 @@ const TrainingMethod& method_of(const TrainingConfiguration& configuration) {
 TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables_map& values) {
   if (options.dataset.empty()) throw UsageError("give the training dataset (or --resume CHECKPOINT)");
   const DatasetDescription description = read_dataset_description(options.dataset);
-  const bool learn = values.count("learn-hyper") != 0;
-  check_job_rules_of({.method = options.model == kExactModel ? options.solver : options.model,
-                      .learn = learn,
-                      .standardise = values.count("no-standardise") == 0,
-                      .kernel = options.kernel,
-                      .given = given_parameters(values)});
+  // The job as the schema's pairs: its rules and parameters are the API's (api/job_specification.h).
+  const JobSpecification job = job_specification(values);
   FreshJobParameters parameters;
-  if (learn) {
+  try {
+    job.check_rules();
+    parameters = job.fresh_job();
+  } catch (const InvalidArgument& error) {
+    throw UsageError(error.what());
+  }
+  if (values.count("learn-hyper") != 0) {
     if (values.count("hyper") != 0) {
       throw UsageError(
           "give --learn-hyper or --hyper, not both (to start the search from a file's values, give --init FILE)");
@@ -175,26 +177,19 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
     parameters.prior = prior_from(options, values, description, parameters.prior_units);
   }
-  // The method: --solver for the exact GP (--model dense), else --model.
-  if (options.model == kExactModel) {
-    const TrainingMethod* solver = find_training_method(options.solver);
-    if (solver == nullptr || !solver->dense()) {
-      throw UsageError(fmt::format("--solver: unknown solver \"{}\" (choose {})", options.solver,
-                                   training_method_names(/*dense=*/true)));
-    }
-    reject_parameters_of_other_methods(values, *solver);  // --objective, --basis, ... are sparse models'
-    parameters.method = options.solver;
-    parameters.solver = {options.solver, options.active_set_size, options.candidates, options.subspace_steps,
-                         options.precision};
-    parameters.subspace_steps_given = given(values, "subspace-steps");
-  } else {
-    const TrainingMethod* method = find_training_method(options.model);
-    if (method == nullptr || method->dense()) {
-      throw UsageError(
-          fmt::format("--model: '{}' is not dense or one of {} (srm-trans is trained by gpstream predict "
-                      "--model srm-trans)",
-                      options.model, training_method_names(/*dense=*/false)));
-    }
+  // The method: --solver for the exact GP (--model dense), else --model; said in the command line's words.
+  const TrainingMethod* method = find_training_method(parameters.method);
+  if (options.model == kExactModel && (method == nullptr || !method->dense())) {
+    throw UsageError(fmt::format("--solver: unknown solver \"{}\" (choose {})", options.solver,
+                                 training_method_names(/*dense=*/true)));
+  }
+  if (options.model != kExactModel && (method == nullptr || method->dense())) {
+    throw UsageError(
+        fmt::format("--model: '{}' is not dense or one of {} (srm-trans is trained by gpstream predict "
+                    "--model srm-trans)",
+                    options.model, training_method_names(/*dense=*/false)));
+  }
+  if (!method->dense()) {
     reject_options(values, {"solver", "precision"}, "--model dense; sparse models choose their own");
     if (!method->iterative() && !options.checkpoint.empty()) {
       throw UsageError(
@@ -202,20 +197,8 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
                       "to checkpoint (sgma, mpgp, sggp, cholqr and online do)",
                       options.model));
     }
-    reject_parameters_of_other_methods(values, *method);
-    try {
-      parameters.cholqr.objective = parse_inducing_objective(options.objective);
-    } catch (const Error& error) {
-      throw UsageError(fmt::format("--objective: {}", error.what()));
-    }
-    parameters.method = options.model;
-    parameters.basis_size = options.basis;
-    if (!values["candidates"].defaulted()) parameters.basis_candidates = options.candidates;
-    parameters.cholqr.information_pivots = options.information_pivots;
-    parameters.cholqr.learn_hyperparameters = values.count("fixed-hyper") == 0;
-    parameters.online.novelty = options.novelty;
-    parameters.online.passes = options.passes;
   }
+  reject_parameters_of_other_methods(values, *method);  // --objective, --basis, ... are sparse models'
   if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
     const KernelHyperparameters& kernel = parameters.prior.kernel;
     const std::size_t lengthscales = kernel.lengthscales.size();
@@ -225,14 +208,6 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
                    "dataset with gpstream hyper",
                    options.hyper_file, lengthscales, options.dataset, description.columns);
   }
-  parameters.standardise = values.count("no-standardise") == 0;
-  parameters.seed = options.seed;
-  if (given(values, "tol")) parameters.tol = options.tolerance;
-  parameters.gap = options.gap;
-  if (values.count("max-iter") != 0) parameters.max_iterations = options.max_iterations;
-  if (values.count("time-limit") != 0) parameters.time_limit_seconds = options.time_limit;
-  parameters.refresh_every = options.refresh_every;
-  parameters.checkpoint_every_seconds = options.checkpoint_every;
   parameters.output_path = options.output;
   parameters.log_path = options.log;
   parameters.overwrite_output = values.count("force") != 0;

@@ -255,19 +255,19 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         return self._train(None, None, path, dataset["feature_names"])
 
     def _train(self, X, y, path, names):
-        parameters = _gpstream.TrainingParameters()
         # A resumed training job keeps the parameters its checkpoint saved; a resumed search (optimizer='lbfgs'
         # stopped while learning) must be given the ones it was started with, which the engine checks.
-        self._set_training_parameters(parameters, self.n_features_in_)
+        parameters = self._job_parameters(self.n_features_in_)
+        files = _gpstream.JobFiles()
         if self.resume is not None:
-            parameters.resume = os.fspath(self.resume)
+            files.resume = os.fspath(self.resume)
         if self.checkpoint is not None:
-            parameters.checkpoint = os.fspath(self.checkpoint)
+            files.checkpoint = os.fspath(self.checkpoint)
         if self.log is not None:
-            parameters.log = os.fspath(self.log)
+            files.log = os.fspath(self.log)
         memory, threads = self._compute()
         progress = self.verbose if callable(self.verbose) else (_progress_printer() if self.verbose else None)
-        model, report = _gpstream.train(X, y, path or "", names, parameters, memory, threads, progress)
+        model, report = _gpstream.train(X, y, path or "", names, parameters, files, memory, threads, progress)
         for note in report["notes"]:  # what the job changed of its parameters to fit
             warnings.warn(note)
         if self.verbose is True and report["replayed_evaluations"] > 0:
@@ -322,50 +322,52 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             words.append(f"{name}={float(value)!r}")
         return ",".join(words)
 
-    def _set_training_parameters(self, parameters, columns):
+    def _job_parameters(self, columns):
+        """The job as the parameter schema's (name, value) pairs (api/job_specification.h), the ones the user
+        set or that differ from the schema's defaults: the engine checks them, applies the rules between them
+        and builds the job, as it does for the command line's options."""
         scales, wanted = self._check_parameters(columns)
+        pairs = {}
         if self.model == "exact":
             if self.solver not in _DENSE_SOLVERS:
                 raise ValueError(f"solver={self.solver!r}: choose one of {', '.join(_DENSE_SOLVERS)}")
-            parameters.method = self.solver
-            _gpstream.check_choice("precision", str(self.precision))  # the schema's choices
-            parameters.precision = str(self.precision)
+            pairs["solver"] = str(self.solver)
+            pairs["precision"] = str(self.precision)
         elif self.model in _SPARSE_MODELS:
             # A basis larger than the rows is all of them (the API's rule, the command line's too: a warning).
-            parameters.method, parameters.basis_size = self.model, int(self.basis_size)
+            pairs["model"], pairs["basis_size"] = str(self.model), str(int(self.basis_size))
         else:
             raise ValueError(f"model={self.model!r}: choose 'exact' or one of {', '.join(_SPARSE_MODELS)}")
-        parameters.tol = 0.0 if self.tol is None else float(self.tol)  # 0: the method's default (cholqr's too)
-        learning = self.optimizer == "lbfgs"
-        if self.optimizer is not None and not learning:
+        if self.tol is not None:
+            pairs["tol"] = repr(float(self.tol))  # else the method's default (cholqr's too)
+        if self.optimizer is not None and self.optimizer != "lbfgs":
             raise ValueError(f"optimizer={self.optimizer!r}: choose 'lbfgs' or None")
-        # The rules between parameters are the command line's (api/job_rules.h): the ones the user set, by
-        # the schema's names.
-        given = [name for name, value in (("mean", self.mean), ("tol", self.tol)) if value is not None]
-        if self.all_rows_steps:
-            given.append("all_rows_steps")
-        for name in ("learn_on", "mean_fit"):  # names the schema declares the choices of
-            _gpstream.check_choice(name, str(getattr(self, name)))
-            if getattr(self, name) != _schema_default(name):
-                given.append(name)
-        _gpstream.check_job_rules(parameters.method, learning, bool(self.standardise), str(self.kernel), given)
-        if scales.size == 1 and wanted > 1:
-            scales = np.repeat(scales, wanted)
-        parameters.kernel = str(self.kernel)
-        parameters.length_scale = [float(s) for s in scales] if wanted > 0 else []
-        parameters.signal_variance = float(self.signal_variance)
-        parameters.noise_variance = float(self.noise_variance)
-        parameters.kernel_parameters = self._kernel_parameters_text()
-        parameters.learn = learning
+        if self.optimizer == "lbfgs":
+            pairs["learn_hyper"] = "true"
         if self.mean is not None:
-            parameters.mean = str(self.mean)
-        parameters.all_rows_steps = int(self.all_rows_steps or 0)
-        parameters.learn_on, parameters.mean_fit = str(self.learn_on), str(self.mean_fit)
-        parameters.standardise = bool(self.standardise)
+            pairs["mean"] = str(self.mean)
+        if self.all_rows_steps:
+            pairs["all_rows_steps"] = str(int(self.all_rows_steps))
+        for name in ("learn_on", "mean_fit"):  # the learning's, where they differ from the schema's default
+            if str(getattr(self, name)) != _schema_default(name):
+                pairs[name] = str(getattr(self, name))
+        pairs["kernel"] = str(self.kernel)
+        if wanted > 0:
+            if scales.size == 1 and wanted > 1:
+                scales = np.repeat(scales, wanted)
+            pairs["length_scale"] = ",".join(repr(float(s)) for s in scales)
+        pairs["signal_variance"] = repr(float(self.signal_variance))
+        pairs["noise_variance"] = repr(float(self.noise_variance))
+        kernel_parameters = self._kernel_parameters_text()
+        if kernel_parameters:
+            pairs["kernel_parameters"] = kernel_parameters
+        if not self.standardise:
+            pairs["standardise"] = "false"
         if self.max_iter is not None:
-            parameters.max_iter = int(self.max_iter)
+            pairs["max_iter"] = str(int(self.max_iter))
         if self.random_state is not None:
-            parameters.seed = int(self.random_state)
+            pairs["random_state"] = str(int(self.random_state))
+        return list(pairs.items())
 
     def _compute(self):
         """The memory budget ("" for the default) and threads (0 for every core)."""

@@ -15,6 +15,7 @@
 #include "api/datasets.h"
 #include "api/file_description.h"
 #include "api/job_configuration.h"
+#include "api/job_specification.h"
 #include "api/job_rules.h"
 #include "api/learning_plan.h"
 #include "api/parameter_schema.h"
@@ -322,82 +323,10 @@ class QueuedReports final : public gpstream::RunObserver {
   std::deque<std::string> warnings_;
 };
 
-// What to train, as the estimator's parameters give it.
-struct TrainingParameters {
-  std::string method = "auto";  // a dense solver or a sparse model (the registry's names)
-  std::string precision = gpstream::SolverOptions{}.precision;  // the dense solvers' products
-  std::string kernel = "rbf";                                   // a kernel of the registry, or "auto" (with learn)
-  std::vector<double> length_scale;
-  double signal_variance = 1.0, noise_variance = 0.1;
-  std::string kernel_parameters;  // the kernel's own, "alpha=2" ("": each at its family's start)
-  bool standardise = true;
-  double tol = 0.0;            // 0: the method's default (gpstream::default_tolerance)
-  std::uint64_t max_iter = 0;  // 0: no limit
-  std::size_t basis_size = gpstream::SparseMethodOptions{}.basis_size;
-  std::uint64_t seed = 1;
-  bool learn = false;              // the hyperparameters (and the mean) by marginal likelihood first
-  std::string mean;                // the prior mean learned with them ("": the default linear trend)
-  std::size_t all_rows_steps = 0;  // ModelLearningOptions::stochastic.max_steps
-  std::string learn_on = "all";    // the schema's `learn_on`: all (ModelLearningOptions::all_rows) or subset
-  std::string mean_fit = "ols";    // the schema's `mean_fit`: ols or gls
+// The files of a training job, the estimator's own parameters (not the schema's).
+struct JobFiles {
   std::string checkpoint, resume, log;
 };
-
-// A fresh job's configuration from the parameters (api/job_configuration.h; the estimator checked their ranges).
-gpstream::TrainingConfiguration fresh_configuration(const TrainingParameters& parameters,
-                                                    const gpstream::DatasetDescription& dataset) {
-  gpstream::FreshJobParameters job{.method = parameters.method,
-                                   .basis_size = parameters.basis_size,
-                                   .standardise = parameters.standardise,
-                                   .seed = parameters.seed,
-                                   .max_iterations = parameters.max_iter,
-                                   .log_path = parameters.log};
-  job.solver.precision = parameters.precision;
-  if (parameters.tol > 0) job.tol = parameters.tol;  // 0: the method's default
-  gpstream::KernelHyperparameters& kernel = job.prior.kernel;
-  if (parameters.kernel != gpstream::kAutomaticKernel) kernel.set_type(gpstream::parse_kernel_type(parameters.kernel));
-  kernel.lengthscales = parameters.length_scale;
-  kernel.signal_variance = parameters.signal_variance;
-  kernel.noise_variance = parameters.noise_variance;
-  gpstream::set_family_parameters(kernel, gpstream::parse_named_values(parameters.kernel_parameters));
-  return gpstream::configure_fresh_job(job, dataset);
-}
-
-// The learning of `gpstream train --learn-hyper` with its defaults (api/learning_plan.h), started from the
-// parameters' values.
-gpstream::ModelLearningOptions learning_options(const TrainingParameters& parameters,
-                                                const gpstream::DatasetDescription& dataset) {
-  gpstream::LearningRequest request{.kernel = parameters.kernel,
-                                    .mean = parameters.mean.empty() ? "linear" : parameters.mean,
-                                    .mean_fit = parameters.mean_fit,
-                                    .learn_on = parameters.learn_on};
-  request.start = {parameters.length_scale, parameters.signal_variance, parameters.noise_variance,
-                   gpstream::parse_named_values(parameters.kernel_parameters)};
-  request.stochastic.max_steps = parameters.all_rows_steps;
-  if (!parameters.mean.empty()) request.given.emplace_back("mean");
-  return gpstream::plan_learning(request, dataset, "the training rows").options;
-}
-
-// What a search checkpoint written from Python names as its search (SearchCheckpoint::command), and the
-// parameters it was started with, as "name=value" (SearchCheckpoint::arguments): a resumed search must be
-// given the same.
-std::vector<std::string> search_arguments(const TrainingParameters& parameters) {
-  return {"method=" + parameters.method,
-          "kernel=" + parameters.kernel,
-          fmt::format("length_scale={}", fmt::join(parameters.length_scale, ",")),
-          fmt::format("signal_variance={}", parameters.signal_variance),
-          fmt::format("noise_variance={}", parameters.noise_variance),
-          "kernel_parameters=" + parameters.kernel_parameters,
-          fmt::format("standardise={}", parameters.standardise),
-          fmt::format("tol={}", parameters.tol),
-          fmt::format("max_iter={}", parameters.max_iter),
-          fmt::format("basis_size={}", parameters.basis_size),
-          fmt::format("random_state={}", parameters.seed),
-          "mean=" + parameters.mean,
-          fmt::format("all_rows_steps={}", parameters.all_rows_steps),
-          "learn_on=" + parameters.learn_on,
-          "mean_fit=" + parameters.mean_fit};
-}
 
 // What the estimator hears of a training job (api/training_job.h): every evaluation and iteration queued for
 // the progress callback, and what verbose=True and the report say of the start.
@@ -455,50 +384,54 @@ gpstream::Cancelled interrupted_job(const gpstream::JobInterrupted& stopped) {
 // Trains a model on the arrays X, y (or the dataset file at `path`): api/training_job.h. Returns the model and a
 // report (how it stopped, the kernel chosen, ...); `progress` is called in this thread with each iteration.
 py::tuple train(const py::object& x, const py::object& y, const std::string& path,
-                std::vector<std::string> feature_names, const TrainingParameters& parameters, const std::string& memory,
-                unsigned threads, const py::object& progress) {
+                std::vector<std::string> feature_names, const std::vector<std::pair<std::string, std::string>>& pairs,
+                const JobFiles& files, const std::string& memory, unsigned threads, const py::object& progress) {
   const TrainingArrays rows(x, y, path, std::move(feature_names));
+  // The estimator's parameters as the schema's pairs: checked, and the job built from them, by the API.
+  gpstream::JobSpecification specification;
+  for (const auto& [name, value] : pairs) specification.set(name, value);
   gpstream::TrainingJobSpecification job;
   {
     const py::gil_scoped_release unlocked;
     std::optional<gpstream::SearchCheckpoint> replay;  // a learning search resumed: its evaluations so far
-    if (!parameters.resume.empty() && gpstream::is_search_checkpoint(parameters.resume)) {
-      replay = gpstream::read_search_checkpoint(parameters.resume);
+    if (!files.resume.empty() && gpstream::is_search_checkpoint(files.resume)) {
+      replay = gpstream::read_search_checkpoint(files.resume);
       // The command line's search (`gpstream hyper`, `train --learn-hyper`) is continued too: its arguments are
       // its command line, and the journal checks the points it replays (api/search_checkpoints.h).
       GPSTREAM_CHECK_ARGUMENT(
-          replay->command != gpstream::kPythonSearch || replay->arguments == search_arguments(parameters),
+          replay->command != gpstream::kPythonSearch || replay->arguments == specification.arguments(),
           "`resume`: the search saved in '{}' was started with other parameters ({}); give the "
           "same, or start again without resume",
-          parameters.resume, fmt::join(replay->arguments, ", "));
-    } else if (!parameters.resume.empty()) {
-      gpstream::Checkpoint resumed = gpstream::read_training_checkpoint(parameters.resume);
+          files.resume, fmt::join(replay->arguments, ", "));
+    } else if (!files.resume.empty()) {
+      gpstream::Checkpoint resumed = gpstream::read_training_checkpoint(files.resume);
       job.configuration = std::move(resumed.configuration);
       job.resumed_state = std::move(resumed.state);
-      job.resumed_from = parameters.resume;
+      job.resumed_from = files.resume;
     }
     if (!job.resumed_state) {
+      specification.check_rules();
       const gpstream::DatasetDescription dataset = gpstream::describe_training_data(rows.data());
       GPSTREAM_CHECK_ARGUMENT(!replay || replay->dataset_fingerprint == dataset.fingerprint,
-                              "`resume`: the search saved in '{}' learned on other data", parameters.resume);
-      job.configuration = fresh_configuration(parameters, dataset);
-      if (parameters.learn) {
-        job.learning = learning_options(parameters, dataset);
-        job.search = {gpstream::kPythonSearch, search_arguments(parameters), {}, {}};
+                              "`resume`: the search saved in '{}' learned on other data", files.resume);
+      gpstream::FreshJobParameters fresh = specification.fresh_job();
+      fresh.log_path = files.log;
+      job.configuration = gpstream::configure_fresh_job(fresh, dataset);
+      if (specification.given("learn_hyper")) {
+        job.learning = gpstream::plan_learning(specification.learning(), dataset, "the training rows").options;
+        job.search = {gpstream::kPythonSearch, specification.arguments(), {}, {}};
         if (replay) job.replay = std::move(*replay);
       }
     }
     // A resumed search goes on checkpointing into its file, and the training after it too.
-    job.checkpoint_path = !parameters.checkpoint.empty() ? parameters.checkpoint
-                          : replay                       ? parameters.resume
-                                                         : std::string();
+    job.checkpoint_path = !files.checkpoint.empty() ? files.checkpoint : replay ? files.resume : std::string();
   }
   // A job resumed without data of its own continues on the file its checkpoint records.
   job.data = job.resumed_state && x.is_none() && path.empty()
                  ? gpstream::TrainingData::file(job.configuration.dataset_path)
                  : rows.data();
   gpstream::Context context(compute_settings(memory, threads, job.configuration.seed));
-  QueuedReports reports(parameters.learn ? "learning" : "training");
+  QueuedReports reports(job.learning ? "learning" : "training");
   PythonJobEvents events(context, reports);
   std::optional<PyModel> trained;
   gpstream::TrainingResult result;
@@ -586,32 +519,17 @@ void bind_training(py::module_& module) {
             return out;
           },
           "What the model holds, as a dict.");
-  py::class_<TrainingParameters>(module, "TrainingParameters", "What train() trains (the estimator's parameters).")
+  py::class_<JobFiles>(module, "JobFiles", "A training job's files: checkpoint, resume, log.")
       .def(py::init<>())
-      .def_readwrite("method", &TrainingParameters::method)
-      .def_readwrite("kernel", &TrainingParameters::kernel)
-      .def_readwrite("length_scale", &TrainingParameters::length_scale)
-      .def_readwrite("signal_variance", &TrainingParameters::signal_variance)
-      .def_readwrite("noise_variance", &TrainingParameters::noise_variance)
-      .def_readwrite("kernel_parameters", &TrainingParameters::kernel_parameters)
-      .def_readwrite("standardise", &TrainingParameters::standardise)
-      .def_readwrite("tol", &TrainingParameters::tol)
-      .def_readwrite("max_iter", &TrainingParameters::max_iter)
-      .def_readwrite("basis_size", &TrainingParameters::basis_size)
-      .def_readwrite("seed", &TrainingParameters::seed)
-      .def_readwrite("learn", &TrainingParameters::learn)
-      .def_readwrite("mean", &TrainingParameters::mean)
-      .def_readwrite("all_rows_steps", &TrainingParameters::all_rows_steps)
-      .def_readwrite("learn_on", &TrainingParameters::learn_on)
-      .def_readwrite("mean_fit", &TrainingParameters::mean_fit)
-      .def_readwrite("precision", &TrainingParameters::precision)
-      .def_readwrite("checkpoint", &TrainingParameters::checkpoint)
-      .def_readwrite("resume", &TrainingParameters::resume)
-      .def_readwrite("log", &TrainingParameters::log);
+      .def_readwrite("checkpoint", &JobFiles::checkpoint)
+      .def_readwrite("resume", &JobFiles::resume)
+      .def_readwrite("log", &JobFiles::log);
   module.def("train", &train, py::arg("X"), py::arg("y"), py::arg("path"), py::arg("feature_names"),
-             py::arg("parameters"), py::arg("memory") = "", py::arg("threads") = 0u, py::arg("progress") = py::none(),
+             py::arg("parameters"), py::arg("files"), py::arg("memory") = "", py::arg("threads") = 0u,
+             py::arg("progress") = py::none(),
              "(Model, report): trains on the arrays X, y (read in place when C-contiguous float64) or, when X is "
-             "None, on the dataset file at `path`; progress(row) is called in this thread with each iteration.");
+             "None, on the dataset file at `path`, the job given as the schema's (name, value) pairs "
+             "(api/job_specification.h); progress(row) is called in this thread with each iteration.");
 }
 
 // A model opened for prediction.
@@ -755,16 +673,6 @@ void bind_schema(py::module_& module) {
       },
       "The kernel registry's families: name, stationary, smoothness (Matérn nu; inf for rbf; nan: not of the "
       "Matérn class), parameters (the family's own: name -> start, lower, upper, meaning).");
-  module.def(
-      "check_job_rules",
-      [](const std::string& method, bool learn, bool standardise, const std::string& kernel,
-         const std::vector<std::string>& given) {
-        gpstream::check_job_rules(
-            {.method = method, .learn = learn, .standardise = standardise, .kernel = kernel, .given = given});
-      },
-      py::arg("method"), py::arg("learn"), py::arg("standardise"), py::arg("kernel"), py::arg("given"),
-      "The rules between a job's parameters (api/job_rules.h), the command line's too; ValueError for the first "
-      "broken, naming the parameters as the estimator spells them.");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The training job's runner (api/training_job.h) and the learning plan every
 // front end shares (api/learning_plan.h).
+#include "api/job_specification.h"
 #include "api/learning_plan.h"
 #include "api/training_job.h"
 #include "engine/core/error.h"
@@ -148,6 +149,52 @@ TEST_CASE("api: the learning plan fits the subset to the rows unless given, and 
   CHECK(plan.options.subset.start.signal_variance == 2.0);
   CHECK(plan.options.subset.start.family_parameters == request.start.family_parameters);
   CHECK(plan.start_origin == "the kernel options, the rest informed by the data");
+}
+
+TEST_CASE("api: a job's name-value pairs are checked by the schema and build the job with the schema's defaults") {
+  JobSpecification job;
+  CHECK_THROWS_WITH_AS(job.set("bogus", "1"), doctest::Contains("`bogus` is not a parameter"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(job.set("basis_size", "0"), doctest::Contains("`basis_size`=0: give"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(job.set("length_scale", "1,-2"), doctest::Contains("`length_scale`: values must be positive"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(job.set("precision", "float"), doctest::Contains("`precision`=\"float\": choose"),
+                       InvalidArgument);
+  CHECK(job.given_names().empty());
+
+  // Nothing given: the engine's defaults.
+  const FreshJobParameters defaults = job.fresh_job();
+  CHECK(defaults.method == "auto");
+  CHECK(defaults.solver.active_set_size == SolverOptions{}.active_set_size);
+  CHECK(defaults.solver.subspace_steps == SolverOptions{}.subspace_steps);
+  CHECK(defaults.basis_size == SparseMethodOptions{}.basis_size);
+  CHECK(defaults.seed == TrainingConfiguration{}.seed);
+  CHECK(defaults.checkpoint_every_seconds == TrainingJob{}.checkpoint_every_seconds);
+  CHECK(defaults.standardise);
+  CHECK_FALSE(defaults.tol);
+  const LearningRequest learning = job.learning();
+  CHECK(learning.kernel == kAutomaticKernel);
+  CHECK(learning.subset.subset == SubsetLearningOptions{}.subset);
+  CHECK(learning.vecchia_neighbours == VecchiaOptions{}.neighbours);
+
+  // What is given, as typed; the pairs in the order set name the job.
+  job.set("model", "sggp");
+  job.set("random_state", "18446744073709551615");  // more digits than a double holds
+  job.set("standardise", "false");
+  job.set("length_scale", "0.5,2");
+  const FreshJobParameters given = job.fresh_job();
+  CHECK(given.method == "sggp");
+  CHECK(given.seed == 18446744073709551615u);
+  CHECK_FALSE(given.standardise);
+  CHECK(given.prior.kernel.lengthscales == std::vector<double>{0.5, 2.0});
+  CHECK(job.arguments() == std::vector<std::string>{"model=sggp", "random_state=18446744073709551615",
+                                                    "standardise=false", "length_scale=0.5,2"});
+  // The rules between them: sggp stops at its gap, not at `tol`; learning needs standardised data.
+  job.set("tol", "1e-3");
+  CHECK_THROWS_WITH_AS(job.check_rules(), doctest::Contains("`tol` is for the dense solvers"), InvalidArgument);
+  JobSpecification learn;
+  learn.set("learn_hyper", "true");
+  learn.set("standardise", "false");
+  CHECK_THROWS_WITH_AS(learn.check_rules(), doctest::Contains("learns on standardised data"), InvalidArgument);
 }
 
 }  // namespace
