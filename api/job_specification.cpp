@@ -201,7 +201,12 @@ FreshJobParameters JobSpecification::fresh_job() const {
   job.online.novelty = real("novelty");
   job.online.passes = whole("passes");
   KernelHyperparameters& kernel = job.prior.kernel;
-  if (text("kernel") != kAutomaticKernel) kernel.set_type(parse_kernel_type(text("kernel")));
+  const std::string shape = text("kernel");
+  if (shape.find('+') != std::string::npos) {
+    kernel = parse_kernel_shape(shape);  // a sum: its terms' types (learned, or given by a `hyper` file)
+  } else if (shape != kAutomaticKernel) {
+    kernel.set_type(parse_kernel_type(shape));
+  }
   const StartingPoint values = kernel_values();
   kernel.lengthscales = values.lengthscales;
   if (values.signal_variance) kernel.signal_variance = *values.signal_variance;

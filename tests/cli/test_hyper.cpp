@@ -392,3 +392,19 @@ TEST_CASE("hyper shows every term of a sum: in its trace, its table and its file
         std::string::npos);
   CHECK(learned.out.find(" + [") != std::string::npos);
 }
+
+TEST_CASE("train --learn-hyper learns the sum --kernel names, as hyper does") {
+  ScratchDirectory directory;
+  const std::string data = directory.file("d.h5"), model = directory.file("m.h5"), file = directory.file("h.json");
+  REQUIRE(run_gpstream("generate friedman1 --rows 200 --seed 5 -q -o " + quote(data)).exit_code == 0);
+  const std::string options = " --kernel matern32+rbf --learn-on subset --subset 200 --restarts 0 --seed 3 -q";
+  const auto learned = run_gpstream("hyper " + quote(data) + " -o " + quote(file) + options);
+  CAPTURE(learned.err);
+  REQUIRE(learned.exit_code == 0);
+  const auto trained = run_gpstream("train " + quote(data) + " -o " + quote(model) + " --learn-hyper" + options);
+  CAPTURE(trained.err);
+  REQUIRE(trained.exit_code == 0);
+  const gpstream::KernelHyperparameters kernel = gpstream::read_dense_model(model).prior.kernel;
+  CHECK(gpstream::kernel_name(kernel) == "matern32+rbf");
+  CHECK(kernel.noise_variance == gpstream::read_hyperparameter_file(file).prior.kernel.noise_variance);
+}
