@@ -8,6 +8,7 @@
 #include "engine/core/stop_flag.h"
 #include "engine/training/training_method.h"
 #include "engine/dense_reference.h"
+#include "api/problem_arrays.h"
 #include "engine/problems.h"
 #include "storage/checkpoint/checkpoint_file.h"
 #include "test_support.h"
@@ -22,17 +23,9 @@
 namespace gpstream {
 namespace {
 
+using testing::arrays_of;
 using testing::make_problem;
 using testing::ScratchDirectory;
-
-DatasetArrays arrays_of(const testing::Problem& problem) {
-  return {.x = problem.x.data(),
-          .y = problem.y.data(),
-          .rows = problem.rows(),
-          .columns = problem.d,
-          .feature_names = {},
-          .target_name = "y"};
-}
 
 // gbcd on the problem's kernel, `iterations` at most, with the data's own standardisation.
 TrainingConfiguration configuration_for(const DatasetDescription& dataset, std::uint64_t iterations) {

@@ -5,6 +5,7 @@
 #include "api/training_job.h"
 #include "engine/core/error.h"
 #include "engine/core/stop_flag.h"
+#include "api/problem_arrays.h"
 #include "engine/problems.h"
 #include "storage/checkpoint/search_checkpoint.h"
 #include "test_support.h"
@@ -17,17 +18,9 @@
 namespace gpstream {
 namespace {
 
+using testing::arrays_of;
 using testing::make_problem;
 using testing::ScratchDirectory;
-
-DatasetArrays arrays_of(const testing::Problem& problem) {
-  return {.x = problem.x.data(),
-          .y = problem.y.data(),
-          .rows = problem.rows(),
-          .columns = problem.d,
-          .feature_names = {},
-          .target_name = "y"};
-}
 
 // Requests the Context's stop once the search has made `evaluations` evaluations, or the run reached
 // `iteration` (0: never).
