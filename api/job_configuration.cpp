@@ -10,9 +10,14 @@
 
 namespace gpstream {
 
+namespace {
+
+// The tolerance a method stops at: `tol` or `gap` as its kind takes, else its default.
 double stopping_tolerance(const TrainingMethod& method, std::optional<double> tol, std::optional<double> gap) {
   return (method.stops_at_tol() ? tol : gap).value_or(default_tolerance(method.tolerance));
 }
+
+}  // namespace
 
 TrainingConfiguration configure_fresh_job(const FreshJobParameters& parameters, const DatasetDescription& dataset) {
   const TrainingMethod* method = find_training_method(parameters.method);

@@ -48,7 +48,4 @@ struct FreshJobParameters {
 // method, a precision that is not a choice, a hyperparameter file learned on other inputs).
 TrainingConfiguration configure_fresh_job(const FreshJobParameters& parameters, const DatasetDescription& dataset);
 
-// The tolerance a method stops at: `tol` or `gap` as its kind takes, else its default.
-double stopping_tolerance(const TrainingMethod& method, std::optional<double> tol, std::optional<double> gap);
-
 }  // namespace gpstream

@@ -6,6 +6,8 @@
 #include "engine/training/training_method.h"
 
 #include <algorithm>
+#include <span>
+#include <string_view>
 
 namespace gpstream {
 
@@ -34,6 +36,18 @@ void check_job_rules(const JobRequest& request) {
     GPSTREAM_THROW_ARGUMENT("`tol` is for the dense solvers and cholqr: `model` {} runs to `basis_size`", method->name);
   }
   GPSTREAM_CHECK_ARGUMENT(!given("gap") || method->stops_at_gap(), "`gap` is for `model` sggp");
+  if (!method->dense()) {
+    for (const char* name : {"solver", "precision"}) {
+      GPSTREAM_CHECK_ARGUMENT(!given(name), "`{}` is for `model` dense; sparse models choose their own", name);
+    }
+  }
+  // A method's own parameters (TrainingMethod::parameters: cholqr's `objective`, online's `passes`) are for it.
+  for (const std::string& name : request.given) {
+    const std::string takers = methods_taking(name);
+    const std::span<const char* const> own = method->parameters;
+    const bool ours = std::find(own.begin(), own.end(), std::string_view(name)) != own.end();
+    GPSTREAM_CHECK_ARGUMENT(takers.empty() || ours, "`{}` is for `model` {}", name, takers);
+  }
 }
 
 }  // namespace gpstream

@@ -26,6 +26,7 @@ struct JobRequest {
 // - learning works on standardised data (fresh jobs);
 // - `kernel` auto, and every parameter of the learning group, need `learn_hyper` (fresh jobs);
 // - `tol` is for the methods that stop at a tolerance, `gap` for the one that stops at its bounds' gap.
+// - `solver` and `precision` are the exact GP's; a method's own parameters (cholqr's `objective`, ...) its own.
 void check_job_rules(const JobRequest& request);
 
 }  // namespace gpstream

@@ -49,6 +49,10 @@ std::vector<double> parse_number_list(const std::string& text, std::string_view 
   return values;
 }
 
+std::string default_kernel(bool learning) {
+  return learning ? LearningRequest{}.kernel : kernel_type_name(KernelHyperparameters{}.type);
+}
+
 namespace {
 
 const Parameter& parameter_named(std::string_view name) {
@@ -169,6 +173,10 @@ bool JobSpecification::flag(std::string_view name) const {
   return value != nullptr ? *value == "true" : name == "standardise";
 }
 
+std::string JobSpecification::kernel_or_default() const {
+  return given("kernel") ? text("kernel") : default_kernel(flag("learn_hyper"));
+}
+
 StartingPoint JobSpecification::kernel_values() const {
   StartingPoint values;
   if (given("length_scale")) values.lengthscales = numbers_of(parameter_named("length_scale"), text("length_scale"));
@@ -180,7 +188,7 @@ StartingPoint JobSpecification::kernel_values() const {
 
 void JobSpecification::check_rules() const {
   const std::string model = text("model");
-  check_job_rules({.method = model == "dense" ? text("solver") : model,
+  check_job_rules({.method = model == kDenseModel ? text("solver") : model,
                    .learn = flag("learn_hyper"),
                    .standardise = flag("standardise"),
                    .kernel = text("kernel"),
@@ -190,7 +198,7 @@ void JobSpecification::check_rules() const {
 FreshJobParameters JobSpecification::fresh_job() const {
   FreshJobParameters job;
   const std::string model = text("model");
-  job.method = model == "dense" ? text("solver") : model;
+  job.method = model == kDenseModel ? text("solver") : model;
   job.solver = {job.method, whole("active_set_size"), whole("candidates"), whole("subspace_steps"), text("precision")};
   job.subspace_steps_given = given("subspace_steps");
   job.basis_size = whole("basis_size");
@@ -201,7 +209,7 @@ FreshJobParameters JobSpecification::fresh_job() const {
   job.online.novelty = real("novelty");
   job.online.passes = whole("passes");
   KernelHyperparameters& kernel = job.prior.kernel;
-  const std::string shape = text("kernel");
+  const std::string shape = kernel_or_default();
   if (shape.find('+') != std::string::npos) {
     kernel = parse_kernel_shape(shape);  // a sum: its terms' types (learned, or given by a `hyper` file)
   } else if (shape != kAutomaticKernel) {
@@ -225,7 +233,7 @@ FreshJobParameters JobSpecification::fresh_job() const {
 
 LearningRequest JobSpecification::learning() const {
   LearningRequest request;
-  if (given("kernel")) request.kernel = text("kernel");
+  if (given("kernel")) request.kernel = text("kernel");  // else auto, or an `init` file's kernel
   request.start = kernel_values();
   if (given("init")) request.init_file = text("init");
   request.subset.subset = whole("subset");

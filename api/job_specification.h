@@ -24,6 +24,10 @@ namespace gpstream {
 // parameter `name` and the word at fault.
 std::vector<double> parse_number_list(const std::string& text, std::string_view name);
 
+// The kernel of a job that names none: auto where the model is learned (`learn_hyper`, gpstream hyper;
+// LearningRequest's), else the engine's default kernel, rbf, with the values given.
+std::string default_kernel(bool learning);
+
 class JobSpecification {
  public:
   // `value` as its user wrote it ("1e-4", "0.5,2", "alpha=2", "true", "false" for a flag turned off);
@@ -51,6 +55,7 @@ class JobSpecification {
   double real(std::string_view name) const;
   std::size_t whole(std::string_view name) const;
   bool flag(std::string_view name) const;
+  std::string kernel_or_default() const;  // `kernel` given, else default_kernel()
   StartingPoint kernel_values() const;
 
   std::vector<std::pair<std::string, std::string>> values_;

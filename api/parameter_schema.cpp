@@ -1,10 +1,13 @@
 #include "api/parameter_schema.h"
 
+#include "api/job_specification.h"
+
 #include "engine/core/error.h"
 #include "engine/dense/dense_variance.h"
 #include "engine/hyper/model_learning.h"
 #include "engine/kernels/kernel.h"
 #include "engine/solvers/dense_solver.h"
+#include "engine/sparse/committee_machine.h"
 #include "engine/sparse/greedy_basis_selection.h"
 #include "engine/sparse/inducing_objective.h"
 #include "engine/training/training_method.h"
@@ -51,6 +54,13 @@ Parameter choice(std::string name, std::string option, std::string default_text,
           .choices = std::move(choices),
           .help = std::move(help),
           .python = python};
+}
+
+// `model`'s: the exact GP, or a sparse model.
+std::vector<std::string> model_choices() {
+  std::vector<std::string> names{std::string(kDenseModel)};
+  for (std::string& name : training_method_list(/*dense=*/false)) names.push_back(std::move(name));
+  return names;
 }
 
 // The method a configuration names; null when it names none (yet).
@@ -193,23 +203,26 @@ void bind_configuration_fields(std::vector<Parameter>& parameters) {
                   [](const Parameter& p, C& c, const StoredValue& v) { c.online.passes = stored_whole(p, v); }});
 }
 
-// The training job's (`gpstream train`, Python's estimator where marked).
-std::vector<Parameter> training_parameters() {
-  const std::string tolerance_help = fmt::format(
-      "dense solvers: stop when the relative residual |K alpha - y|/|y| <= tol, which keeps the RMS error of the "
-      "predicted means at the training inputs below tol x RMS(y) (default {:g}); cholqr: when an epoch decreases its "
-      "objective by less than tol, relatively (default {:g})",
-      default_tolerance(ToleranceMeaning::relative_residual), default_tolerance(ToleranceMeaning::relative_decrease));
-  std::vector<Parameter> parameters = {
-      choice("solver", "solver", "auto", "the exact GP's solver: " + training_method_help(/*dense=*/true)),
-      choice("model", "model", "dense",
+// The training job's methods (`solver`, `model`) and their own parameters.
+std::vector<Parameter> method_parameters() {
+  return {
+      // The registry's first dense method (auto) chooses for the user.
+      choice("solver", "solver", training_methods().front().name,
+             "the exact GP's solver: " + training_method_help(/*dense=*/true), false, training_method_list(true)),
+      choice("model", "model", std::string(kDenseModel),
              "dense (the exact GP, by `solver`), or a sparse model (docs/sparse-models.md): " +
-                 training_method_help(/*dense=*/false)),
-      whole("basis_size", "basis", std::to_string(SparseMethodOptions{}.basis_size), 1, "sparse models: basis size m (rows of the subset for sd)", true),
+                 training_method_help(/*dense=*/false),
+             false, model_choices()),
+      whole(
+          "basis_size", "basis", std::to_string(SparseMethodOptions{}.basis_size), 1,
+          "sparse models: basis size m (rows of the subset for sd; predict's srm-trans: test rows per block, the basis of "
+          "each SR fit)",
+          true),
       positive("gap", "gap", fmt::format("{:g}", default_tolerance(ToleranceMeaning::gap)),
                "sggp: stop when the relative gap of the bounds falls below this"),
-      whole("info_pivots", "info-pivots", std::to_string(CholQrOptions{}.information_pivots), 1, "cholqr: information pivots z ranking the swap candidates"),
-      choice("objective", "objective", "var",
+      whole("info_pivots", "info-pivots", std::to_string(CholQrOptions{}.information_pivots), 1,
+            "cholqr: information pivots z ranking the swap candidates"),
+      choice("objective", "objective", inducing_objective_name(CholQrOptions{}.objective),
              "cholqr: var (variational free energy) or mle (projected-process likelihood)", false,
              {inducing_objective_name(InducingObjective::variational),
               inducing_objective_name(InducingObjective::likelihood)}),
@@ -226,21 +239,33 @@ std::vector<Parameter> training_parameters() {
        .maximum_excluded = true,
        .help = "online: a row joins the basis when its novelty exceeds this fraction of its prior variance"},
       whole("passes", "passes", std::to_string(OnlineGpOptions{}.passes), 1, "online: passes over the data"),
-      whole("active_set_size", "active-set", std::to_string(SolverOptions{}.active_set_size), 1, "active set size m (gbcd, bcd-*)"),
+      whole("active_set_size", "active-set", std::to_string(SolverOptions{}.active_set_size), 1,
+            "active set size m (gbcd, bcd-*)"),
       whole("candidates", "candidates", std::to_string(kGreedyCandidates), 1,
             fmt::format("random candidates kappa per greedy step (gbcd {}; sgma, mpgp, sggp {})", kGreedyCandidates,
                         kBasisCandidates)),
       whole("subspace_steps", "subspace-steps", std::to_string(SolverOptions{}.subspace_steps), 0,
             "gbcd, bcd-*: past steps each iteration re-optimises along with its block (subspace acceleration; 0: "
             "the papers' plain BCD)"),
+  };
+}
+
+// The rest of the training job's: how it runs, stops and what its kernel is.
+std::vector<Parameter> run_parameters() {
+  const std::string tolerance_help = fmt::format(
+      "dense solvers: stop when the relative residual |K alpha - y|/|y| <= tol, which keeps the RMS error of the "
+      "predicted means at the training inputs below tol x RMS(y) (default {:g}); cholqr: when an epoch decreases its "
+      "objective by less than tol, relatively (default {:g})",
+      default_tolerance(ToleranceMeaning::relative_residual), default_tolerance(ToleranceMeaning::relative_decrease));
+  return {
       choice("precision", "precision", SolverOptions{}.precision,
              "gbcd, bcd-*, cg, pcg: the kernel entries of their products (and gbcd's greedy scores): auto "
              "(single precision, twice the entries per second; the final |K alpha - y|/|y| computed exactly in "
              "double, and a run whose exact residual misses tol continues in double, saying so) or double",
              true, {"auto", "double"}),
       whole("random_state", "seed", std::to_string(TrainingConfiguration{}.seed), 0,
-            "random seed of the learning subset and restarts, the solvers' and the sparse models' random choices: the "
-            "same seed gives the same result",
+            "random seed of every random choice (the learning subset and restarts, the solvers', the sparse models', "
+            "predict's variance solves and bcm's k-means, generate's rows): the same seed gives the same result",
             true),
       positive("tol", "tol", "", tolerance_help, true),
       whole("max_iter", "max-iter", "", 0, "stop after this many iterations in all, resumptions included (0: no limit)",
@@ -249,12 +274,19 @@ std::vector<Parameter> training_parameters() {
        .option = "time-limit",
        .kind = ParameterKind::real,
        .minimum = 0,
-       .help = "stop after this many seconds of training in all, resumptions included (0: no limit)"},
+       .help = "stop after this many seconds of work in all, resumptions included: train's training, predict's "
+               "variances (which publishes the rows done); 0: no limit"},
       whole("refresh_every", "refresh-every", std::to_string(StoppingRule{}.refresh_every), 0,
             "recompute g exactly every K iterations and report the drift (0: never)"),
-      choice("kernel", "kernel", "rbf", kernel_names() + ", a sum of them (`matern12+rbf`), or auto (learned)", true),
+      // No one default: it depends on `learn_hyper` (default_kernel()).
+      choice("kernel", "kernel", "",
+             fmt::format("{}, a sum of them (`matern12+rbf`), or auto (learned; default {} when the model is learned: "
+                         "`learn_hyper`, gpstream hyper, unless an `init` file names one; else {})",
+                         kernel_names(), default_kernel(/*learning=*/true), default_kernel(/*learning=*/false)),
+             true),
       positive("checkpoint_every", "checkpoint-every", fmt::format("{:g}", TrainingJob{}.checkpoint_every_seconds),
-               "seconds between checkpoints"),
+               "seconds between checkpoints (predict --variance: writes of the rows done to its output, which "
+               "--resume continues)"),
       {.name = "learn_hyper",
        .option = "learn-hyper",
        .kind = ParameterKind::flag,
@@ -290,13 +322,20 @@ std::vector<Parameter> training_parameters() {
                "shared by the MPI ranks on this machine)",
        .python = true},
   };
+}
+
+// The training job's (`gpstream train`, Python's estimator where marked), in the order the help lists them.
+std::vector<Parameter> training_parameters() {
+  std::vector<Parameter> parameters = method_parameters();
+  for (Parameter& parameter : run_parameters()) parameters.push_back(std::move(parameter));
   return parameters;
 }
 
 // The hyperparameter search's (`gpstream hyper`, `train --learn-hyper`; engine/hyper/model_learning.h).
 std::vector<Parameter> learning_parameters() {
-  const SubsetLearningOptions subset;
-  const StochasticGradientOptions stochastic;
+  const LearningRequest request;
+  const SubsetLearningOptions& subset = request.subset;
+  const StochasticGradientOptions& stochastic = request.stochastic.gradient;
   return {
       path("init", "init",
            "start the search from this hyperparameter file (JSON); `length_scale`, `gamma`, `signal_variance` and "
@@ -311,30 +350,30 @@ std::vector<Parameter> learning_parameters() {
                "lower bound of the noise variance (standardised targets)"),
       whole("max_evaluations", "max-evaluations", std::to_string(subset.max_evaluations), 1,
             "objective evaluations per start"),
-      choice("mean", "mean", "linear",
+      choice("mean", "mean", request.mean,
              "prior mean of the target, a trend the GP models the residual of: none, constant, linear (in every "
              "input), or linear:INPUT,... (by name or number)",
              true),
-      choice("mean_fit", "mean-fit", "ols",
+      choice("mean_fit", "mean-fit", request.mean_fit,
              "ols: the trend by least squares, the kernel learned on its residual (restricted spatial regression: the "
              "trend keeps the covariates' effect far from the training rows); gls: jointly with the kernel by maximum "
              "likelihood",
              true, {"ols", "gls"}),
-      choice("learn_on", "learn-on", "all",
+      choice("learn_on", "learn-on", request.learn_on,
              "all: refine the subset's optimum on every row by the Vecchia likelihood (nearest-neighbour "
              "conditionals); subset: the subset's exact likelihood only",
              true, {"all", "subset"}),
-      whole("vecchia_neighbours", "vecchia-neighbours", std::to_string(VecchiaOptions{}.neighbours), 1,
+      whole("vecchia_neighbours", "vecchia-neighbours", std::to_string(request.vecchia_neighbours), 1,
             "`learn_on` all: conditioning rows per row of the Vecchia likelihood"),
-      whole("max_terms", "max-terms", std::to_string(kAutomaticMaxTerms), 1,
+      whole("max_terms", "max-terms", std::to_string(request.max_terms), 1,
             "`kernel` auto, `learn_on` all: after the single kernels, sums of the chosen one's family at separated "
             "scales (a longer or a shorter term beside it, then a third), refined on all rows and kept where the "
             "evidence over all rows says so; up to this many terms (1: single kernels only)"),
-      whole("exact_rows", "exact-rows", std::to_string(ModelLearningOptions{}.exact_rows), 0,
+      whole("exact_rows", "exact-rows", std::to_string(request.exact_rows), 0,
             "`learn_on` all, where the Vecchia likelihood is not accurate enough: refine the chosen kernel by the "
             "exact likelihood on random subsets of twice the rows each time, up to this many (O(rows^3) time, "
             "16 rows^2 bytes; `subset` or less: off)"),
-      whole("all_rows_steps", "all-rows-steps", std::to_string(StochasticRefinementOptions{}.max_steps), 0,
+      whole("all_rows_steps", "all-rows-steps", std::to_string(request.stochastic.max_steps), 0,
             "`learn_on` all: refine on all rows by Newton steps on the exact likelihood's stochastic gradient, at most "
             "this many gradient estimates (each t + 1 GBCD solves and a pass over all pairs of rows; 0: off)",
             true),
@@ -360,13 +399,15 @@ std::vector<Parameter> learning_parameters() {
 std::vector<Parameter> cache_parameters() {
   return {
       choice(
-          "cache", "cache", "auto",
+          "cache", "cache", to_string(ColumnCacheSettings{}.mode),
           "kernel-column cache for what reuses kernel columns (train: the bcd family and the greedy bases sgma, "
           "mpgp, sggp; predict: the gbcd variance route): off, ram, disk (RAM, and columns evicted from it on disk), or auto (RAM where computing a kernel "
           "entry is measured to cost more than reading it, disk where also more than reading it from disk); "
           "results are bitwise the same either way at the same `precision` (whose auto takes double with the "
           "cache on: its columns are exact)",
-          false, {"off", "ram", "disk", "auto"}),
+          false,
+          {to_string(ColumnCacheMode::off), to_string(ColumnCacheMode::ram), to_string(ColumnCacheMode::disk),
+           to_string(ColumnCacheMode::automatic)}),
       path("cache_dir", "cache-dir",
            "directory for the cache's disk tier and for predict's variance factor on disk, files deleted when the "
            "run ends (default: the output file's directory)"),
@@ -381,6 +422,7 @@ std::vector<Parameter> cache_parameters() {
 // The predictive variances' (`predict --variance`, Python's predict(return_std); engine/dense/dense_variance.h).
 std::vector<Parameter> prediction_parameters() {
   const VarianceOptions variance;
+  const CommitteeOptions committee;
   return {
       choice("variance_method", "variance-method", to_string(variance.method),
              "dense models: cholesky (K factorised once: exact, n^2 doubles of `memory`), gbcd (batched solves, O(n) "
@@ -403,6 +445,11 @@ std::vector<Parameter> prediction_parameters() {
             "gbcd: active set size m of the variance solves (training's `active_set_size` is its own)"),
       whole("variance_candidates", "variance-candidates", std::to_string(variance.candidates), 1,
             "gbcd: random candidates kappa per greedy step of the variance solves"),
+      // The committee machine's (predict --model bcm; engine/sparse/committee_machine.h).
+      whole("modules", "modules", "", 1, "bcm: k-means modules M (default: the training rows / `module_size`)"),
+      whole("module_size", "module-size", std::to_string(committee.module_size), 1,
+            "bcm: training rows per module, when `modules` is not given"),
+      whole("query_block", "query-block", "", 1, "bcm: test rows predicted jointly (default: `module_size`)"),
   };
 }
 

@@ -21,7 +21,7 @@ int run_generate(const std::vector<std::string>& args) {
   std::string problem;
   std::string output;
   std::uint64_t rows = 0;
-  std::uint64_t seed = 1;
+  std::uint64_t seed = 0;  // the schema's default, as the option is read
   double noise = 1.0;
   DatasetOutputOptions output_options;
   // clang-format off
@@ -29,11 +29,11 @@ int run_generate(const std::vector<std::string>& args) {
       ("problem", po::value(&problem)->required(), "the dataset to generate: friedman1")
       ("output,o", po::value(&output)->required(), "file to write (.h5 dataset or .csv)")
       ("rows", po::value(&rows)->required(), "number of rows")
-      ("seed", po::value(&seed)->default_value(1), "random seed; the same seed gives the same rows")
       ("noise", po::value(&noise)->default_value(1.0), "standard deviation of the Gaussian noise on y")
       ("noise-free", "no noise on y (for test sets); the inputs equal those of the same seed with noise")
       ("quiet,q", "no progress or summary on stderr");
   // clang-format on
+  add_parameter(spec.options, "random_state", seed);  // the schema's seed, as every command's
   output_options.add(spec.options);
   spec.positional.add("problem", 1);
   po::variables_map values;

@@ -44,12 +44,12 @@ void describe_command(CommandSpec& spec, HyperOptions& options) {
   spec.options.add_options()
       ("dataset", po::value(&options.dataset)->required(), "training dataset (from gpstream convert or generate)")
       ("output,o", po::value(&options.output)->required(), "hyperparameter file to write (JSON)")
-      ("kernel", po::value(&options.kernel)->default_value("auto"), (kernel_names() + ", or auto: fit rbf and the three Matern kernels and keep the one of highest marginal likelihood (default: the --init file's kernel, else auto)").c_str())
       ("checkpoint", po::value(&options.checkpoint), "save the search's evaluations to this file every --checkpoint-every seconds and when interrupted; the same command run again continues the search from them, to the same answer")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "print only the learned values, not the objective trace");
   // clang-format on
   // The schema's, as train --learn-hyper takes them: the same seed learns the same model.
+  add_parameter(spec.options, "kernel", options.kernel);
   add_parameter(spec.options, "random_state", options.seed);
   add_parameter(spec.options, "checkpoint_every", options.checkpoint_every);
   options.learning.add(spec.options);
@@ -126,12 +126,11 @@ int run_hyper(const std::vector<std::string>& args) {
   const std::string& checkpoint = options.checkpoint;
 
   // Validate.
-  if (options.kernel != kAutomaticKernel) parse_kernel_shape(options.kernel);  // an unknown --kernel fails here
+  if (!options.kernel.empty() && options.kernel != kAutomaticKernel) parse_kernel_shape(options.kernel);  // named
   const bool overwrite = values.count("force") != 0;
   check_new_output(output, "-o", overwrite);
   check_distinct_files({{"the dataset", dataset}, {"--init", options.learning.init_file}},
                        {{"-o", output}, {"--checkpoint", checkpoint}});
-  if (!(options.checkpoint_every > 0)) throw UsageError("--checkpoint-every must be positive");
   if (!checkpoint.empty()) check_output_directory(checkpoint, "--checkpoint");
 
   // Configure.

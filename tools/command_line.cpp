@@ -41,10 +41,14 @@ void add_parameter_switch(po::options_description& options, std::string_view nam
   options.add_options()(parameter.option.c_str(), for_command_line(parameter.help).c_str());
 }
 
-void check_parameters(const po::variables_map& values) {
+void check_parameters(const po::variables_map& values, const po::options_description& options) {
   for (const auto& [option, value] : values) {
     const Parameter* parameter = find_parameter_by_option(option);
     if (parameter == nullptr || value.defaulted() || value.empty()) continue;
+    // A command's own option of a schema option's name (predict's --model: a file, srm-trans or bcm) is not
+    // the schema's parameter: add_parameter() gives the schema's help to the options it binds.
+    const po::option_description* bound = options.find_nothrow(option, /*approx=*/false);
+    if (bound == nullptr || bound->description() != for_command_line(parameter->help)) continue;
     std::optional<double> number;
     const boost::any& held = value.value();
     if (const auto* text = boost::any_cast<std::string>(&held)) {
@@ -94,7 +98,7 @@ bool parse_command_line(CommandSpec& spec, const std::vector<std::string>& args,
     throw UsageError(error.what());
   }
   check_numeric_options(values);
-  check_parameters(values);
+  check_parameters(values, spec.options);
   return true;
 }
 

@@ -47,9 +47,9 @@ template <class T>
 void add_parameter(po::options_description& options, std::string_view name, T& field);
 // The same for a switch (given or not).
 void add_parameter_switch(po::options_description& options, std::string_view name);
-// Checks every option the user gave that the schema has a range for;
-// UsageError "--basis=0: give a whole number, at least 1" otherwise.
-void check_parameters(const po::variables_map& values);
+// Checks every option the user gave that `options` binds to the schema (add_parameter) against its range
+// or choices; UsageError "--basis=0: give a whole number, at least 1" otherwise. parse_command_line() does.
+void check_parameters(const po::variables_map& values, const po::options_description& options);
 
 // A mistake on the command line: reported with a pointer to --help, exit code 2.
 class UsageError : public std::runtime_error {
@@ -105,7 +105,7 @@ struct ComputeOptions {
 // (engine/kernels/kernel_column_cache.h), its disk tier a file in a directory
 // (storage/column_cache/disk_column_tier.h).
 struct ColumnCacheOptions {
-  std::string cache = "auto", directory, disk;
+  std::string cache, directory, disk;  // the schema's defaults, as the options are read
   ColumnCacheMode mode = ColumnCacheMode::automatic;
   std::uint64_t disk_bytes = 0;  // 0: half the directory's free space
 

@@ -21,13 +21,13 @@ struct PredictOptions {
   std::string model, data, inputs, output, truth, hyper;
   std::string data_path;  // srm-trans, bcm: the training dataset (the first argument)
   std::vector<std::string> arguments;
-  std::size_t basis = 1000;
+  std::size_t basis = 0;       // the options' fields: the schema's defaults as they are read
   CommitteeOptions committee;  // bcm
   VarianceOptions variance;
   ColumnCacheOptions cache;  // the gbcd variance route
-  std::string variance_method = "auto";
+  std::string variance_method;
   double time_limit = 0;
-  double checkpoint_every = 60;
+  double checkpoint_every = 0;
   bool with_variance = false, latent = false, quiet = false, resume = false;
 
   bool committee_machine() const { return transductive_method() == TransductiveSettings::Method::committee; }
@@ -48,10 +48,6 @@ void validate(PredictOptions& options, const po::variables_map& values) {
   } catch (const Error& error) {
     throw UsageError(fmt::format("--variance-method: {}", error.what()));
   }
-  if (!(options.checkpoint_every > 0)) throw UsageError("--checkpoint-every must be positive");
-  if (options.time_limit < 0) {
-    throw UsageError(fmt::format("--time-limit must be positive (0: no limit), not {}", options.time_limit));
-  }
   if (options.time_limit > 0) options.variance.time_limit_seconds = options.time_limit;
   if (options.resume && !options.with_variance) throw UsageError("--resume continues a run with --variance");
   if (options.resume && is_standard_stream(options.output)) throw UsageError("--resume needs the file of the run it continues (-o)");
@@ -67,16 +63,9 @@ void validate(PredictOptions& options, const po::variables_map& values) {
     if (options.hyper.empty()) {
       throw UsageError(fmt::format("--model {} needs the kernel's --hyper file (from gpstream hyper)", options.model));
     }
-    if (options.basis == 0) throw UsageError("--basis must be at least 1");
     if (committee) reject_options(values, {"basis"}, "--model srm-trans; bcm takes --module-size");
     if (committee && values.count("modules") != 0 && given(values, "module-size"))
       throw UsageError("give --modules or --module-size, not both");
-    if (committee && values.count("modules") != 0 && options.committee.modules == 0) {
-      throw UsageError("--modules must be at least 1");
-    }
-    if (options.committee.module_size == 0) throw UsageError("--module-size must be at least 1");
-    if (committee && values.count("query-block") != 0 && options.committee.query_block == 0)
-      throw UsageError("--query-block must be at least 1");
   } else {
     if (!options.model.empty()) options.arguments.insert(options.arguments.begin(), options.model);
     if (options.arguments.size() != 2) throw UsageError("give the model file and the inputs: MODEL.h5 INPUTS");
@@ -87,8 +76,6 @@ void validate(PredictOptions& options, const po::variables_map& values) {
     }
   }
   if (options.latent && !options.with_variance) throw UsageError("--latent needs --variance");
-  if (options.variance.active_set_size == 0) throw UsageError("--active-set must be at least 1");
-  if (options.variance.candidates == 0) throw UsageError("--candidates must be at least 1");
   if (given(values, "neighbours") && options.variance.method != VarianceMethod::nearest)
     throw UsageError("--neighbours is for --variance-method nearest");
   options.committee.seed = options.variance.seed;
@@ -258,21 +245,22 @@ void describe_command(CommandSpec& spec, PredictOptions& options, ComputeOptions
       ("data", po::value(&options.data), "the training dataset, if it moved since training")
       ("truth", po::value(&options.truth), "targets for the inputs (CSV or dataset), to report the RMSE")
       ("hyper", po::value(&options.hyper), "srm-trans, bcm: the hyperparameter file (from gpstream hyper)")
-      ("basis", po::value(&options.basis)->default_value(1000), "srm-trans: test rows per block, the basis of each SR fit")
-      ("modules", po::value(&options.committee.modules), "bcm: number of k-means modules (default: rows / --module-size)")
-      ("module-size", po::value(&options.committee.module_size)->default_value(1000), "bcm: training rows per module")
-      ("query-block", po::value(&options.committee.query_block), "bcm: test rows predicted jointly (default: the module size)")
       ("force", "overwrite the output if it exists")
       ("quiet,q", "no summary on stderr")
       ("variance", "also write the predictive variance and standard deviation")
       ("latent", "with --variance: of the latent f* (without the noise variance) instead of y*")
-      ("time-limit", po::value(&options.time_limit)->default_value(0), "dense models: stop the variances after this many seconds, publishing the rows done (0: no limit)")
-      ("resume", "dense models: continue the variances of a stopped run in the -o file (same model, inputs and options)")
-      ("checkpoint-every", po::value(&options.checkpoint_every)->default_value(60), "dense models with --variance: seconds between writes of the rows done to the -o file, which --resume continues after a crash or a kill");
+      ("resume", "dense models: continue the variances of a stopped run in the -o file (same model, inputs and options)");
   // clang-format on
   spec.renamed = {{"--active-set", "--variance-active-set"}, {"--candidates", "--variance-candidates"}};
-  // The random seed of the variance solves and of bcm's k-means: the schema's, as every command's.
+  // The schema's, as every command's: the random seed of the variance solves and of bcm's k-means, the time
+  // limit and checkpoint cadence of the variances, srm-trans's basis.
   add_parameter(spec.options, "random_state", options.variance.seed);
+  add_parameter(spec.options, "time_limit", options.time_limit);
+  add_parameter(spec.options, "checkpoint_every", options.checkpoint_every);
+  add_parameter(spec.options, "basis_size", options.basis);
+  add_parameter(spec.options, "modules", options.committee.modules);
+  add_parameter(spec.options, "module_size", options.committee.module_size);
+  add_parameter(spec.options, "query_block", options.committee.query_block);
   // Names, defaults and help from the schema's prediction group (api/parameter_schema.h).
   add_parameter(spec.options, "variance_method", options.variance_method);
   add_parameter(spec.options, "neighbours", options.variance.neighbours);

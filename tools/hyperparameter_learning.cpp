@@ -53,14 +53,9 @@ StartingPoint KernelValueOptions::given(const po::variables_map& values) const {
     if (!(lengthscale > 0))
       throw UsageError(fmt::format("--lengthscales: values must be positive, not {}", lengthscale));
   }
-  if (values.count("signal-var") != 0) {
-    if (!(signal_variance > 0)) throw UsageError(fmt::format("--signal-var must be positive, not {}", signal_variance));
-    point.signal_variance = signal_variance;
-  }
-  if (values.count("noise-var") != 0) {
-    if (!(noise_variance > 0)) throw UsageError(fmt::format("--noise-var must be positive, not {}", noise_variance));
-    point.noise_variance = noise_variance;
-  }
+  // Their ranges are the schema's, checked as the options were read.
+  if (values.count("signal-var") != 0) point.signal_variance = signal_variance;
+  if (values.count("noise-var") != 0) point.noise_variance = noise_variance;
   if (values.count("kernel-parameters") != 0) point.family_parameters = parse_named_values(kernel_parameters);
   return point;
 }

@@ -34,15 +34,11 @@ struct KernelValueOptions {
 
 // --init, --subset, --restarts, --hyper-tol, --min-noise, --max-evaluations,
 // --mean, --mean-fit, --learn-on, --vecchia-neighbours, --exact-rows, --all-rows-steps, --probes, --all-rows-tol.
+// The fields are where Boost puts the options (the schema's defaults); the job reads them as its pairs.
 struct HyperparameterLearningOptions {
   SubsetLearningOptions learning;
-  std::string init_file;
-  std::string mean = "linear";
-  std::string mean_fit = "ols";
-  std::string learn_on = "all";
-  std::size_t vecchia_neighbours = VecchiaOptions{}.neighbours;
-  std::size_t exact_rows = ModelLearningOptions{}.exact_rows;
-  std::size_t max_terms = kAutomaticMaxTerms;  // auto: sums of the chosen family across scales
+  std::string init_file, mean, mean_fit, learn_on;
+  std::size_t vecchia_neighbours = 0, exact_rows = 0, max_terms = 0;
   StochasticRefinementOptions stochastic;
 
   void add(po::options_description& options);

@@ -14,9 +14,6 @@
 namespace gpstream::cli {
 namespace {
 
-// --model's value for the exact GP (whose solver --solver names); the others are the registry's sparse models.
-constexpr const char* kExactModel = "dense";
-
 // The prior from --hyper (its inputs matched to the dataset's by name), its kernel overridden by any
 // hyperparameter given on the command line.
 GaussianProcessPrior prior_from(const TrainOptions& options, const po::variables_map& values,
@@ -33,7 +30,7 @@ GaussianProcessPrior prior_from(const TrainOptions& options, const po::variables
     file_standardisation = file.standardisation;
     have_lengthscales = have_noise = true;
   }
-  if (given(values, "kernel") || options.hyper_file.empty()) hyper.set_type(parse_kernel_type(options.kernel));
+  if (given(values, "kernel")) hyper.set_type(parse_kernel_type(options.kernel));  // else the file's, or rbf
   const StartingPoint command_line = options.kernel_values.given(values);
   if (!command_line.lengthscales.empty()) {
     hyper.lengthscales = command_line.lengthscales;
@@ -56,19 +53,6 @@ GaussianProcessPrior prior_from(const TrainOptions& options, const po::variables
   if (!have_lengthscales) throw UsageError("give the kernel's --lengthscales (or --gamma), or a --hyper file");
   if (!have_noise) throw UsageError("give the --noise-var, or a --hyper file");
   return prior;
-}
-
-// Each option that belongs to one method (TrainingMethod::parameters), given for another.
-void reject_parameters_of_other_methods(const po::variables_map& values, const TrainingMethod& chosen) {
-  for (const TrainingMethod& method : training_methods()) {
-    if (&method == &chosen) continue;
-    for (const char* parameter : method.parameters) {
-      const std::string option = option_spelling(parameter).substr(2);
-      const bool ours = std::find(chosen.parameters.begin(), chosen.parameters.end(), std::string_view(parameter)) !=
-                        chosen.parameters.end();
-      if (!ours) reject_options(values, {option.c_str()}, "--model " + methods_taking(parameter));
-    }
-  }
 }
 
 // A resumed run keeps the configuration it was started with.
@@ -177,20 +161,11 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
     if (!options.save_hyper.empty()) throw UsageError("--save-hyper needs --learn-hyper");
     parameters.prior = prior_from(options, values, description, parameters.prior_units);
   }
-  // The method: --solver for the exact GP (--model dense), else --model; said in the command line's words.
+  // The method: --solver for the exact GP (--model dense), else --model; the schema's choices (checked as the
+  // options were read).
   const TrainingMethod* method = find_training_method(parameters.method);
-  if (options.model == kExactModel && (method == nullptr || !method->dense())) {
-    throw UsageError(fmt::format("--solver: unknown solver \"{}\" (choose {})", options.solver,
-                                 training_method_names(/*dense=*/true)));
-  }
-  if (options.model != kExactModel && (method == nullptr || method->dense())) {
-    throw UsageError(
-        fmt::format("--model: '{}' is not dense or one of {} (srm-trans is trained by gpstream predict "
-                    "--model srm-trans)",
-                    options.model, training_method_names(/*dense=*/false)));
-  }
+  GPSTREAM_CHECK(method != nullptr, "no training method \"{}\"", parameters.method);
   if (!method->dense()) {
-    reject_options(values, {"solver", "precision"}, "--model dense; sparse models choose their own");
     if (!method->iterative() && !options.checkpoint.empty()) {
       throw UsageError(
           fmt::format("--checkpoint: --model {} trains in one or two passes over the data and has nothing "
@@ -198,7 +173,6 @@ TrainingConfiguration configure_fresh(TrainOptions& options, const po::variables
                       options.model));
     }
   }
-  reject_parameters_of_other_methods(values, *method);  // --objective, --basis, ... are sparse models'
   if (!options.hyper_file.empty()) {  // a file learned on other data (make_kernel checks the rest)
     const KernelHyperparameters& kernel = parameters.prior.kernel;
     const std::size_t lengthscales = kernel.lengthscales.size();
@@ -295,7 +269,6 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
 }
 
 void validate(TrainOptions& options, const po::variables_map& values) {
-  check_parameters(values);  // the schema's ranges
   options.quiet = values.count("quiet") != 0;
   options.profile = values.count("profile") != 0;
   if (options.resume.empty() && options.output.empty())

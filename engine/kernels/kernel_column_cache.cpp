@@ -33,6 +33,20 @@ ColumnCacheMode parse_column_cache_mode(const std::string& text) {
   GPSTREAM_THROW_ARGUMENT("unknown kernel-column cache \"{}\" (choose off, ram, disk or auto)", text);
 }
 
+std::string to_string(ColumnCacheMode mode) {
+  switch (mode) {
+    case ColumnCacheMode::off:
+      return "off";
+    case ColumnCacheMode::ram:
+      return "ram";
+    case ColumnCacheMode::disk:
+      return "disk";
+    case ColumnCacheMode::automatic:
+      break;
+  }
+  return "auto";
+}
+
 std::size_t KernelColumnCache::bytes_for(std::size_t rows, std::size_t columns) {
   const std::size_t column_bytes = checked_add(checked_multiply(rows, sizeof(double)), kSlotOverheadBytes);
   return checked_add(checked_multiply(columns, column_bytes), rows / 8 + 1);  // + requested_

@@ -51,6 +51,8 @@ namespace gpstream {
 enum class ColumnCacheMode { off, ram, disk, automatic };
 // "off", "ram", "disk", "auto"; throws for anything else, naming the choices.
 ColumnCacheMode parse_column_cache_mode(const std::string& text);
+// "off", "ram", "disk", "auto": what parse_column_cache_mode() reads.
+std::string to_string(ColumnCacheMode mode);
 
 struct ColumnCacheStatistics {
   std::uint64_t lookups = 0;  // columns asked for

@@ -253,12 +253,16 @@ std::string methods_taking(std::string_view parameter) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-std::string training_method_names(bool dense) {
+std::vector<std::string> training_method_list(bool dense) {
   std::vector<std::string> names;
   for (const TrainingMethod& method : kMethods) {
     if (method.dense() == dense) names.emplace_back(method.name);
   }
-  return fmt::format("{}", fmt::join(names, ", "));
+  return names;
+}
+
+std::string training_method_names(bool dense) {
+  return fmt::format("{}", fmt::join(training_method_list(dense), ", "));
 }
 
 std::string training_method_help(bool dense) {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpstream {
@@ -124,8 +125,12 @@ double default_tolerance(ToleranceMeaning meaning);
 std::span<const TrainingMethod> training_methods();
 // nullptr for a name that is none of them.
 const TrainingMethod* find_training_method(const std::string& name);
+// The names of the dense or of the sparse ones: the schema's choices of `solver` and `model`.
+std::vector<std::string> training_method_list(bool dense);
 // "sd, sr, sgma, …" of the dense or of the sparse ones.
 std::string training_method_names(bool dense);
+// The `model` that is the exact GP, trained by the dense `solver` (the sparse models are the others).
+inline constexpr std::string_view kDenseModel = "dense";
 // Their help lines, one per method: "gbcd: greedy block coordinate descent …".
 std::string training_method_help(bool dense);
 

@@ -19,11 +19,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _gpstream
 
-# From the engine's method registry (engine/training/training_method.h).
-_DENSE_SOLVERS = tuple(method["name"] for method in _gpstream.training_methods() if method["dense"])
-_SPARSE_MODELS = tuple(method["name"] for method in _gpstream.training_methods() if not method["dense"])
 # The parameter schema shared with the command line (api/parameter_schema.h), by name.
 _SCHEMA = {parameter["name"]: parameter for parameter in _gpstream.parameters()}
+# The schema's name of the exact GP, its default model ("dense"; the estimator's model='exact').
+_DENSE_MODEL = _SCHEMA["model"]["default"]
 
 
 def _schema_default(name):
@@ -64,12 +63,15 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         convergence by an exact residual in double (`gpstream train --precision`;
         docs/solvers.md); 'double' keeps them in double.
     model : {'exact', 'sd', 'sr', 'sgma', 'mpgp', 'sggp', 'nystrom', 'cholqr', 'online'}
-        The exact GP, or a sparse model on `basis_size` basis rows.
-    kernel : {'rbf', 'se', 'matern12', 'matern32', 'matern52', 'matern72', 'rq', 'hik', 'auto'}
+        The exact GP ('dense' too, the command line's name), or a sparse model on
+        `basis_size` basis rows.
+    kernel : {'rbf', 'se', 'matern12', 'matern32', 'matern52', 'matern72', 'rq', 'hik', 'auto'} or None
         (aliases: 'se-ard' for rbf, 'exponential' for matern12,
-        'rational-quadratic' for rq; every name of `gpstream._gpstream.kernels()`);
-        'auto' (with optimizer='lbfgs') fits rbf and the Matern family and keeps
-        the one of highest marginal likelihood, as `gpstream hyper --kernel auto`.
+        'rational-quadratic' for rq; every name of `gpstream._gpstream.kernels()`),
+        or a sum ('matern32+rbf'); 'auto' (with optimizer='lbfgs') fits rbf and
+        the Matern family, and sums across scales, and keeps the one of highest
+        evidence, as `gpstream hyper --kernel auto`. None: as `gpstream train`,
+        'auto' with optimizer='lbfgs', else 'rbf'.
     length_scale : float or array of n_features floats
         One per input for ARD kernels (a float is used for every input).
     signal_variance, noise_variance : float
@@ -171,10 +173,10 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
-        solver="auto",
+        solver=_schema_default("solver"),
         precision=_schema_default("precision"),
         model="exact",
-        kernel=_schema_default("kernel"),
+        kernel=None,
         length_scale=1.0,
         signal_variance=1.0,
         noise_variance=0.1,
@@ -300,13 +302,20 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"length_scale={self.length_scale!r}: give {_SCHEMA['length_scale']['expected']}")
         # As many as the kernel takes (the registry says: one per input, one, or none as for hik); a ValueError
         # naming the kernels there are for an unknown one.
-        wanted = columns if self.kernel == "auto" else _gpstream.kernel_lengthscales(str(self.kernel), columns)
+        kernel = self._kernel()
+        wanted = columns if kernel == "auto" else _gpstream.kernel_lengthscales(kernel, columns)
         if wanted > 0 and scales.size not in (1, wanted):
             takes = "one" if wanted == 1 else f"one, or one per input ({wanted})"
             raise ValueError(f"length_scale has {scales.size} values: give {takes}")
         if self.memory is not None:
             _gpstream.parse_byte_size(str(self.memory), "memory")
         return scales, wanted
+
+    def _kernel(self):
+        """The kernel named, or the engine's default for this fit (auto when learning, else rbf)."""
+        if self.kernel is not None:
+            return str(self.kernel)
+        return _gpstream.default_kernel(self.optimizer == "lbfgs")
 
     def _kernel_parameters_text(self):
         """`kernel_parameters` as the schema's name=value pairs ("alpha=2.0"); the engine checks the names."""
@@ -327,17 +336,14 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         set or that differ from the schema's defaults: the engine checks them, applies the rules between them
         and builds the job, as it does for the command line's options."""
         scales, wanted = self._check_parameters(columns)
-        pairs = {}
-        if self.model == "exact":
-            if self.solver not in _DENSE_SOLVERS:
-                raise ValueError(f"solver={self.solver!r}: choose one of {', '.join(_DENSE_SOLVERS)}")
+        # The engine refuses a solver or model it does not have, naming its choices.
+        pairs = {"model": _DENSE_MODEL if self.model == "exact" else str(self.model)}
+        if pairs["model"] == _DENSE_MODEL:
             pairs["solver"] = str(self.solver)
             pairs["precision"] = str(self.precision)
-        elif self.model in _SPARSE_MODELS:
-            # A basis larger than the rows is all of them (the API's rule, the command line's too: a warning).
-            pairs["model"], pairs["basis_size"] = str(self.model), str(int(self.basis_size))
         else:
-            raise ValueError(f"model={self.model!r}: choose 'exact' or one of {', '.join(_SPARSE_MODELS)}")
+            # A basis larger than the rows is all of them (the API's rule, the command line's too: a warning).
+            pairs["basis_size"] = str(int(self.basis_size))
         if self.tol is not None:
             pairs["tol"] = repr(float(self.tol))  # else the method's default (cholqr's too)
         if self.optimizer is not None and self.optimizer != "lbfgs":
@@ -351,7 +357,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         for name in ("learn_on", "mean_fit"):  # the learning's, where they differ from the schema's default
             if str(getattr(self, name)) != _schema_default(name):
                 pairs[name] = str(getattr(self, name))
-        pairs["kernel"] = str(self.kernel)
+        if self.kernel is not None:
+            pairs["kernel"] = str(self.kernel)
         if wanted > 0:
             if scales.size == 1 and wanted > 1:
                 scales = np.repeat(scales, wanted)

@@ -622,6 +622,8 @@ void bind_schema(py::module_& module) {
       py::arg("kernel"), py::arg("inputs"),
       "How many lengthscales the registry's kernel takes on `inputs` inputs; ValueError for an unknown kernel.");
   module.def("training_methods", &training_methods, "The training methods of the registry: name, dense, help.");
+  module.def("default_kernel", &gpstream::default_kernel, py::arg("learning"),
+             "The kernel of a fit that names none: auto when learning, else rbf (api/job_specification.h).");
   module.def(
       "parameters",
       [] {

@@ -187,6 +187,11 @@ def test_kernel_auto_learns_the_model_gpstream_hyper_learns(cli, tmp_path):
     assert learned["kernel_name"] == "matern12"
     np.testing.assert_allclose(gp.length_scale_, learned["length_scales"], rtol=1e-6)
     np.testing.assert_allclose(gp.noise_variance_, learned["noise_variance"], rtol=1e-6)
+    # No kernel named: auto when learning (as hyper and train --learn-hyper take it), else rbf.
+    unnamed = gpstream.GaussianProcessRegressor(optimizer="lbfgs", solver="cholesky", random_state=1).fit(X, y)
+    assert unnamed.kernel_ == "matern12"
+    np.testing.assert_array_equal(unnamed.alpha_, gp.alpha_)
+    assert gpstream.GaussianProcessRegressor(solver="cholesky").fit(X, y).kernel_ == "rbf"
     # Without a mean, the GP alone; and what is learned needs the optimiser.
     assert gpstream.GaussianProcessRegressor(kernel="rbf", optimizer="lbfgs", mean="none").fit(X, y).mean_ == "none"
     # The rules between parameters are the command line's, spelt as the estimator's keywords.
@@ -409,7 +414,7 @@ def test_the_estimators_defaults_and_ranges_are_the_parameter_schemas():
 
 def test_errors_are_python_exceptions():
     X, y = problem(30)
-    with pytest.raises(ValueError, match="solver='sgd'"):
+    with pytest.raises(ValueError, match=re.escape('solver="sgd": choose auto, gbcd')):
         gpstream.GaussianProcessRegressor(solver="sgd").fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
         gpstream.GaussianProcessRegressor().fit(np.where(X > 2, np.nan, X), y)

@@ -190,5 +190,41 @@ TEST_CASE("api: a job's name-value pairs are checked by the schema and build the
   CHECK_THROWS_WITH_AS(learn.check_rules(), doctest::Contains("learns on standardised data"), InvalidArgument);
 }
 
+TEST_CASE("api: the job's methods are the registry's choices, and a method's own parameters are for it alone") {
+  JobSpecification job;
+  CHECK_THROWS_WITH_AS(job.set("solver", "newton"), doctest::Contains("`solver`=\"newton\": choose auto, gbcd"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(job.set("model", "srm-trans"), doctest::Contains("`model`=\"srm-trans\": choose dense, sd"),
+                       InvalidArgument);
+  job.set("objective", "mle");  // cholqr's
+  CHECK_THROWS_WITH_AS(job.check_rules(), doctest::Contains("`objective` is for `model` cholqr"), InvalidArgument);
+  job.set("model", "cholqr");
+  CHECK_NOTHROW(job.check_rules());
+  job.set("precision", "double");  // the exact GP's
+  CHECK_THROWS_WITH_AS(job.check_rules(), doctest::Contains("`precision` is for `model` dense"), InvalidArgument);
+}
+
+TEST_CASE("api: a job that names no kernel takes auto when it learns the model, else the engine's rbf") {
+  CHECK(default_kernel(/*learning=*/true) == kAutomaticKernel);
+  CHECK(default_kernel(/*learning=*/false) == "rbf");
+  JobSpecification fixed;
+  fixed.set("length_scale", "1");
+  CHECK(fixed.fresh_job().prior.kernel.type == KernelType::squared_exponential_ard);
+  CHECK_THROWS_WITH_AS(
+      [] {
+        JobSpecification automatic;
+        automatic.set("kernel", "auto");
+        automatic.check_rules();
+      }(),
+      doctest::Contains("`kernel` auto compares kernels"), InvalidArgument);
+  JobSpecification learned;
+  learned.set("learn_hyper", "true");
+  CHECK_NOTHROW(learned.check_rules());
+  CHECK(learned.learning().kernel == kAutomaticKernel);
+  learned.set("kernel", "matern32+rbf");
+  CHECK(learned.learning().kernel == "matern32+rbf");
+  CHECK(learned.fresh_job().prior.kernel.term_count() == 2);
+}
+
 }  // namespace
 }  // namespace gpstream

@@ -175,6 +175,15 @@ TEST_CASE("predict --variance options are checked") {
   CHECK(run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out +
                      " --variance --variance-active-set 0")
             .exit_code == 2);
+  // The schema's parameters, as train takes them: their ranges and words are the schema's.
+  for (const auto& [option, message] : std::vector<std::pair<std::string, std::string>>{
+           {" --checkpoint-every 0", "--checkpoint-every=0: give a positive, finite number"},
+           {" --time-limit -1", "--time-limit=-1: give a finite number, at least 0"}}) {
+    const auto refused =
+        run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance" + option);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find(message) != std::string::npos);
+  }
   // One name, one parameter: training's --active-set is not the variance solves'; its old spelling names the new.
   const auto renamed =
       run_gpstream("predict " + quote(model) + " " + quote(train) + " -o " + out + " --variance --active-set 500");

@@ -238,7 +238,7 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
   CHECK(gpstream::read_sparse_model(model).basis_indices.size() == 400);
   std::filesystem::remove(model);
   fails(" --model sr --basis 0", "--basis=0: give a whole number, at least 1");
-  fails(" --model bogus", "--model: 'bogus' is not dense or one of");
+  fails(" --model bogus", "--model=\"bogus\": choose dense, sd, sr");
   fails(" --model sggp --gap 0", "--gap=0: give a positive, finite number");
   fails(" --model sr --solver cg", "--solver is for --model dense");
   fails(" --model sd --basis 10 --checkpoint " + quote(data.directory.file("ck.h5")), "has nothing to checkpoint");
@@ -257,10 +257,10 @@ TEST_CASE("bad sparse-model options give one clear line and no model") {
   gpstream::testing::write_file(
       hyper, R"({"kernel_name": "se", "length_scales": [1], "signal_variance": 1, "noise_variance": 0.05})");
   for (const auto& [options, message] : std::vector<std::pair<std::string, std::string>>{
-           {" --modules 0", "--modules must be at least 1"},
+           {" --modules 0", "--modules=0: give a whole number, at least 1"},
            {" --modules 2 --module-size 10", "give --modules or --module-size, not both"},
            {" --modules 500", "--modules 500 is more than the 400 training rows"},
-           {" --query-block 0", "--query-block must be at least 1"},
+           {" --query-block 0", "--query-block=0: give a whole number, at least 1"},
            {" --basis 10", "--basis is for --model srm-trans"}}) {
     CAPTURE(options);
     const auto bcm = run_gpstream("predict --model bcm " + quote(data.train) + " " + quote(data.test) + " --hyper " +

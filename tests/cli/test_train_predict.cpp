@@ -322,7 +322,7 @@ TEST_CASE("bad training and prediction inputs give one clear line") {
          "--signal-var=0: give a positive, finite number");
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1", "give the --noise-var");
   expect("train " + quote(train) + out + " --kernel se --lengthscales 1 --noise-var 0.1 --solver newton",
-         "unknown solver \"newton\"");
+         "--solver=\"newton\": choose auto, gbcd, bcd-cyclic");
   // K̄ of 1,000 rows (7.6 MiB) in 2 MiB above what the process holds.
   const std::string larger = directory.file("larger.h5");
   REQUIRE(run_gpstream("generate friedman1 --rows 1000 --seed 12 -q -o " + quote(larger)).exit_code == 0);
