@@ -45,6 +45,10 @@ std::string resume_command(const std::string& path, const SearchCheckpoint* sear
 // bound to `field`: its option, default and help come from the schema.
 template <class T>
 void add_parameter(po::options_description& options, std::string_view name, T& field);
+// The same, its value of type T kept in the variables_map alone: for a parameter the command reads only
+// as the job's pairs (job_specification()).
+template <class T>
+void add_parameter(po::options_description& options, std::string_view name);
 // The same for a switch (given or not).
 void add_parameter_switch(po::options_description& options, std::string_view name);
 // Checks every option the user gave that `options` binds to the schema (add_parameter) against its range
@@ -139,10 +143,9 @@ std::uint64_t parse_byte_size(const std::string& text, const std::string& option
 
 const Parameter& schema_parameter(std::string_view name);
 
+// The schema's default and help on `value`, added under the schema's option.
 template <class T>
-void add_parameter(po::options_description& options, std::string_view name, T& field) {
-  const Parameter& parameter = schema_parameter(name);
-  auto* value = po::value(&field);
+void bind_parameter(po::options_description& options, const Parameter& parameter, po::typed_value<T>* value) {
   if (!parameter.default_text.empty()) {
     if constexpr (std::is_same_v<T, std::string>) {
       value->default_value(parameter.default_text);
@@ -151,6 +154,16 @@ void add_parameter(po::options_description& options, std::string_view name, T& f
     }
   }
   options.add_options()(parameter.option.c_str(), value, for_command_line(parameter.help).c_str());
+}
+
+template <class T>
+void add_parameter(po::options_description& options, std::string_view name, T& field) {
+  bind_parameter(options, schema_parameter(name), po::value(&field));
+}
+
+template <class T>
+void add_parameter(po::options_description& options, std::string_view name) {
+  bind_parameter(options, schema_parameter(name), po::value<T>());
 }
 
 }  // namespace gpstream::cli

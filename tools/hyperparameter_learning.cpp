@@ -63,20 +63,20 @@ StartingPoint KernelValueOptions::given(const po::variables_map& values) const {
 void HyperparameterLearningOptions::add(po::options_description& options) {
   // Names, defaults and help from the schema's learning group (api/parameter_schema.h).
   add_parameter(options, "init", init_file);
-  add_parameter(options, "subset", learning.subset);
-  add_parameter(options, "restarts", learning.restarts);
-  add_parameter(options, "hyper_tol", learning.tolerance);
-  add_parameter(options, "min_noise", learning.min_noise_variance);
-  add_parameter(options, "max_evaluations", learning.max_evaluations);
-  add_parameter(options, "mean", mean);
-  add_parameter(options, "mean_fit", mean_fit);
-  add_parameter(options, "learn_on", learn_on);
-  add_parameter(options, "vecchia_neighbours", vecchia_neighbours);
-  add_parameter(options, "max_terms", max_terms);
-  add_parameter(options, "exact_rows", exact_rows);
-  add_parameter(options, "all_rows_steps", stochastic.max_steps);
-  add_parameter(options, "probes", stochastic.gradient.probes);
-  add_parameter(options, "all_rows_tol", stochastic.gradient.tolerance);
+  add_parameter<std::size_t>(options, "subset");
+  add_parameter<std::size_t>(options, "restarts");
+  add_parameter<double>(options, "hyper_tol");
+  add_parameter<double>(options, "min_noise");
+  add_parameter<std::size_t>(options, "max_evaluations");
+  add_parameter<std::string>(options, "mean");
+  add_parameter<std::string>(options, "mean_fit");
+  add_parameter<std::string>(options, "learn_on");
+  add_parameter<std::size_t>(options, "vecchia_neighbours");
+  add_parameter<std::size_t>(options, "max_terms");
+  add_parameter<std::size_t>(options, "exact_rows");
+  add_parameter<std::size_t>(options, "all_rows_steps");
+  add_parameter<std::size_t>(options, "probes");
+  add_parameter<double>(options, "all_rows_tol");
 }
 
 LearningPlan plan_learning(const KernelValueOptions& kernel_values, const po::variables_map& values,

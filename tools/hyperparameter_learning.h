@@ -34,12 +34,9 @@ struct KernelValueOptions {
 
 // --init, --subset, --restarts, --hyper-tol, --min-noise, --max-evaluations,
 // --mean, --mean-fit, --learn-on, --vecchia-neighbours, --exact-rows, --all-rows-steps, --probes, --all-rows-tol.
-// The fields are where Boost puts the options (the schema's defaults); the job reads them as its pairs.
+// The job reads them as its pairs (job_specification()); the command itself only --init's path.
 struct HyperparameterLearningOptions {
-  SubsetLearningOptions learning;
-  std::string init_file, mean, mean_fit, learn_on;
-  std::size_t vecchia_neighbours = 0, exact_rows = 0, max_terms = 0;
-  StochasticRefinementOptions stochastic;
+  std::string init_file;
 
   void add(po::options_description& options);
 };

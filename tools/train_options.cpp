@@ -224,11 +224,11 @@ void describe_command(CommandSpec& spec, TrainOptions& options) {
   add_parameter(out, "model", options.model);
   add_parameter(out, "basis_size", options.basis);
   add_parameter(out, "gap", options.gap);
-  add_parameter(out, "info_pivots", options.information_pivots);
-  add_parameter(out, "objective", options.objective);
+  add_parameter<std::size_t>(out, "info_pivots");
+  add_parameter<std::string>(out, "objective");
   add_parameter_switch(out, "fixed_hyper");
-  add_parameter(out, "novelty", options.novelty);
-  add_parameter(out, "passes", options.passes);
+  add_parameter<double>(out, "novelty");
+  add_parameter<std::size_t>(out, "passes");
   add_parameter(out, "active_set_size", options.active_set_size);
   add_parameter(out, "candidates", options.candidates);
   add_parameter(out, "subspace_steps", options.subspace_steps);

@@ -11,12 +11,13 @@
 namespace gpstream::cli {
 
 struct TrainOptions {
-  // The schema's parameters (api/parameter_schema.h: their defaults are set by the options parsed from it).
-  std::string solver, model, kernel, objective, precision;
-  std::size_t active_set_size = 0, candidates = 0, subspace_steps = 0, basis = 0, information_pivots = 0, passes = 0;
+  // The schema's parameters (api/parameter_schema.h: their defaults are set by the options parsed from it)
+  // that the command reads itself: on --resume, against the checkpoint's job or over it. The job reads
+  // every one given as its pairs (job_specification()).
+  std::string solver, model, kernel, precision;
+  std::size_t active_set_size = 0, candidates = 0, subspace_steps = 0, basis = 0;
   std::uint64_t seed = 0, max_iterations = 0, refresh_every = 0;
-  double novelty = 0, tolerance = 0, time_limit = 0, checkpoint_every = 0,
-         gap = 0;  // tolerance 0: the method's default
+  double tolerance = 0, time_limit = 0, checkpoint_every = 0, gap = 0;  // tolerance 0: the method's default
   // The command line's own.
   std::string dataset, output, hyper_file, checkpoint, resume, log, save_hyper;
   std::string resumed_log;  // on --resume: the training log the checkpoint's run wrote (absolute; "" for none)
