@@ -1,10 +1,9 @@
 // How many doubles one vector register of the build's target holds: the
 // width of the hand-vectorised loops (GCC's vector extension). A vector
 // type wider than the target's registers is lowered piece by piece, often
-// through memory: with 8-double vectors, a build for x86-64-v3 (AVX2, 4
-// doubles) ran kin40k's kernel blocks 6× slower than the native AVX-512
-// build on the same machine (76.9 against 12.6 ms an iteration), and the
-// 16-core figures of issue 48 were taken with such a build.
+// through memory: with 8-double vectors a build for x86-64-v3 (AVX2, 4
+// doubles) ran kernel blocks several times slower than the native AVX-512
+// build (docs/benchmarks.md, "Tuning constants and their figures").
 #pragma once
 
 #include <cstddef>

@@ -27,8 +27,7 @@ namespace {
 constexpr std::size_t kMaxBatchRows = 1024;
 // With the local start: its rows must cover a batch's extent and the reach of
 // the kernel around it, so that its cost per test row grows with the batch
-// (heaton_sim, 4,096 test rows: 12 ms a row in batches of 256 with 2,000
-// local rows, 15 in batches of 512 with 4,000, 16 in batches of 128 with 1,500).
+// (docs/benchmarks.md, "Tuning constants and their figures").
 constexpr std::size_t kLocalStartBatchRows = 256;
 
 // The largest batch of a route, with or without the local start.

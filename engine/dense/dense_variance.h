@@ -104,17 +104,14 @@ struct VarianceOptions {
   // The gbcd route:
   std::string policy = "gbcd";                 // active-set policy: gbcd, bcd-cyclic, bcd-gradient
   // m (GBCD paper §3): twice training's. A variance solve's coordinates are those near its test rows,
-  // and larger blocks reach them in fewer iterations (heaton_sim's default model, a batch of 512 test
-  // rows in file order: 62 iterations at m = 500, 22 at 1,000, 34.6 s → 22.3 s; 1,024 rows on a tile of
-  // its grid 39.0 s → 30.9 s; bcef's 1,024 sampled rows 9.9 s → 8.9 s; past 1,000 no gain; kin40k at
-  // σ² = 0.1, 32 rows, 19.8 s → 21.2 s; bench/run_variance_batches.sh, docs/variance.md).
+  // and larger blocks reach them in fewer iterations (docs/benchmarks.md, "Tuning constants and their
+  // figures").
   std::size_t active_set_size = 1000;
   std::size_t candidates = kGreedyCandidates;  // κ (GBCD paper §3)
   // The local start (see above): each batch first solved exactly on at most
   // this many training rows of highest covariance with it (those within the
-  // kernel's reach, at least 256). heaton_sim's default model, 4,096 test rows
-  // in batches of 256: 12 ms a row at 2,000 rows (23 GBCD steps after the 16
-  // starts), 14 at 3,000 (17 steps); 16 at 1,500 rows on batches of 128. 0: off.
+  // kernel's reach, at least 256; the figures: docs/benchmarks.md, "Tuning constants and their figures").
+  // 0: off.
   std::size_t local_rows = 2000;
   // The Nyström certificate's training rows (r; low_rank_error_bound.h), with the local start. 0: the
   // plain bound only.

@@ -25,9 +25,8 @@ namespace {
 // with this many columns instead of G (see the header).
 constexpr std::size_t kSketchColumns = 32;
 // Rows published together: this many batches, ordered into compact tiles
-// (more with the local start, whose local rows must cover a batch: heaton_sim
-// took 23 ms a row on windows of 4 batches of 256, 12 on 16; bcef, without
-// it, 8.6 ms a row on a window of 4 batches of 1,024, 9.7 in file order).
+// (more with the local start, whose local rows must cover a batch; docs/benchmarks.md, "Tuning constants
+// and their figures").
 // Resume continues after the last window published.
 constexpr std::size_t kWindowBatches = 4, kLocalStartWindowBatches = 16;
 // The local start's rows: those whose covariance with a row of the batch is

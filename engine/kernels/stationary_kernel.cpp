@@ -78,8 +78,8 @@ class StationaryKernel final : public Kernel {
     entrywise_with(profile_, a, b, block);
   }
   // Entrywise as well, so that the profile runs on cross terms still in L1:
-  // at small d a GEMM block costs more than its FMAs (bcef, d = 3, the whole
-  // train of its refined model: 63 s against 74 s with rounded GEMM blocks).
+  // at small d a GEMM block costs more than its FMAs (docs/benchmarks.md, "Tuning constants and their
+  // figures").
   void evaluate_rounded(const PreparedView& a, const PreparedView& b, double* block) const override {
     entrywise_with(family_.rounded_row, a, b, block);
   }

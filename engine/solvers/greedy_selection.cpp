@@ -67,7 +67,7 @@ void halving_tiles(std::size_t rows, std::size_t most, std::vector<std::size_t>&
 // A set of at most `capacity` variable indices, for the (m − 1)κ membership
 // tests of a selection, on one thread between rounds: open addressing in a
 // table at most half full, a probe or two in cache where std::unordered_set
-// chased a node per test (kin40k at 16 threads: 0.42 → 0.31 ms an iteration).
+// chased a node per test (docs/benchmarks.md, "Tuning constants and their figures").
 class IndexSet {
  public:
   explicit IndexSet(std::size_t capacity) : slots_(std::bit_ceil(2 * capacity + 2), kEmpty) {}
