@@ -180,6 +180,16 @@ std::vector<std::string> describe_learning(const LearnedModel& learned, const Mo
                                 log_parameters(h).size() + fit.mean_coefficients.size(),
                                 fit.subset.seconds + fit.all_rows_seconds, values, mark));
   }
+  std::vector<std::string> skipped;
+  for (const CandidateFit& fit : learned.candidates) {
+    if (fit.subset.search.restarts_skipped > 0) skipped.push_back(fit.name);
+  }
+  if (!skipped.empty()) {
+    lines.push_back(
+        fmt::format("restarts skipped for {}: a first start trailed the best criterion on the subset by "
+                    "more than {:g} nats",
+                    fmt::join(skipped, ", "), kRestartMargin));
+  }
   if (learned.declined) {
     std::vector<std::string> checks;
     for (const CandidateFit& fit : learned.candidates) {

@@ -615,6 +615,15 @@ HyperparameterSearchResult learn_hyperparameters(Context& context, const double*
       result.curvature = result.starts.back().curvature;
       result.best_start = start;
     }
+    if (start == 0 && options.restarts > 0) {
+      const double parameters =
+          static_cast<double>(log_parameters(result.hyperparameters).size() + result.mean_coefficients.size());
+      const double criterion = result.objective + 0.5 * parameters * std::log(static_cast<double>(y.size()));
+      if (criterion > options.skip_restarts_above + kRestartMargin) {
+        result.restarts_skipped = options.restarts;
+        break;
+      }
+    }
   }
   return result;
 }

@@ -82,7 +82,15 @@ struct HyperparameterSearchOptions {
   // Fisher scoring also stops where a step predicts a decrease below this many nats (an absolute floor beside the
   // tolerance's relative one, for an objective near 0).
   double least_decrease = 0.0;
+  // Racing the restarts: the best information criterion (−log p + ½ P log n on these rows) of the candidates
+  // searched before this one. A first start whose criterion trails it by more than kRestartMargin skips the
+  // restarts, which would have to gain more than that to matter.
+  double skip_restarts_above = std::numeric_limits<double>::infinity();
 };
+
+// What a restart must gain over its first start, in nats, to matter where racing the restarts skips them: on the
+// development sets no restart gained 2 (docs/benchmarks.md, "Racing the restarts").
+inline constexpr double kRestartMargin = 10.0;
 
 // How much more than the Fisher model's predicted decrease a candidate is granted before racing stops it: the
 // model is exact at the optimum and underestimates what is left far from it, where decreases are large anyway.
@@ -105,6 +113,7 @@ struct HyperparameterSearchResult {
   std::vector<SearchStart> starts;
   std::size_t best_start = 0;
   std::vector<double> curvature;  // the best start's (SearchStart::curvature)
+  std::size_t restarts_skipped = 0;  // by HyperparameterSearchOptions::skip_restarts_above
 };
 
 // An objective of θ = log_parameters() (marginal_likelihood.h) that writes

@@ -277,6 +277,14 @@ LearnedModel learn_candidates(Context& context, RowSource& rows, const RowPartit
     subset.further_terms.clear();
     for (std::size_t t = 1; t < shape.term_count(); ++t) subset.further_terms.push_back(shape.term(t).type);
     CandidateFit fit;
+    // Racing the restarts: against the best criterion on the same subset so far.
+    subset.skip_restarts_above = std::numeric_limits<double>::infinity();
+    if (options.race) {
+      for (const CandidateFit& other : learned.candidates) {
+        subset.skip_restarts_above = std::min(
+            subset.skip_restarts_above, information_criterion(other, static_cast<double>(other.subset.subset_size)));
+      }
+    }
     fit.subset = learn_on_subset(context, rows, partition, shape.type, subset);
     fit.hyperparameters = fit.subset.search.hyperparameters;
     fit.name = kernel_name(fit.hyperparameters);

@@ -53,6 +53,7 @@ LearnedOnSubset learn_on_subset(Context& context, RowSource& rows, const RowPart
   search.initial = options.initial;
   search.curvature = options.curvature;
   search.least_decrease = options.least_decrease;
+  search.skip_restarts_above = options.skip_restarts_above;
   const auto started = std::chrono::steady_clock::now();
   LearnedOnSubset learned;
   learned.search = learn_hyperparameters(context, x.data(), y, d, search);

@@ -11,6 +11,7 @@
 #include "engine/hyper/hyperparameter_search.h"
 
 #include <cstdint>
+#include <limits>
 
 namespace gpstream {
 
@@ -27,6 +28,7 @@ struct SubsetLearningOptions {
   std::optional<KernelHyperparameters> initial;  // the whole first start, shape and values
   std::vector<double> curvature;  // of −log p on these rows in θ, to search with (HyperparameterSearchOptions)
   double least_decrease = 0.0;    // HyperparameterSearchOptions'
+  double skip_restarts_above = std::numeric_limits<double>::infinity();  // HyperparameterSearchOptions'
 };
 
 struct LearnedOnSubset {

@@ -123,6 +123,30 @@ TEST_CASE("restarts report every start and keep the best optimum") {
   CHECK(learned.hyperparameters.lengthscales.size() == 2);
 }
 
+TEST_CASE("racing the restarts: a first start trailing the best criterion by more than the margin skips them") {
+  const Problem p = make_problem(60, 2, 42);
+  HyperparameterSearchOptions options;
+  options.restarts = 2;
+  options.seed = 7;
+  const HyperparameterSearchResult all = learn_hyperparameters(default_context, p.x.data(), p.y, p.d, options);
+  REQUIRE(all.starts.size() == 3);
+  CHECK(all.restarts_skipped == 0);
+  // The first start's criterion, −log p + ½ P log n (P: 2 lengthscales, s², σ²).
+  const double criterion = all.starts[0].objective + 0.5 * 4.0 * std::log(60.0);
+  // A best so far that the first start trails by just over the margin: the restarts are skipped, and what is
+  // left is the first start, unchanged.
+  options.skip_restarts_above = criterion - kRestartMargin - 1e-6;
+  const HyperparameterSearchResult raced = learn_hyperparameters(default_context, p.x.data(), p.y, p.d, options);
+  REQUIRE(raced.starts.size() == 1);
+  CHECK(raced.restarts_skipped == 2);
+  CHECK(raced.starts[0].objective == all.starts[0].objective);
+  // Within the margin: every restart runs, as without racing.
+  options.skip_restarts_above = criterion - kRestartMargin + 1e-6;
+  const HyperparameterSearchResult close = learn_hyperparameters(default_context, p.x.data(), p.y, p.d, options);
+  CHECK(close.starts.size() == 3);
+  CHECK(close.objective == all.objective);
+}
+
 TEST_CASE("the noise variance stays at or above its lower bound") {
   // Noise-free targets pull σ² towards 0.
   Problem p = make_problem(40, 1, 43);

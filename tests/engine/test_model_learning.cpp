@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 using namespace gpstream;
@@ -381,6 +382,42 @@ TEST_CASE("racing stops the sums that cannot catch the chosen kernel, and choose
   }
   CHECK(stopped >= 1);
   CHECK(raced_evaluations < full_evaluations);
+}
+
+TEST_CASE("racing the restarts: a family whose first start trails by more than the margin skips its restarts") {
+  // A smooth field: rbf, searched first, leads; the rougher families trail it.
+  const KernelHyperparameters smooth{KernelType::squared_exponential_ard, {0.6, 0.6}, 1.0, 0.001};
+  const Problem p = draw_from_gp(smooth, 600, 31);
+  InMemoryRowSource rows = p.source();
+  ModelLearningOptions options = compare_kernels(600, /*all_rows=*/false);
+  const auto learn = [&](bool race) {
+    options.race = race;
+    Context context({.seed = 5});
+    return learn_model(context, rows, RowPartition::whole(p.rows()), options);
+  };
+  const LearnedModel full = learn(false), raced = learn(true);
+  CHECK(raced.best().name == full.best().name);
+  CHECK(log_parameters(raced.best().hyperparameters) == log_parameters(full.best().hyperparameters));
+  std::size_t skipped = 0;
+  for (std::size_t c = 0; c < raced.candidates.size(); ++c) {
+    const HyperparameterSearchResult& search = raced.candidates[c].subset.search;
+    CHECK(full.candidates[c].subset.search.restarts_skipped == 0);
+    if (search.restarts_skipped == 0) continue;
+    ++skipped;
+    // Only a first start that trailed the best criterion of the candidates before it by the margin.
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t b = 0; b < c; ++b) {
+      const CandidateFit& before = raced.candidates[b];
+      best = std::min(best,
+                      before.subset.search.objective +
+                          0.5 * static_cast<double>(log_parameters(before.hyperparameters).size()) * std::log(600.0));
+    }
+    CHECK(search.starts.size() == 1);
+    CHECK(search.objective +
+              0.5 * static_cast<double>(log_parameters(search.hyperparameters).size()) * std::log(600.0) >
+          best + kRestartMargin);
+  }
+  CHECK(skipped >= 1);
 }
 
 TEST_CASE("step 3's starts: a term at a separated scale, a split of the inputs, and whether rows resolve a term") {
