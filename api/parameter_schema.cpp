@@ -419,7 +419,8 @@ std::vector<Parameter> cache_parameters() {
   };
 }
 
-// The predictive variances' (`predict --variance`, Python's predict(return_std); engine/dense/dense_variance.h).
+// Prediction's (`predict`): the variances' (`--variance`, Python's predict(return_std);
+// engine/dense/dense_variance.h) and the committee machine's.
 std::vector<Parameter> prediction_parameters() {
   const VarianceOptions variance;
   const CommitteeOptions committee;
@@ -572,7 +573,8 @@ std::string parameter_table_markdown() {
          "The hyperparameter search (`gpstream hyper`, and `gpstream train` when it learns them)"},
         {ParameterGroup::cache, "The kernel-column cache (`gpstream train`, `gpstream predict`)"},
         {ParameterGroup::prediction,
-         "The predictive variances (`gpstream predict --variance`; Python's `predict(X, return_std=True)`)"}}) {
+         "Prediction (`gpstream predict`: the variances, as Python's `predict(X, return_std=True)`, and the "
+         "committee machine, `--model bcm`)"}}) {
     out += fmt::format("{}{}:\n\n", out.empty() ? "" : "\n", heading);
     out +=
         "| parameter | option | in Python's estimator | default | takes | what it is |\n"

@@ -34,7 +34,7 @@ namespace gpstream {
 // Which commands take a parameter: the training job's (`gpstream train`,
 // Python's estimator), the hyperparameter search's (`gpstream hyper`, `train
 // --learn-hyper`), the kernel-column cache's (`train`, `predict`), the
-// predictive variances' (`predict --variance`, Python's predict(return_std)).
+// predictions' (`predict`: the variances, as Python's predict(return_std), and the committee machine).
 enum class ParameterGroup { training, learning, cache, prediction };
 
 enum class ParameterKind {
