@@ -87,8 +87,8 @@ class DensePredictor final : public Predictor {
       if (prediction.local_rows > 0) {
         report.how += fmt::format(
             " (each batch started on up to {} local training rows, certified by a Nyström "
-            "bound on {} rows)",
-            prediction.local_rows, prediction.certificate_points);
+            "bound on {} rows where it paid: {} checks)",
+            prediction.local_rows, prediction.certificate_points, prediction.certificate_checks);
       }
       if (const KernelColumnCache* cache = matrix_->column_cache(); cache != nullptr) {
         const ColumnCacheStatistics& counts = cache->statistics();

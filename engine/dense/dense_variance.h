@@ -110,9 +110,9 @@ struct VarianceOptions {
   std::size_t candidates = kGreedyCandidates;  // κ (GBCD paper §3)
   // The local start (see above): each batch first solved exactly on at most
   // this many training rows of highest covariance with it (those within the
-  // kernel's reach, at least 256; the figures: docs/benchmarks.md, "Tuning constants and their figures").
-  // 0: off.
-  std::size_t local_rows = 2000;
+  // kernel's reach, at least active_set_size; the figures: docs/benchmarks.md, "Tuning constants and their
+  // figures"). 0: off.
+  std::size_t local_rows = 1500;
   // The Nyström certificate's training rows (r; low_rank_error_bound.h), with the local start. 0: the
   // plain bound only.
   std::size_t certificate_points = 1000;
@@ -166,6 +166,7 @@ struct VariancePrediction {
   std::string cache;                 // gbcd: what configure_column_cache chose, for the user
   std::size_t local_rows = 0;        // gbcd: the local start's training rows per batch (0: none)
   std::size_t certificate_points = 0;  // gbcd: the Nyström certificate's rows (0: the plain bound)
+  std::uint64_t certificate_checks = 0;  // gbcd: the times it was computed (only while it pays)
 };
 
 // Called with each finished batch: the latent variances of test rows

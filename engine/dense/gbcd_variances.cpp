@@ -30,10 +30,15 @@ constexpr std::size_t kSketchColumns = 32;
 // Resume continues after the last window published.
 constexpr std::size_t kWindowBatches = 4, kLocalStartWindowBatches = 16;
 // The local start's rows: those whose covariance with a row of the batch is
-// at least this fraction of the prior variance, at least kMinimumLocalRows
-// and at most VarianceOptions::local_rows.
+// at least this fraction of the prior variance, at least a GBCD step's active
+// set (one exact block step is not worth a pass over G on fewer rows than a
+// GBCD step takes; docs/variance.md) and at most VarianceOptions::local_rows.
 constexpr double kReachFraction = 0.5;
-constexpr std::size_t kMinimumLocalRows = 256;
+// The Nyström certificate is computed while it pays: a check that closes fewer
+// than this fraction of the rows the plain bound leaves open is not made again,
+// after a local start or after a GBCD step (each on its own), until the next
+// window (multiscale's model: it closes almost none there; docs/variance.md).
+constexpr double kCertificatePaysFraction = 0.25;
 
 // The scale of each input as the kernel sees it: the shortest lengthscale any
 // term gives it (1 where none does), so that an input the kernel hardly
@@ -200,6 +205,7 @@ class GbcdVariances final : public VarianceRoute {
     spatial_tiles(test_rows_, d, input_scales(training_.kernel().hyperparameters(), d), cursor_.first, window_rows_,
                   cursor_.batch_rows, window_order_, tile_starts_);
     tile_ = 0;
+    certificate_pays_after_start_ = certificate_pays_after_step_ = true;
   }
 
   // U = 0: G = −K(X, Z), f_j = 0, for the window's next tile; then the local
@@ -255,7 +261,7 @@ class GbcdVariances final : public VarianceRoute {
     const double prior = *std::max_element(prior_.begin(), prior_.end());
     const std::size_t within_reach = static_cast<std::size_t>(std::count_if(
         closeness.begin(), closeness.end(), [&](double value) { return value >= kReachFraction * prior; }));
-    const std::size_t s = std::clamp(within_reach, std::min(kMinimumLocalRows, most), most);
+    const std::size_t s = std::clamp(within_reach, std::min(options_.active_set_size, most), most);
     std::vector<std::size_t> local(n());
     std::iota(local.begin(), local.end(), std::size_t{0});
     std::nth_element(local.begin(), local.begin() + static_cast<std::ptrdiff_t>(s), local.end(),
@@ -299,26 +305,32 @@ class GbcdVariances final : public VarianceRoute {
 
   // Closes the columns whose bound meets the tolerance (or all, at the
   // iteration limit). The Nyström bound is computed for the columns the plain
-  // ‖g‖²/σ² leaves open.
+  // ‖g‖²/σ² leaves open, while it pays (kCertificatePaysFraction).
   void close_columns() {
     const std::size_t r = open_.size();
+    const bool at_limit = batch_iteration_ >= options_.max_iterations;
     std::vector<double> squared_norms = column_squared_norms(gradient_, n(), r);
     training_.context().communicator().sum(squared_norms);  // over every rank's rows of G
     std::vector<double> errors(r);
-    bool tighter_wanted = false;
+    std::size_t left_open = 0;
     for (std::size_t j = 0; j < r; ++j) {
       errors[j] = squared_norms[j] / training_.kernel().noise_variance();
-      tighter_wanted = tighter_wanted || relative_bound(open_[j], errors[j]) > options_.tolerance;
+      left_open += relative_bound(open_[j], errors[j]) > options_.tolerance;
     }
-    if (tighter_wanted && certificate_ && !certificate_->empty()) {
+    bool& pays = batch_iteration_ == 0 ? certificate_pays_after_start_ : certificate_pays_after_step_;
+    if (left_open > 0 && certificate_ && !certificate_->empty() && (pays || at_limit)) {
       errors = certificate_->bound(gradient_.data(), r, squared_norms);
+      ++result_.certificate_checks;
+      std::size_t still_open = 0;
+      for (std::size_t j = 0; j < r; ++j) still_open += relative_bound(open_[j], errors[j]) > options_.tolerance;
+      pays = static_cast<double>(left_open - still_open) >= kCertificatePaysFraction * static_cast<double>(left_open);
     }
     std::vector<std::size_t> keep_positions, still_open;
     open_bound_ = 0.0;
     for (std::size_t j = 0; j < r; ++j) {
       const double bound = relative_bound(open_[j], errors[j]);
       final_bound_[open_[j]] = bound;
-      if (bound > options_.tolerance && batch_iteration_ < options_.max_iterations) {
+      if (bound > options_.tolerance && !at_limit) {
         keep_positions.push_back(j);
         still_open.push_back(open_[j]);
         open_bound_ = std::max(open_bound_, bound);
@@ -361,6 +373,7 @@ class GbcdVariances final : public VarianceRoute {
   std::size_t rows_done_ = 0, window_rows_ = 0, tile_ = 0;
   std::uint64_t batch_iteration_ = 0;
   double open_bound_ = 0.0;
+  bool certificate_pays_after_start_ = true, certificate_pays_after_step_ = true;
   std::vector<std::size_t> open_, window_order_, tile_starts_, batch_;
   std::vector<double> points_, gradient_, delta_, gradient_on_b_, projection_, sketched_, objective_, prior_,
       final_bound_;

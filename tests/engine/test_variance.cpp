@@ -502,6 +502,30 @@ TEST_CASE("the local start and the Nyström certificate keep every row within th
   }
 }
 
+// The certificate is made only while it pays: at a tolerance no bound meets within the iteration limit, a
+// check closes nothing, so after the window's first check after a start and first after a step, only the
+// checks at each batch's limit remain (one window: 120 rows in batches of 30, under 16 batches).
+TEST_CASE("the Nyström certificate is not made again in a window once it closes nothing") {
+  const Problem training = make_problem(900, 2, 63);
+  const Problem test = make_problem(120, 2, 64);
+  const KernelHyperparameters h{KernelType::matern12, {2.0, 3.0}, 1.0, 2e-3};
+  VarianceOptions options = latent_options(1e-15, 60);
+  options.local_rows = 150;
+  options.certificate_points = 200;
+  options.batch_rows = 30;
+  options.max_iterations = 4;
+  const VariancePrediction prediction = batched(training, test, h, options);
+  REQUIRE(prediction.certificate_points > 0);
+  CHECK(prediction.batches == 4);
+  CHECK(prediction.unconverged_rows == test.rows());
+  // Every batch reaches its limit: 2 checks that did not pay, then one at each batch's limit (each batch
+  // would otherwise check after its start and after each of its 4 steps: 20).
+  CHECK(prediction.certificate_checks == 2 + prediction.batches);
+  // The bounds reported stay bounds: every row above the exact value.
+  const std::vector<double> exact = closed_form_variance(h, training, test);
+  for (std::size_t t = 0; t < test.rows(); ++t) CHECK(prediction.latent[t] >= exact[t] * (1.0 - 1e-9));
+}
+
 // A kernel of short reach against the rows' spacing (bcef's) takes the route from zero.
 TEST_CASE("the local start is left out where few training rows lie within the kernel's reach") {
   const Problem training = make_problem(900, 2, 63);
