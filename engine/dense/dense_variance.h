@@ -32,8 +32,8 @@
 // (An absolute rule on ‖g‖∞, or a relative residual, does not bound it: with σ²/K** = 1e-9 the
 // variance can be off by a factor.)
 //
-// Three things make the gbcd route fast when σ² is small against s² (issue
-// 47; heaton_sim's 44,431 test variances from ~32 minutes projected to 9.4):
+// Three things make the gbcd route fast when σ² is small against s² (issues
+// 47 and 57; their figures: docs/variance.md):
 // - Compact batches. The rows go in windows of 16 batches (4 without the
 //   local start), each window ordered by recursive bisection into batches
 //   that lie together (rows that lie together need the same training
@@ -42,20 +42,21 @@
 // - The local start, where the kernel reaches many training rows
 //   (variance_routes::local_start_applies; not bcef's, whose route from zero
 //   is faster). A batch first takes one exact block step on the s training
-//   rows of highest covariance with it (largest k*_ij over its rows, s up to
-//   VarianceOptions::local_rows): U_S = K̄_SS⁻¹K(X_S, X*), G += K̄[:, S]U_S —
+//   rows of highest covariance with it (largest k*_ij over its rows, s from
+//   the kernel's reach, between VarianceOptions::active_set_size and
+//   local_rows): U_S = K̄_SS⁻¹K(X_S, X*), G += K̄[:, S]U_S —
 //   as Vecchia [Vecchia88] conditions on neighbours, but shared by the batch,
 //   so that one n·s pass serves all its rows. What it leaves of G lies far
 //   from the batch, and is smooth there.
 // - A certificate that sees that: the Nyström bound (low_rank_error_bound.h)
 //   gᵀK̄⁻¹g ≤ gᵀ(σ²I + N)⁻¹g, N ⪯ K, which is ‖g‖²/σ² on the rough part of g
-//   and far below it on the smooth part. GBCD steps continue from the start
-//   for the rows it does not yet certify.
-// (Each alone was tried before and removed: a per-row local start, 512 rows
-// each, left bcef's gap rows far from 1e-2 and made the union of a batch's
-// sets the cost; the Nyström bound on what GBCD steps leave, which is rough,
-// saved 2 iterations of 62. Together, on compact batches: heaton_sim's
-// batches of 256 rows are certified after the start and about one step.)
+//   and far below it on the smooth part; computed only while it closes rows
+//   the plain bound leaves open (gbcd_variances.cpp). GBCD steps continue
+//   from the start for the rows not yet certified.
+// (Each alone was tried before and removed: a per-row local start left
+// bcef's gap rows far from the tolerance and made the union of a batch's sets
+// the cost; the Nyström bound on what GBCD steps alone leave, which is rough,
+// saved almost nothing. Together, on compact batches, they pay.)
 //
 // nearest — an upper bound, for models whose exact variances cost too much
 // (K̄'s factor does not fit on disk, GBCD's solves are slow on a small σ²):
