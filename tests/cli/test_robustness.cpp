@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -62,6 +63,17 @@ void wait_until_claimed(const std::string& path) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   REQUIRE(std::filesystem::exists(lock));
+}
+
+// Waits (up to 20 s) until a run's standard error, written to `path`, holds `text`.
+void wait_until_said(const std::string& path, const std::string& text) {
+  const auto said = [&] {
+    return std::filesystem::exists(path) && gpstream::testing::read_file(path).find(text) != std::string::npos;
+  };
+  for (int wait = 0; wait < 4000 && !said(); ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(said());
 }
 
 bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
@@ -292,9 +304,12 @@ TEST_CASE(
   SUBCASE("an output that appears while the run works is kept, and so is the run's result") {
     const std::string model = directory.file("m.h5");
     std::vector<std::string> arguments = slow;
-    arguments.insert(arguments.end(), {"-o", model});
+    arguments.erase(std::find(arguments.begin(), arguments.end(), "-q"));
+    arguments.insert(arguments.end(), {"-o", model, "--checkpoint", directory.file("c.ckpt")});
     const pid_t pid = gpstream::testing::spawn_gpstream(arguments, directory.file("err.txt"));
-    wait_until_claimed(model);
+    // Not only the lock: the run checks that -o is new just after taking it, and says where its
+    // checkpoints go once that check passed; a file written earlier is refused at start instead.
+    wait_until_said(directory.file("err.txt"), "a checkpoint every");
     gpstream::testing::write_file(model, "someone else's file");
     CHECK(gpstream::testing::wait_for(pid) == 1);
     const std::string message = gpstream::testing::read_file(directory.file("err.txt"));
