@@ -55,25 +55,28 @@ std::string printed_resume_command(const std::string& message) {
   return message.substr(start, message.find('\n', start) - start);
 }
 
-// Waits (up to 20 s) until a run has claimed `path`: its lock file exists.
+// Polls `done` every 5 ms for up to 20 s; whether it came true.
+template <typename Condition>
+bool eventually(Condition done) {
+  for (int wait = 0; wait < 4000; ++wait) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+// Waits until a run has claimed `path`: its lock file exists.
 void wait_until_claimed(const std::string& path) {
   const std::filesystem::path p(path);
   const std::filesystem::path lock = p.parent_path() / ("." + p.filename().string() + ".gpstream-lock");
-  for (int wait = 0; wait < 4000 && !std::filesystem::exists(lock); ++wait) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  REQUIRE(std::filesystem::exists(lock));
+  REQUIRE(eventually([&] { return std::filesystem::exists(lock); }));
 }
 
-// Waits (up to 20 s) until a run's standard error, written to `path`, holds `text`.
+// Waits until a run's standard error, written to `path`, holds `text`.
 void wait_until_said(const std::string& path, const std::string& text) {
-  const auto said = [&] {
+  REQUIRE(eventually([&] {
     return std::filesystem::exists(path) && gpstream::testing::read_file(path).find(text) != std::string::npos;
-  };
-  for (int wait = 0; wait < 4000 && !said(); ++wait) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  REQUIRE(said());
+  }));
 }
 
 bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
