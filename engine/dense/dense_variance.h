@@ -70,7 +70,8 @@
 // measurements); it is never chosen by auto.
 //
 // auto compares the exact routes' flops: the cholesky route's n³/3 + n²·r against
-// the gbcd route's steps, measured by a pilot batch of 64 test rows capped at
+// the gbcd route's steps, measured by a pilot batch of 64 test rows (lying
+// together, as its batches do, where the local start applies) capped at
 // 2 % of the cholesky route's cost (a kernel of short reach needs tens of
 // steps a batch, kin40k's thousands).
 //

@@ -381,6 +381,29 @@ class GbcdVariances final : public VarianceRoute {
 
 }  // namespace
 
+std::vector<std::size_t> nearest_test_rows(const KernelHyperparameters& kernel, const double* test_rows, std::size_t d,
+                                           std::size_t first, std::size_t count, std::size_t how_many) {
+  const std::vector<double> scales = input_scales(kernel, d);
+  std::vector<double> distance(count, 0.0);
+  for (std::size_t k = 0; k < count; ++k) {
+    for (std::size_t c = 0; c < d; ++c) {
+      const double difference = (test_rows[(first + k) * d + c] - test_rows[first * d + c]) / scales[c];
+      distance[k] += difference * difference;
+    }
+  }
+  std::vector<std::size_t> rows(count);
+  std::iota(rows.begin(), rows.end(), first);
+  how_many = std::min(how_many, count);
+  std::nth_element(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(how_many), rows.end(),
+                   [&](std::size_t a, std::size_t b) {
+                     return distance[a - first] < distance[b - first] ||
+                            (distance[a - first] == distance[b - first] && a < b);
+                   });
+  rows.resize(how_many);
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
 bool local_start_applies(KernelMatrix& training, const VarianceOptions& options, const double* test_rows,
                          std::size_t count) {
   const std::size_t n = training.size();

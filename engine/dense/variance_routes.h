@@ -74,6 +74,12 @@ class VarianceRoute : public IterativeMethod {
 bool local_start_applies(KernelMatrix& training, const VarianceOptions& options, const double* test_rows,
                          std::size_t count);
 
+// The `how_many` rows of test rows [first, first + count) (standardised, d columns) nearest row `first` in
+// the scales the gbcd route tiles its batches by (the shortest lengthscale any term gives an input): a
+// compact group, as that route's batches are. In increasing order.
+std::vector<std::size_t> nearest_test_rows(const KernelHyperparameters& kernel, const double* test_rows, std::size_t d,
+                                           std::size_t first, std::size_t count, std::size_t how_many);
+
 // The memory of the cholesky route: the factor and the training rows read whole to form it.
 std::size_t cholesky_route_bytes(std::size_t n, std::size_t d);
 
