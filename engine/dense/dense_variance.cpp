@@ -51,8 +51,8 @@ constexpr std::size_t kDiskPanelColumns = 2048, kMinimumDiskPanel = 64;
 // The planner's pilot of the gbcd route: this many test rows solved as one
 // batch, stopped once it has cost this fraction of the cholesky route's flops.
 // With the local start they lie together, as that route's batches do (rows
-// spread over the set took heaton_sim's pilot 25 steps, multiscale's 36, where
-// a batch takes 2–5); else they are evenly spaced over the test set.
+// spread over the set need many more steps than a batch: docs/variance.md);
+// else they are evenly spaced over the test set.
 constexpr std::size_t kPilotRows = 64;
 constexpr double kPilotShare = 0.02;
 

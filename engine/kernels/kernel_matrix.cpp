@@ -131,7 +131,7 @@ void add_columns(std::size_t count, std::span<const Real* const> columns, const 
 
 // out (count×r) += K̄[tile, B] V from the tile's columns, by one GEMM on the block they make, column k
 // at k·count: the transpose of K̄[tile, B], which the GEMM reads as it is. Columns computed in this tile
-// already lie so (the strided copy into a row-major block was 5 % of heaton_sim's variances); cached or
+// already lie so (a strided copy into a row-major block cost more: docs/variance.md); cached or
 // single-precision ones are copied in whole, so that every source gives the same GEMM and the same bits.
 template <typename Real>
 void add_block(std::size_t count, std::span<const Real* const> columns, const double* v, std::size_t r,
