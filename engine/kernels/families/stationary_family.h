@@ -1,10 +1,10 @@
 // What a stationary family's file needs: its row pass and slope are written
 // with these helpers, and its registry entry points to a StationaryProfile.
 // The files of this folder are compiled with -ffast-math -fopenmp-simd
-// (engine/CMakeLists.txt), so that GCC turns their exp() calls into glibc's
-// libmvec vector calls (8 doubles per call with AVX-512); their loops see
-// only finite, non-negative squared distances, which fast-math's
-// assumptions hold for. Nothing else belongs in them.
+// (engine/CMakeLists.txt), so that GCC vectorises their loops — e^{−x}
+// (decay.h) and √ inline, and glibc's libmvec for what else they call
+// (log1p); their loops see only finite, non-negative squared distances,
+// which fast-math's assumptions hold for. Nothing else belongs in them.
 //
 // A row pass turns one row of −2·a·bᵀ cross terms into squared distances
 //   D_j = max(0, cross_j + row_norm + column_norms_j)
@@ -16,38 +16,14 @@
 // gradient multiplies each squared scaled difference by (∂k/∂log ℓ_l = h D_l).
 #pragma once
 
+#include "engine/kernels/families/decay.h"
 #include "engine/kernels/kernel_implementations.h"
 
-#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <type_traits>
 
 namespace gpstream::detail::stationary {
-
-// e^{−x} for x ≥ 0. In single precision x is capped at 80 (e^{−80} ≈ 2e-35,
-// zero next to s² for any use of rounded values): beyond ~87 expf
-// underflows, and libmvec then takes a scalar path for the lane — it made
-// Matérn 1/2's rounded blocks on bcef (lengthscales 0.035) several times slower.
-// In single precision by our own reduction (libmvec's expf checks for every
-// special case and was most of a single-precision pass: docs/benchmarks.md):
-// e^{−x} = 2^{−n} e^{r}, n = round(x/ln 2), r = n ln 2 − x in [−ln 2/2, ln 2/2]
-// (ln 2 in two parts, so that r is exact to float rounding), e^{r} by its
-// Taylor polynomial of degree 6 (|remainder| ≤ 0.35⁷/7! < 1.2e-7), 2^{−n}
-// from its exponent bits (normal for n ≤ 116, x ≤ 80): within 3e-7 relative.
-template <typename Real>
-inline Real decay(Real x) {
-  if constexpr (std::is_same_v<Real, float>) {
-    x = std::fmin(x, 80.0f);
-    const float n = static_cast<float>(static_cast<int>(x * 1.44269504f + 0.5f));
-    const float r = (n * 0.693145751953125f - x) + n * 1.428606765330187e-06f;
-    const float p =
-        1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
-    return p * std::bit_cast<float>((127 - static_cast<int>(n)) << 23);
-  } else {
-    return std::exp(-x);
-  }
-}
 
 // The expansion ‖a‖² + ‖b‖² − 2a·b leaves a rounding residue of a few ulps
 // of the norms where a = b, which √ would amplify to ~1e-8: a family whose
