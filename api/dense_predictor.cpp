@@ -82,8 +82,10 @@ class DensePredictor final : public Predictor {
                               1e3 * seconds / static_cast<double>(std::max<std::size_t>(computed, 1)),
                               prediction.batches, prediction.batch_rows);
     if (gbcd) {
-      report.how += fmt::format(", {} iterations, largest relative error bound {:.2e}", prediction.iterations,
-                                prediction.largest_error_bound);
+      report.how += fmt::format(
+          ", {} iterations, {} rows carried on with the next batch, largest relative error "
+          "bound {:.2e}",
+          prediction.iterations, prediction.carried_rows, prediction.largest_error_bound);
       if (prediction.local_rows > 0) {
         report.how += fmt::format(
             " (each batch started on up to {} local training rows, certified by a Nyström "

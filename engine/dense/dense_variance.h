@@ -169,6 +169,7 @@ struct VariancePrediction {
   std::size_t local_rows = 0;        // gbcd: the local start's training rows per batch (0: none)
   std::size_t certificate_points = 0;  // gbcd: the Nyström certificate's rows (0: the plain bound)
   std::uint64_t certificate_checks = 0;  // gbcd: the times it was computed (only while it pays)
+  std::size_t carried_rows = 0;          // gbcd: rows still open that went on with the next batch
 };
 
 // Called with each finished batch: the latent variances of test rows

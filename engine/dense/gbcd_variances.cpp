@@ -13,6 +13,7 @@
 #include <tbb/parallel_for.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -34,6 +35,12 @@ constexpr std::size_t kWindowBatches = 4, kLocalStartWindowBatches = 16;
 // set (one exact block step is not worth a pass over G on fewer rows than a
 // GBCD step takes; docs/variance.md) and at most VarianceOptions::local_rows.
 constexpr double kReachFraction = 0.5;
+// A batch's last open rows (a few, which each GBCD step closes slowly: the
+// step's n×m kernel entries cost the same for 5 rows as for 256) go on with
+// the next batch of the window once at most this fraction of a batch is
+// open: its start and steps serve them too, at the cost of their columns in
+// the products (docs/variance.md, "Carried rows").
+constexpr double kCarriedFraction = 0.25;
 // The Nyström certificate is computed while it pays: a check that closes fewer
 // than this fraction of the rows the plain bound leaves open is not made again,
 // after a local start or after a GBCD step (each on its own), until the next
@@ -119,15 +126,26 @@ void keep_columns(std::vector<double>& gradient, std::size_t n, std::size_t r, c
   gradient.resize(n * kept);
 }
 
+// G (n×r, row-major) becomes n×width, its columns where they were and the rest unset; in place (each row
+// moves to a place at or after its own, the last row first, so none is overwritten before it moves).
+void widen_columns(std::vector<double>& gradient, std::size_t n, std::size_t r, std::size_t width) {
+  gradient.resize(checked_multiply(n, width));
+  if (r == 0) return;
+  for (std::size_t i = n; i-- > 0;)
+    std::memmove(gradient.data() + i * width, gradient.data() + i * r, r * sizeof(double));
+}
+
 // The gbcd route: one GBCD step at a time on a batch of test rows, batch
 // after batch, for the solver driver: one driver loop (and one progress
 // mechanism) for the variances as for training. The rows go in windows of
 // a few batches, each window ordered into compact tiles (a batch's
 // rows share every active set, so rows that lie together need fewer); a
-// window's rows are published once all its batches are done. A batch starts
-// with the exact solve on its local rows (local_start) where that applies. A
-// column closes when its error bound meets the tolerance (see the header),
-// or above it after max_iterations of its batch (counted as unconverged).
+// window's rows are published once all its rows are done. A batch starts
+// with the exact solve on its local rows (local_start) where that applies;
+// once few of its rows are open, the next batch of the window begins and
+// they go on with it (kCarriedFraction). A column closes when its error
+// bound meets the tolerance (see the header), or above it after
+// max_iterations GBCD steps since its batch began (counted as unconverged).
 // Each batch draws from its own random stream, seeded by (seed, window's
 // first row, batch): a batch gives the same variances whether a run starts
 // at its window or reaches it.
@@ -142,11 +160,19 @@ class GbcdVariances final : public VarianceRoute {
         rows_done_(cursor.first) {}
 
   void start() override {
+    // The carried columns of G beside a batch's, as far as the budget allows.
+    const std::size_t carried = static_cast<std::size_t>(kCarriedFraction * static_cast<double>(cursor_.batch_rows));
+    const std::size_t column_bytes = checked_multiply(n(), sizeof(double));
+    carried_memory_ = training_.context().memory().reserve_up_to("the variance rows carried to the next batch",
+                                                                 checked_multiply(carried, column_bytes), 1);
+    most_carried_ = std::min(carried, carried_memory_.bytes() / column_bytes);
+    gradient_.reserve(checked_multiply(n(), cursor_.batch_rows + most_carried_));  // G never moves as it widens
     if (local_start_) {
       const std::size_t s = options_.local_rows, d = training_.rows().columns();
       // K̄ on the local rows, their rows, and their block of G and of Δ; without the room, no local start.
       const std::size_t bytes = checked_multiply(
-          checked_add(checked_multiply(s, s + d), checked_multiply(2 * s, cursor_.batch_rows)), sizeof(double));
+          checked_add(checked_multiply(s, s + d), checked_multiply(2 * s, cursor_.batch_rows + most_carried_)),
+          sizeof(double));
       MemoryReservation memory =
           training_.context().memory().reserve_up_to("the local start of the variance batches", bytes, 1);
       if (memory.bytes() >= bytes) {
@@ -164,9 +190,9 @@ class GbcdVariances final : public VarianceRoute {
   }
 
   // One unit of work between the driver's reports and stop checks: the next
-  // batch's start (with its local start), or one GBCD step on the open batch.
+  // batch's start (with its local start), or one GBCD step on the open rows.
   void iterate() override {
-    if (open_.empty()) {
+    if (open_.empty() || (open_.size() <= most_carried_ && tile_ + 1 < tile_starts_.size())) {
       begin_batch();
       return;
     }
@@ -182,10 +208,10 @@ class GbcdVariances final : public VarianceRoute {
     ++batch_iteration_;
     ++result_.iterations;
     close_columns();
-    if (open_.empty()) finish_batch();
+    if (open_.empty()) finish_window();
   }
 
-  // Σ_j f_j over the batch: −½ Σ k*ᵀK̄⁻¹k* as the solves converge.
+  // Σ_j f_j over the window: −½ Σ k*ᵀK̄⁻¹k* as the solves converge.
   double objective() const override { return std::accumulate(objective_.begin(), objective_.end(), 0.0); }
   double convergence_measure() const override { return open_bound_; }
   std::string measure_name() const override { return "largest relative error bound of the open rows"; }
@@ -205,54 +231,65 @@ class GbcdVariances final : public VarianceRoute {
     spatial_tiles(test_rows_, d, input_scales(training_.kernel().hyperparameters(), d), cursor_.first, window_rows_,
                   cursor_.batch_rows, window_order_, tile_starts_);
     tile_ = 0;
+    prior_.assign(window_rows_, 0.0);
+    objective_.assign(window_rows_, 0.0);
+    final_bound_.assign(window_rows_, 0.0);
+    first_step_.assign(window_rows_, 0);
     certificate_pays_after_start_ = certificate_pays_after_step_ = true;
   }
 
-  // U = 0: G = −K(X, Z), f_j = 0, for the window's next tile; then the local
-  // start. A batch whose rows all close here is finished at once (the next
+  // The window's next tile: its columns of G, −K(X, Z) (U = 0, f_j = 0),
+  // beside those still open; then the local start. Rows that close here are
+  // written at once; a window whose rows all close is published (the next
   // begins at the next iterate, so that the driver reports and polls between).
   void begin_batch() {
     if (cursor_.done()) return;
     const std::size_t d = training_.rows().columns();
-    const std::size_t begin = tile_starts_[tile_], r = tile_starts_[tile_ + 1] - begin;
+    const std::size_t begin = tile_starts_[tile_], r = tile_starts_[tile_ + 1] - begin, carried = open_.size();
     std::seed_seq seed{static_cast<std::uint32_t>(options_.seed), static_cast<std::uint32_t>(options_.seed >> 32),
                        static_cast<std::uint32_t>(cursor_.first), static_cast<std::uint32_t>(cursor_.first >> 32),
                        static_cast<std::uint32_t>(tile_)};
     random_.seed(seed);
-    batch_.assign(window_order_.begin() + static_cast<std::ptrdiff_t>(begin),
-                  window_order_.begin() + static_cast<std::ptrdiff_t>(begin + r));
+    ++tile_;
+    result_.carried_rows += carried;
     points_.resize(r * d);
-    for (std::size_t j = 0; j < r; ++j) std::copy_n(test_rows_ + batch_[j] * d, d, points_.data() + j * d);
-    gradient_.resize(checked_multiply(n(), r));
-    training_.cross_covariance(points_.data(), r, gradient_.data());
-    for (double& value : gradient_) value = -value;
-    prior_.resize(r);
-    for (std::size_t j = 0; j < r; ++j) prior_[j] = training_.kernel().self_covariance(points_.data() + j * d);
-    open_.resize(r);  // batch column of each open column of G
-    std::iota(open_.begin(), open_.end(), std::size_t{0});
+    for (std::size_t j = 0; j < r; ++j)
+      std::copy_n(test_rows_ + window_order_[begin + j] * d, d, points_.data() + j * d);
+    const std::size_t width = carried + r;
+    widen_columns(gradient_, n(), carried, width);
+    training_.cross_covariance(points_.data(), r, gradient_.data() + carried, width);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n(), 1024), [&](const tbb::blocked_range<std::size_t>& rows) {
+      for (std::size_t i = rows.begin(); i < rows.end(); ++i)
+        for (std::size_t j = carried; j < width; ++j) gradient_[i * width + j] = -gradient_[i * width + j];
+    });
+    for (std::size_t j = 0; j < r; ++j) {
+      prior_[begin + j] = training_.kernel().self_covariance(points_.data() + j * d);
+      first_step_[begin + j] = result_.iterations;
+      open_.push_back(begin + j);  // window position of each open column of G
+    }
     // P (r×p): random signs / √p, so that E ‖e P‖² = ‖e‖² (Johnson–Lindenstrauss).
-    projection_.resize(r * kSketchColumns);
+    projection_.resize((carried + r) * kSketchColumns);
     const double sign = 1.0 / std::sqrt(static_cast<double>(kSketchColumns));
-    for (double& value : projection_) value = (random_() & 1u) != 0 ? sign : -sign;
-    objective_.assign(r, 0.0);
-    final_bound_.assign(r, 0.0);
+    for (std::size_t k = carried * kSketchColumns; k < projection_.size(); ++k)
+      projection_[k] = (random_() & 1u) != 0 ? sign : -sign;
     batch_iteration_ = 0;
-    if (result_.local_rows > 0) local_start();
+    if (result_.local_rows > 0) local_start(carried);
     close_columns();
-    if (open_.empty()) finish_batch();
+    if (open_.empty()) finish_window();
   }
 
   // One block step on the s training rows of highest covariance with the
-  // batch (largest k*_ij over its rows j; s from the kernel's reach, below):
-  // U_S = K̄_SS⁻¹ K(X_S, Z), G += K̄[:, S] U_S.
+  // batch (largest k*_ij over its rows j, the columns after the `carried`
+  // first; s from the kernel's reach, below), for every open column:
+  // Δ_S = −K̄_SS⁻¹ G_S (for the batch's own, U_S = K̄_SS⁻¹ K(X_S, Z)), G += K̄[:, S] Δ_S.
   // The solve is exact on the rows that matter most to the batch, and what
   // it leaves of G lies far from it and is smooth (low_rank_error_bound.h).
-  void local_start() {
+  void local_start(std::size_t carried) {
     const std::size_t most = result_.local_rows, r = open_.size(), d = training_.rows().columns();
     std::vector<double> closeness(n());
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n(), 1024), [&](const tbb::blocked_range<std::size_t>& rows) {
       for (std::size_t i = rows.begin(); i < rows.end(); ++i) {
-        closeness[i] = -*std::min_element(gradient_.begin() + static_cast<std::ptrdiff_t>(i * r),
+        closeness[i] = -*std::min_element(gradient_.begin() + static_cast<std::ptrdiff_t>(i * r + carried),
                                           gradient_.begin() + static_cast<std::ptrdiff_t>((i + 1) * r));
       }
     });
@@ -294,7 +331,7 @@ class GbcdVariances final : public VarianceRoute {
     }
   }
 
-  // The relative error bound of batch column j whose error gᵀK̄⁻¹g is at most
+  // The relative error bound of window position j whose error gᵀK̄⁻¹g is at most
   // `error`: b / (V̂ − b) (the header); infinite while V̂ ≤ b.
   double relative_bound(std::size_t j, double error) const {
     const double noise = training_.kernel().noise_variance();
@@ -308,7 +345,10 @@ class GbcdVariances final : public VarianceRoute {
   // ‖g‖²/σ² leaves open, while it pays (kCertificatePaysFraction).
   void close_columns() {
     const std::size_t r = open_.size();
-    const bool at_limit = batch_iteration_ >= options_.max_iterations;
+    const auto at_limit = [&](std::size_t position) {
+      return result_.iterations - first_step_[position] >= options_.max_iterations;
+    };
+    const bool any_at_limit = std::any_of(open_.begin(), open_.end(), at_limit);
     std::vector<double> squared_norms = column_squared_norms(gradient_, n(), r);
     training_.context().communicator().sum(squared_norms);  // over every rank's rows of G
     std::vector<double> errors(r);
@@ -318,7 +358,7 @@ class GbcdVariances final : public VarianceRoute {
       left_open += relative_bound(open_[j], errors[j]) > options_.tolerance;
     }
     bool& pays = batch_iteration_ == 0 ? certificate_pays_after_start_ : certificate_pays_after_step_;
-    if (left_open > 0 && certificate_ && !certificate_->empty() && (pays || at_limit)) {
+    if (left_open > 0 && certificate_ && !certificate_->empty() && (pays || any_at_limit)) {
       errors = certificate_->bound(gradient_.data(), r, squared_norms);
       ++result_.certificate_checks;
       std::size_t still_open = 0;
@@ -330,13 +370,14 @@ class GbcdVariances final : public VarianceRoute {
     for (std::size_t j = 0; j < r; ++j) {
       const double bound = relative_bound(open_[j], errors[j]);
       final_bound_[open_[j]] = bound;
-      if (bound > options_.tolerance && !at_limit) {
+      if (bound > options_.tolerance && !at_limit(open_[j])) {
         keep_positions.push_back(j);
         still_open.push_back(open_[j]);
         open_bound_ = std::max(open_bound_, bound);
       } else {
         if (bound > options_.tolerance) ++result_.unconverged_rows;
         ++rows_done_;
+        write_row(open_[j]);
       }
     }
     if (still_open.size() != r) {
@@ -350,17 +391,18 @@ class GbcdVariances final : public VarianceRoute {
     open_ = std::move(still_open);
   }
 
-  // Writes the batch's variances, and publishes the window after its last batch.
-  void finish_batch() {
-    for (std::size_t j = 0; j < batch_.size(); ++j) {
-      // K** − k*ᵀK̄⁻¹k*, with k*ᵀK̄⁻¹k* ≈ −2 f_j; never below 0, which rounding could otherwise give.
-      result_.latent[batch_[j]] = std::max(0.0, prior_[j] + 2.0 * objective_[j]);
-      result_.largest_error_bound = std::max(result_.largest_error_bound, final_bound_[j]);
-    }
-    if (++tile_ + 1 == tile_starts_.size()) {
-      publish_batch(window_rows_, tile_);
-      begin_window();
-    }
+  // Writes the variance of window position j.
+  void write_row(std::size_t j) {
+    // K** − k*ᵀK̄⁻¹k*, with k*ᵀK̄⁻¹k* ≈ −2 f_j; never below 0, which rounding could otherwise give.
+    result_.latent[window_order_[j]] = std::max(0.0, prior_[j] + 2.0 * objective_[j]);
+    result_.largest_error_bound = std::max(result_.largest_error_bound, final_bound_[j]);
+  }
+
+  // Publishes the window once its rows are all done (none open, every batch begun).
+  void finish_window() {
+    if (tile_ + 1 < tile_starts_.size()) return;
+    publish_batch(window_rows_, tile_);
+    begin_window();
   }
 
   const VarianceOptions& options_;
@@ -368,15 +410,17 @@ class GbcdVariances final : public VarianceRoute {
   BlockCoordinateDescent descent_;
   std::mt19937_64 random_;
   AuxiliaryState auxiliary_;
-  MemoryReservation local_memory_;
+  MemoryReservation local_memory_, carried_memory_;
   std::optional<LowRankErrorBound> certificate_;
-  std::size_t rows_done_ = 0, window_rows_ = 0, tile_ = 0;
+  std::size_t rows_done_ = 0, window_rows_ = 0, tile_ = 0, most_carried_ = 0;
   std::uint64_t batch_iteration_ = 0;
   double open_bound_ = 0.0;
   bool certificate_pays_after_start_ = true, certificate_pays_after_step_ = true;
-  std::vector<std::size_t> open_, window_order_, tile_starts_, batch_;
-  std::vector<double> points_, gradient_, delta_, gradient_on_b_, projection_, sketched_, objective_, prior_,
-      final_bound_;
+  std::vector<std::size_t> open_, window_order_, tile_starts_;
+  std::vector<std::uint64_t> first_step_;  // result_.iterations when each window position's batch began
+  // By window position: the prior variance, f_j and the last error bound.
+  std::vector<double> prior_, objective_, final_bound_;
+  std::vector<double> points_, gradient_, delta_, gradient_on_b_, projection_, sketched_;
 };
 
 }  // namespace

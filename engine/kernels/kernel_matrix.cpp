@@ -282,14 +282,18 @@ void KernelMatrix::multiply_columns_transposed(const double* z, std::size_t m, c
   kernel_evaluations_ += checked_multiply(size(), m);
 }
 
-void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out) {
+void KernelMatrix::cross_covariance(const double* z, std::size_t m, double* out, std::size_t stride) {
+  GPSTREAM_CHECK(stride >= m, "cross_covariance: rows {} apart cannot hold {} columns", stride, m);
   if (m == 0 || size() == 0) return;
   PreparedRows prepared_z;
   kernel_.prepare(z, m, prepared_z);
   for_each_tile([&](std::size_t first, std::size_t count, const double* x) {
     TileWorkspace& workspace = workspaces_->per_thread.local();
     kernel_.prepare(x, count, workspace.rows);
-    kernel_.evaluate(workspace.rows, prepared_z, out + first * m);
+    if (stride == m) return kernel_.evaluate(workspace.rows, prepared_z, out + first * m);
+    workspace.block.resize(count * m);
+    kernel_.evaluate(workspace.rows, prepared_z, workspace.block.data());
+    for (std::size_t i = 0; i < count; ++i) std::copy_n(workspace.block.data() + i * m, m, out + (first + i) * stride);
   });
   kernel_evaluations_ += checked_multiply(size(), m);
 }

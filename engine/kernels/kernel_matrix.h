@@ -81,10 +81,11 @@ class KernelMatrix {
   // Distributed: U is this rank's rows, and out the sum over all ranks.
   void multiply_columns_transposed(const double* z, std::size_t m, const double* u, std::size_t r, double* out);
 
-  // out (n×m, row-major) = K(X, Z) for m points Z that are not training
-  // rows (no noise term): the right-hand sides of predictive variances.
-  // Distributed: this rank's rows of it.
-  void cross_covariance(const double* z, std::size_t m, double* out);
+  // out (n×m, row-major, rows `stride` ≥ m apart) = K(X, Z) for m points Z
+  // that are not training rows (no noise term): the right-hand sides of
+  // predictive variances. Distributed: this rank's rows of it.
+  void cross_covariance(const double* z, std::size_t m, double* out) { cross_covariance(z, m, out, m); }
+  void cross_covariance(const double* z, std::size_t m, double* out, std::size_t stride);
 
   // out = K̄ v over all n columns, in panels of columns (one pass each).
   // Distributed: v holds all n values (the same on every rank) and out this

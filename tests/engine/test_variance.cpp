@@ -526,6 +526,37 @@ TEST_CASE("the Nyström certificate is not made again in a window once it closes
   for (std::size_t t = 0; t < test.rows(); ++t) CHECK(prediction.latent[t] >= exact[t] * (1.0 - 1e-9));
 }
 
+// A batch's last open rows go on with the next batch of its window (from a quarter of a batch open: here
+// 2 of 8 rows); windows are still published whole, so a run from a later window gives its rows bitwise. With
+// the local start (windows of 16 batches: 128 rows) and from zero (4 batches: 32 rows).
+TEST_CASE("rows still open go on with the next batch, within the tolerance, and a later window's rows bitwise") {
+  const Problem training = make_problem(900, 2, 63);
+  const Problem test = make_problem(150, 2, 64);
+  const KernelHyperparameters h{KernelType::matern12, {2.0, 3.0}, 1.0, 2e-3};
+  const std::vector<double> exact = closed_form_variance(h, training, test);
+  for (const std::size_t local_rows : {std::size_t{0}, std::size_t{150}}) {
+    CAPTURE(local_rows);
+    VarianceOptions options = latent_options(1e-3, 30);
+    options.local_rows = local_rows;
+    options.certificate_points = 0;
+    options.batch_rows = 8;
+    const VariancePrediction whole = batched(training, test, h, options);
+    CHECK(whole.local_rows == local_rows);
+    CHECK(whole.carried_rows > 0);
+    CHECK(whole.unconverged_rows == 0);
+    for (std::size_t t = 0; t < test.rows(); ++t) {
+      CAPTURE(t);
+      const double error = (whole.latent[t] - exact[t]) / exact[t];
+      CHECK(error >= -1e-9);
+      CHECK(error <= 1e-3);
+    }
+    const std::size_t window = (local_rows > 0 ? 16 : 4) * options.batch_rows;
+    options.first_row = window;
+    const VariancePrediction rest = batched(training, test, h, options);
+    for (std::size_t t = window; t < test.rows(); ++t) CHECK(rest.latent[t] == whole.latent[t]);
+  }
+}
+
 // A kernel of short reach against the rows' spacing (bcef's) takes the route from zero.
 TEST_CASE("the local start is left out where few training rows lie within the kernel's reach") {
   const Problem training = make_problem(900, 2, 63);
