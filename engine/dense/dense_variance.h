@@ -38,7 +38,8 @@
 //   local start), each window ordered by recursive bisection into batches
 //   that lie together (rows that lie together need the same training
 //   variables); a window's rows are published together, and a resumed run
-//   starts at a window.
+//   starts at a window. A batch's last few open rows go on with the next
+//   batch of its window, whose start and steps serve them too.
 // - The local start, where the kernel reaches many training rows
 //   (variance_routes::local_start_applies; not bcef's, whose route from zero
 //   is faster). A batch first takes one exact block step on the s training
