@@ -95,6 +95,26 @@ VariancePrediction batched(const Problem& training, const Problem& test, const K
   return predict_latent_variance(matrix, test.x.data(), test.rows(), options, {method, "", factor_on_disk}, sink);
 }
 
+// A rough field of long reach with small noise (heaton_sim's Matérn-1/2, in small): 900 training rows in two
+// inputs, ~500 of them within reach of a test row (covariance ≥ half the prior), where the local start applies.
+struct LongReachField {
+  explicit LongReachField(std::size_t test_rows) : test(make_problem(test_rows, 2, 64)) {}
+  Problem training = make_problem(900, 2, 63);
+  Problem test;
+  KernelHyperparameters h{KernelType::matern12, {2.0, 3.0}, 1.0, 2e-3};
+};
+
+// Every row's variance an upper bound on the exact one, within `tolerance` of it (the gbcd route's promise).
+void check_within_tolerance_from_above(const std::vector<double>& latent, const std::vector<double>& exact,
+                                       double tolerance) {
+  for (std::size_t t = 0; t < exact.size(); ++t) {
+    CAPTURE(t);
+    const double error = (latent[t] - exact[t]) / exact[t];
+    CHECK(error >= -1e-9);
+    CHECK(error <= tolerance);
+  }
+}
+
 double max_relative_error(const std::vector<double>& a, const std::vector<double>& b) {
   double worst = 0.0;
   for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(b[i]));
@@ -472,10 +492,7 @@ TEST_CASE("the nearest route bounds the exact variance from above, falls as M gr
 // The local start and the Nyström certificate, on a rough field of long reach with small noise (the case they
 // are for: heaton_sim's Matérn-1/2): every row within the tolerance of the closed form, from above.
 TEST_CASE("the local start and the Nyström certificate keep every row within the tolerance, from above") {
-  const Problem training = make_problem(900, 2, 63);
-  const Problem test = make_problem(120, 2, 64);
-  // ~500 training rows within reach of a test row (covariance ≥ half the prior): the local start applies.
-  const KernelHyperparameters h{KernelType::matern12, {2.0, 3.0}, 1.0, 2e-3};
+  const auto [training, test, h] = LongReachField(120);
   const std::vector<double> exact = closed_form_variance(h, training, test);
   for (const std::size_t local_rows : {std::size_t{0}, std::size_t{150}}) {
     for (const std::size_t points : {std::size_t{0}, std::size_t{200}}) {
@@ -492,12 +509,7 @@ TEST_CASE("the local start and the Nyström certificate keep every row within th
       CHECK(prediction.certificate_points <= points);
       CHECK(prediction.unconverged_rows == 0);
       CHECK(prediction.largest_error_bound <= 1e-3);
-      for (std::size_t t = 0; t < test.rows(); ++t) {
-        CAPTURE(t);
-        const double error = (prediction.latent[t] - exact[t]) / exact[t];
-        CHECK(error >= -1e-9);  // an upper bound, as the stopping rule's
-        CHECK(error <= 1e-3);
-      }
+      check_within_tolerance_from_above(prediction.latent, exact, 1e-3);
     }
   }
 }
@@ -506,9 +518,7 @@ TEST_CASE("the local start and the Nyström certificate keep every row within th
 // check closes nothing, so after the window's first check after a start and first after a step, only the
 // checks at each batch's limit remain (one window: 120 rows in batches of 30, under 16 batches).
 TEST_CASE("the Nyström certificate is not made again in a window once it closes nothing") {
-  const Problem training = make_problem(900, 2, 63);
-  const Problem test = make_problem(120, 2, 64);
-  const KernelHyperparameters h{KernelType::matern12, {2.0, 3.0}, 1.0, 2e-3};
+  const auto [training, test, h] = LongReachField(120);
   VarianceOptions options = latent_options(1e-15, 60);
   options.local_rows = 150;
   options.certificate_points = 200;
@@ -530,9 +540,7 @@ TEST_CASE("the Nyström certificate is not made again in a window once it closes
 // 2 of 8 rows); windows are still published whole, so a run from a later window gives its rows bitwise. With
 // the local start (windows of 16 batches: 128 rows) and from zero (4 batches: 32 rows).
 TEST_CASE("rows still open go on with the next batch, within the tolerance, and a later window's rows bitwise") {
-  const Problem training = make_problem(900, 2, 63);
-  const Problem test = make_problem(150, 2, 64);
-  const KernelHyperparameters h{KernelType::matern12, {2.0, 3.0}, 1.0, 2e-3};
+  const auto [training, test, h] = LongReachField(150);
   const std::vector<double> exact = closed_form_variance(h, training, test);
   for (const std::size_t local_rows : {std::size_t{0}, std::size_t{150}}) {
     CAPTURE(local_rows);
@@ -544,12 +552,7 @@ TEST_CASE("rows still open go on with the next batch, within the tolerance, and 
     CHECK(whole.local_rows == local_rows);
     CHECK(whole.carried_rows > 0);
     CHECK(whole.unconverged_rows == 0);
-    for (std::size_t t = 0; t < test.rows(); ++t) {
-      CAPTURE(t);
-      const double error = (whole.latent[t] - exact[t]) / exact[t];
-      CHECK(error >= -1e-9);
-      CHECK(error <= 1e-3);
-    }
+    check_within_tolerance_from_above(whole.latent, exact, 1e-3);
     const std::size_t window = (local_rows > 0 ? 16 : 4) * options.batch_rows;
     options.first_row = window;
     const VariancePrediction rest = batched(training, test, h, options);
