@@ -23,12 +23,12 @@ namespace gpstream::detail::stationary {
 //   single-precision pass (docs/benchmarks.md).
 // - double: degree 12 (|remainder| ≤ 0.35¹³/13! < 2e-16); 2^{−n} as two
 //   normal factors, so that the product underflows gradually as e^{−x} does,
-//   to 0 from x = 746 (where x is capped): within 4 ulps of e^{−x} (tested;
-//   2.3 measured, libmvec's exp 2.9), and 8–15 % more kernel entries per
-//   second than libmvec at d = 2 (docs/variance.md). The same instructions
-//   for every lane, vectorised or not, where libmvec's vector and scalar exp
-//   differ. std::fma is one instruction where the target has FMA (native and
-//   x86-64-v3 builds), a library call in a plain x86-64 build.
+//   to 0 from x = 746 (where x is capped): within 4 ulps of e^{−x} (tested),
+//   and faster than libmvec's exp (figures: docs/variance.md, "Kernel entries
+//   in double"). The same instructions for every lane, vectorised or not,
+//   where libmvec's vector and scalar exp differ. std::fma is one instruction
+//   where the target has FMA (native and x86-64-v3 builds), a library call in
+//   a plain x86-64 build.
 template <typename Real>
 inline Real decay(Real x) {
   if constexpr (std::is_same_v<Real, float>) {
